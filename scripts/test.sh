@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this): install what is missing, typecheck,
+# lint, format check, then every test (unit + integration on a real containerd) in one node:test run,
+# whose summary ends the output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-deps.sh
+export PATH="$PWD/node_modules/.bin:$PATH"
+
+echo "== typecheck"; tsc --noEmit -p .
+echo "== lint"; eslint .
+echo "== format"; prettier --check . >/dev/null || { prettier --check .; exit 1; }
+
+echo "== tests"
+# Integration tests share one containerd (test/harness), so test files run one at a time.
+exec node --test --test-concurrency=1 --test-timeout=600000 \
+  'src/**/*.test.ts' 'test/integration/**/*.test.ts'

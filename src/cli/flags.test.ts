@@ -1,0 +1,260 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Command } from 'commander';
+import type { CompiledConfig } from '../config/index.ts';
+import { hasCode } from '../util/errors.ts';
+import { buildRunCommand, parseManifestURLHeader, parseRunArgs } from './flags.ts';
+
+const opts = { hostname: () => 'test-host', cwd: '/work' };
+const parse = (argv: string[]) => parseRunArgs(argv, opts);
+
+async function assertRejectsInvalid(argv: string[], pattern: RegExp): Promise<void> {
+  await assert.rejects(parse(argv), (err: unknown) => {
+    assert.ok(hasCode(err, 'InvalidArgument'), `expected InvalidArgument, got ${String(err)}`);
+    assert.match(String(err), pattern);
+    return true;
+  });
+}
+
+describe('run flags', () => {
+  let dir = '';
+  let configFile = '';
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'tskubelet-flags-'));
+    configFile = path.join(dir, 'kubelet.yaml');
+    await writeFile(
+      configFile,
+      [
+        'apiVersion: kubelet.config.k8s.io/v1beta1',
+        'kind: KubeletConfiguration',
+        'staticPodPath: /etc/kubernetes/manifests',
+        'syncFrequency: 30s',
+        'fileCheckFrequency: 5s',
+        'maxPods: 20',
+        'healthzPort: 10300',
+        'containerRuntimeEndpoint: unix:///run/file/containerd.sock',
+        'staticPodURLHeader:',
+        '  X-File: [a]',
+        'cgroupDriver: systemd',
+        '',
+      ].join('\n'),
+    );
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('gives upstream defaults with no flags at all', async () => {
+    const { config, warnings } = await parse([]);
+    assert.deepEqual(warnings, []);
+    assert.equal(config.syncFrequencyMs, 60_000);
+    assert.equal(config.maxPods, 110);
+    assert.equal(config.containerRuntimeEndpoint, 'unix:///run/containerd/containerd.sock');
+    assert.equal(config.nodeName, 'test-host');
+    assert.equal(config.runOnce, false);
+    assert.equal(config.logFormat, 'json');
+    assert.equal(config.staticPodPath, undefined);
+  });
+
+  it('maps every implemented flag onto the config, in both --flag=value and --flag value forms', async () => {
+    const { config } = await parse([
+      '--pod-manifest-path=/srv/manifests',
+      '--manifest-url',
+      'http://example.test/pods',
+      '--manifest-url-header=Authorization:Bearer t',
+      '--sync-frequency=15s',
+      '--file-check-frequency',
+      '2s',
+      '--http-check-frequency=1m',
+      '--node-status-update-frequency=3s',
+      '--runtime-request-timeout=30s',
+      '--container-runtime-endpoint=/run/c.sock',
+      '--max-pods=7',
+      '--healthz-port',
+      '0',
+      '--healthz-bind-address=0.0.0.0',
+      '--address=127.0.0.1',
+      '--port=10260',
+      '--read-only-port=10265',
+      '--root-dir=/tmp/kubelet-root',
+      '--hostname-override=Worker-1',
+      '--node-ip=10.1.2.3',
+      '--runonce',
+      '--runonce-timeout=45s',
+      '-v',
+      '4',
+      '--logging-format=text',
+      '--kubeconfig=/etc/kubernetes/kubelet.conf',
+    ]);
+    assert.equal(config.staticPodPath, '/srv/manifests');
+    assert.equal(config.staticPodURL, 'http://example.test/pods');
+    assert.deepEqual(config.staticPodURLHeader, { Authorization: ['Bearer t'] });
+    assert.equal(config.syncFrequencyMs, 15_000);
+    assert.equal(config.fileCheckFrequencyMs, 2_000);
+    assert.equal(config.httpCheckFrequencyMs, 60_000);
+    assert.equal(config.nodeStatusUpdateFrequencyMs, 3_000);
+    assert.equal(config.runtimeRequestTimeoutMs, 30_000);
+    assert.equal(config.containerRuntimeEndpoint, 'unix:///run/c.sock');
+    assert.equal(config.maxPods, 7);
+    assert.equal(config.healthzPort, 0);
+    assert.equal(config.healthzBindAddress, '0.0.0.0');
+    assert.equal(config.address, '127.0.0.1');
+    assert.equal(config.port, 10260);
+    assert.equal(config.readOnlyPort, 10265);
+    assert.equal(config.rootDir, '/tmp/kubelet-root');
+    assert.equal(config.nodeName, 'worker-1');
+    assert.equal(config.nodeIP, '10.1.2.3');
+    assert.equal(config.runOnce, true);
+    assert.equal(config.runOnceTimeoutMs, 45_000);
+    assert.equal(config.verbosity, 4);
+    assert.equal(config.logFormat, 'text');
+    assert.equal(config.kubeconfig, '/etc/kubernetes/kubelet.conf');
+  });
+
+  it('lets given flags override the --config file', async () => {
+    const { config } = await parse([
+      `--config=${configFile}`,
+      '--max-pods=3',
+      '--sync-frequency=2s',
+      '--container-runtime-endpoint=unix:///run/flag.sock',
+      '--manifest-url-header=X-Flag:1',
+    ]);
+    assert.equal(config.configFile, configFile);
+    assert.equal(config.maxPods, 3);
+    assert.equal(config.syncFrequencyMs, 2_000);
+    assert.equal(config.containerRuntimeEndpoint, 'unix:///run/flag.sock');
+    assert.deepEqual(config.staticPodURLHeader, { 'X-Flag': ['1'] });
+  });
+
+  it('does not let flags that were not given override the file with their defaults', async () => {
+    const { config, warnings } = await parse(['--config', configFile]);
+    assert.equal(config.staticPodPath, '/etc/kubernetes/manifests');
+    assert.equal(config.syncFrequencyMs, 30_000);
+    assert.equal(config.fileCheckFrequencyMs, 5_000);
+    assert.equal(config.maxPods, 20);
+    assert.equal(config.healthzPort, 10300);
+    assert.equal(config.containerRuntimeEndpoint, 'unix:///run/file/containerd.sock');
+    assert.deepEqual(config.staticPodURLHeader, { 'X-File': ['a'] });
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0] ?? '', /cgroupDriver/);
+  });
+
+  it('treats an empty --config as no file, as upstream does', async () => {
+    assert.equal((await parse(['--config='])).config.configFile, undefined);
+  });
+
+  it('propagates config file errors', async () => {
+    await assert.rejects(parse([`--config=${path.join(dir, 'missing.yaml')}`]), (err: unknown) =>
+      hasCode(err, 'NotFound'),
+    );
+  });
+
+  it('accepts --runonce=false and --runonce=true in pflag style', async () => {
+    assert.equal((await parse(['--runonce=false'])).config.runOnce, false);
+    assert.equal((await parse(['--runonce=true'])).config.runOnce, true);
+    await assertRejectsInvalid(['--runonce=maybe'], /--runonce/);
+  });
+
+  it('reads -v in every form klog users write it', async () => {
+    for (const argv of [['-v', '3'], ['-v3'], ['-v=3'], ['--v=3'], ['--v', '3']]) {
+      assert.equal((await parse(argv)).config.verbosity, 3, argv.join(' '));
+    }
+  });
+
+  it('accepts --log-format as an alias of --logging-format, and rejects a conflict', async () => {
+    assert.equal((await parse(['--log-format=text'])).config.logFormat, 'text');
+    await assertRejectsInvalid(['--log-format=text', '--logging-format=json'], /conflicts/);
+    await assertRejectsInvalid(['--log-format=xml'], /--log-format/);
+  });
+
+  it('accepts unimplemented upstream flags, with a warning each', async () => {
+    const { config, warnings } = await parse([
+      '--fail-swap-on=false',
+      '--cgroups-per-qos=false',
+      '--enforce-node-allocatable=',
+      '--cgroup-driver',
+      'cgroupfs',
+      '--container-runtime=remote',
+      '--pod-manifest-path=/m',
+    ]);
+    assert.equal(config.staticPodPath, '/m', 'flags after ignored ones are still parsed');
+    const ignored = [
+      'fail-swap-on',
+      'cgroups-per-qos',
+      'enforce-node-allocatable',
+      'cgroup-driver',
+      'container-runtime',
+    ];
+    assert.deepEqual(
+      [...warnings].sort(),
+      ignored.map((f) => `flag --${f} is not implemented by tskubelet yet and is ignored`).sort(),
+    );
+  });
+
+  it('rejects unknown flags, positional arguments and malformed numbers', async () => {
+    await assertRejectsInvalid(['--no-such-flag'], /unknown option '--no-such-flag'/);
+    await assertRejectsInvalid(['extra'], /too many arguments/);
+    await assertRejectsInvalid(['--max-pods=abc'], /--max-pods.*not an integer/);
+    await assertRejectsInvalid(['--healthz-port=1.5'], /--healthz-port.*not an integer/);
+  });
+
+  it('reports flag validation errors naming the flag', async () => {
+    await assertRejectsInvalid(
+      ['--sync-frequency=5'],
+      /--sync-frequency: invalid duration "5": missing unit/,
+    );
+    await assertRejectsInvalid(['--node-ip=nope'], /--node-ip/);
+    await assertRejectsInvalid(['--healthz-port=70000'], /--healthz-port: 70000/);
+  });
+
+  it('derives the node name from --hostname-override, lowercased', async () => {
+    assert.equal((await parse(['--hostname-override', 'MiXeD.Example'])).config.nodeName, 'mixed.example');
+  });
+
+  it('is a commander command named run that hands the compiled config to onRun', async () => {
+    const received: CompiledConfig[] = [];
+    const run = buildRunCommand(async (r) => {
+      received.push(r);
+      return Promise.resolve();
+    }, opts);
+    assert.equal(run.name(), 'run');
+    const program = new Command('tskubelet').exitOverride().addCommand(run);
+    await program.parseAsync(['node', 'tskubelet', 'run', '--max-pods', '9']);
+    assert.equal(received.length, 1);
+    assert.equal(received[0]?.config.maxPods, 9);
+  });
+});
+
+describe('parseManifestURLHeader', () => {
+  it('splits comma-separated key:value pairs at the first colon and trims both sides', () => {
+    assert.deepEqual(parseManifestURLHeader(' a : hello ,b:again,c:http://x:8080', undefined), {
+      a: ['hello'],
+      b: ['again'],
+      c: ['http://x:8080'],
+    });
+  });
+
+  it('accumulates repeated names across pairs and repeated flags, in order', () => {
+    const first = parseManifestURLHeader('a:hello,b:again,c:world', undefined);
+    const second = parseManifestURLHeader('b:beautiful', first);
+    assert.deepEqual(second, { a: ['hello'], b: ['again', 'beautiful'], c: ['world'] });
+    assert.deepEqual(first.b, ['again'], 'the previous value is not mutated');
+  });
+
+  it('skips empty pairs and rejects a pair without a colon', () => {
+    assert.deepEqual(parseManifestURLHeader('a:1,,', undefined), { a: ['1'] });
+    assert.throws(() => parseManifestURLHeader('novalue', undefined), /expected key:value/);
+  });
+
+  it('is wired to the repeatable --manifest-url-header flag', async () => {
+    const { config } = await parse([
+      '--manifest-url-header',
+      'a:hello,b:again,c:world',
+      '--manifest-url-header=b:beautiful',
+    ]);
+    assert.deepEqual(config.staticPodURLHeader, { a: ['hello'], b: ['again', 'beautiful'], c: ['world'] });
+  });
+});

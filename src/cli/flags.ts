@@ -1,0 +1,417 @@
+/**
+ * The `run` command's kubelet-compatible flags. Flags given on the command line override the
+ * `--config` file; flags not given never do (no commander defaults: a value is present only when
+ * its flag was given). Both `--flag=value` and `--flag value` work.
+ *
+ * Upstream flags tskubelet does not implement yet are accepted (hidden from help) and reported as
+ * warnings, so an existing kubelet command line keeps working; anything else is an error.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import {
+  DEFAULT_CONTAINER_RUNTIME_ENDPOINT,
+  DEFAULT_FILE_CHECK_FREQUENCY_MS,
+  DEFAULT_HEALTHZ_BIND_ADDRESS,
+  DEFAULT_HEALTHZ_PORT,
+  DEFAULT_HTTP_CHECK_FREQUENCY_MS,
+  DEFAULT_MAX_PODS,
+  DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
+  DEFAULT_PORT,
+  DEFAULT_ROOT_DIR,
+  DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
+  DEFAULT_SYNC_FREQUENCY_MS,
+} from '../config/defaults.ts';
+import {
+  compileConfig,
+  formatGoDuration,
+  loadConfigFile,
+  DEFAULT_LOG_FORMAT,
+  DEFAULT_RUN_ONCE_TIMEOUT_MS,
+  type CompileOptions,
+  type CompiledConfig,
+  type FlagValues,
+} from '../config/index.ts';
+import { KubeletError } from '../util/errors.ts';
+
+/** What commander stores, keyed by its camelCase attribute names; all optional (no defaults). */
+interface RunOptions {
+  config?: string;
+  podManifestPath?: string;
+  manifestUrl?: string;
+  manifestUrlHeader?: Record<string, string[]>;
+  syncFrequency?: string;
+  fileCheckFrequency?: string;
+  httpCheckFrequency?: string;
+  nodeStatusUpdateFrequency?: string;
+  runtimeRequestTimeout?: string;
+  maxPods?: number;
+  healthzPort?: number;
+  healthzBindAddress?: string;
+  containerRuntimeEndpoint?: string;
+  address?: string;
+  port?: number;
+  readOnlyPort?: number;
+  runonce?: boolean;
+  runonceTimeout?: string;
+  rootDir?: string;
+  hostnameOverride?: string;
+  nodeIp?: string;
+  kubeconfig?: string;
+  v?: number;
+  loggingFormat?: string;
+  logFormat?: string;
+}
+
+/**
+ * Upstream kubelet flags (cmd/kubelet/app/options, component-base logs) that tskubelet accepts
+ * but ignores for now, `true` for boolean flags. Includes a few removed-but-common ones
+ * (`--container-runtime`, `--network-plugin`, …) so older kubelet command lines still start.
+ */
+const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
+  'config-dir': false,
+  'bootstrap-kubeconfig': false,
+  'cert-dir': false,
+  'cloud-provider': false,
+  'cloud-config': false,
+  'seccomp-default': true,
+  'node-labels': false,
+  'lock-file': false,
+  'exit-on-lock-contention': true,
+  'minimum-container-ttl-duration': false,
+  'maximum-dead-containers-per-container': false,
+  'maximum-dead-containers': false,
+  'register-schedulable': true,
+  'keep-terminated-pod-volumes': true,
+  'experimental-mounter-path': false,
+  'experimental-allocatable-ignore-eviction': true,
+  'enable-server': true,
+  'fail-swap-on': true,
+  'image-service-endpoint': false,
+  'anonymous-auth': true,
+  'authentication-token-webhook': true,
+  'authentication-token-webhook-cache-ttl': false,
+  'client-ca-file': false,
+  'authorization-mode': false,
+  'authorization-webhook-cache-authorized-ttl': false,
+  'authorization-webhook-cache-unauthorized-ttl': false,
+  'tls-cert-file': false,
+  'tls-private-key-file': false,
+  'rotate-server-certificates': true,
+  'tls-cipher-suites': false,
+  'tls-min-version': false,
+  'rotate-certificates': true,
+  'registry-qps': false,
+  'registry-burst': false,
+  'event-qps': false,
+  'event-burst': false,
+  'enable-debugging-handlers': true,
+  'contention-profiling': true,
+  'oom-score-adj': false,
+  'cluster-domain': false,
+  'volume-plugin-dir': false,
+  'cluster-dns': false,
+  'streaming-connection-idle-timeout': false,
+  'minimum-image-ttl-duration': false,
+  'image-gc-high-threshold': false,
+  'image-gc-low-threshold': false,
+  'volume-stats-agg-period': false,
+  'feature-gates': false,
+  'kubelet-cgroups': false,
+  'system-cgroups': false,
+  'provider-id': false,
+  'cgroups-per-qos': true,
+  'cgroup-driver': false,
+  'cgroup-root': false,
+  'cpu-manager-policy': false,
+  'cpu-manager-policy-options': false,
+  'cpu-manager-reconcile-period': false,
+  'qos-reserved': false,
+  'topology-manager-policy': false,
+  'topology-manager-scope': false,
+  'topology-manager-policy-options': false,
+  'hairpin-mode': false,
+  'pod-cidr': false,
+  'pod-max-pids': false,
+  'resolv-conf': false,
+  'cpu-cfs-quota': true,
+  'cpu-cfs-quota-period': false,
+  'enable-controller-attach-detach': true,
+  'make-iptables-util-chains': true,
+  'iptables-masquerade-bit': false,
+  'iptables-drop-bit': false,
+  'container-log-max-size': false,
+  'container-log-max-files': false,
+  'allowed-unsafe-sysctls': false,
+  'node-status-max-images': false,
+  'kernel-memcg-notification': true,
+  'local-storage-capacity-isolation': true,
+  'max-open-files': false,
+  'kube-api-content-type': false,
+  'kube-api-qps': false,
+  'kube-api-burst': false,
+  'serialize-image-pulls': true,
+  'eviction-hard': false,
+  'eviction-soft': false,
+  'eviction-soft-grace-period': false,
+  'eviction-pressure-transition-period': false,
+  'eviction-max-pod-grace-period': false,
+  'eviction-minimum-reclaim': false,
+  'pods-per-core': false,
+  'protect-kernel-defaults': true,
+  'reserved-cpus': false,
+  'system-reserved': false,
+  'kube-reserved': false,
+  'enforce-node-allocatable': false,
+  'system-reserved-cgroup': false,
+  'kube-reserved-cgroup': false,
+  'memory-manager-policy': false,
+  'reserved-memory': false,
+  'register-node': true,
+  'register-with-taints': false,
+  'log-flush-frequency': false,
+  vmodule: false,
+  'log-text-split-stream': true,
+  'log-text-info-buffer-size': false,
+  'log-json-split-stream': true,
+  'log-json-info-buffer-size': false,
+  'image-credential-provider-config': false,
+  'image-credential-provider-bin-dir': false,
+  'pod-infra-container-image': false,
+  // Removed upstream, still common in scripts (e.g. the 1.20 peer kubelet in ENVIRONMENT.md).
+  'container-runtime': false,
+  'runtime-cgroups': false,
+  'network-plugin': false,
+  'cni-bin-dir': false,
+  'cni-conf-dir': false,
+  'image-pull-progress-deadline': false,
+  'non-masquerade-cidr': false,
+};
+
+/**
+ * Builds the `run` command. When it runs, it loads `--config` (if given), overlays the explicit
+ * flags, validates, and calls `onRun` with the frozen config and every warning (unimplemented file
+ * fields and flags, deprecated forms). Errors (`KubeletError('InvalidArgument' | 'NotFound')`)
+ * propagate out of commander's `parseAsync`.
+ */
+export function buildRunCommand(
+  onRun: (result: CompiledConfig) => Promise<void>,
+  options: CompileOptions = {},
+): Command {
+  const cmd = new Command('run')
+    .description('Run the kubelet: static pods from a directory or URL, optionally joined to a cluster.')
+    .allowExcessArguments(false);
+
+  const d = formatGoDuration;
+  cmd
+    .option('--config <file>', 'KubeletConfiguration file (YAML or JSON); explicit flags override it')
+    .option('--kubeconfig <file>', 'kubeconfig for the API server; omit for standalone mode')
+    .option(
+      '--pod-manifest-path <path>',
+      'directory of static pod files to run, or a single static pod file (staticPodPath)',
+    )
+    .option('--manifest-url <url>', 'URL of additional pod specifications to run (staticPodURL)')
+    .addOption(
+      new Option(
+        '--manifest-url-header <key:value,...>',
+        "HTTP headers for --manifest-url, e.g. 'a:hello,b:again'; repeatable, same names accumulate",
+      ).argParser(parseManifestURLHeader),
+    )
+    .option(
+      '--sync-frequency <duration>',
+      `max period between syncing running pods (default ${d(DEFAULT_SYNC_FREQUENCY_MS)})`,
+    )
+    .option(
+      '--file-check-frequency <duration>',
+      `period between checks of --pod-manifest-path (default ${d(DEFAULT_FILE_CHECK_FREQUENCY_MS)})`,
+    )
+    .option(
+      '--http-check-frequency <duration>',
+      `period between fetches of --manifest-url (default ${d(DEFAULT_HTTP_CHECK_FREQUENCY_MS)})`,
+    )
+    .option(
+      '--node-status-update-frequency <duration>',
+      `period of node status computation (default ${d(DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS)})`,
+    )
+    .option(
+      '--runtime-request-timeout <duration>',
+      `timeout of runtime requests except pull, logs, exec, attach (default ${d(DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS)})`,
+    )
+    .option(
+      '--container-runtime-endpoint <endpoint>',
+      `CRI endpoint, unix:///path (default ${DEFAULT_CONTAINER_RUNTIME_ENDPOINT})`,
+    )
+    .addOption(
+      intOption('--max-pods <n>', `number of pods this kubelet can run (default ${DEFAULT_MAX_PODS})`),
+    )
+    .addOption(
+      intOption(
+        '--healthz-port <port>',
+        `port of the healthz endpoint, 0 disables (default ${DEFAULT_HEALTHZ_PORT})`,
+      ),
+    )
+    .option(
+      '--healthz-bind-address <ip>',
+      `IP address for the healthz server (default ${DEFAULT_HEALTHZ_BIND_ADDRESS})`,
+    )
+    .option('--address <ip>', 'IP address for the kubelet server (default 0.0.0.0; not served yet)')
+    .addOption(
+      intOption('--port <port>', `port for the kubelet server (default ${DEFAULT_PORT}; not served yet)`),
+    )
+    .addOption(intOption('--read-only-port <port>', 'read-only port, 0 disables (default 0; not served yet)'))
+    .option('--root-dir <dir>', `directory for kubelet files (default ${DEFAULT_ROOT_DIR})`)
+    .option('--hostname-override <name>', 'use this as the node name instead of the hostname')
+    .option('--node-ip <ip>', 'IP address of the node (or a comma-separated IPv4/IPv6 pair)')
+    .addOption(boolOption('--runonce', 'run the static pods once, then exit'))
+    .option(
+      '--runonce-timeout <duration>',
+      `tskubelet only: how long --runonce waits for pods to run (default ${d(DEFAULT_RUN_ONCE_TIMEOUT_MS)})`,
+    )
+    .addOption(intOption('-v, --v <level>', 'log verbosity: 0-2 info, 3-4 debug, 5+ trace (default 0)'))
+    .addOption(
+      new Option('--logging-format <format>', `log format (default ${DEFAULT_LOG_FORMAT})`).choices([
+        'json',
+        'text',
+      ]),
+    )
+    .addOption(new Option('--log-format <format>', 'alias of --logging-format').choices(['json', 'text']));
+
+  const notImplemented: Option[] = [];
+  for (const [name, isBool] of Object.entries(NOT_IMPLEMENTED_FLAGS)) {
+    const option = isBool
+      ? boolOption(`--${name}`, 'not implemented (ignored)')
+      : new Option(`--${name} <value>`, 'not implemented (ignored)');
+    option.hideHelp();
+    notImplemented.push(option);
+    cmd.addOption(option);
+  }
+
+  cmd.action(async () => {
+    const o = cmd.opts<RunOptions>();
+    const warnings: string[] = [];
+    for (const option of notImplemented) {
+      if (cmd.getOptionValueSource(option.attributeName()) === 'cli') {
+        warnings.push(
+          `flag ${option.long ?? option.flags} is not implemented by tskubelet yet and is ignored`,
+        );
+      }
+    }
+    if (o.logFormat !== undefined && o.loggingFormat !== undefined && o.logFormat !== o.loggingFormat) {
+      throw new KubeletError(
+        'InvalidArgument',
+        'parse flags',
+        `--log-format=${o.logFormat} conflicts with --logging-format=${o.loggingFormat}`,
+      );
+    }
+    const flags: FlagValues = {
+      staticPodPath: o.podManifestPath,
+      staticPodURL: o.manifestUrl,
+      staticPodURLHeader: o.manifestUrlHeader,
+      syncFrequency: o.syncFrequency,
+      fileCheckFrequency: o.fileCheckFrequency,
+      httpCheckFrequency: o.httpCheckFrequency,
+      nodeStatusUpdateFrequency: o.nodeStatusUpdateFrequency,
+      runtimeRequestTimeout: o.runtimeRequestTimeout,
+      maxPods: o.maxPods,
+      healthzPort: o.healthzPort,
+      healthzBindAddress: o.healthzBindAddress,
+      containerRuntimeEndpoint: o.containerRuntimeEndpoint,
+      address: o.address,
+      port: o.port,
+      readOnlyPort: o.readOnlyPort,
+      runOnce: o.runonce,
+      runOnceTimeout: o.runonceTimeout,
+      rootDir: o.rootDir,
+      hostnameOverride: o.hostnameOverride,
+      nodeIP: o.nodeIp,
+      kubeconfig: o.kubeconfig,
+      verbosity: o.v,
+      logFormat: o.loggingFormat ?? o.logFormat,
+    };
+    for (const key of Object.keys(flags) as (keyof FlagValues)[]) {
+      if (flags[key] === undefined) delete flags[key];
+    }
+    // Upstream treats an empty --config as "no file".
+    const file = o.config ? await loadConfigFile(o.config) : undefined;
+    const compiled = compileConfig(file, flags, options);
+    await onRun({ config: compiled.config, warnings: [...compiled.warnings, ...warnings] });
+  });
+  return cmd;
+}
+
+/**
+ * Parses `run` arguments (without the `run` word itself) into the compiled config, without
+ * printing or exiting: commander usage errors become `KubeletError('InvalidArgument', 'parse flags')`.
+ * For tests and callers that need the config without running anything.
+ */
+export async function parseRunArgs(
+  argv: readonly string[],
+  options: CompileOptions = {},
+): Promise<CompiledConfig> {
+  let result: CompiledConfig | undefined;
+  const cmd = buildRunCommand(async (r) => {
+    result = r;
+    return Promise.resolve();
+  }, options);
+  cmd.exitOverride();
+  cmd.configureOutput({ writeOut: () => {}, writeErr: () => {} });
+  try {
+    await cmd.parseAsync([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      throw new KubeletError('InvalidArgument', 'parse flags', err.message.replace(/^error: /, ''), {
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  if (result === undefined)
+    throw new KubeletError('Internal', 'parse flags', 'the run action did not complete');
+  return result;
+}
+
+/**
+ * One `--manifest-url-header` value, upstream's colon-separated multimap format: comma-separated
+ * `name:value` pairs, split at the first colon, both sides trimmed, empty pairs skipped. Repeated
+ * flags accumulate (`previous`); the first use replaces whatever the config file had.
+ */
+export function parseManifestURLHeader(
+  value: string,
+  previous: Record<string, string[]> | undefined,
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(previous ?? {})) out[k] = [...v];
+  for (const pair of value.split(',')) {
+    if (pair === '') continue;
+    const colon = pair.indexOf(':');
+    if (colon < 0)
+      throw new InvalidArgumentError(`malformed pair ${JSON.stringify(pair)}, expected key:value`);
+    const name = pair.slice(0, colon).trim();
+    const headerValue = pair.slice(colon + 1).trim();
+    (out[name] ??= []).push(headerValue);
+  }
+  return out;
+}
+
+/** A decimal int32, as pflag's Int32Var reads it (`-v=3`, pflag style, reaches us as `=3`). */
+function parseInt32(value: string): number {
+  const text = value.replace(/^=/, '').trim();
+  if (!/^[+-]?\d+$/.test(text)) throw new InvalidArgumentError('not an integer');
+  const n = Number(text);
+  if (n < -(2 ** 31) || n >= 2 ** 31) throw new InvalidArgumentError('out of range for a 32-bit integer');
+  return n;
+}
+
+/** Go's strconv.ParseBool. */
+function parseGoBool(value: string): boolean {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false;
+  throw new InvalidArgumentError('not a boolean (true or false)');
+}
+
+function intOption(flags: string, description: string): Option {
+  return new Option(flags, description).argParser(parseInt32);
+}
+
+/** `--flag` means true; `--flag=false` (pflag style) is accepted too. */
+function boolOption(flag: string, description: string): Option {
+  return new Option(`${flag} [bool]`, description).argParser(parseGoBool);
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { buildRunCommand } from './flags.ts';
+import { runKubelet } from './run.ts';
+import { describeError } from '../util/errors.ts';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** Upstream-compatible version string the kubelet reports (e.g. in node info later). */
+export const TSKUBELET_VERSION = `v${pkg.version}`;
+
+const program = new Command('tskubelet')
+  .description('A Kubernetes kubelet written in TypeScript: runs pods on containerd over CRI.')
+  .showHelpAfterError();
+
+program.addCommand(
+  buildRunCommand(async ({ config, warnings }) => {
+    process.exitCode = await runKubelet(config, warnings, TSKUBELET_VERSION);
+  }),
+);
+program
+  .command('version')
+  .description('print the tskubelet version')
+  .action(() => {
+    process.stdout.write(`tskubelet ${TSKUBELET_VERSION}\n`);
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode;
+  } else {
+    process.stderr.write(`tskubelet: ${describeError(err)}\n`);
+    process.exitCode = 1;
+  }
+}

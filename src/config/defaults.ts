@@ -1,0 +1,88 @@
+/**
+ * Upstream constants, in one place, each with the upstream name it mirrors.
+ * Durations are milliseconds.
+ */
+
+/** pkg/kubelet/apis/config/v1beta1 defaults (KubeletConfiguration). */
+export const DEFAULT_FILE_CHECK_FREQUENCY_MS = 20_000; // fileCheckFrequency
+export const DEFAULT_HTTP_CHECK_FREQUENCY_MS = 20_000; // httpCheckFrequency
+export const DEFAULT_SYNC_FREQUENCY_MS = 60_000; // syncFrequency
+export const DEFAULT_MAX_PODS = 110; // maxPods
+export const DEFAULT_HEALTHZ_PORT = 10248; // healthzPort
+export const DEFAULT_HEALTHZ_BIND_ADDRESS = '127.0.0.1'; // healthzBindAddress
+export const DEFAULT_READ_ONLY_PORT = 0; // readOnlyPort (0 = disabled upstream since 1.x defaults)
+export const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = 120_000; // runtimeRequestTimeout
+export const DEFAULT_CONTAINER_RUNTIME_ENDPOINT = 'unix:///run/containerd/containerd.sock'; // containerRuntimeEndpoint
+export const DEFAULT_ROOT_DIR = '/var/lib/kubelet'; // --root-dir
+export const DEFAULT_POD_LOGS_DIR = '/var/log/pods'; // podLogsDir
+export const DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000; // nodeStatusUpdateFrequency
+
+/** pkg/kubelet/kubelet.go */
+export const SYNC_LOOP_TICK_MS = 1_000; // syncCh ticker in syncLoop
+export const HOUSEKEEPING_PERIOD_MS = 2_000; // housekeepingPeriod
+export const PLEG_RELIST_PERIOD_MS = 1_000; // plegRelistPeriod
+export const PLEG_RELIST_THRESHOLD_MS = 3 * 60_000; // relistThreshold (PLEG healthy)
+export const BACKOFF_INITIAL_MS = 10_000; // backOffPeriod
+export const BACKOFF_MAX_MS = 300_000; // MaxContainerBackOff
+export const IMAGE_BACKOFF_INITIAL_MS = 10_000; // imageBackOffPeriod
+export const IMAGE_BACKOFF_MAX_MS = 300_000; // MaxImageBackOff
+export const POD_WORKER_RESYNC_AFTER_ERROR_MS = 10_000; // backOffPeriod used by podWorkers on error (workerBackOffPeriod)
+
+/** pkg/kubelet/kuberuntime */
+export const MIN_GRACE_PERIOD_SECONDS = 2; // minimumGracePeriodInSeconds
+export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30; // DefaultTerminationGracePeriodSeconds
+export const CRI_MAX_MESSAGE_BYTES = 16 * 1024 * 1024; // maxMsgSize in remote runtime client
+export const CRI_CONNECT_TIMEOUT_MS = 2 * 60_000; // defaultConnectionTimeout / runtimeRequestTimeout
+export const POD_INFRA_CONTAINER_NAME = 'POD'; // leaky.PodInfraContainerName
+
+/** Upstream CRI labels and annotations (pkg/kubelet/types/labels.go, kuberuntime/labels.go). */
+export const LABEL_POD_NAME = 'io.kubernetes.pod.name';
+export const LABEL_POD_NAMESPACE = 'io.kubernetes.pod.namespace';
+export const LABEL_POD_UID = 'io.kubernetes.pod.uid';
+export const LABEL_CONTAINER_NAME = 'io.kubernetes.container.name';
+export const ANNOTATION_POD_DELETION_GRACE_PERIOD = 'io.kubernetes.pod.deletionGracePeriod';
+export const ANNOTATION_POD_TERMINATION_GRACE_PERIOD = 'io.kubernetes.pod.terminationGracePeriod';
+export const ANNOTATION_CONTAINER_HASH = 'io.kubernetes.container.hash';
+export const ANNOTATION_CONTAINER_RESTART_COUNT = 'io.kubernetes.container.restartCount';
+export const ANNOTATION_CONTAINER_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
+export const ANNOTATION_CONTAINER_TERMINATION_MESSAGE_POLICY =
+  'io.kubernetes.container.terminationMessagePolicy';
+export const ANNOTATION_CONTAINER_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';
+export const ANNOTATION_CONTAINER_PORTS = 'io.kubernetes.container.ports';
+
+/** Pod annotations set by the config sources (pkg/kubelet/types/pod_update.go). */
+export const ANNOTATION_CONFIG_SOURCE = 'kubernetes.io/config.source';
+export const ANNOTATION_CONFIG_HASH = 'kubernetes.io/config.hash';
+export const ANNOTATION_CONFIG_SEEN = 'kubernetes.io/config.seen';
+export const ANNOTATION_CONFIG_MIRROR = 'kubernetes.io/config.mirror';
+
+/** Termination messages (pkg/kubelet/kuberuntime). */
+export const DEFAULT_TERMINATION_MESSAGE_PATH = '/dev/termination-log';
+export const MAX_TERMINATION_MESSAGE_BYTES = 4096;
+
+/** CRI client connection back-off (k8s.io/cri-client remote_runtime.go). */
+export const CRI_BASE_BACKOFF_DELAY_MS = 100; // baseBackoffDelay
+export const CRI_MAX_BACKOFF_DELAY_MS = 3_000; // maxBackoffDelay
+
+/** Pod config sources (pkg/kubelet/config). */
+export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024; // maxConfigLength (common.go)
+export const HTTP_SOURCE_TIMEOUT_MS = 10_000; // http.Client Timeout in NewSourceURL (http.go)
+
+/** Pod spec defaults (pkg/apis/core/v1/defaults.go, k8s.io/api/core/v1 constants). */
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler'; // v1.DefaultSchedulerName
+export const DEFAULT_PROBE_TIMEOUT_SECONDS = 1; // SetDefaults_Probe TimeoutSeconds
+export const DEFAULT_PROBE_PERIOD_SECONDS = 10; // SetDefaults_Probe PeriodSeconds
+export const DEFAULT_PROBE_SUCCESS_THRESHOLD = 1; // SetDefaults_Probe SuccessThreshold
+export const DEFAULT_PROBE_FAILURE_THRESHOLD = 3; // SetDefaults_Probe FailureThreshold
+export const DEFAULT_VOLUME_FILE_MODE = 0o644; // Secret/ConfigMap/DownwardAPI/ProjectedVolumeSourceDefaultMode
+export const DEFAULT_SA_TOKEN_EXPIRATION_SECONDS = 3600; // SetDefaults_ServiceAccountTokenProjection
+
+/** pkg/kubelet/apis/config/v1beta1 defaults (KubeletConfiguration), serving fields. */
+export const DEFAULT_ADDRESS = '0.0.0.0'; // address
+export const DEFAULT_PORT = 10250; // port (ports.KubeletPort)
+
+/** pkg/kubelet/runonce.go */
+export const RUN_ONCE_MANIFEST_DELAY_MS = 1_000; // runOnceManifestDelay (wait for the first pod update)
+export const RUN_ONCE_MAX_RETRIES = 10; // runOnceMaxRetries (per-pod "is it running yet?" checks)
+export const RUN_ONCE_RETRY_DELAY_MS = 1_000; // runOnceRetryDelay (first delay between checks)
+export const RUN_ONCE_RETRY_DELAY_BACKOFF = 2; // runOnceRetryDelayBackoff (delay multiplier per retry)

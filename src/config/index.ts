@@ -1,0 +1,24 @@
+/**
+ * KubeletConfiguration: file loading, upstream defaulting, validation, and the compiled,
+ * frozen `KubeletConfig` every other module reads.
+ */
+export {
+  compileConfig,
+  decodeKubeletConfiguration,
+  loadConfigFile,
+  DEFAULT_LOG_FORMAT,
+  DEFAULT_RUN_ONCE_TIMEOUT_MS,
+  KUBELET_CONFIG_API_VERSION,
+  KUBELET_CONFIG_KIND,
+} from './kubelet-config.ts';
+export type {
+  CompileOptions,
+  CompiledConfig,
+  DecodedConfigFile,
+  FlagValues,
+  KubeletConfig,
+  LogFormat,
+  RawKubeletConfiguration,
+} from './kubelet-config.ts';
+export { formatGoDuration, parseGoDuration, tryParseGoDuration } from './duration.ts';
+export type { DurationParseResult } from './duration.ts';

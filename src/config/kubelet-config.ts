@@ -1,0 +1,918 @@
+/**
+ * KubeletConfiguration (kubelet.config.k8s.io/v1beta1): the file format, upstream defaulting,
+ * validation, and the frozen `KubeletConfig` the rest of the kubelet reads.
+ *
+ * Pipeline: YAML/JSON file → `decodeKubeletConfiguration` (schema: types, unknown fields) →
+ * `compileConfig` (upstream zero-value defaulting of file values, explicit flags on top, validation of
+ * the merged result, every problem reported at once) → deep-frozen `KubeletConfig`.
+ */
+import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { hostname as osHostname } from 'node:os';
+import path from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
+import { KubeletError, describeError, type ErrorCode } from '../util/errors.ts';
+import {
+  DEFAULT_ADDRESS,
+  DEFAULT_CONTAINER_RUNTIME_ENDPOINT,
+  DEFAULT_FILE_CHECK_FREQUENCY_MS,
+  DEFAULT_HEALTHZ_BIND_ADDRESS,
+  DEFAULT_HEALTHZ_PORT,
+  DEFAULT_HTTP_CHECK_FREQUENCY_MS,
+  DEFAULT_MAX_PODS,
+  DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
+  DEFAULT_POD_LOGS_DIR,
+  DEFAULT_PORT,
+  DEFAULT_READ_ONLY_PORT,
+  DEFAULT_ROOT_DIR,
+  DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
+  DEFAULT_SYNC_FREQUENCY_MS,
+  RUN_ONCE_MAX_RETRIES,
+  RUN_ONCE_RETRY_DELAY_BACKOFF,
+  RUN_ONCE_RETRY_DELAY_MS,
+} from './defaults.ts';
+import { tryParseGoDuration } from './duration.ts';
+
+export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
+export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
+
+export type LogFormat = 'json' | 'text';
+
+/** Ours, not upstream's (upstream defaults to "text"): DESIGN.md asks for JSON logs by default. */
+export const DEFAULT_LOG_FORMAT: LogFormat = 'json';
+
+/**
+ * Upstream run-once keeps checking each pod with a delay that starts at runOnceRetryDelay and
+ * doubles, at most runOnceMaxRetries times: 1+2+…+512 s ≈ 17 min is the longest it waits for a pod.
+ */
+export const DEFAULT_RUN_ONCE_TIMEOUT_MS = Array.from(
+  { length: RUN_ONCE_MAX_RETRIES },
+  (_, i) => RUN_ONCE_RETRY_DELAY_MS * RUN_ONCE_RETRY_DELAY_BACKOFF ** i,
+).reduce((a, b) => a + b, 0);
+
+/**
+ * The fields of a KubeletConfiguration file that tskubelet implements, as written in the file:
+ * durations are Go duration strings, absent fields are `undefined`. Relative `staticPodPath` and
+ * `podLogsDir` are already resolved against the file's directory (upstream does the same).
+ */
+export interface RawKubeletConfiguration {
+  staticPodPath?: string;
+  staticPodURL?: string;
+  staticPodURLHeader?: Record<string, string[]>;
+  syncFrequency?: string;
+  fileCheckFrequency?: string;
+  httpCheckFrequency?: string;
+  nodeStatusUpdateFrequency?: string;
+  runtimeRequestTimeout?: string;
+  maxPods?: number;
+  healthzPort?: number;
+  healthzBindAddress?: string;
+  containerRuntimeEndpoint?: string;
+  podLogsDir?: string;
+  address?: string;
+  port?: number;
+  readOnlyPort?: number;
+  runOnce?: boolean;
+  logging?: { format?: string; verbosity?: number };
+}
+
+/** A decoded configuration file and what was accepted but ignored in it. */
+export interface DecodedConfigFile {
+  readonly path: string;
+  readonly raw: RawKubeletConfiguration;
+  /** Known upstream fields tskubelet does not implement yet (accepted, ignored), one line each. */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Values given explicitly on the command line. A key is present only when its flag was given;
+ * present keys override the file, absent keys never do. Durations are Go duration strings.
+ */
+export interface FlagValues {
+  staticPodPath?: string;
+  staticPodURL?: string;
+  staticPodURLHeader?: Record<string, string[]>;
+  syncFrequency?: string;
+  fileCheckFrequency?: string;
+  httpCheckFrequency?: string;
+  nodeStatusUpdateFrequency?: string;
+  runtimeRequestTimeout?: string;
+  maxPods?: number;
+  healthzPort?: number;
+  healthzBindAddress?: string;
+  containerRuntimeEndpoint?: string;
+  address?: string;
+  port?: number;
+  readOnlyPort?: number;
+  runOnce?: boolean;
+  // Flag-only (not KubeletConfiguration fields upstream).
+  rootDir?: string;
+  hostnameOverride?: string;
+  nodeIP?: string;
+  kubeconfig?: string;
+  verbosity?: number;
+  logFormat?: string;
+  /** tskubelet-only: how long run-once mode waits for pods to run. */
+  runOnceTimeout?: string;
+}
+
+/** The compiled configuration: everything defaulted and validated, durations in ms, deep-frozen. */
+export interface KubeletConfig {
+  /** The `--config` file this came from, if any. */
+  readonly configFile?: string;
+  readonly staticPodPath?: string;
+  readonly staticPodURL?: string;
+  readonly staticPodURLHeader: Readonly<Record<string, readonly string[]>>;
+  readonly fileCheckFrequencyMs: number;
+  readonly httpCheckFrequencyMs: number;
+  readonly syncFrequencyMs: number;
+  readonly maxPods: number;
+  /** 0 disables the healthz server. */
+  readonly healthzPort: number;
+  readonly healthzBindAddress: string;
+  /** Always `unix:///absolute/path`. */
+  readonly containerRuntimeEndpoint: string;
+  readonly runtimeRequestTimeoutMs: number;
+  readonly nodeStatusUpdateFrequencyMs: number;
+  readonly podLogsDir: string;
+  /** Kubelet server address/ports: accepted and stored, not served yet. readOnlyPort 0 = disabled. */
+  readonly address: string;
+  readonly port: number;
+  readonly readOnlyPort: number;
+  /** Absolute. */
+  readonly rootDir: string;
+  readonly hostnameOverride?: string;
+  /** hostnameOverride or the machine's hostname, trimmed and lowercased (upstream nodeutil.GetHostname). */
+  readonly nodeName: string;
+  /** One IP, or two of different families (dual-stack), comma-separated as given. */
+  readonly nodeIP?: string;
+  readonly runOnce: boolean;
+  readonly runOnceTimeoutMs: number;
+  readonly verbosity: number;
+  readonly logFormat: LogFormat;
+  readonly kubeconfig?: string;
+}
+
+export interface CompiledConfig {
+  readonly config: KubeletConfig;
+  /** Things the operator should know but that do not stop the kubelet; log each at warn level. */
+  readonly warnings: readonly string[];
+}
+
+export interface CompileOptions {
+  /** The machine's hostname; defaults to `os.hostname()`. */
+  hostname?: () => string;
+  /** Base for relative flag paths (`--root-dir`); defaults to `process.cwd()`. */
+  cwd?: string;
+}
+
+/** The fields we implement; `satisfies` keeps this list and `RawKubeletConfiguration` in step. */
+const SUPPORTED_FIELDS = new Set<string>(
+  Object.keys({
+    staticPodPath: true,
+    staticPodURL: true,
+    staticPodURLHeader: true,
+    syncFrequency: true,
+    fileCheckFrequency: true,
+    httpCheckFrequency: true,
+    nodeStatusUpdateFrequency: true,
+    runtimeRequestTimeout: true,
+    maxPods: true,
+    healthzPort: true,
+    healthzBindAddress: true,
+    containerRuntimeEndpoint: true,
+    podLogsDir: true,
+    address: true,
+    port: true,
+    readOnlyPort: true,
+    runOnce: true,
+    logging: true,
+  } satisfies Record<keyof RawKubeletConfiguration, true>),
+);
+
+/**
+ * KubeletConfiguration v1beta1 fields (k8s.io/kubelet/config/v1beta1 types.go) that tskubelet does
+ * not implement yet. Upstream's strict decoding accepts them, so a real config file carrying them
+ * loads here too, with a warning; anything not in either list is a typo and fails.
+ */
+const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
+  'enableServer',
+  'tlsCertFile',
+  'tlsPrivateKeyFile',
+  'tlsCipherSuites',
+  'tlsCurvePreferences',
+  'tlsMinVersion',
+  'rotateCertificates',
+  'serverTLSBootstrap',
+  'authentication',
+  'authorization',
+  'registryPullQPS',
+  'registryBurst',
+  'imagePullCredentialsVerificationPolicy',
+  'preloadedImagesVerificationAllowlist',
+  'eventRecordQPS',
+  'eventBurst',
+  'enableDebuggingHandlers',
+  'enableContentionProfiling',
+  'oomScoreAdj',
+  'clusterDomain',
+  'clusterDNS',
+  'streamingConnectionIdleTimeout',
+  'nodeStatusReportFrequency',
+  'nodeLeaseDurationSeconds',
+  'imageMinimumGCAge',
+  'imageMaximumGCAge',
+  'imageGCHighThresholdPercent',
+  'imageGCLowThresholdPercent',
+  'volumeStatsAggPeriod',
+  'kubeletCgroups',
+  'systemCgroups',
+  'cgroupRoot',
+  'cgroupsPerQOS',
+  'cgroupDriver',
+  'cpuManagerPolicy',
+  'singleProcessOOMKill',
+  'cpuManagerPolicyOptions',
+  'cpuManagerReconcilePeriod',
+  'draManagerReconcilePeriod',
+  'memoryManagerPolicy',
+  'topologyManagerPolicy',
+  'topologyManagerScope',
+  'topologyManagerPolicyOptions',
+  'qosReserved',
+  'hairpinMode',
+  'podCIDR',
+  'podPidsLimit',
+  'resolvConf',
+  'cpuCFSQuota',
+  'cpuCFSQuotaPeriod',
+  'nodeStatusMaxImages',
+  'maxOpenFiles',
+  'contentType',
+  'kubeAPIQPS',
+  'kubeAPIBurst',
+  'serializeImagePulls',
+  'maxParallelImagePulls',
+  'evictionHard',
+  'evictionSoft',
+  'evictionSoftGracePeriod',
+  'evictionPressureTransitionPeriod',
+  'evictionMaxPodGracePeriod',
+  'evictionMinimumReclaim',
+  'mergeDefaultEvictionSettings',
+  'podsPerCore',
+  'enableControllerAttachDetach',
+  'protectKernelDefaults',
+  'makeIPTablesUtilChains',
+  'iptablesMasqueradeBit',
+  'iptablesDropBit',
+  'featureGates',
+  'failSwapOn',
+  'memorySwap',
+  'containerLogMaxSize',
+  'containerLogMaxFiles',
+  'containerLogMaxWorkers',
+  'containerLogMonitorInterval',
+  'configMapAndSecretChangeDetectionStrategy',
+  'systemReserved',
+  'kubeReserved',
+  'reservedSystemCPUs',
+  'showHiddenMetricsForVersion',
+  'systemReservedCgroup',
+  'kubeReservedCgroup',
+  'enforceNodeAllocatable',
+  'allowedUnsafeSysctls',
+  'volumePluginDir',
+  'providerID',
+  'kernelMemcgNotification',
+  'enableSystemLogHandler',
+  'enableSystemLogQuery',
+  'shutdownGracePeriod',
+  'shutdownGracePeriodCriticalPods',
+  'shutdownGracePeriodByPodPriority',
+  'crashLoopBackOff',
+  'reservedMemory',
+  'enableProfilingHandler',
+  'enableDebugFlagsHandler',
+  'seccompDefault',
+  'memoryThrottlingFactor',
+  'memoryReservationPolicy',
+  'registerWithTaints',
+  'registerNode',
+  'tracing',
+  'localStorageCapacityIsolation',
+  'imageServiceEndpoint',
+  'failCgroupV1',
+  'userNamespaces',
+]);
+
+/** component-base LoggingConfiguration fields; we implement `format` and `verbosity`. */
+const LOGGING_NOT_IMPLEMENTED: ReadonlySet<string> = new Set(['flushFrequency', 'vmodule', 'options']);
+
+// ---------------------------------------------------------------------------------------------
+// Loading and decoding
+
+/**
+ * Reads a KubeletConfiguration file (YAML 1.2 or JSON). Throws `KubeletError` with op
+ * `load config <path>`: `NotFound` when the file is missing, `InvalidArgument` for a syntax error
+ * (with file:line:column), a wrong apiVersion/kind, an unknown field or a field of the wrong type
+ * (every field problem is listed, each naming its field).
+ */
+export async function loadConfigFile(filePath: string): Promise<DecodedConfigFile> {
+  const op = `load config ${filePath}`;
+  let text: string;
+  try {
+    text = await readFile(filePath, 'utf8');
+  } catch (err) {
+    const code: ErrorCode = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'NotFound' : 'InvalidArgument';
+    throw new KubeletError(code, op, describeError(err), { cause: err });
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { strict: true, uniqueKeys: true, prettyErrors: false, lineCounter });
+  const [firstError] = doc.errors;
+  if (firstError) {
+    const { line, col } = lineCounter.linePos(firstError.pos[0]);
+    throw new KubeletError('InvalidArgument', op, `line ${line}, column ${col}: ${firstError.message}`, {
+      cause: firstError,
+    });
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (err) {
+    throw new KubeletError('InvalidArgument', op, describeError(err), { cause: err });
+  }
+  const decoded = decodeKubeletConfiguration(value, filePath);
+  const yamlWarnings = doc.warnings.map((w) => {
+    const { line, col } = lineCounter.linePos(w.pos[0]);
+    return `${filePath}:${line}:${col}: ${w.message}`;
+  });
+  return { ...decoded, warnings: [...yamlWarnings, ...decoded.warnings] };
+}
+
+/**
+ * Checks a parsed document against the schema and returns the fields we implement. `filePath`
+ * names the source in errors and is the base for relative paths in the file.
+ */
+export function decodeKubeletConfiguration(doc: unknown, filePath: string): DecodedConfigFile {
+  const op = `load config ${filePath}`;
+  if (!isPlainObject(doc)) {
+    throw new KubeletError(
+      'InvalidArgument',
+      op,
+      `expected a ${KUBELET_CONFIG_KIND} object, got ${typeName(doc)}`,
+    );
+  }
+  const errors: string[] = [];
+  const warnings: string[] = [];
+
+  const { apiVersion, kind } = doc;
+  if (apiVersion === undefined) {
+    errors.push(`missing field "apiVersion" (want "${KUBELET_CONFIG_API_VERSION}")`);
+  } else if (apiVersion !== KUBELET_CONFIG_API_VERSION) {
+    errors.push(
+      `apiVersion ${JSON.stringify(apiVersion)} is not supported (want "${KUBELET_CONFIG_API_VERSION}")`,
+    );
+  }
+  if (kind === undefined) {
+    errors.push(`missing field "kind" (want "${KUBELET_CONFIG_KIND}")`);
+  } else if (kind !== KUBELET_CONFIG_KIND) {
+    errors.push(`kind ${JSON.stringify(kind)} is not supported (want "${KUBELET_CONFIG_KIND}")`);
+  }
+
+  for (const key of Object.keys(doc)) {
+    if (key === 'apiVersion' || key === 'kind' || SUPPORTED_FIELDS.has(key)) continue;
+    if (NOT_IMPLEMENTED_FIELDS.has(key)) {
+      warnings.push(`${filePath}: field "${key}" is not implemented by tskubelet yet and is ignored`);
+    } else {
+      errors.push(`unknown field "${key}"`);
+    }
+  }
+
+  const r = new FieldReader(doc, errors);
+  const raw: RawKubeletConfiguration = {
+    staticPodPath: r.string('staticPodPath'),
+    staticPodURL: r.string('staticPodURL'),
+    staticPodURLHeader: r.headerMap('staticPodURLHeader'),
+    syncFrequency: r.duration('syncFrequency'),
+    fileCheckFrequency: r.duration('fileCheckFrequency'),
+    httpCheckFrequency: r.duration('httpCheckFrequency'),
+    nodeStatusUpdateFrequency: r.duration('nodeStatusUpdateFrequency'),
+    runtimeRequestTimeout: r.duration('runtimeRequestTimeout'),
+    maxPods: r.int32('maxPods'),
+    healthzPort: r.int32('healthzPort'),
+    healthzBindAddress: r.string('healthzBindAddress'),
+    containerRuntimeEndpoint: r.string('containerRuntimeEndpoint'),
+    podLogsDir: r.string('podLogsDir'),
+    address: r.string('address'),
+    port: r.int32('port'),
+    readOnlyPort: r.int32('readOnlyPort'),
+    runOnce: r.bool('runOnce'),
+    logging: decodeLogging(doc.logging, errors, warnings, filePath),
+  };
+  if (errors.length > 0) throw new KubeletError('InvalidArgument', op, errors.join('; '));
+
+  // Upstream resolves relative paths in the file against the file's directory.
+  const baseDir = path.dirname(path.resolve(filePath));
+  if (raw.staticPodPath && !path.isAbsolute(raw.staticPodPath)) {
+    raw.staticPodPath = path.resolve(baseDir, raw.staticPodPath);
+  }
+  if (raw.podLogsDir && !path.isAbsolute(raw.podLogsDir))
+    raw.podLogsDir = path.resolve(baseDir, raw.podLogsDir);
+
+  return { path: filePath, raw: withoutUndefined(raw), warnings };
+}
+
+function decodeLogging(
+  value: unknown,
+  errors: string[],
+  warnings: string[],
+  filePath: string,
+): RawKubeletConfiguration['logging'] {
+  if (value === undefined || value === null) return undefined;
+  if (!isPlainObject(value)) {
+    errors.push(`field "logging": expected an object, got ${typeName(value)}`);
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (key === 'format' || key === 'verbosity') continue;
+    if (LOGGING_NOT_IMPLEMENTED.has(key)) {
+      warnings.push(`${filePath}: field "logging.${key}" is not implemented by tskubelet yet and is ignored`);
+    } else {
+      errors.push(`unknown field "logging.${key}"`);
+    }
+  }
+  const r = new FieldReader(value, errors, 'logging.');
+  return withoutUndefined({ format: r.string('format'), verbosity: r.int32('verbosity') });
+}
+
+/** Reads typed fields of one object, recording a message naming the field for each wrong type. */
+class FieldReader {
+  readonly #obj: Record<string, unknown>;
+  readonly #errors: string[];
+  readonly #prefix: string;
+
+  constructor(obj: Record<string, unknown>, errors: string[], prefix = '') {
+    this.#obj = obj;
+    this.#errors = errors;
+    this.#prefix = prefix;
+  }
+
+  string(key: string): string | undefined {
+    return this.#take(key, 'a string', (v): v is string => typeof v === 'string');
+  }
+
+  bool(key: string): boolean | undefined {
+    return this.#take(key, 'a boolean', (v): v is boolean => typeof v === 'boolean');
+  }
+
+  int32(key: string): number | undefined {
+    return this.#take(
+      key,
+      'an integer',
+      (v): v is number => typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31,
+    );
+  }
+
+  /** metav1.Duration: a Go duration string, never a number. Syntax is checked when compiling. */
+  duration(key: string): string | undefined {
+    return this.#take(key, 'a duration string such as "1m30s"', (v): v is string => typeof v === 'string');
+  }
+
+  /** map[string][]string */
+  headerMap(key: string): Record<string, string[]> | undefined {
+    const value = this.#obj[key];
+    if (value === undefined || value === null) return undefined;
+    if (!isPlainObject(value)) {
+      this.#wrong(key, 'a map of header name to a list of strings', value);
+      return undefined;
+    }
+    const out: Record<string, string[]> = {};
+    let ok = true;
+    for (const [name, values] of Object.entries(value)) {
+      if (Array.isArray(values) && values.every((v) => typeof v === 'string')) {
+        out[name] = [...values];
+      } else {
+        this.#wrong(`${key}.${name}`, 'a list of strings', values);
+        ok = false;
+      }
+    }
+    return ok ? out : undefined;
+  }
+
+  #take<T>(key: string, want: string, is: (v: unknown) => v is T): T | undefined {
+    const value = this.#obj[key];
+    // As in Go's JSON decoding, an explicit null leaves the field unset.
+    if (value === undefined || value === null) return undefined;
+    if (is(value)) return value;
+    this.#wrong(key, want, value);
+    return undefined;
+  }
+
+  #wrong(key: string, want: string, got: unknown): void {
+    this.#errors.push(
+      `field "${this.#prefix}${key}": expected ${want}, got ${typeName(got)} ${preview(got)}`,
+    );
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaulting, merging, validation
+
+/**
+ * Merges a decoded file (may be undefined: flags and defaults only) and explicitly given flags into
+ * the compiled configuration. File values get upstream's v1beta1 defaulting (a zero or empty value
+ * means "use the default"); explicit flags are applied after defaulting, so `--max-pods=0` means 0.
+ * Every invalid value is collected and thrown together as one `KubeletError('InvalidArgument')`
+ * naming each field (`syncFrequency` when it came from the file, `--sync-frequency` from a flag).
+ */
+export function compileConfig(
+  file: DecodedConfigFile | undefined,
+  flags: FlagValues = {},
+  options: CompileOptions = {},
+): CompiledConfig {
+  const raw = file?.raw ?? {};
+  const errors: string[] = [];
+  const warnings: string[] = [...(file?.warnings ?? [])];
+
+  /** A flag value if given, else the file value (zero/empty → default), else the default. */
+  function choose<T>(
+    flagValue: T | undefined,
+    flagName: string,
+    fileValue: T | undefined,
+    field: string,
+    fallback: T,
+    isZero: (v: T) => boolean,
+  ): { value: T; label: string } {
+    if (flagValue !== undefined) return { value: flagValue, label: `--${flagName}` };
+    if (fileValue !== undefined && !isZero(fileValue)) return { value: fileValue, label: field };
+    return { value: fallback, label: field };
+  }
+  const emptyString = (v: string): boolean => v === '';
+  const zeroNumber = (v: number): boolean => v === 0;
+  const never = (): boolean => false;
+
+  /** Durations: parse, default a zero file value, and require > 0. */
+  function duration(
+    flagValue: string | undefined,
+    flagName: string,
+    fileValue: string | undefined,
+    field: string,
+    fallbackMs: number,
+  ): number {
+    const chosen = flagValue !== undefined ? flagValue : fileValue;
+    const label = flagValue !== undefined ? `--${flagName}` : field;
+    if (chosen === undefined) return fallbackMs;
+    const parsed = tryParseGoDuration(chosen);
+    if (!parsed.ok) {
+      errors.push(`${label}: ${parsed.reason}`);
+      return fallbackMs;
+    }
+    if (flagValue === undefined && parsed.ms === 0) return fallbackMs;
+    if (parsed.ms <= 0) errors.push(`${label}: ${JSON.stringify(chosen)} must be greater than 0`);
+    return parsed.ms;
+  }
+
+  const syncFrequencyMs = duration(
+    flags.syncFrequency,
+    'sync-frequency',
+    raw.syncFrequency,
+    'syncFrequency',
+    DEFAULT_SYNC_FREQUENCY_MS,
+  );
+  const fileCheckFrequencyMs = duration(
+    flags.fileCheckFrequency,
+    'file-check-frequency',
+    raw.fileCheckFrequency,
+    'fileCheckFrequency',
+    DEFAULT_FILE_CHECK_FREQUENCY_MS,
+  );
+  const httpCheckFrequencyMs = duration(
+    flags.httpCheckFrequency,
+    'http-check-frequency',
+    raw.httpCheckFrequency,
+    'httpCheckFrequency',
+    DEFAULT_HTTP_CHECK_FREQUENCY_MS,
+  );
+  const nodeStatusUpdateFrequencyMs = duration(
+    flags.nodeStatusUpdateFrequency,
+    'node-status-update-frequency',
+    raw.nodeStatusUpdateFrequency,
+    'nodeStatusUpdateFrequency',
+    DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
+  );
+  const runtimeRequestTimeoutMs = duration(
+    flags.runtimeRequestTimeout,
+    'runtime-request-timeout',
+    raw.runtimeRequestTimeout,
+    'runtimeRequestTimeout',
+    DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
+  );
+  const runOnceTimeoutMs = duration(
+    flags.runOnceTimeout,
+    'runonce-timeout',
+    undefined,
+    'runOnceTimeout',
+    DEFAULT_RUN_ONCE_TIMEOUT_MS,
+  );
+
+  // maxPods: int32, zero in the file means the default; must not be negative.
+  const maxPods = choose(flags.maxPods, 'max-pods', raw.maxPods, 'maxPods', DEFAULT_MAX_PODS, zeroNumber);
+  if (maxPods.value < 0) errors.push(`${maxPods.label}: ${maxPods.value} must not be a negative number`);
+
+  // healthzPort is a pointer upstream: an explicit 0 in the file disables the endpoint.
+  const healthzPort = choose(
+    flags.healthzPort,
+    'healthz-port',
+    raw.healthzPort,
+    'healthzPort',
+    DEFAULT_HEALTHZ_PORT,
+    never,
+  );
+  checkPort(healthzPort, true, errors);
+  const port = choose(flags.port, 'port', raw.port, 'port', DEFAULT_PORT, zeroNumber);
+  checkPort(port, false, errors);
+  const readOnlyPort = choose(
+    flags.readOnlyPort,
+    'read-only-port',
+    raw.readOnlyPort,
+    'readOnlyPort',
+    DEFAULT_READ_ONLY_PORT,
+    never,
+  );
+  checkPort(readOnlyPort, true, errors);
+
+  const healthzBindAddress = choose(
+    flags.healthzBindAddress,
+    'healthz-bind-address',
+    raw.healthzBindAddress,
+    'healthzBindAddress',
+    DEFAULT_HEALTHZ_BIND_ADDRESS,
+    emptyString,
+  );
+  checkIP(healthzBindAddress, errors);
+  const address = choose(flags.address, 'address', raw.address, 'address', DEFAULT_ADDRESS, emptyString);
+  checkIP(address, errors);
+
+  const endpoint = choose(
+    flags.containerRuntimeEndpoint,
+    'container-runtime-endpoint',
+    raw.containerRuntimeEndpoint,
+    'containerRuntimeEndpoint',
+    DEFAULT_CONTAINER_RUNTIME_ENDPOINT,
+    emptyString,
+  );
+  const containerRuntimeEndpoint = normalizeRuntimeEndpoint(endpoint, errors, warnings);
+
+  const podLogsDir = raw.podLogsDir ? raw.podLogsDir : DEFAULT_POD_LOGS_DIR;
+  checkPodLogsDir(podLogsDir, errors);
+
+  const staticPodPath = choose(
+    flags.staticPodPath,
+    'pod-manifest-path',
+    raw.staticPodPath,
+    'staticPodPath',
+    '',
+    never,
+  );
+  const staticPodURL = choose(
+    flags.staticPodURL,
+    'manifest-url',
+    raw.staticPodURL,
+    'staticPodURL',
+    '',
+    never,
+  );
+  if (staticPodURL.value !== '') checkURL(staticPodURL, errors);
+  const headers = choose(
+    flags.staticPodURLHeader,
+    'manifest-url-header',
+    raw.staticPodURLHeader,
+    'staticPodURLHeader',
+    {},
+    never,
+  );
+  checkHeaders(headers, errors);
+
+  const cwd = options.cwd ?? process.cwd();
+  let rootDir = DEFAULT_ROOT_DIR;
+  if (flags.rootDir !== undefined) {
+    if (flags.rootDir.trim() === '') errors.push('--root-dir: must not be empty');
+    else rootDir = path.resolve(cwd, flags.rootDir);
+  }
+
+  // nodeutil.GetHostname: the override if given, else the hostname; trimmed, lowercased, non-empty.
+  const hostnameOverride = flags.hostnameOverride;
+  const nameSource =
+    hostnameOverride !== undefined && hostnameOverride !== '' ? '--hostname-override' : 'hostname';
+  const rawName = nameSource === 'hostname' ? (options.hostname ?? osHostname)() : (hostnameOverride ?? '');
+  const nodeName = rawName.trim().toLowerCase();
+  if (nodeName === '') {
+    errors.push(`${nameSource}: empty node name is invalid`);
+  } else if (!isDNS1123Subdomain(nodeName)) {
+    warnings.push(
+      `node name ${JSON.stringify(nodeName)} (from ${nameSource}) is not a valid DNS-1123 subdomain; ` +
+        'the API server will reject its Node and mirror pods',
+    );
+  }
+
+  if (flags.nodeIP !== undefined) checkNodeIP(flags.nodeIP, errors);
+
+  const verbosity = flags.verbosity ?? raw.logging?.verbosity ?? 0;
+  const verbosityLabel = flags.verbosity !== undefined ? '--v' : 'logging.verbosity';
+  if (!Number.isInteger(verbosity) || verbosity < 0) {
+    errors.push(`${verbosityLabel}: ${verbosity} must be a non-negative integer`);
+  }
+  const formatValue = flags.logFormat ?? (raw.logging?.format || DEFAULT_LOG_FORMAT);
+  const formatLabel = flags.logFormat !== undefined ? '--logging-format' : 'logging.format';
+  let logFormat: LogFormat = DEFAULT_LOG_FORMAT;
+  if (formatValue === 'json' || formatValue === 'text') logFormat = formatValue;
+  else errors.push(`${formatLabel}: ${JSON.stringify(formatValue)} is not supported (want "json" or "text")`);
+
+  if (flags.kubeconfig !== undefined && flags.kubeconfig.trim() === '') {
+    errors.push('--kubeconfig: must not be empty when given');
+  }
+
+  if (errors.length > 0) {
+    const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
+    throw new KubeletError('InvalidArgument', op, errors.join('; '));
+  }
+
+  const config: KubeletConfig = withoutUndefined({
+    configFile: file?.path,
+    staticPodPath: staticPodPath.value || undefined,
+    staticPodURL: staticPodURL.value || undefined,
+    staticPodURLHeader: headers.value,
+    fileCheckFrequencyMs,
+    httpCheckFrequencyMs,
+    syncFrequencyMs,
+    maxPods: maxPods.value,
+    healthzPort: healthzPort.value,
+    healthzBindAddress: healthzBindAddress.value,
+    containerRuntimeEndpoint,
+    runtimeRequestTimeoutMs,
+    nodeStatusUpdateFrequencyMs,
+    podLogsDir,
+    address: address.value,
+    port: port.value,
+    readOnlyPort: readOnlyPort.value,
+    rootDir,
+    hostnameOverride: hostnameOverride?.trim() || undefined,
+    nodeName,
+    nodeIP: flags.nodeIP,
+    runOnce: flags.runOnce ?? raw.runOnce ?? false,
+    runOnceTimeoutMs,
+    verbosity,
+    logFormat,
+    kubeconfig: flags.kubeconfig,
+  });
+  return { config: deepFreeze(structuredClone(config)), warnings };
+}
+
+/**
+ * Only unix sockets are supported (as upstream on Linux). A bare absolute path is accepted and
+ * rewritten to `unix://<path>` with a warning, as upstream's fallback-protocol parsing does.
+ */
+function normalizeRuntimeEndpoint(
+  chosen: { value: string; label: string },
+  errors: string[],
+  warnings: string[],
+): string {
+  const { value, label } = chosen;
+  if (value === '') {
+    errors.push(`${label}: must not be empty`);
+    return value;
+  }
+  if (value.startsWith('unix://')) {
+    const socketPath = value.slice('unix://'.length);
+    if (!path.isAbsolute(socketPath)) {
+      errors.push(
+        `${label}: ${JSON.stringify(value)} must name an absolute socket path, e.g. unix:///run/x.sock`,
+      );
+    }
+    return value;
+  }
+  if (path.isAbsolute(value)) {
+    const normalized = `unix://${value}`;
+    warnings.push(
+      `${label}: ${JSON.stringify(value)} has no scheme (deprecated upstream); using "${normalized}"`,
+    );
+    return normalized;
+  }
+  errors.push(`${label}: ${JSON.stringify(value)} is not supported; use unix:///absolute/path/to/socket`);
+  return value;
+}
+
+function checkPort(chosen: { value: number; label: string }, zeroAllowed: boolean, errors: string[]): void {
+  const { value, label } = chosen;
+  if (zeroAllowed && value === 0) return;
+  if (!Number.isInteger(value) || value < 1 || value > 65535) {
+    errors.push(
+      `${label}: ${value} must be between ${zeroAllowed ? '0 (disabled)' : '1'} and 65535, inclusive`,
+    );
+  }
+}
+
+function checkIP(chosen: { value: string; label: string }, errors: string[]): void {
+  if (isIP(chosen.value) === 0)
+    errors.push(`${chosen.label}: ${JSON.stringify(chosen.value)} is not a valid IP address`);
+}
+
+/** One IP, or a dual-stack pair (one IPv4, one IPv6), comma-separated (upstream --node-ip). */
+function checkNodeIP(value: string, errors: string[]): void {
+  const parts = value.split(',').map((p) => p.trim());
+  const families = parts.map((p) => isIP(p));
+  if (parts.length > 2 || families.some((f) => f === 0)) {
+    errors.push(
+      `--node-ip: ${JSON.stringify(value)} must be an IP address or a comma-separated IPv4/IPv6 pair`,
+    );
+  } else if (parts.length === 2 && families[0] === families[1]) {
+    errors.push(`--node-ip: ${JSON.stringify(value)}: a dual-stack pair needs one IPv4 and one IPv6 address`);
+  }
+}
+
+function checkURL(chosen: { value: string; label: string }, errors: string[]): void {
+  let url: URL;
+  try {
+    url = new URL(chosen.value);
+  } catch {
+    errors.push(`${chosen.label}: ${JSON.stringify(chosen.value)} is not a valid URL`);
+    return;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    errors.push(`${chosen.label}: ${JSON.stringify(chosen.value)} must be an http or https URL`);
+  }
+}
+
+/** RFC 9110 token characters for header names; values must not carry line breaks or NUL. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_HEADER_VALUE = /[\r\n\0]/;
+
+function checkHeaders(chosen: { value: Record<string, string[]>; label: string }, errors: string[]): void {
+  for (const [name, values] of Object.entries(chosen.value)) {
+    if (!HEADER_NAME.test(name))
+      errors.push(`${chosen.label}: ${JSON.stringify(name)} is not a valid HTTP header name`);
+    if (!Array.isArray(values) || !values.every((v) => typeof v === 'string')) {
+      errors.push(`${chosen.label}: values of ${JSON.stringify(name)} must be a list of strings`);
+    } else if (values.some((v) => BAD_HEADER_VALUE.test(v))) {
+      errors.push(`${chosen.label}: a value of ${JSON.stringify(name)} contains a line break or NUL`);
+    }
+  }
+}
+
+/** Upstream: podLogsDir must be absolute, normalized (filepath.Clean) and ASCII-only. */
+function checkPodLogsDir(dir: string, errors: string[]): void {
+  if (!path.isAbsolute(dir)) errors.push(`podLogsDir: ${JSON.stringify(dir)} must be an absolute path`);
+  else if (cleanPath(dir) !== dir) errors.push(`podLogsDir: ${JSON.stringify(dir)} must be normalized`);
+  // eslint-disable-next-line no-control-regex
+  if (!/^[\x00-\x7f]*$/.test(dir))
+    errors.push(`podLogsDir: ${JSON.stringify(dir)} must contain ASCII characters only`);
+}
+
+/** Go's filepath.Clean for absolute POSIX paths: normalized, no trailing slash except the root. */
+function cleanPath(p: string): string {
+  const n = path.posix.normalize(p);
+  return n.length > 1 && n.endsWith('/') ? n.slice(0, -1) : n;
+}
+
+function isDNS1123Subdomain(name: string): boolean {
+  return (
+    name.length <= 253 &&
+    name.split('.').every((label) => /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(label) && label.length <= 63)
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'list';
+  if (typeof v === 'object') return 'map';
+  if (typeof v === 'number' && !Number.isInteger(v)) return 'number';
+  return typeof v;
+}
+
+function preview(v: unknown): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 40 ? `${s.slice(0, 37)}...` : s;
+}
+
+function withoutUndefined<T extends object>(obj: T): T {
+  for (const key of Object.keys(obj) as (keyof T)[]) {
+    if (obj[key] === undefined) delete obj[key];
+  }
+  return obj;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,464 @@
+import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Pod, PodStatus } from '../api/types.ts';
+import { podFullName } from '../api/types.ts';
+import type { EventRecorder } from '../api/events.ts';
+import type { Logger } from '../util/logger.ts';
+import { AsyncQueue } from '../util/async-queue.ts';
+import { createBackoff, type Backoff } from '../util/backoff.ts';
+import { describeError } from '../util/errors.ts';
+import { sleep } from '../util/abort.ts';
+import {
+  HOUSEKEEPING_PERIOD_MS,
+  POD_WORKER_RESYNC_AFTER_ERROR_MS,
+  SYNC_LOOP_TICK_MS,
+} from '../config/defaults.ts';
+import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
+import { createImageManager } from '../runtime/image-manager.ts';
+import { createRuntimeManager, type RuntimeManager } from '../runtime/runtime-manager.ts';
+import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import { readHostDNS } from '../runtime/sandbox-config.ts';
+import { createPleg, type Pleg, type PodLifecycleEvent } from '../pleg/pleg.ts';
+import { computePodStatus, isTerminalPhase, type WaitingReason } from '../status/pod-status.ts';
+import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
+import { createPodConfig, type PodConfig, type PodSource, type PodSourceName, type PodUpdate } from '../podsource/index.ts';
+import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
+import { createWorkQueue, type WorkQueue } from './work-queue.ts';
+import { maxPodsAdmitHandler, runAdmitHandlers, type PodAdmitHandler } from './admission.ts';
+
+/** The settings the kubelet core needs (compiled from KubeletConfiguration + flags by the CLI). */
+export interface KubeletOptions {
+  nodeName: string;
+  nodeIP: string | undefined;
+  rootDir: string;
+  podLogsDir: string;
+  maxPods: number;
+  syncFrequencyMs: number;
+  resolvConf?: string;
+}
+
+/** Everything from outside the kubelet, in one object that tests replace (upstream Dependencies). */
+export interface KubeletDependencies {
+  runtimeService: RuntimeService;
+  imageService: ImageService;
+  /** Pod sources; their names are the sources the kubelet waits for before cleaning up orphans. */
+  sources: PodSource[];
+  recorder: EventRecorder;
+  logger: Logger;
+  now?: () => number;
+}
+
+/** One item of the sync loop's queue: the only way anything reaches kubelet state. */
+export type LoopEvent =
+  | { kind: 'config'; update: PodUpdate }
+  | { kind: 'pleg'; event: PodLifecycleEvent }
+  | { kind: 'tick' }
+  | { kind: 'housekeeping' };
+
+export interface PodView {
+  pod: Pod;
+  status: PodStatus | undefined;
+}
+
+export interface Kubelet {
+  /** Starts sources, PLEG and the sync loop; resolves when `stop` has finished. */
+  run(): Promise<void>;
+  stop(): Promise<void>;
+  /** The pods the kubelet manages, with their latest computed status (for /pods). */
+  pods(): PodView[];
+  healthz(): { ok: boolean; message: string };
+  /** Resolves once every configured source has delivered its first snapshot. */
+  sourcesReady(): boolean;
+  /** Internals for run-once mode and tests. */
+  readonly runtime: RuntimeManager;
+  readonly podConfig: PodConfig;
+  readonly pleg: Pleg;
+  readonly statusManager: StatusManager;
+  readonly workers: PodWorkers;
+  computeStatus(pod: Pod, rs: RuntimePodStatus): PodStatus;
+}
+
+/** Loop queue capacity (upstream plegChannelCapacity is 1000; config updates share it here). */
+const LOOP_QUEUE_CAPACITY = 4096;
+/** Jitter on periodic resyncs so pods started together don't resync together (upstream 0.5). */
+const RESYNC_JITTER = 0.5;
+
+/**
+ * Wires the managers; starts nothing (upstream NewMainKubelet). `run()` starts.
+ */
+export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): Kubelet {
+  const now = deps.now ?? Date.now;
+  const log = deps.logger;
+  const backoff: Backoff = createBackoff();
+  const backoffFile = join(opts.rootDir, 'tskubelet', 'container-backoff.json');
+  const images = createImageManager({ images: deps.imageService, recorder: deps.recorder, now });
+  const runtime = createRuntimeManager({
+    runtime: deps.runtimeService,
+    images,
+    recorder: deps.recorder,
+    logger: log,
+    backoff,
+    podLogsDir: opts.podLogsDir,
+    hostDNS: () => readHostDNS(opts.resolvConf ?? '/etc/resolv.conf'),
+    now,
+  });
+  const pleg = createPleg({ runtime, logger: log, now });
+  const statusManager = createStatusManager();
+  const workQueue: WorkQueue = createWorkQueue(now);
+  const admitHandlers: PodAdmitHandler[] = [maxPodsAdmitHandler(opts.maxPods)];
+  const queue = new AsyncQueue<LoopEvent>(LOOP_QUEUE_CAPACITY);
+  const expectedSources = new Set<PodSourceName>(deps.sources.map((s) => s.name));
+
+  /** Desired pods by UID: what the sources say should run (upstream pod manager). */
+  const desired = new Map<string, Pod>();
+  /** Pods refused at admission; never started, reported Failed. */
+  const rejected = new Set<string>();
+  /** Why containers are waiting after the last sync, per pod (upstream ReasonCache). */
+  const waitingReasons = new Map<string, Map<string, WaitingReason>>();
+  /** When each pod's last sync finished; a cached runtime status newer than this is fresh enough. */
+  const lastSyncEnd = new Map<string, number>();
+  let lastLoopActivity = now();
+  let droppedEvents = 0;
+  let stopping: Promise<void> | undefined;
+  const timers: NodeJS.Timeout[] = [];
+
+  const podConfig = createPodConfig({
+    sources: deps.sources,
+    logger: log,
+    onUpdate: (update) => {
+      if (!queue.push({ kind: 'config', update })) {
+        // Never drop a config update: the loop is far behind; log loudly and retry shortly.
+        log.error('sync loop queue full; config update delayed', { source: update.source, op: update.op });
+        setTimeout(() => queue.push({ kind: 'config', update }), 100);
+      }
+    },
+  });
+
+  function podLog(pod: Pod): Logger {
+    return log.child({ pod: podFullName(pod), podUID: pod.metadata.uid });
+  }
+
+  function computeStatus(pod: Pod, rs: RuntimePodStatus): PodStatus {
+    return computePodStatus({
+      pod,
+      runtime: rs,
+      previous: statusManager.get(pod.metadata.uid ?? ''),
+      waiting: waitingReasons.get(pod.metadata.uid ?? '') ?? new Map(),
+      hostIP: opts.nodeIP,
+      now,
+    });
+  }
+
+  async function runtimeStatusFor(uid: string, name: string, namespace: string, signal: AbortSignal) {
+    const cached = pleg.cache.get(uid);
+    const since = lastSyncEnd.get(uid);
+    if (cached && since !== undefined && cached.timestamp > since) return cached;
+    const fresh = await runtime.getPodStatus(uid, name, namespace, signal);
+    pleg.cache.set(uid, fresh);
+    return fresh;
+  }
+
+  function requeue(uid: string, delayMs: number): void {
+    workQueue.enqueue(uid, delayMs);
+  }
+
+  function jittered(ms: number): number {
+    return ms + Math.random() * ms * RESYNC_JITTER;
+  }
+
+  // ---- pod worker handlers (upstream SyncHandler) ----
+
+  async function syncPod(pod: Pod, signal: AbortSignal): Promise<SyncOutcome> {
+    const uid = pod.metadata.uid ?? '';
+    const plog = podLog(pod);
+    let rs = await runtimeStatusFor(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '', signal);
+    let status = computeStatus(pod, rs);
+    statusManager.set(uid, status);
+    if (isTerminalPhase(status.phase)) return { terminal: true };
+
+    await mkdir(join(opts.rootDir, 'pods', uid, 'volumes'), { recursive: true });
+    const result = await runtime.syncPod(pod, rs, signal);
+    const reasons = waitingReasons.get(uid) ?? new Map<string, WaitingReason>();
+    for (const name of result.started) reasons.delete(name);
+    for (const [name, f] of result.startFailures) reasons.set(name, f);
+    waitingReasons.set(uid, reasons);
+    if (result.started.length > 0 || result.startFailures.size > 0 || result.sandboxError !== undefined) {
+      rs = await runtime.getPodStatus(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '', signal);
+      pleg.cache.set(uid, rs);
+      status = computeStatus(pod, rs);
+      statusManager.set(uid, status);
+    }
+    lastSyncEnd.set(uid, now());
+    if (result.sandboxError !== undefined) {
+      requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
+    } else if (result.retryAfterMs !== undefined) {
+      requeue(uid, result.retryAfterMs);
+    } else if (result.startFailures.size > 0) {
+      requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
+    } else {
+      requeue(uid, jittered(opts.syncFrequencyMs));
+    }
+    if (result.started.length > 0) plog.info('pod synced', { started: result.started, phase: status.phase });
+    return { terminal: isTerminalPhase(status.phase) };
+  }
+
+  async function syncTerminatingPod(
+    uid: string,
+    pod: Pod | undefined,
+    gracePeriodOverride: number | undefined,
+    identity: { name: string; namespace: string },
+    signal: AbortSignal,
+  ): Promise<void> {
+    const rs = await runtime.getPodStatus(uid, identity.name, identity.namespace, signal);
+    await runtime.killPod(pod, rs, gracePeriodOverride, signal);
+    const after = await runtime.getPodStatus(uid, identity.name, identity.namespace, signal);
+    pleg.cache.set(uid, after);
+    if (pod && desired.has(uid)) statusManager.set(uid, computeStatus(pod, after));
+    workQueue.remove(uid);
+    log.info('pod terminated', { pod: `${identity.namespace}/${identity.name}`, podUID: uid });
+  }
+
+  async function syncTerminatedPod(uid: string, pod: Pod | undefined, signal: AbortSignal): Promise<void> {
+    if (desired.has(uid)) return; // a finished pod still in its source keeps its containers for logs
+    const rs = await runtime.getPodStatus(uid, pod?.metadata.name ?? '', pod?.metadata.namespace ?? '', signal);
+    await runtime.removePod(rs, signal);
+    pleg.cache.delete(uid);
+    statusManager.delete(uid);
+    waitingReasons.delete(uid);
+    lastSyncEnd.delete(uid);
+    for (const k of [...backoff.entries().keys()]) if (k.includes(`_${uid}_`)) backoff.reset(k);
+  }
+
+  const workers = createPodWorkers(
+    {
+      syncPod,
+      syncTerminatingPod,
+      syncTerminatedPod,
+      onSyncError: (uid) => requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS)),
+    },
+    log,
+  );
+
+  // ---- the sync loop: dispatch only ----
+
+  function activePods(): Pod[] {
+    const out: Pod[] = [];
+    for (const [uid, p] of desired) {
+      if (rejected.has(uid)) continue;
+      const ph = workers.phase(uid);
+      if (ph === 'terminated') continue;
+      if (isTerminalPhase(statusManager.get(uid)?.phase)) continue;
+      out.push(p);
+    }
+    return out;
+  }
+
+  function handleAdd(pods: Pod[]): void {
+    // Upstream sorts additions by creation time so admission is first-come first-served.
+    const sorted = [...pods].sort((a, b) =>
+      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''),
+    );
+    for (const pod of sorted) {
+      const uid = pod.metadata.uid ?? '';
+      const active = activePods();
+      desired.set(uid, pod);
+      if (workers.phase(uid) === 'terminated') continue;
+      const verdict = runAdmitHandlers(admitHandlers, pod, active);
+      if (!verdict.admit) {
+        rejected.add(uid);
+        const message = verdict.message ?? 'rejected';
+        deps.recorder.event(pod, 'Warning', verdict.reason ?? 'Rejected', message);
+        statusManager.set(uid, { phase: 'Failed', reason: verdict.reason ?? 'Rejected', message });
+        podLog(pod).warn('pod rejected at admission', { reason: verdict.reason, message });
+        continue;
+      }
+      workers.update({ type: 'sync', pod });
+    }
+  }
+
+  function handleConfig(update: PodUpdate): void {
+    switch (update.op) {
+      case 'ADD':
+        handleAdd(update.pods);
+        return;
+      case 'UPDATE':
+        for (const pod of update.pods) {
+          const uid = pod.metadata.uid ?? '';
+          desired.set(uid, pod);
+          if (!rejected.has(uid)) workers.update({ type: 'sync', pod });
+        }
+        return;
+      case 'DELETE':
+        for (const pod of update.pods) {
+          const uid = pod.metadata.uid ?? '';
+          desired.set(uid, pod);
+          workers.update({ type: 'kill', uid, pod, gracePeriodOverride: pod.metadata.deletionGracePeriodSeconds });
+        }
+        return;
+      case 'REMOVE':
+        for (const pod of update.pods) {
+          const uid = pod.metadata.uid ?? '';
+          desired.delete(uid);
+          rejected.delete(uid);
+          if (workers.phase(uid) === undefined) statusManager.delete(uid);
+          else workers.update({ type: 'kill', uid, pod });
+        }
+        return;
+      case 'RECONCILE':
+        for (const pod of update.pods) desired.set(pod.metadata.uid ?? '', pod);
+        return;
+      case 'SET':
+        log.error('unexpected SET update reached the sync loop', { source: update.source });
+        return;
+    }
+  }
+
+  function handlePleg(e: PodLifecycleEvent): void {
+    const pod = desired.get(e.uid);
+    if (!pod || rejected.has(e.uid)) return; // orphans are handled by housekeeping
+    workers.update({ type: 'sync', pod });
+  }
+
+  function handleTick(): void {
+    for (const uid of workQueue.takeDue(now())) {
+      const pod = desired.get(uid);
+      if (pod && !rejected.has(uid)) workers.update({ type: 'sync', pod });
+    }
+  }
+
+  function handleHousekeeping(): void {
+    if (!podConfig.seenAllSources(expectedSources)) return;
+    for (const uid of workers.uids()) {
+      if (desired.has(uid)) continue;
+      const phase = workers.phase(uid);
+      if (phase === 'syncing') workers.update({ type: 'kill', uid, pod: undefined });
+      else if (phase === 'terminated') workers.forget(uid);
+    }
+    for (const p of pleg.runtimePods() ?? []) {
+      if (desired.has(p.uid) || workers.phase(p.uid) !== undefined) continue;
+      const live = p.sandboxes.length > 0 || p.containers.length > 0;
+      if (!live) continue;
+      log.info('cleaning up pod no source claims', { pod: `${p.namespace}/${p.name}`, podUID: p.uid });
+      workers.update({ type: 'kill', uid: p.uid, pod: undefined, name: p.name, namespace: p.namespace });
+    }
+    backoff.gc(now());
+    void saveBackoff();
+  }
+
+  let lastSavedBackoff = '';
+  async function saveBackoff(): Promise<void> {
+    const data = JSON.stringify(Object.fromEntries(backoff.entries()));
+    if (data === lastSavedBackoff) return;
+    lastSavedBackoff = data;
+    try {
+      await mkdir(join(opts.rootDir, 'tskubelet'), { recursive: true });
+      await writeFile(`${backoffFile}.tmp`, data);
+      await rename(`${backoffFile}.tmp`, backoffFile);
+    } catch (err) {
+      log.warn('failed to save container back-off state', { file: backoffFile, err: describeError(err) });
+    }
+  }
+
+  async function loadBackoff(): Promise<void> {
+    let text: string;
+    try {
+      text = await readFile(backoffFile, 'utf8');
+    } catch {
+      return; // first start: nothing saved
+    }
+    try {
+      const data = JSON.parse(text) as Record<string, { delayMs: number; lastUpdateMs: number }>;
+      for (const [k, v] of Object.entries(data)) backoff.restore(k, v.delayMs, v.lastUpdateMs);
+      lastSavedBackoff = text;
+    } catch (err) {
+      log.warn('ignoring unreadable back-off state', { file: backoffFile, err: describeError(err) });
+    }
+  }
+
+  async function loop(): Promise<void> {
+    for await (const ev of queue) {
+      lastLoopActivity = now();
+      try {
+        switch (ev.kind) {
+          case 'config':
+            handleConfig(ev.update);
+            break;
+          case 'pleg':
+            handlePleg(ev.event);
+            break;
+          case 'tick':
+            handleTick();
+            break;
+          case 'housekeeping':
+            handleHousekeeping();
+            break;
+        }
+      } catch (err) {
+        log.error('sync loop handler failed', { event: ev.kind, err: describeError(err) });
+      }
+    }
+  }
+
+  let loopDone: Promise<void> | undefined;
+
+  const kubelet: Kubelet = {
+    runtime,
+    podConfig,
+    pleg,
+    statusManager,
+    workers,
+    computeStatus,
+    async run() {
+      log.info('starting tskubelet', { nodeName: opts.nodeName, nodeIP: opts.nodeIP });
+      await mkdir(join(opts.rootDir, 'pods'), { recursive: true });
+      await mkdir(opts.podLogsDir, { recursive: true });
+      await loadBackoff();
+      loopDone = loop();
+      pleg.start((event) => {
+        if (!queue.push({ kind: 'pleg', event })) {
+          droppedEvents++;
+          log.error('sync loop queue full; dropped a PLEG event (the next relist catches up)', { dropped: droppedEvents });
+        }
+      });
+      podConfig.start();
+      timers.push(setInterval(() => queue.push({ kind: 'tick' }), SYNC_LOOP_TICK_MS));
+      timers.push(setInterval(() => queue.push({ kind: 'housekeeping' }), HOUSEKEEPING_PERIOD_MS));
+      await loopDone;
+    },
+    stop() {
+      stopping ??= (async () => {
+        for (const t of timers) clearInterval(t);
+        await podConfig.stop();
+        await pleg.stop();
+        await workers.stop();
+        await saveBackoff();
+        queue.close();
+        await loopDone;
+        log.info('tskubelet stopped');
+      })();
+      return stopping;
+    },
+    pods() {
+      return [...desired.values()].map((pod) => ({ pod, status: statusManager.get(pod.metadata.uid ?? '') }));
+    },
+    healthz() {
+      const p = pleg.healthy();
+      if (!p.ok) return p;
+      const idle = now() - lastLoopActivity;
+      if (loopDone && idle > 3 * 60_000) return { ok: false, message: `sync loop stalled for ${Math.round(idle / 1000)}s` };
+      return { ok: true, message: 'ok' };
+    },
+    sourcesReady: () => podConfig.seenAllSources(expectedSources),
+  };
+  return kubelet;
+}
+
+/** Waits until `check` is true, polling; for run-once and tests. */
+export async function waitFor(check: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await sleep(50, signal);
+  }
+  return true;
+}

@@ -1,0 +1,199 @@
+import type { Pod } from '../api/types.ts';
+import { podFullName } from '../api/types.ts';
+import type { Logger } from '../util/logger.ts';
+import { describeError, isCanceled } from '../util/errors.ts';
+
+/** What the sync loop asks of a pod's worker (upstream UpdatePodOptions). */
+export type PodWork =
+  | { type: 'sync'; pod: Pod }
+  /** Stop the pod: graceful kill, then cleanup. `pod` is absent for orphans found in the runtime. */
+  | { type: 'kill'; uid: string; pod: Pod | undefined; gracePeriodOverride?: number; name?: string; namespace?: string };
+
+/** A worker's lifecycle; it only ever moves forward. */
+export type WorkerPhase =
+  | { phase: 'syncing' }
+  | { phase: 'terminating'; gracePeriodOverride: number | undefined }
+  | { phase: 'terminated' };
+
+export interface SyncOutcome {
+  /** The pod reached Succeeded/Failed: stop it and never restart it. */
+  terminal: boolean;
+}
+
+/** The kubelet's handlers the workers call (upstream syncPod / syncTerminatingPod / syncTerminatedPod). */
+export interface PodSyncHandlers {
+  syncPod(pod: Pod, signal: AbortSignal): Promise<SyncOutcome>;
+  syncTerminatingPod(
+    uid: string,
+    pod: Pod | undefined,
+    gracePeriodOverride: number | undefined,
+    identity: { name: string; namespace: string },
+    signal: AbortSignal,
+  ): Promise<void>;
+  syncTerminatedPod(uid: string, pod: Pod | undefined, signal: AbortSignal): Promise<void>;
+  /** A sync failed or did not finish its work: try again later (bounded by back-off). */
+  onSyncError(uid: string, err: unknown): void;
+}
+
+export interface PodWorkers {
+  /** Hands work to the pod's worker; the newest pending work replaces an older pending one. */
+  update(work: PodWork): void;
+  phase(uid: string): WorkerPhase['phase'] | undefined;
+  /** UIDs with a worker (any phase). */
+  uids(): string[];
+  /** Drops a terminated worker's record (after its pod left every source). */
+  forget(uid: string): void;
+  /** Resolves when no worker has work in flight or pending; for tests and run-once. */
+  idle(): Promise<void>;
+  /** Aborts syncs in flight and waits for every worker to stop. New work is refused. */
+  stop(): Promise<void>;
+}
+
+interface WorkerRecord {
+  uid: string;
+  pod: Pod | undefined;
+  identity: { name: string; namespace: string };
+  state: WorkerPhase;
+  pending: PodWork | undefined;
+  /** The running loop, if any. */
+  loop: Promise<void> | undefined;
+  /** Aborts the sync in flight (not a termination: killing is never interrupted). */
+  abort: AbortController | undefined;
+}
+
+/**
+ * One serialized worker per pod UID (upstream podWorkers): at most one sync of a pod runs at a time,
+ * a newer update supersedes a pending one, a kill aborts a sync in flight, and the phases
+ * syncing → terminating → terminated only move forward: a terminated UID is never started again.
+ */
+export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): PodWorkers {
+  const workers = new Map<string, WorkerRecord>();
+  let stopped = false;
+  const idleWaiters: (() => void)[] = [];
+
+  function logFor(rec: WorkerRecord): Logger {
+    return logger.child({ pod: `${rec.identity.namespace}/${rec.identity.name}`, podUID: rec.uid });
+  }
+
+  function notifyIdle(): void {
+    for (const w of workers.values()) if (w.loop) return;
+    for (const r of idleWaiters.splice(0)) r();
+  }
+
+  async function runLoop(rec: WorkerRecord): Promise<void> {
+    const log = logFor(rec);
+    while (rec.pending && !stopped) {
+      const work = rec.pending;
+      rec.pending = undefined;
+      const ctrl = new AbortController();
+      rec.abort = ctrl;
+      try {
+        switch (rec.state.phase) {
+          case 'syncing': {
+            if (work.type !== 'sync') break; // a kill already moved the state on
+            const outcome = await handlers.syncPod(work.pod, ctrl.signal);
+            if (outcome.terminal && rec.state.phase === 'syncing') {
+              log.info('pod reached a terminal phase; stopping it');
+              rec.state = { phase: 'terminating', gracePeriodOverride: undefined };
+              rec.pending ??= { type: 'kill', uid: rec.uid, pod: rec.pod };
+            }
+            break;
+          }
+          case 'terminating': {
+            const grace = rec.state.gracePeriodOverride;
+            await handlers.syncTerminatingPod(rec.uid, rec.pod, grace, rec.identity, ctrl.signal);
+            rec.state = { phase: 'terminated' };
+            rec.pending = { type: 'kill', uid: rec.uid, pod: rec.pod };
+            break;
+          }
+          case 'terminated':
+            await handlers.syncTerminatedPod(rec.uid, rec.pod, ctrl.signal);
+            break;
+        }
+      } catch (err) {
+        if (isCanceled(err) && (stopped || rec.state.phase !== 'syncing')) {
+          log.debug('sync aborted', { reason: describeError(err) });
+        } else {
+          log.error('pod sync failed', { phase: rec.state.phase, err: describeError(err) });
+          handlers.onSyncError(rec.uid, err);
+        }
+      } finally {
+        rec.abort = undefined;
+      }
+    }
+    rec.loop = undefined;
+    notifyIdle();
+  }
+
+  return {
+    update(work) {
+      if (stopped) return;
+      const uid = work.type === 'sync' ? (work.pod.metadata.uid ?? '') : work.uid;
+      let rec = workers.get(uid);
+      if (!rec) {
+        const pod = work.pod;
+        rec = {
+          uid,
+          pod,
+          identity: {
+            name: pod?.metadata.name ?? (work.type === 'kill' ? (work.name ?? '') : ''),
+            namespace: pod?.metadata.namespace ?? (work.type === 'kill' ? (work.namespace ?? '') : ''),
+          },
+          state: { phase: 'syncing' },
+          pending: undefined,
+          loop: undefined,
+          abort: undefined,
+        };
+        workers.set(uid, rec);
+      }
+      if (work.pod) rec.pod = work.pod;
+      switch (rec.state.phase) {
+        case 'syncing':
+          if (work.type === 'kill') {
+            rec.state = { phase: 'terminating', gracePeriodOverride: work.gracePeriodOverride };
+            rec.abort?.abort(new Error('pod is being terminated'));
+          }
+          rec.pending = work;
+          break;
+        case 'terminating':
+          // A shorter grace period (e.g. a force delete) wins; syncs are ignored from now on.
+          if (work.type === 'kill' && work.gracePeriodOverride !== undefined) {
+            const cur = rec.state.gracePeriodOverride;
+            if (cur === undefined || work.gracePeriodOverride < cur) rec.state.gracePeriodOverride = work.gracePeriodOverride;
+          }
+          rec.pending ??= { type: 'kill', uid, pod: rec.pod };
+          break;
+        case 'terminated':
+          if (work.type === 'kill') rec.pending = work; // cleanup of a finished pod is still allowed
+          break;
+      }
+      if (!rec.loop && rec.pending) rec.loop = runLoop(rec);
+    },
+    phase: (uid) => workers.get(uid)?.state.phase,
+    uids: () => [...workers.keys()],
+    forget(uid) {
+      const rec = workers.get(uid);
+      if (rec && rec.state.phase === 'terminated' && !rec.loop) workers.delete(uid);
+    },
+    idle() {
+      for (const w of workers.values()) {
+        if (w.loop) return new Promise((resolve) => idleWaiters.push(resolve));
+      }
+      return Promise.resolve();
+    },
+    async stop() {
+      stopped = true;
+      const loops: Promise<void>[] = [];
+      for (const w of workers.values()) {
+        w.pending = undefined;
+        w.abort?.abort(new Error('kubelet is stopping'));
+        if (w.loop) loops.push(w.loop);
+      }
+      await Promise.all(loops);
+    },
+  };
+}
+
+export function describeWork(work: PodWork): string {
+  return work.type === 'sync' ? `sync ${podFullName(work.pod)}` : `kill ${work.uid}`;
+}

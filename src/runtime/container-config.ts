@@ -1,0 +1,150 @@
+import { totalmem } from 'node:os';
+import type { Container, Pod } from '../api/types.ts';
+import { milliCPU, parseQuantity } from '../api/quantity.ts';
+import { podQOSClass } from '../api/qos.ts';
+import { KubeletError } from '../util/errors.ts';
+import type { ContainerConfig, KeyValue, LinuxContainerResources, LinuxContainerSecurityContext } from './cri/types.ts';
+import { containerAnnotations, containerLabels } from './labels.ts';
+import { expandVars } from './expand.ts';
+import { podNamespaceOptions } from './sandbox-config.ts';
+
+// Upstream securitycontext defaults for a non-privileged container with the Default procMount.
+const DEFAULT_MASKED_PATHS = [
+  '/proc/acpi',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+];
+const DEFAULT_READONLY_PATHS = ['/proc/asound', '/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+
+const MIN_SHARES = 2;
+const SHARES_PER_CPU = 1024;
+const QUOTA_PERIOD = 100_000;
+const MIN_QUOTA_PERIOD = 1000;
+
+/** Upstream GetContainerOOMScoreAdjust by QoS class. */
+export function oomScoreAdj(pod: Pod, container: Container, memoryCapacity: number): number {
+  const qos = podQOSClass(pod);
+  if (qos === 'Guaranteed') return -997;
+  if (qos === 'BestEffort') return 1000;
+  const req = container.resources?.requests?.memory;
+  const memRequest = req ? parseQuantity(req, `${container.name}.resources.requests.memory`) : 0;
+  const adj = 1000 - Math.floor((1000 * memRequest) / memoryCapacity);
+  if (adj < 2) return 2;
+  if (adj >= 1000) return 999;
+  return adj;
+}
+
+/** Upstream generateLinuxContainerConfig resources part (cgroupfs, cpu CFS quota enabled). */
+export function containerResources(pod: Pod, container: Container, memoryCapacity: number): LinuxContainerResources {
+  const f = (k: string) => `spec.containers[${container.name}].resources.${k}`;
+  const req = container.resources?.requests ?? {};
+  const lim = container.resources?.limits ?? {};
+  const cpuReq = req.cpu !== undefined ? milliCPU(req.cpu, f('requests.cpu')) : 0;
+  const cpuLim = lim.cpu !== undefined ? milliCPU(lim.cpu, f('limits.cpu')) : 0;
+  const sharesFrom = cpuReq === 0 && cpuLim !== 0 ? cpuLim : cpuReq;
+  const cpuShares = Math.max(MIN_SHARES, Math.floor((sharesFrom * SHARES_PER_CPU) / 1000));
+  const r: LinuxContainerResources = {
+    cpuShares,
+    oomScoreAdj: oomScoreAdj(pod, container, memoryCapacity),
+  };
+  if (cpuLim > 0) {
+    r.cpuPeriod = QUOTA_PERIOD;
+    r.cpuQuota = Math.max(MIN_QUOTA_PERIOD, Math.floor((cpuLim * QUOTA_PERIOD) / 1000));
+  }
+  if (lim.memory !== undefined) r.memoryLimitInBytes = Math.floor(parseQuantity(lim.memory, f('limits.memory')));
+  return r;
+}
+
+function securityContext(pod: Pod, container: Container): LinuxContainerSecurityContext {
+  const psc = pod.spec.securityContext ?? {};
+  const sc = container.securityContext ?? {};
+  const runAsUser = sc.runAsUser ?? psc.runAsUser;
+  const runAsGroup = sc.runAsGroup ?? psc.runAsGroup;
+  const privileged = sc.privileged ?? false;
+  const out: LinuxContainerSecurityContext = {
+    privileged,
+    namespaceOptions: podNamespaceOptions(pod),
+    readonlyRootfs: sc.readOnlyRootFilesystem ?? false,
+    supplementalGroups: [...(psc.supplementalGroups ?? []), ...(psc.fsGroup !== undefined ? [psc.fsGroup] : [])],
+    noNewPrivs: sc.allowPrivilegeEscalation === false,
+  };
+  if (runAsUser !== undefined) out.runAsUser = { value: runAsUser };
+  if (runAsGroup !== undefined) out.runAsGroup = { value: runAsGroup };
+  if (sc.capabilities) {
+    out.capabilities = { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] };
+  }
+  if (!privileged && sc.procMount !== 'Unmasked') {
+    out.maskedPaths = DEFAULT_MASKED_PATHS;
+    out.readonlyPaths = DEFAULT_READONLY_PATHS;
+  }
+  return out;
+}
+
+/**
+ * Upstream makeEnvironmentVariables for literal values: each `value` may reference earlier variables
+ * with `$(NAME)`. Sources that need the API (configMapKeyRef, secretKeyRef, …) are not available yet
+ * and fail the container with CreateContainerConfigError rather than silently dropping the variable.
+ */
+export function containerEnv(pod: Pod, container: Container): KeyValue[] {
+  const env = new Map<string, string>();
+  for (const e of container.env ?? []) {
+    if (e.valueFrom !== undefined) {
+      throw new KubeletError(
+        'Unimplemented',
+        'make env',
+        `env ${e.name}: valueFrom is not supported yet (container ${container.name})`,
+      );
+    }
+    env.set(e.name, expandVars(e.value ?? '', (n) => env.get(n)));
+  }
+  if ((container.envFrom ?? []).length > 0) {
+    throw new KubeletError('Unimplemented', 'make env', `envFrom is not supported yet (container ${container.name})`);
+  }
+  void pod;
+  return [...env].map(([key, value]) => ({ key, value }));
+}
+
+export interface ContainerConfigOptions {
+  restartCount: number;
+  imageRef: string;
+  memoryCapacity?: number;
+}
+
+/** Upstream generateContainerConfig (without volume mounts, which come with the volume manager). */
+export function generateContainerConfig(pod: Pod, container: Container, opts: ContainerConfigOptions): ContainerConfig {
+  if ((container.volumeMounts ?? []).length > 0) {
+    throw new KubeletError(
+      'Unimplemented',
+      'make mounts',
+      `volumeMounts are not supported yet (container ${container.name})`,
+    );
+  }
+  const envs = containerEnv(pod, container);
+  const envMap = new Map(envs.map((e) => [e.key, e.value]));
+  const expand = (s: string) => expandVars(s, (n) => envMap.get(n));
+  const config: ContainerConfig = {
+    metadata: { name: container.name, attempt: opts.restartCount },
+    image: { image: opts.imageRef },
+    command: (container.command ?? []).map(expand),
+    args: (container.args ?? []).map(expand),
+    workingDir: container.workingDir ?? '',
+    envs,
+    labels: containerLabels(pod, container),
+    annotations: containerAnnotations(pod, container, opts.restartCount),
+    logPath: `${container.name}/${opts.restartCount}.log`,
+    stdin: container.stdin ?? false,
+    stdinOnce: container.stdinOnce ?? false,
+    tty: container.tty ?? false,
+    linux: {
+      resources: containerResources(pod, container, opts.memoryCapacity ?? totalmem()),
+      securityContext: securityContext(pod, container),
+    },
+  };
+  return config;
+}

@@ -1,0 +1,69 @@
+/**
+ * The runtime's view of a pod, read back from CRI (upstream kubecontainer.PodStatus): every sandbox and
+ * every container the runtime holds for one pod UID, newest first, with the kubelet's bookkeeping
+ * (hash, restart count) decoded from the CRI labels and annotations it wrote at creation.
+ */
+export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
+
+export interface RuntimeContainerStatus {
+  id: string;
+  name: string;
+  state: RuntimeContainerState;
+  /** Unix milliseconds; 0 when not applicable. */
+  createdAt: number;
+  startedAt: number;
+  finishedAt: number;
+  exitCode: number;
+  reason: string;
+  message: string;
+  image: string;
+  imageRef: string;
+  /** Container spec hash at creation (annotation io.kubernetes.container.hash). */
+  hash: string;
+  /** Restart count at creation (annotation io.kubernetes.container.restartCount). */
+  restartCount: number;
+  podSandboxId: string;
+  attempt: number;
+  terminationMessagePath: string;
+  terminationMessagePolicy: string;
+  /** Grace period the pod had at creation (annotation), used to kill orphans honestly. */
+  terminationGracePeriodSeconds: number | undefined;
+}
+
+export interface RuntimeSandboxStatus {
+  id: string;
+  ready: boolean;
+  createdAt: number;
+  attempt: number;
+  ip: string;
+  ips: string[];
+  hostNetwork: boolean;
+}
+
+export interface RuntimePodStatus {
+  uid: string;
+  name: string;
+  namespace: string;
+  /** Newest first. */
+  sandboxes: RuntimeSandboxStatus[];
+  /** Newest first. */
+  containers: RuntimeContainerStatus[];
+  /** When this status was read (ms). */
+  timestamp: number;
+}
+
+export function emptyRuntimePodStatus(uid: string, name: string, namespace: string): RuntimePodStatus {
+  return { uid, name, namespace, sandboxes: [], containers: [], timestamp: Date.now() };
+}
+
+/** The newest status of the named container, if the runtime has one. */
+export function findContainerStatus(status: RuntimePodStatus, name: string): RuntimeContainerStatus | undefined {
+  return status.containers.find((c) => c.name === name);
+}
+
+/** The pod IPs of the newest ready sandbox (empty for host-network or unready pods). */
+export function podIPs(status: RuntimePodStatus): string[] {
+  const sb = status.sandboxes[0];
+  if (!sb) return [];
+  return [sb.ip, ...sb.ips].filter((ip) => ip !== '');
+}

@@ -1,0 +1,273 @@
+import type {
+  Container,
+  ContainerState,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  PodPhase,
+  PodSpec,
+  PodStatus,
+} from '../api/types.ts';
+import { podQOSClass } from '../api/qos.ts';
+import { shouldContainerBeRestarted } from '../runtime/compute-pod-actions.ts';
+import {
+  findContainerStatus,
+  podIPs,
+  type RuntimeContainerStatus,
+  type RuntimePodStatus,
+} from '../runtime/runtime-pod.ts';
+
+/** A container that failed to start, keyed by name (upstream ReasonCache entry). */
+export interface WaitingReason {
+  reason: string;
+  message: string;
+}
+
+export interface StatusInputs {
+  pod: Pod;
+  runtime: RuntimePodStatus;
+  /** The status computed last time (keeps startTime, transition times, lastState). */
+  previous: PodStatus | undefined;
+  /** Why containers are waiting after the last sync (CrashLoopBackOff, ErrImagePull, …). */
+  waiting: ReadonlyMap<string, WaitingReason>;
+  hostIP: string | undefined;
+  now: () => number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** `containerd://<id>`, the runtime-qualified ID the API carries. */
+export function containerID(id: string): string {
+  return `containerd://${id}`;
+}
+
+function convertState(cs: RuntimeContainerStatus): ContainerState {
+  switch (cs.state) {
+    case 'running':
+      return { running: { startedAt: iso(cs.startedAt) } };
+    case 'created':
+    // A created-but-never-started container is reported as exited, as upstream does: a sync
+    // starts whatever it creates, so one left "created" failed to start.
+    // falls through
+    case 'exited': {
+      const reason = cs.reason !== '' ? cs.reason : cs.exitCode === 0 ? 'Completed' : 'Error';
+      const terminated: NonNullable<ContainerState['terminated']> = {
+        exitCode: cs.exitCode,
+        reason,
+        containerID: containerID(cs.id),
+      };
+      if (cs.message !== '') terminated.message = cs.message;
+      if (cs.startedAt > 0) terminated.startedAt = iso(cs.startedAt);
+      if (cs.finishedAt > 0) terminated.finishedAt = iso(cs.finishedAt);
+      return { terminated };
+    }
+    case 'unknown':
+      return { waiting: {} };
+  }
+}
+
+/** Upstream convertToAPIContainerStatuses for either the init or the app container list. */
+function containerStatuses(
+  inputs: StatusInputs,
+  containers: Container[],
+  previous: ContainerStatus[] | undefined,
+  isInit: boolean,
+  defaultWaitingReason: string,
+): ContainerStatus[] {
+  const { pod, runtime, waiting } = inputs;
+  const prev = new Map((previous ?? []).map((s) => [s.name, s]));
+  const statuses = new Map<string, ContainerStatus>();
+  for (const c of containers) {
+    const old = prev.get(c.name);
+    statuses.set(c.name, {
+      name: c.name,
+      image: c.image ?? '',
+      imageID: '',
+      state: { waiting: { reason: defaultWaitingReason } },
+      lastState: old?.lastState ?? {},
+      ready: false,
+      restartCount: old?.restartCount ?? 0,
+      started: false,
+    });
+  }
+  const seen = new Map<string, number>();
+  for (const cs of runtime.containers) {
+    const status = statuses.get(cs.name);
+    if (!status) continue;
+    const n = seen.get(cs.name) ?? 0;
+    if (n >= 2) continue;
+    seen.set(cs.name, n + 1);
+    if (n === 0) {
+      status.state = convertState(cs);
+      status.containerID = containerID(cs.id);
+      status.image = cs.image !== '' ? cs.image : status.image;
+      status.imageID = cs.imageRef;
+      status.restartCount = cs.restartCount;
+      status.started = cs.state === 'running';
+      status.ready = cs.state === 'running';
+      status.lastState = {};
+    } else {
+      status.lastState = convertState(cs);
+    }
+  }
+  // A container the next sync will (re)start, but could not last time, is Waiting with the reason.
+  for (const c of containers) {
+    if (isInit) {
+      const s = findContainerStatus(runtime, c.name);
+      if (s && s.state === 'exited' && s.exitCode === 0) continue;
+    }
+    if (!shouldContainerBeRestarted(c, pod, runtime)) continue;
+    const reason = waiting.get(c.name);
+    const status = statuses.get(c.name);
+    if (!reason || !status) continue;
+    if (status.state.terminated) status.lastState = status.state;
+    status.state = { waiting: { reason: reason.reason, message: reason.message } };
+  }
+  return containers.map((c) => statuses.get(c.name)!);
+}
+
+/** Upstream getPhase. */
+export function podPhase(spec: PodSpec, init: ContainerStatus[], app: ContainerStatus[]): PodPhase {
+  let pendingInit = 0;
+  let failedInit = 0;
+  for (const c of spec.initContainers ?? []) {
+    const s = init.find((x) => x.name === c.name);
+    if (!s) {
+      pendingInit++;
+      continue;
+    }
+    if (s.state.running) pendingInit++;
+    else if (s.state.terminated) {
+      if (s.state.terminated.exitCode !== 0) failedInit++;
+    } else if (s.state.waiting) {
+      if (s.lastState.terminated) {
+        if (s.lastState.terminated.exitCode !== 0) failedInit++;
+      } else pendingInit++;
+    } else pendingInit++;
+  }
+  let unknown = 0;
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  for (const c of spec.containers) {
+    const s = app.find((x) => x.name === c.name);
+    if (!s) {
+      unknown++;
+      continue;
+    }
+    if (s.state.running) running++;
+    else if (s.state.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (s.state.waiting) {
+      if (s.lastState.terminated) stopped++;
+      else waiting++;
+    } else unknown++;
+  }
+  const policy = spec.restartPolicy ?? 'Always';
+  if (failedInit > 0 && policy === 'Never') return 'Failed';
+  if (pendingInit > 0 || waiting > 0) return 'Pending';
+  if (running > 0 && unknown === 0) return 'Running';
+  if (running === 0 && stopped > 0 && unknown === 0) {
+    if (policy === 'Always') return 'Running';
+    if (stopped === succeeded) return 'Succeeded';
+    if (policy === 'Never') return 'Failed';
+    return 'Running';
+  }
+  return 'Pending';
+}
+
+function condition(
+  type: string,
+  ok: boolean,
+  previous: PodCondition[] | undefined,
+  nowIso: string,
+  reason?: string,
+  message?: string,
+): PodCondition {
+  const status = ok ? 'True' : 'False';
+  const old = previous?.find((c) => c.type === type);
+  const c: PodCondition = {
+    type,
+    status,
+    lastProbeTime: null,
+    lastTransitionTime: old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : nowIso,
+  };
+  if (!ok && reason) c.reason = reason;
+  if (!ok && message) c.message = message;
+  return c;
+}
+
+/** Upstream generateAPIPodStatus + the kubelet's status conditions, without probes (ready = running). */
+export function computePodStatus(inputs: StatusInputs): PodStatus {
+  const { pod, runtime, previous } = inputs;
+  const nowIso = iso(inputs.now());
+  const inits = pod.spec.initContainers ?? [];
+  const initDone = (s: ContainerStatus) => s.state.terminated?.exitCode === 0;
+  const initStatuses = containerStatuses(inputs, inits, previous?.initContainerStatuses, true, 'PodInitializing');
+  const allInitDone = initStatuses.every(initDone);
+  const appStatuses = containerStatuses(
+    inputs,
+    pod.spec.containers,
+    previous?.containerStatuses,
+    false,
+    inits.length > 0 && !allInitDone ? 'PodInitializing' : 'ContainerCreating',
+  );
+  let phase = podPhase(pod.spec, initStatuses, appStatuses);
+  // Never regress out of a terminal phase.
+  if (previous?.phase === 'Succeeded' || previous?.phase === 'Failed') phase = previous.phase;
+
+  const unreadyInit = initStatuses.filter((s) => !initDone(s)).map((s) => s.name);
+  const unready = appStatuses.filter((s) => !s.ready).map((s) => s.name);
+  const initialized = unreadyInit.length === 0 || phase === 'Succeeded';
+  const containersReady = unready.length === 0;
+  const notReadyMsg = `containers with unready status: [${unready.join(' ')}]`;
+  const readyReason = phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady';
+  const conditions = [
+    condition(
+      'Initialized',
+      initialized,
+      previous?.conditions,
+      nowIso,
+      'ContainersNotInitialized',
+      `containers with incomplete status: [${unreadyInit.join(' ')}]`,
+    ),
+    condition('Ready', containersReady && phase === 'Running', previous?.conditions, nowIso, readyReason, notReadyMsg),
+    condition('ContainersReady', containersReady && phase === 'Running', previous?.conditions, nowIso, readyReason, notReadyMsg),
+    condition('PodScheduled', true, previous?.conditions, nowIso),
+  ];
+  if (phase === 'Succeeded') {
+    // Upstream: a completed pod's containers are not "unready", the pod is simply done.
+    for (const c of conditions) {
+      if (c.type === 'Ready' || c.type === 'ContainersReady') {
+        c.reason = 'PodCompleted';
+        delete c.message;
+      }
+    }
+  }
+  const ips = podIPs(runtime);
+  const status: PodStatus = {
+    phase,
+    conditions,
+    startTime: previous?.startTime ?? nowIso,
+    containerStatuses: appStatuses,
+    qosClass: podQOSClass(pod),
+  };
+  if (inits.length > 0) status.initContainerStatuses = initStatuses;
+  if (inputs.hostIP) status.hostIP = inputs.hostIP;
+  const podIP = pod.spec.hostNetwork ? inputs.hostIP : ips[0];
+  if (podIP) {
+    status.podIP = podIP;
+    status.podIPs = pod.spec.hostNetwork ? [{ ip: podIP }] : ips.map((ip) => ({ ip }));
+  } else if (previous?.podIP) {
+    status.podIP = previous.podIP;
+    status.podIPs = previous.podIPs ?? [{ ip: previous.podIP }];
+  }
+  return status;
+}
+
+/** A pod is finished when its phase is terminal: the kubelet stops it and never restarts it. */
+export function isTerminalPhase(phase: PodPhase | undefined): boolean {
+  return phase === 'Succeeded' || phase === 'Failed';
+}

@@ -1,0 +1,76 @@
+/**
+ * The test bed from the command line:
+ *   node test/harness/bed.ts up       start containerd detached (idempotent), import images, print the endpoint
+ *   node test/harness/bed.ts down     stop it
+ *   node test/harness/bed.ts status   say whether it answers, and which images it has
+ *   node test/harness/bed.ts clean    stop and remove every pod sandbox in it
+ * Set TSKUBELET_BED_VERBOSE=1 for progress logs on stderr.
+ */
+import { createLogger, nullLogger } from '../../src/util/logger.ts';
+import { describeError } from '../../src/util/errors.ts';
+import { BED_PATHS, BED_POD_SUBNET, bedContainerdPid, criAnswers, stopBedContainerd } from './containerd.ts';
+import { BED_IMAGES, listImages } from './images.ts';
+import { removeAllPods, startContainerd } from './index.ts';
+
+const logger = process.env.TSKUBELET_BED_VERBOSE
+  ? createLogger({ verbosity: 2, format: 'text' })
+  : nullLogger;
+
+async function up(): Promise<void> {
+  // The returned bed's stop() is deliberately never called: `up` leaves containerd running.
+  const bed = await startContainerd({ logger });
+  process.stdout.write(
+    `socket=${bed.socket}\nendpoint=${bed.endpoint}\npodSubnet=${bed.podSubnet}\nlog=${BED_PATHS.log}\n`,
+  );
+}
+
+async function down(): Promise<void> {
+  const stopped = await stopBedContainerd(logger);
+  process.stdout.write(stopped ? 'stopped\n' : 'not running\n');
+}
+
+async function status(): Promise<number> {
+  const answers = await criAnswers();
+  const pid = await bedContainerdPid();
+  const lines = [`running=${answers}`, `pid=${pid ?? ''}`, `socket=${BED_PATHS.socket}`];
+  if (answers) {
+    const images = await listImages(BED_PATHS.socket);
+    for (const spec of BED_IMAGES) lines.push(`image ${spec.ref} ${images.get(spec.ref) ?? 'MISSING'}`);
+    lines.push(`podSubnet=${BED_POD_SUBNET}`);
+  }
+  lines.push(`log=${BED_PATHS.log}`);
+  process.stdout.write(lines.join('\n') + '\n');
+  return answers ? 0 : 1;
+}
+
+async function main(argv: string[]): Promise<number> {
+  switch (argv[0]) {
+    case 'up':
+      await up();
+      return 0;
+    case 'down':
+      await down();
+      return 0;
+    case 'status':
+      return status();
+    case 'clean': {
+      const bed = await startContainerd({ logger });
+      await removeAllPods(bed);
+      process.stdout.write('removed every pod sandbox\n');
+      return 0;
+    }
+    default:
+      process.stderr.write('usage: node test/harness/bed.ts up|down|status|clean\n');
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`bed: ${describeError(err)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,156 @@
+/**
+ * Test support for integration tests: a real containerd (test/harness) and an in-process tskubelet
+ * wired to it exactly as the CLI wires it, with temporary manifest, root and log directories.
+ */
+import { mkdtemp, rm, writeFile, unlink, rename } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { startContainerd, removeAllPods, type ContainerdBed } from '../harness/index.ts';
+import { createCriClient, type CriClient } from '../../src/runtime/cri/index.ts';
+import { createMemoryRecorder } from '../../src/api/events.ts';
+import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
+import { createFileSource } from '../../src/podsource/index.ts';
+import { createKubelet, type Kubelet, type PodView } from '../../src/kubelet/kubelet.ts';
+import { sleep } from '../../src/util/abort.ts';
+import type { Pod } from '../../src/api/types.ts';
+import { LABEL_POD_UID } from '../../src/config/defaults.ts';
+import type { Container as CriContainer, PodSandbox } from '../../src/runtime/cri/types.ts';
+
+export const IMAGE = 'docker.io/library/busybox:1.29';
+export const NODE = 'itest';
+
+export function testLogger(): Logger {
+  return process.env.TSKUBELET_TEST_VERBOSE ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
+}
+
+export interface Env {
+  bed: ContainerdBed;
+  cri: CriClient;
+  dir: string;
+  manifests: string;
+  rootDir: string;
+  logsDir: string;
+  close(): Promise<void>;
+}
+
+/** Starts the bed (clean: no pods) and makes the temporary directories. */
+export async function setupEnv(): Promise<Env> {
+  const bed = await startContainerd();
+  await removeAllPods(bed);
+  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-it-'));
+  const cri = createCriClient({ endpoint: bed.endpoint });
+  return {
+    bed,
+    cri,
+    dir,
+    manifests: join(dir, 'manifests'),
+    rootDir: join(dir, 'root'),
+    logsDir: join(dir, 'logs'),
+    async close() {
+      await removeAllPods(bed);
+      cri.close();
+      await bed.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RunningKubelet {
+  kubelet: Kubelet;
+  events: ReturnType<typeof createMemoryRecorder>['events'];
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startKubelet(env: Env, opts: { maxPods?: number } = {}): Promise<RunningKubelet> {
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(env.manifests, { recursive: true });
+  const logger = testLogger();
+  const recorder = createMemoryRecorder();
+  const kubelet = createKubelet(
+    {
+      nodeName: NODE,
+      nodeIP: '127.0.0.1',
+      rootDir: env.rootDir,
+      podLogsDir: env.logsDir,
+      maxPods: opts.maxPods ?? 110,
+      syncFrequencyMs: 60_000,
+    },
+    {
+      runtimeService: env.cri.runtime,
+      imageService: env.cri.image,
+      sources: [createFileSource({ path: env.manifests, nodeName: NODE, checkFrequencyMs: 1_000, logger })],
+      recorder,
+      logger,
+    },
+  );
+  const done = kubelet.run();
+  return { kubelet, events: recorder.events, done, stop: () => kubelet.stop() };
+}
+
+/** A Pod manifest object with sensible test defaults. */
+export function podManifest(name: string, spec: Partial<Pod['spec']> & Pick<Pod['spec'], 'containers'>): Pod {
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { terminationGracePeriodSeconds: 2, ...spec } };
+}
+
+/** Writes atomically (temp file + rename), as editors and config management do. */
+export async function writeManifest(env: Env, file: string, pod: Pod | string): Promise<void> {
+  const text = typeof pod === 'string' ? pod : stringify(pod);
+  const tmp = join(env.manifests, `.${file}.tmp`);
+  await writeFile(tmp, text);
+  await rename(tmp, join(env.manifests, file));
+}
+
+export async function removeManifest(env: Env, file: string): Promise<void> {
+  await unlink(join(env.manifests, file));
+}
+
+/** Polls until `check` returns a value (not undefined), or fails with the last state seen. */
+export async function eventually<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+  describe?: () => unknown,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) {
+      const state = describe ? JSON.stringify(describe(), null, 1).slice(0, 4000) : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${state}`);
+    }
+    await sleep(100);
+  }
+}
+
+/** The kubelet's view of the pod whose name starts with `<name>-` (static pods get the node suffix). */
+export function findPod(k: Kubelet, name: string): PodView | undefined {
+  return k.pods().find((p) => p.pod.metadata.name === `${name}-${NODE}`);
+}
+
+export async function waitForPhase(
+  k: Kubelet,
+  name: string,
+  phase: string,
+  timeoutMs = 30_000,
+): Promise<PodView> {
+  return eventually(
+    `pod ${name} phase ${phase}`,
+    () => {
+      const p = findPod(k, name);
+      return p?.status?.phase === phase ? p : undefined;
+    },
+    timeoutMs,
+    () => findPod(k, name)?.status,
+  );
+}
+
+export async function sandboxesOf(env: Env, uid: string): Promise<PodSandbox[]> {
+  return env.cri.runtime.listPodSandbox({ labelSelector: { [LABEL_POD_UID]: uid } });
+}
+
+export async function containersOf(env: Env, uid: string): Promise<CriContainer[]> {
+  return env.cri.runtime.listContainers({ labelSelector: { [LABEL_POD_UID]: uid } });
+}

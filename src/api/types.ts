@@ -220,7 +220,8 @@ export type ConditionStatus = 'True' | 'False' | 'Unknown';
 export type PodConditionType = 'PodScheduled' | 'Initialized' | 'ContainersReady' | 'Ready';
 
 export interface PodCondition {
-  type: PodConditionType | string;
+  /** A PodConditionType, or a readiness-gate condition type. */
+  type: string;
   status: ConditionStatus;
   lastProbeTime?: string | null;
   lastTransitionTime?: string;

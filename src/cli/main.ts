@@ -5,7 +5,9 @@ import { buildRunCommand } from './flags.ts';
 import { runKubelet } from './run.ts';
 import { describeError } from '../util/errors.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 /** Upstream-compatible version string the kubelet reports (e.g. in node info later). */
 export const TSKUBELET_VERSION = `v${pkg.version}`;

@@ -41,7 +41,11 @@ function buildSources(config: KubeletConfig, logger: Logger): PodSource[] {
  * Runs the kubelet with a compiled config until SIGTERM/SIGINT (or, with --runonce, until every
  * pod ran). Returns the process exit code.
  */
-export async function runKubelet(config: KubeletConfig, warnings: readonly string[], version: string): Promise<number> {
+export async function runKubelet(
+  config: KubeletConfig,
+  warnings: readonly string[],
+  version: string,
+): Promise<number> {
   const logger = createLogger({ verbosity: config.verbosity, format: config.logFormat });
   for (const w of warnings) logger.warn(w);
   if (config.kubeconfig) {
@@ -98,7 +102,10 @@ export async function runKubelet(config: KubeletConfig, warnings: readonly strin
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      const results = await runOnce(kubelet, logger, { sourceTimeoutMs: config.runOnceTimeoutMs, signal: ac.signal });
+      const results = await runOnce(kubelet, logger, {
+        sourceTimeoutMs: config.runOnceTimeoutMs,
+        signal: ac.signal,
+      });
       for (const r of results) {
         process.stdout.write(`${r.ok ? 'ok    ' : 'FAILED'} ${r.pod} (${r.podUID}): ${r.detail}\n`);
       }

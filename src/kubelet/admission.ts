@@ -27,7 +27,11 @@ export function maxPodsAdmitHandler(maxPods: number): PodAdmitHandler {
   };
 }
 
-export function runAdmitHandlers(handlers: readonly PodAdmitHandler[], pod: Pod, active: readonly Pod[]): AdmitResult {
+export function runAdmitHandlers(
+  handlers: readonly PodAdmitHandler[],
+  pod: Pod,
+  active: readonly Pod[],
+): AdmitResult {
   for (const h of handlers) {
     const r = h.admit(pod, active);
     if (!r.admit) return r;

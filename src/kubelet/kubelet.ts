@@ -21,7 +21,13 @@ import { readHostDNS } from '../runtime/sandbox-config.ts';
 import { createPleg, type Pleg, type PodLifecycleEvent } from '../pleg/pleg.ts';
 import { computePodStatus, isTerminalPhase, type WaitingReason } from '../status/pod-status.ts';
 import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
-import { createPodConfig, type PodConfig, type PodSource, type PodSourceName, type PodUpdate } from '../podsource/index.ts';
+import {
+  createPodConfig,
+  type PodConfig,
+  type PodSource,
+  type PodSourceName,
+  type PodUpdate,
+} from '../podsource/index.ts';
 import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
 import { createWorkQueue, type WorkQueue } from './work-queue.ts';
 import { maxPodsAdmitHandler, runAdmitHandlers, type PodAdmitHandler } from './admission.ts';
@@ -220,7 +226,12 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
 
   async function syncTerminatedPod(uid: string, pod: Pod | undefined, signal: AbortSignal): Promise<void> {
     if (desired.has(uid)) return; // a finished pod still in its source keeps its containers for logs
-    const rs = await runtime.getPodStatus(uid, pod?.metadata.name ?? '', pod?.metadata.namespace ?? '', signal);
+    const rs = await runtime.getPodStatus(
+      uid,
+      pod?.metadata.name ?? '',
+      pod?.metadata.namespace ?? '',
+      signal,
+    );
     await runtime.removePod(rs, signal);
     pleg.cache.delete(uid);
     statusManager.delete(uid);
@@ -292,7 +303,12 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         for (const pod of update.pods) {
           const uid = pod.metadata.uid ?? '';
           desired.set(uid, pod);
-          workers.update({ type: 'kill', uid, pod, gracePeriodOverride: pod.metadata.deletionGracePeriodSeconds });
+          workers.update({
+            type: 'kill',
+            uid,
+            pod,
+            gracePeriodOverride: pod.metadata.deletionGracePeriodSeconds,
+          });
         }
         return;
       case 'REMOVE':
@@ -417,7 +433,9 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       pleg.start((event) => {
         if (!queue.push({ kind: 'pleg', event })) {
           droppedEvents++;
-          log.error('sync loop queue full; dropped a PLEG event (the next relist catches up)', { dropped: droppedEvents });
+          log.error('sync loop queue full; dropped a PLEG event (the next relist catches up)', {
+            dropped: droppedEvents,
+          });
         }
       });
       podConfig.start();
@@ -445,7 +463,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       const p = pleg.healthy();
       if (!p.ok) return p;
       const idle = now() - lastLoopActivity;
-      if (loopDone && idle > 3 * 60_000) return { ok: false, message: `sync loop stalled for ${Math.round(idle / 1000)}s` };
+      if (loopDone && idle > 3 * 60_000)
+        return { ok: false, message: `sync loop stalled for ${Math.round(idle / 1000)}s` };
       return { ok: true, message: 'ok' };
     },
     sourcesReady: () => podConfig.seenAllSources(expectedSources),
@@ -454,7 +473,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
 }
 
 /** Waits until `check` is true, polling; for run-once and tests. */
-export async function waitFor(check: () => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+export async function waitFor(
+  check: () => boolean,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) return false;

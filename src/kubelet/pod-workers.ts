@@ -7,7 +7,14 @@ import { describeError, isCanceled } from '../util/errors.ts';
 export type PodWork =
   | { type: 'sync'; pod: Pod }
   /** Stop the pod: graceful kill, then cleanup. `pod` is absent for orphans found in the runtime. */
-  | { type: 'kill'; uid: string; pod: Pod | undefined; gracePeriodOverride?: number; name?: string; namespace?: string };
+  | {
+      type: 'kill';
+      uid: string;
+      pod: Pod | undefined;
+      gracePeriodOverride?: number;
+      name?: string;
+      namespace?: string;
+    };
 
 /** A worker's lifecycle; it only ever moves forward. */
 export type WorkerPhase =
@@ -159,7 +166,8 @@ export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): Pod
           // A shorter grace period (e.g. a force delete) wins; syncs are ignored from now on.
           if (work.type === 'kill' && work.gracePeriodOverride !== undefined) {
             const cur = rec.state.gracePeriodOverride;
-            if (cur === undefined || work.gracePeriodOverride < cur) rec.state.gracePeriodOverride = work.gracePeriodOverride;
+            if (cur === undefined || work.gracePeriodOverride < cur)
+              rec.state.gracePeriodOverride = work.gracePeriodOverride;
           }
           rec.pending ??= { type: 'kill', uid, pod: rec.pod };
           break;

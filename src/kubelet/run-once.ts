@@ -36,7 +36,12 @@ async function runPod(kubelet: Kubelet, pod: Pod, log: Logger, signal: AbortSign
   const name = podFullName(pod);
   let delay = RUN_ONCE_RETRY_DELAY_MS;
   for (let attempt = 0; ; attempt++) {
-    const rs = await kubelet.runtime.getPodStatus(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '', signal);
+    const rs = await kubelet.runtime.getPodStatus(
+      uid,
+      pod.metadata.name ?? '',
+      pod.metadata.namespace ?? '',
+      signal,
+    );
     const o = outcome(pod, rs);
     if (o === 'running' || o === 'succeeded') return { pod: name, podUID: uid, ok: true, detail: o };
     if (o === 'failed') return { pod: name, podUID: uid, ok: false, detail: 'a container failed' };
@@ -51,7 +56,8 @@ async function runPod(kubelet: Kubelet, pod: Pod, log: Logger, signal: AbortSign
     const result = await kubelet.runtime.syncPod(pod, rs, signal);
     const failures = [...result.startFailures].map(([c, f]) => `${c}: ${f.reason}`);
     if (result.sandboxError) failures.push(result.sandboxError);
-    if (failures.length > 0) log.warn('run-once sync incomplete', { pod: name, podUID: uid, attempt, failures });
+    if (failures.length > 0)
+      log.warn('run-once sync incomplete', { pod: name, podUID: uid, attempt, failures });
     await sleep(delay, signal);
     delay *= RUN_ONCE_RETRY_BACKOFF;
   }
@@ -74,14 +80,12 @@ export async function runOnce(
     log.info('run-once: starting pods', { count: pods.length });
     return await Promise.all(
       pods.map((pod) =>
-        runPod(kubelet, pod, log, opts.signal).catch(
-          (err: unknown): RunOnceResult => ({
-            pod: podFullName(pod),
-            podUID: pod.metadata.uid ?? '',
-            ok: false,
-            detail: describeError(err),
-          }),
-        ),
+        runPod(kubelet, pod, log, opts.signal).catch((err: unknown): RunOnceResult => ({
+          pod: podFullName(pod),
+          podUID: pod.metadata.uid ?? '',
+          ok: false,
+          detail: describeError(err),
+        })),
       ),
     );
   } finally {

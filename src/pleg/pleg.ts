@@ -4,7 +4,8 @@ import type { RuntimeManager, RuntimePodSummary } from '../runtime/runtime-manag
 import type { RuntimeContainerState, RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { PLEG_RELIST_PERIOD_MS, PLEG_RELIST_THRESHOLD_MS } from '../config/defaults.ts';
 
-export type PodLifecycleEventType = 'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged';
+export type PodLifecycleEventType =
+  'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged';
 
 export interface PodLifecycleEvent {
   uid: string;
@@ -40,7 +41,12 @@ export interface Pleg {
 
 type State = RuntimeContainerState | 'non-existent';
 
-export function generateEvents(uid: string, id: string, oldState: State, newState: State): PodLifecycleEvent[] {
+export function generateEvents(
+  uid: string,
+  id: string,
+  oldState: State,
+  newState: State,
+): PodLifecycleEvent[] {
   if (oldState === newState) return [];
   switch (newState) {
     case 'running':
@@ -114,7 +120,9 @@ export function createPleg(deps: PlegDeps): Pleg {
       const after = current.get(uid) ?? new Map<string, State>();
       const events: PodLifecycleEvent[] = [];
       for (const id of new Set([...before.keys(), ...after.keys()])) {
-        events.push(...generateEvents(uid, id, before.get(id) ?? 'non-existent', after.get(id) ?? 'non-existent'));
+        events.push(
+          ...generateEvents(uid, id, before.get(id) ?? 'non-existent', after.get(id) ?? 'non-existent'),
+        );
       }
       if (events.length === 0) continue;
       const pod = byUid.get(uid);
@@ -167,7 +175,10 @@ export function createPleg(deps: PlegDeps): Pleg {
     healthy() {
       const age = now() - lastRelistOk;
       if (age > PLEG_RELIST_THRESHOLD_MS) {
-        return { ok: false, message: `PLEG is not healthy: pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${PLEG_RELIST_THRESHOLD_MS / 1000}s` };
+        return {
+          ok: false,
+          message: `PLEG is not healthy: pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${PLEG_RELIST_THRESHOLD_MS / 1000}s`,
+        };
       }
       return { ok: true, message: '' };
     },

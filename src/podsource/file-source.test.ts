@@ -48,10 +48,12 @@ describe('file source', () => {
     return { rec, first, logger };
   }
 
-  it('reads every non-hidden regular file of the directory, not its subdirectories', async () => {
+  it('reads the .yaml/.yml/.json files of the directory, not dotfiles, backups or subdirectories', async () => {
     await writeFile(join(dir, 'a.yaml'), JSON.stringify(manifest('a')));
+    await writeFile(join(dir, 'a.yaml~'), JSON.stringify(manifest('backup')));
+    await writeFile(join(dir, 'notes'), 'not a manifest');
     await writeFile(
-      join(dir, 'b'),
+      join(dir, 'b.yml'),
       `apiVersion: v1\nkind: Pod\nmetadata:\n  name: b\nspec:\n  containers:\n  - name: c\n    image: x:1\n`,
     );
     await writeFile(join(dir, '.hidden.yaml'), JSON.stringify(manifest('hidden')));
@@ -104,6 +106,19 @@ describe('file source', () => {
     const fixed = rec.next(hasNames('good-node1', 'bad-node1'));
     await writeFile(join(dir, 'bad.yaml'), JSON.stringify(manifest('bad')));
     await fixed;
+  });
+
+  it('uses the first of two files defining the same pod and reports the other', async () => {
+    const problems: SourceProblem[] = [];
+    await writeFile(join(dir, 'a.yaml'), JSON.stringify(manifest('web')));
+    await writeFile(join(dir, 'b.yaml'), JSON.stringify(manifest('web', 'busybox:1.30')));
+    const { first } = start(dir, 30, { onProblem: (p) => problems.push(p) });
+    const pods = await first;
+    assert.equal(pods.length, 1);
+    assert.equal(pods[0]?.spec.containers[0]?.image, 'busybox:1.29');
+    assert.equal(problems[0]?.reason, 'DuplicatePod');
+    assert.equal(problems[0]?.origin, join(dir, 'b.yaml'));
+    assert.match(problems[0]?.message ?? '', /already defined by .*a\.yaml/);
   });
 
   it('reports a PodList file as invalid (one Pod per file)', async () => {

@@ -10,13 +10,14 @@
  * Failure handling, as upstream:
  * - path missing: an empty snapshot (the source counts as seen; pods from it are removed);
  * - a bad file in a directory: logged + reported, skipped; the other files are unaffected;
+ * - two files defining the same namespace/name: the first in name order is used, the other reported;
  * - path is a single file that is bad, or the path cannot be read at all: nothing is sent, so the
  *   previous snapshot stays in force.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { Pod } from '../api/types.ts';
+import { podFullName, type Pod } from '../api/types.ts';
 import { MAX_MANIFEST_BYTES } from '../config/defaults.ts';
 import { describeError, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -36,6 +37,15 @@ export interface FileSourceOptions {
 }
 
 const DEFAULT_DEBOUNCE_MS = 100;
+
+/**
+ * In a directory, only `*.yaml`, `*.yml` and `*.json` files are manifests, and dotfiles are ignored
+ * (editor swap files, atomic-write temporaries). Upstream reads every non-dot file; limiting to the
+ * manifest extensions keeps backups (`web.yaml~`, `web.yaml.orig`) from becoming reported problems.
+ */
+export function isManifestName(name: string): boolean {
+  return !name.startsWith('.') && /\.(ya?ml|json)$/i.test(name);
+}
 
 function errnoCode(err: unknown): string | undefined {
   return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
@@ -138,7 +148,8 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
     }
     const pods: Pod[] = [];
     const failing = new Set<string>();
-    for (const name of names.filter((n) => !n.startsWith('.')).sort()) {
+    const byName = new Map<string, string>();
+    for (const name of names.filter(isManifestName).sort()) {
       const file = join(root, name);
       let entry;
       try {
@@ -157,8 +168,24 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
         continue;
       }
       const out = await readOne(file);
-      if (out.kind === 'pod') pods.push(out.pod);
-      else if (out.kind === 'problem') {
+      if (out.kind === 'pod') {
+        // Two files defining one namespace/name: the first in name order wins (upstream's store
+        // would silently keep the last); the other file is reported with both paths.
+        const fullName = podFullName(out.pod);
+        const firstFile = byName.get(fullName);
+        if (firstFile !== undefined) {
+          failing.add(file);
+          problems.report({
+            origin: file,
+            reason: 'DuplicatePod',
+            message: `pod ${fullName} is already defined by ${firstFile}; ignoring this file`,
+            pod: fullName,
+          });
+          continue;
+        }
+        byName.set(fullName, file);
+        pods.push(out.pod);
+      } else if (out.kind === 'problem') {
         failing.add(file);
         problems.report(out.problem);
       }
@@ -189,7 +216,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
       closeWatch();
       const w = watch(dir, { persistent: false }, (_event, filename) => {
         const name = filename?.toString();
-        if (name !== undefined && (name.startsWith('.') || (filter !== undefined && name !== filter))) return;
+        if (name !== undefined && (filter !== undefined ? name !== filter : !isManifestName(name))) return;
         schedule();
       });
       w.on('error', (err) => {

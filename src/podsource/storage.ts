@@ -88,7 +88,7 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
           : undefined;
       if (clash) {
         const message = `duplicate pod ${clash} from source ${source}, ignoring`;
-        opts.logger.warn('Pod failed validation due to duplicate pod name, ignoring', {
+        opts.logger.warn('Ignoring duplicate pod from source', {
           pod: name,
           podUID: uid,
           source,

@@ -32,7 +32,11 @@ export function shouldRestartOnFailure(pod: Pod): boolean {
 }
 
 /** Upstream kubecontainer.ShouldContainerBeRestarted. */
-export function shouldContainerBeRestarted(container: Container, pod: Pod, status: RuntimePodStatus): boolean {
+export function shouldContainerBeRestarted(
+  container: Container,
+  pod: Pod,
+  status: RuntimePodStatus,
+): boolean {
   if (pod.metadata.deletionTimestamp) return false;
   const cs = findContainerStatus(status, container.name);
   if (!cs) return true;

@@ -3,7 +3,12 @@ import type { Container, Pod } from '../api/types.ts';
 import { milliCPU, parseQuantity } from '../api/quantity.ts';
 import { podQOSClass } from '../api/qos.ts';
 import { KubeletError } from '../util/errors.ts';
-import type { ContainerConfig, KeyValue, LinuxContainerResources, LinuxContainerSecurityContext } from './cri/types.ts';
+import type {
+  ContainerConfig,
+  KeyValue,
+  LinuxContainerResources,
+  LinuxContainerSecurityContext,
+} from './cri/types.ts';
 import { containerAnnotations, containerLabels } from './labels.ts';
 import { expandVars } from './expand.ts';
 import { podNamespaceOptions } from './sandbox-config.ts';
@@ -20,7 +25,14 @@ const DEFAULT_MASKED_PATHS = [
   '/proc/scsi',
   '/sys/firmware',
 ];
-const DEFAULT_READONLY_PATHS = ['/proc/asound', '/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+const DEFAULT_READONLY_PATHS = [
+  '/proc/asound',
+  '/proc/bus',
+  '/proc/fs',
+  '/proc/irq',
+  '/proc/sys',
+  '/proc/sysrq-trigger',
+];
 
 const MIN_SHARES = 2;
 const SHARES_PER_CPU = 1024;
@@ -41,7 +53,11 @@ export function oomScoreAdj(pod: Pod, container: Container, memoryCapacity: numb
 }
 
 /** Upstream generateLinuxContainerConfig resources part (cgroupfs, cpu CFS quota enabled). */
-export function containerResources(pod: Pod, container: Container, memoryCapacity: number): LinuxContainerResources {
+export function containerResources(
+  pod: Pod,
+  container: Container,
+  memoryCapacity: number,
+): LinuxContainerResources {
   const f = (k: string) => `spec.containers[${container.name}].resources.${k}`;
   const req = container.resources?.requests ?? {};
   const lim = container.resources?.limits ?? {};
@@ -57,7 +73,8 @@ export function containerResources(pod: Pod, container: Container, memoryCapacit
     r.cpuPeriod = QUOTA_PERIOD;
     r.cpuQuota = Math.max(MIN_QUOTA_PERIOD, Math.floor((cpuLim * QUOTA_PERIOD) / 1000));
   }
-  if (lim.memory !== undefined) r.memoryLimitInBytes = Math.floor(parseQuantity(lim.memory, f('limits.memory')));
+  if (lim.memory !== undefined)
+    r.memoryLimitInBytes = Math.floor(parseQuantity(lim.memory, f('limits.memory')));
   return r;
 }
 
@@ -71,13 +88,19 @@ function securityContext(pod: Pod, container: Container): LinuxContainerSecurity
     privileged,
     namespaceOptions: podNamespaceOptions(pod),
     readonlyRootfs: sc.readOnlyRootFilesystem ?? false,
-    supplementalGroups: [...(psc.supplementalGroups ?? []), ...(psc.fsGroup !== undefined ? [psc.fsGroup] : [])],
+    supplementalGroups: [
+      ...(psc.supplementalGroups ?? []),
+      ...(psc.fsGroup !== undefined ? [psc.fsGroup] : []),
+    ],
     noNewPrivs: sc.allowPrivilegeEscalation === false,
   };
   if (runAsUser !== undefined) out.runAsUser = { value: runAsUser };
   if (runAsGroup !== undefined) out.runAsGroup = { value: runAsGroup };
   if (sc.capabilities) {
-    out.capabilities = { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] };
+    out.capabilities = {
+      addCapabilities: sc.capabilities.add ?? [],
+      dropCapabilities: sc.capabilities.drop ?? [],
+    };
   }
   if (!privileged && sc.procMount !== 'Unmasked') {
     out.maskedPaths = DEFAULT_MASKED_PATHS;
@@ -101,10 +124,17 @@ export function containerEnv(pod: Pod, container: Container): KeyValue[] {
         `env ${e.name}: valueFrom is not supported yet (container ${container.name})`,
       );
     }
-    env.set(e.name, expandVars(e.value ?? '', (n) => env.get(n)));
+    env.set(
+      e.name,
+      expandVars(e.value ?? '', (n) => env.get(n)),
+    );
   }
   if ((container.envFrom ?? []).length > 0) {
-    throw new KubeletError('Unimplemented', 'make env', `envFrom is not supported yet (container ${container.name})`);
+    throw new KubeletError(
+      'Unimplemented',
+      'make env',
+      `envFrom is not supported yet (container ${container.name})`,
+    );
   }
   void pod;
   return [...env].map(([key, value]) => ({ key, value }));
@@ -117,7 +147,11 @@ export interface ContainerConfigOptions {
 }
 
 /** Upstream generateContainerConfig (without volume mounts, which come with the volume manager). */
-export function generateContainerConfig(pod: Pod, container: Container, opts: ContainerConfigOptions): ContainerConfig {
+export function generateContainerConfig(
+  pod: Pod,
+  container: Container,
+  opts: ContainerConfigOptions,
+): ContainerConfig {
   if ((container.volumeMounts ?? []).length > 0) {
     throw new KubeletError(
       'Unimplemented',

@@ -20,7 +20,12 @@ export class ImageError extends Error {
 /** Makes sure a container's image is present, honouring imagePullPolicy (upstream images.ImageManager). */
 export interface ImageManager {
   /** Resolves to the image reference (image ID) to create the container from; rejects with ImageError. */
-  ensureImage(pod: Pod, container: Container, sandboxConfig: PodSandboxConfig, signal?: AbortSignal): Promise<string>;
+  ensureImage(
+    pod: Pod,
+    container: Container,
+    sandboxConfig: PodSandboxConfig,
+    signal?: AbortSignal,
+  ): Promise<string>;
 }
 
 export interface ImageManagerDeps {
@@ -55,12 +60,7 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
       const policy = container.imagePullPolicy ?? (hasPinnedTag(image) ? 'IfNotPresent' : 'Always');
       const present = await deps.images.imageStatus({ image }, { signal });
       if (present && policy !== 'Always') {
-        deps.recorder.event(
-          pod,
-          'Normal',
-          'Pulled',
-          `Container image "${image}" already present on machine`,
-        );
+        deps.recorder.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`);
         return present.id;
       }
       if (!present && policy === 'Never') {

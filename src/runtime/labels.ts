@@ -41,7 +41,11 @@ export function containerLabels(pod: Pod, container: Container): Record<string, 
 }
 
 /** Upstream newContainerAnnotations: what re-adoption and status computation read back later. */
-export function containerAnnotations(pod: Pod, container: Container, restartCount: number): Record<string, string> {
+export function containerAnnotations(
+  pod: Pod,
+  container: Container,
+  restartCount: number,
+): Record<string, string> {
   const a: Record<string, string> = {
     [ANNOTATION_CONTAINER_HASH]: hashContainer(container),
     [ANNOTATION_CONTAINER_RESTART_COUNT]: String(restartCount),

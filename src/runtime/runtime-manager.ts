@@ -20,11 +20,9 @@ import {
   MIN_GRACE_PERIOD_SECONDS,
 } from '../config/defaults.ts';
 import type {
-  Container as CriContainer,
   ContainerState,
   ContainerStatus,
   DNSConfig,
-  PodSandbox,
   PodSandboxConfig,
   PodSandboxStatus,
   RuntimeService,
@@ -71,7 +69,12 @@ export interface RuntimeManager {
    * Stops every running container of the pod with its grace period (SIGTERM, SIGKILL at the end of
    * it), then stops the sandboxes. `pod` may be undefined for orphans (grace read from annotations).
    */
-  killPod(pod: Pod | undefined, status: RuntimePodStatus, gracePeriodOverride?: number, signal?: AbortSignal): Promise<void>;
+  killPod(
+    pod: Pod | undefined,
+    status: RuntimePodStatus,
+    gracePeriodOverride?: number,
+    signal?: AbortSignal,
+  ): Promise<void>;
   /** Removes all containers and sandboxes of a pod that has been killed. */
   removePod(status: RuntimePodStatus, signal?: AbortSignal): Promise<void>;
 }
@@ -82,7 +85,13 @@ export interface RuntimePodSummary {
   name: string;
   namespace: string;
   sandboxes: { id: string; state: 'ready' | 'notready'; createdAt: number }[];
-  containers: { id: string; name: string; state: RuntimeContainerState; createdAt: number; podSandboxId: string }[];
+  containers: {
+    id: string;
+    name: string;
+    state: RuntimeContainerState;
+    createdAt: number;
+    podSandboxId: string;
+  }[];
 }
 
 export interface RuntimeManagerDeps {
@@ -156,7 +165,11 @@ export function backoffKey(pod: Pod, container: Container, hash: string): string
 }
 
 /** Upstream killContainer grace-period rules. */
-export function gracePeriodFor(pod: Pod | undefined, fallback: number | undefined, override?: number): number {
+export function gracePeriodFor(
+  pod: Pod | undefined,
+  fallback: number | undefined,
+  override?: number,
+): number {
   if (override !== undefined) return Math.max(0, override);
   let g =
     pod?.metadata.deletionGracePeriodSeconds ??
@@ -181,11 +194,20 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       sandboxes.map((s) => runtime.podSandboxStatus(s.id, { signal }).then(toSandboxStatus)),
     );
     const containerStatuses = await Promise.all(
-      containers.map((c) => runtime.containerStatus(c.id, { signal }).then((s) => toContainerStatus(s, c.podSandboxId))),
+      containers.map((c) =>
+        runtime.containerStatus(c.id, { signal }).then((s) => toContainerStatus(s, c.podSandboxId)),
+      ),
     );
     sandboxStatuses.sort((a, b) => b.createdAt - a.createdAt);
     containerStatuses.sort((a, b) => b.createdAt - a.createdAt);
-    return { uid, name, namespace, sandboxes: sandboxStatuses, containers: containerStatuses, timestamp: now() };
+    return {
+      uid,
+      name,
+      namespace,
+      sandboxes: sandboxStatuses,
+      containers: containerStatuses,
+      timestamp: now(),
+    };
   }
 
   async function listPods(signal?: AbortSignal): Promise<RuntimePodSummary[]> {
@@ -209,14 +231,14 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       }
       return p;
     };
-    for (const s of sandboxes as PodSandbox[]) {
+    for (const s of sandboxes) {
       podFor(s.labels ?? {}, s.metadata.uid).sandboxes.push({
         id: s.id,
         state: s.state === 'SANDBOX_READY' ? 'ready' : 'notready',
         createdAt: nsToMs(s.createdAt),
       });
     }
-    for (const c of containers as CriContainer[]) {
+    for (const c of containers) {
       const labels = c.labels ?? {};
       if (labels[LABEL_POD_UID] === undefined) continue; // not created by a kubelet
       podFor(labels, '').containers.push({
@@ -262,7 +284,9 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     gracePeriodOverride?: number,
     signal?: AbortSignal,
   ): Promise<void> {
-    const running = status.containers.filter((c) => c.state === 'running' || c.state === 'unknown' || c.state === 'created');
+    const running = status.containers.filter(
+      (c) => c.state === 'running' || c.state === 'unknown' || c.state === 'created',
+    );
     const results = await Promise.allSettled(
       running.map((c) => killContainer(pod, c, gracePeriodOverride, `Stopping container ${c.name}`, signal)),
     );
@@ -272,9 +296,12 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       await runtime.stopPodSandbox(sb.id, { signal });
     }
     if (failures.length > 0) {
-      throw new Error(`failed to kill ${failures.length} container(s): ${failures.map((f) => describeError(f.reason)).join('; ')}`, {
-        cause: failures[0]?.reason,
-      });
+      throw new Error(
+        `failed to kill ${failures.length} container(s): ${failures.map((f) => describeError(f.reason)).join('; ')}`,
+        {
+          cause: failures[0]?.reason,
+        },
+      );
     }
   }
 
@@ -323,7 +350,12 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       if (deps.backoff.isInBackoffSince(key, previous.finishedAt, t)) {
         const delay = deps.backoff.get(key);
         const message = `back-off ${formatSeconds(delay)} restarting failed container=${container.name} pod=${podFullName(pod)}`;
-        deps.recorder.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${container.name}`);
+        deps.recorder.event(
+          pod,
+          'Warning',
+          'BackOff',
+          `Back-off restarting failed container ${container.name}`,
+        );
         result.startFailures.set(container.name, { reason: 'CrashLoopBackOff', message });
         const readyAt = previous.finishedAt + delay;
         result.retryAfterMs = Math.min(result.retryAfterMs ?? Infinity, Math.max(0, readyAt - t));
@@ -377,14 +409,24 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
 
   async function syncPod(pod: Pod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult> {
     const log = podLogger(pod);
-    const result: PodSyncResult = { startFailures: new Map(), started: [], sandboxError: undefined, retryAfterMs: undefined };
+    const result: PodSyncResult = {
+      startFailures: new Map(),
+      started: [],
+      sandboxError: undefined,
+      retryAfterMs: undefined,
+    };
     const actions: PodActions = computePodActions(pod, status);
     if (log.isDebugEnabled()) log.debug('computed pod actions', { actions });
 
     if (actions.killPod) {
       const reason = actions.createSandbox ? 'SandboxChanged' : 'PodCompleted';
       if (actions.createSandbox && status.sandboxes.length > 0) {
-        deps.recorder.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
+        deps.recorder.event(
+          pod,
+          'Normal',
+          'SandboxChanged',
+          'Pod sandbox changed, it will be killed and re-created.',
+        );
       }
       log.debug('killing pod before sync', { reason });
       await killPod(pod, status, undefined, signal);
@@ -433,7 +475,9 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     await Promise.all(
       actions.containersToStart.map((i) => {
         const c = pod.spec.containers[i];
-        return c ? startContainer(pod, c, status, sandboxId, sandboxConfig, result, signal) : Promise.resolve();
+        return c
+          ? startContainer(pod, c, status, sandboxId, sandboxConfig, result, signal)
+          : Promise.resolve();
       }),
     );
     return result;

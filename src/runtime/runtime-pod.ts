@@ -57,7 +57,10 @@ export function emptyRuntimePodStatus(uid: string, name: string, namespace: stri
 }
 
 /** The newest status of the named container, if the runtime has one. */
-export function findContainerStatus(status: RuntimePodStatus, name: string): RuntimeContainerStatus | undefined {
+export function findContainerStatus(
+  status: RuntimePodStatus,
+  name: string,
+): RuntimeContainerStatus | undefined {
   return status.containers.find((c) => c.name === name);
 }
 

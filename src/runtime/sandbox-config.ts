@@ -6,7 +6,10 @@ import { sandboxAnnotations, sandboxLabels } from './labels.ts';
 
 /** Upstream BuildPodLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>`. */
 export function podLogsDirectory(podLogsDir: string, pod: Pod): string {
-  return join(podLogsDir, `${pod.metadata.namespace ?? ''}_${pod.metadata.name ?? ''}_${pod.metadata.uid ?? ''}`);
+  return join(
+    podLogsDir,
+    `${pod.metadata.namespace ?? ''}_${pod.metadata.name ?? ''}_${pod.metadata.uid ?? ''}`,
+  );
 }
 
 /** Parses resolv.conf the way the kubelet does for the `Default` DNS policy. */
@@ -48,7 +51,8 @@ export function podDNSConfig(pod: Pod, hostDNS: DNSConfig): DNSConfig {
     const [k, v] = o.split(':');
     opts.set(k ?? o, o.includes(':') ? `${k}:${v ?? ''}` : o);
   }
-  for (const o of extra.options ?? []) opts.set(o.name, o.value !== undefined ? `${o.name}:${o.value}` : o.name);
+  for (const o of extra.options ?? [])
+    opts.set(o.name, o.value !== undefined ? `${o.name}:${o.value}` : o.name);
   return {
     servers: [...new Set([...(base.servers ?? []), ...(extra.nameservers ?? [])])],
     searches: [...new Set([...(base.searches ?? []), ...(extra.searches ?? [])])],
@@ -117,7 +121,10 @@ export function generateSandboxConfig(pod: Pod, opts: SandboxConfigOptions): Pod
         namespaceOptions: podNamespaceOptions(pod),
         ...(sc.runAsUser !== undefined ? { runAsUser: { value: sc.runAsUser } } : {}),
         ...(sc.runAsGroup !== undefined ? { runAsGroup: { value: sc.runAsGroup } } : {}),
-        supplementalGroups: [...(sc.supplementalGroups ?? []), ...(sc.fsGroup !== undefined ? [sc.fsGroup] : [])],
+        supplementalGroups: [
+          ...(sc.supplementalGroups ?? []),
+          ...(sc.fsGroup !== undefined ? [sc.fsGroup] : []),
+        ],
       },
     },
   };

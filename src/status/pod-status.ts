@@ -192,7 +192,8 @@ function condition(
     type,
     status,
     lastProbeTime: null,
-    lastTransitionTime: old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : nowIso,
+    lastTransitionTime:
+      old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : nowIso,
   };
   if (!ok && reason) c.reason = reason;
   if (!ok && message) c.message = message;
@@ -205,7 +206,13 @@ export function computePodStatus(inputs: StatusInputs): PodStatus {
   const nowIso = iso(inputs.now());
   const inits = pod.spec.initContainers ?? [];
   const initDone = (s: ContainerStatus) => s.state.terminated?.exitCode === 0;
-  const initStatuses = containerStatuses(inputs, inits, previous?.initContainerStatuses, true, 'PodInitializing');
+  const initStatuses = containerStatuses(
+    inputs,
+    inits,
+    previous?.initContainerStatuses,
+    true,
+    'PodInitializing',
+  );
   const allInitDone = initStatuses.every(initDone);
   const appStatuses = containerStatuses(
     inputs,
@@ -233,8 +240,22 @@ export function computePodStatus(inputs: StatusInputs): PodStatus {
       'ContainersNotInitialized',
       `containers with incomplete status: [${unreadyInit.join(' ')}]`,
     ),
-    condition('Ready', containersReady && phase === 'Running', previous?.conditions, nowIso, readyReason, notReadyMsg),
-    condition('ContainersReady', containersReady && phase === 'Running', previous?.conditions, nowIso, readyReason, notReadyMsg),
+    condition(
+      'Ready',
+      containersReady && phase === 'Running',
+      previous?.conditions,
+      nowIso,
+      readyReason,
+      notReadyMsg,
+    ),
+    condition(
+      'ContainersReady',
+      containersReady && phase === 'Running',
+      previous?.conditions,
+      nowIso,
+      readyReason,
+      notReadyMsg,
+    ),
     condition('PodScheduled', true, previous?.conditions, nowIso),
   ];
   if (phase === 'Succeeded') {

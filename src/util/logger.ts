@@ -54,7 +54,7 @@ function textLine(obj: Record<string, unknown>): string {
   const kv = Object.entries(rest)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v)}`)
     .join(' ');
-  return `${levelChar[Number(level)] ?? 'I'}${stamp} ${String(msg ?? '')}${kv ? ' ' + kv : ''}\n`;
+  return `${levelChar[Number(level)] ?? 'I'}${stamp} ${typeof msg === 'string' ? msg : ''}${kv ? ' ' + kv : ''}\n`;
 }
 
 export function createLogger(opts: LoggerOptions): Logger {

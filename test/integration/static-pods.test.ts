@@ -72,9 +72,7 @@ describe('static pods on real containerd', () => {
       env,
       'web.yaml',
       podManifest('web', {
-        containers: [
-          { name: 'httpd', image: IMAGE, command: ['sh', '-c', 'exec httpd -f -p 8081 -h /etc'] },
-        ],
+        containers: [{ name: 'httpd', image: IMAGE, command: ['sh', '-c', 'exec httpd -f -p 8081 -h /etc'] }],
       }),
     );
     const after = await eventually('new pod running', () => {
@@ -82,7 +80,9 @@ describe('static pods on real containerd', () => {
       return p && p.pod.metadata.uid !== oldUid && p.status?.phase === 'Running' ? p : undefined;
     });
     assert.notEqual(after.pod.metadata.uid, oldUid);
-    await eventually('old sandbox removed', async () => ((await sandboxesOf(env, oldUid)).length === 0 ? true : undefined));
+    await eventually('old sandbox removed', async () =>
+      (await sandboxesOf(env, oldUid)).length === 0 ? true : undefined,
+    );
     assert.equal((await containersOf(env, oldUid)).length, 0);
   });
 
@@ -96,7 +96,11 @@ describe('static pods on real containerd', () => {
           {
             name: 'main',
             image: IMAGE,
-            command: ['sh', '-c', "trap 'echo got SIGTERM; exit 0' TERM; echo started; while true; do sleep 0.1; done"],
+            command: [
+              'sh',
+              '-c',
+              "trap 'echo got SIGTERM; exit 0' TERM; echo started; while true; do sleep 0.1; done",
+            ],
           },
         ],
       }),
@@ -109,17 +113,26 @@ describe('static pods on real containerd', () => {
     );
     const t0 = Date.now();
     await removeManifest(env, 'graceful.yaml');
-    await eventually('sandbox removed', async () => ((await sandboxesOf(env, uid)).length === 0 ? true : undefined));
+    await eventually('sandbox removed', async () =>
+      (await sandboxesOf(env, uid)).length === 0 ? true : undefined,
+    );
     // The trap ran (graceful stop), well before the 10 s grace period forced a SIGKILL.
     const log = await readFile(logFile, 'utf8');
     assert.match(log, /got SIGTERM/);
-    assert.ok(Date.now() - t0 < 10_000, 'stopped by SIGTERM, not by the SIGKILL at the end of the grace period');
+    assert.ok(
+      Date.now() - t0 < 10_000,
+      'stopped by SIGTERM, not by the SIGKILL at the end of the grace period',
+    );
     assert.equal(findPod(k.kubelet, 'graceful'), undefined);
   });
 
   it('keeps running good pods when a bad manifest sits beside them', async () => {
     await writeManifest(env, 'broken.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: [oops\n');
-    await writeManifest(env, 'invalid.yaml', podManifest('invalid', { containers: [{ name: 'NoImage_Caps' }] }));
+    await writeManifest(
+      env,
+      'invalid.yaml',
+      podManifest('invalid', { containers: [{ name: 'NoImage_Caps' }] }),
+    );
     await writeManifest(
       env,
       'good.yaml',

@@ -91,7 +91,12 @@ export async function startKubelet(env: Env, opts: { maxPods?: number } = {}): P
 
 /** A Pod manifest object with sensible test defaults. */
 export function podManifest(name: string, spec: Partial<Pod['spec']> & Pick<Pod['spec'], 'containers'>): Pod {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { terminationGracePeriodSeconds: 2, ...spec } };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { terminationGracePeriodSeconds: 2, ...spec },
+  };
 }
 
 /** Writes atomically (temp file + rename), as editors and config management do. */

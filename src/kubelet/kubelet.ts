@@ -28,6 +28,7 @@ import {
   type PodSourceName,
   type PodUpdate,
 } from '../podsource/index.ts';
+import { createVolumeManager } from '../volume/index.ts';
 import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
 import { createWorkQueue, type WorkQueue } from './work-queue.ts';
 import { maxPodsAdmitHandler, runAdmitHandlers, type PodAdmitHandler } from './admission.ts';
@@ -97,6 +98,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const log = deps.logger;
   const backoff: Backoff = createBackoff();
   const backoffFile = join(opts.rootDir, 'tskubelet', 'container-backoff.json');
+  const volumes = createVolumeManager({ rootDir: opts.rootDir });
   const images = createImageManager({ images: deps.imageService, recorder: deps.recorder, now });
   const runtime = createRuntimeManager({
     runtime: deps.runtimeService,
@@ -106,6 +108,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     backoff,
     podLogsDir: opts.podLogsDir,
     hostDNS: () => readHostDNS(opts.resolvConf ?? '/etc/resolv.conf'),
+    mountsFor: (pod, container) => volumes.mountsFor(pod, container),
     now,
   });
   const pleg = createPleg({ runtime, logger: log, now });
@@ -182,7 +185,16 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     statusManager.set(uid, status);
     if (isTerminalPhase(status.phase)) return { terminal: true };
 
-    await mkdir(join(opts.rootDir, 'pods', uid, 'volumes'), { recursive: true });
+    try {
+      await volumes.setUpPodVolumes(pod);
+    } catch (err) {
+      const message = `MountVolume.SetUp failed: ${describeError(err)}`;
+      deps.recorder.event(pod, 'Warning', 'FailedMount', message);
+      plog.warn('volumes not ready; containers wait', { err: describeError(err) });
+      lastSyncEnd.set(uid, now());
+      requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
+      return { terminal: false };
+    }
     const result = await runtime.syncPod(pod, rs, signal);
     const reasons = waitingReasons.get(uid) ?? new Map<string, WaitingReason>();
     for (const name of result.started) reasons.delete(name);
@@ -233,6 +245,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       signal,
     );
     await runtime.removePod(rs, signal);
+    await volumes.cleanUpPod(uid);
     pleg.cache.delete(uid);
     statusManager.delete(uid);
     waitingReasons.delete(uid);

@@ -106,7 +106,7 @@ export function createPleg(deps: PlegDeps): Pleg {
     try {
       pods = await deps.runtime.listPods(abort.signal);
     } catch (err) {
-      deps.logger.error('PLEG relist failed', { err: describeError(err) });
+      if (!abort.signal.aborted) deps.logger.error('PLEG relist failed', { err: describeError(err) });
       return;
     }
     lastRelistOk = started;
@@ -130,6 +130,7 @@ export function createPleg(deps: PlegDeps): Pleg {
         try {
           cache.set(uid, await deps.runtime.getPodStatus(uid, pod.name, pod.namespace, abort.signal));
         } catch (err) {
+          if (abort.signal.aborted) return;
           // Keep the old relist record so the change is seen (and retried) at the next relist.
           deps.logger.warn('PLEG failed to read pod status', { podUID: uid, err: describeError(err) });
           const old = previous.get(uid);

@@ -32,11 +32,12 @@ export interface FileSourceOptions {
   checkFrequencyMs: number;
   logger: Logger;
   onProblem?: (p: SourceProblem) => void;
-  /** Delay between a watch event and the re-read it triggers (coalesces bursts). Default 100 ms. */
+  /** Delay between a watch event and the re-read it triggers (coalesces bursts). Default 20 ms. */
   debounceMs?: number;
 }
 
-const DEFAULT_DEBOUNCE_MS = 100;
+// Short: an atomic rename is one event; editors that write in several steps settle well within it.
+const DEFAULT_DEBOUNCE_MS = 20;
 
 /**
  * In a directory, only `*.yaml`, `*.yml` and `*.json` files are manifests, and dotfiles are ignored

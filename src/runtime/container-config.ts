@@ -8,6 +8,7 @@ import type {
   KeyValue,
   LinuxContainerResources,
   LinuxContainerSecurityContext,
+  Mount,
 } from './cri/types.ts';
 import { containerAnnotations, containerLabels } from './labels.ts';
 import { expandVars } from './expand.ts';
@@ -47,7 +48,7 @@ export function oomScoreAdj(pod: Pod, container: Container, memoryCapacity: numb
   const req = container.resources?.requests?.memory;
   const memRequest = req ? parseQuantity(req, `${container.name}.resources.requests.memory`) : 0;
   const adj = 1000 - Math.floor((1000 * memRequest) / memoryCapacity);
-  if (adj < 2) return 2;
+  if (adj < 3) return 3; // 1000 + guaranteedOOMScoreAdj (-997): burstable always scores above guaranteed
   if (adj >= 1000) return 999;
   return adj;
 }
@@ -143,22 +144,17 @@ export function containerEnv(pod: Pod, container: Container): KeyValue[] {
 export interface ContainerConfigOptions {
   restartCount: number;
   imageRef: string;
+  /** Volume mounts, prepared by the volume manager. */
+  mounts?: Mount[];
   memoryCapacity?: number;
 }
 
-/** Upstream generateContainerConfig (without volume mounts, which come with the volume manager). */
+/** Upstream generateContainerConfig; mounts come prepared from the volume manager. */
 export function generateContainerConfig(
   pod: Pod,
   container: Container,
   opts: ContainerConfigOptions,
 ): ContainerConfig {
-  if ((container.volumeMounts ?? []).length > 0) {
-    throw new KubeletError(
-      'Unimplemented',
-      'make mounts',
-      `volumeMounts are not supported yet (container ${container.name})`,
-    );
-  }
   const envs = containerEnv(pod, container);
   const envMap = new Map(envs.map((e) => [e.key, e.value]));
   const expand = (s: string) => expandVars(s, (n) => envMap.get(n));
@@ -169,6 +165,7 @@ export function generateContainerConfig(
     args: (container.args ?? []).map(expand),
     workingDir: container.workingDir ?? '',
     envs,
+    mounts: opts.mounts ?? [],
     labels: containerLabels(pod, container),
     annotations: containerAnnotations(pod, container, opts.restartCount),
     logPath: `${container.name}/${opts.restartCount}.log`,

@@ -20,8 +20,10 @@ export function expandVars(input: string, lookup: (name: string) => string | und
     if (next === '(') {
       const close = input.indexOf(')', i + 2);
       if (close === -1) {
-        out += input.slice(i);
-        break;
+        // Unterminated: keep "$(" as is and go on scanning after it (later "$$" escapes still apply).
+        out += '$(';
+        i++;
+        continue;
       }
       const name = input.slice(i + 2, close);
       const value = lookup(name);

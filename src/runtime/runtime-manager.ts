@@ -23,6 +23,7 @@ import type {
   ContainerState,
   ContainerStatus,
   DNSConfig,
+  Mount,
   PodSandboxConfig,
   PodSandboxStatus,
   RuntimeService,
@@ -103,6 +104,8 @@ export interface RuntimeManagerDeps {
   backoff: Backoff;
   podLogsDir: string;
   hostDNS: () => DNSConfig;
+  /** CRI mounts for a container's volumeMounts (the volume manager). */
+  mountsFor: (pod: Pod, container: Container) => Promise<Mount[]>;
   now?: () => number;
 }
 
@@ -376,7 +379,8 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     const restartCount = previous ? previous.restartCount + 1 : 0;
     let config;
     try {
-      config = generateContainerConfig(pod, container, { restartCount, imageRef });
+      const mounts = await deps.mountsFor(pod, container);
+      config = generateContainerConfig(pod, container, { restartCount, imageRef, mounts });
       await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), { recursive: true });
     } catch (err) {
       const message = describeError(err);

@@ -27,7 +27,7 @@ async function runOnce(env: Env): Promise<{ code: number; stdout: string; stderr
         '--log-format',
         'text',
       ],
-      { timeout: 120_000, env: { ...process.env, TSKUBELET_POD_LOGS_DIR: env.logsDir } },
+      { timeout: 120_000 },
     );
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {

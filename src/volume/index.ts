@@ -1,0 +1,1 @@
+export { createVolumeManager, emptyDirPath, podDir, type VolumeManager } from './volume-manager.ts';

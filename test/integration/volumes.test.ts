@@ -1,0 +1,109 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  IMAGE,
+  eventually,
+  findPod,
+  podManifest,
+  removeManifest,
+  setupEnv,
+  startKubelet,
+  waitForPhase,
+  writeManifest,
+  type Env,
+  type RunningKubelet,
+} from './support.ts';
+
+describe('emptyDir and hostPath volumes on real containerd', () => {
+  let env: Env;
+  let k: RunningKubelet;
+  before(async () => {
+    env = await setupEnv();
+    k = await startKubelet(env);
+  });
+  after(async () => {
+    await k?.stop();
+    await env?.close();
+  });
+
+  it('shares an emptyDir between an init container and the app, and deletes it with the pod', async () => {
+    const hostDir = join(env.dir, 'host-data');
+    await writeManifest(
+      env,
+      'shared.yaml',
+      podManifest('shared', {
+        volumes: [
+          { name: 'scratch', emptyDir: {} },
+          { name: 'out', hostPath: { path: hostDir, type: 'DirectoryOrCreate' } },
+        ],
+        initContainers: [
+          {
+            name: 'writer',
+            image: IMAGE,
+            command: ['sh', '-c', 'echo from-init > /scratch/page'],
+            volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
+          },
+        ],
+        containers: [
+          {
+            name: 'reader',
+            image: IMAGE,
+            command: ['sh', '-c', 'cat /data/page > /out/copied; exec sleep 3600'],
+            volumeMounts: [
+              { name: 'scratch', mountPath: '/data', readOnly: true },
+              { name: 'out', mountPath: '/out' },
+            ],
+          },
+        ],
+      }),
+    );
+    const view = await waitForPhase(k.kubelet, 'shared', 'Running');
+    const copied = await eventually('file copied to the hostPath', async () => {
+      const text = await readFile(join(hostDir, 'copied'), 'utf8').catch(() => '');
+      return text !== '' ? text : undefined;
+    });
+    assert.equal(copied, 'from-init\n');
+    const uid = view.pod.metadata.uid ?? '';
+    const emptyDir = join(env.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    assert.ok((await stat(emptyDir)).isDirectory());
+
+    await removeManifest(env, 'shared.yaml');
+    await eventually('pod directory removed', async () =>
+      (await stat(join(env.rootDir, 'pods', uid)).catch(() => undefined)) ? undefined : true,
+    );
+    // hostPath data belongs to the host and stays.
+    assert.equal(await readFile(join(hostDir, 'copied'), 'utf8'), 'from-init\n');
+  });
+
+  it('holds containers back with a FailedMount event when a volume cannot be set up', async () => {
+    await writeManifest(
+      env,
+      'badmount.yaml',
+      podManifest('badmount', {
+        volumes: [
+          { name: 'missing', hostPath: { path: join(env.dir, 'does-not-exist'), type: 'Directory' } },
+        ],
+        containers: [
+          {
+            name: 'main',
+            image: IMAGE,
+            command: ['sleep', '3600'],
+            volumeMounts: [{ name: 'missing', mountPath: '/m' }],
+          },
+        ],
+      }),
+    );
+    await eventually('FailedMount event', () =>
+      k.events.some((e) => e.reason === 'FailedMount' && e.pod === 'default/badmount-itest')
+        ? true
+        : undefined,
+    );
+    const view = findPod(k.kubelet, 'badmount');
+    assert.equal(view?.status?.phase, 'Pending');
+    assert.equal(view?.status?.containerStatuses?.[0]?.state.waiting?.reason, 'ContainerCreating');
+    const msg = k.events.find((e) => e.reason === 'FailedMount')?.message ?? '';
+    assert.match(msg, /does-not-exist/);
+  });
+});

@@ -1,7 +1,7 @@
 import type { Pod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
-import { describeError, isCanceled } from '../util/errors.ts';
+import { KubeletError, describeError, isCanceled } from '../util/errors.ts';
 
 /** What the sync loop asks of a pod's worker (upstream UpdatePodOptions). */
 export type PodWork =
@@ -64,7 +64,7 @@ interface WorkerRecord {
   pending: PodWork | undefined;
   /** The running loop, if any. */
   loop: Promise<void> | undefined;
-  /** Aborts the sync in flight (not a termination: killing is never interrupted). */
+  /** Aborts the work in flight: a sync when the pod is killed, a kill when its grace period shortens. */
   abort: AbortController | undefined;
 }
 
@@ -158,16 +158,19 @@ export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): Pod
         case 'syncing':
           if (work.type === 'kill') {
             rec.state = { phase: 'terminating', gracePeriodOverride: work.gracePeriodOverride };
-            rec.abort?.abort(new Error('pod is being terminated'));
+            rec.abort?.abort(new KubeletError('Canceled', 'pod worker', 'pod is being terminated'));
           }
           rec.pending = work;
           break;
         case 'terminating':
-          // A shorter grace period (e.g. a force delete) wins; syncs are ignored from now on.
+          // A shorter grace period (e.g. a force delete) wins: the kill in flight is aborted and
+          // runs again with it (upstream UpdatePod). Syncs are ignored from now on.
           if (work.type === 'kill' && work.gracePeriodOverride !== undefined) {
             const cur = rec.state.gracePeriodOverride;
-            if (cur === undefined || work.gracePeriodOverride < cur)
+            if (cur === undefined || work.gracePeriodOverride < cur) {
               rec.state.gracePeriodOverride = work.gracePeriodOverride;
+              rec.abort?.abort(new KubeletError('Canceled', 'pod worker', 'grace period shortened'));
+            }
           }
           rec.pending ??= { type: 'kill', uid, pod: rec.pod };
           break;
@@ -194,7 +197,7 @@ export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): Pod
       const loops: Promise<void>[] = [];
       for (const w of workers.values()) {
         w.pending = undefined;
-        w.abort?.abort(new Error('kubelet is stopping'));
+        w.abort?.abort(new KubeletError('Canceled', 'pod worker', 'kubelet is stopping'));
         if (w.loop) loops.push(w.loop);
       }
       await Promise.all(loops);

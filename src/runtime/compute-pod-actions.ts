@@ -134,16 +134,21 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus): PodAction
       actions.createSandbox = false;
       return actions;
     }
+    const toStart: number[] = [];
+    pod.spec.containers.forEach((c, i) => {
+      if (containerSucceeded(c, status) && restartPolicy(pod) === 'OnFailure') return;
+      toStart.push(i);
+    });
+    // Initialization done and nothing left to run (OnFailure, all succeeded): no sandbox needed.
+    if (toStart.length === 0 && findNextInitContainer(pod, status).done) {
+      actions.createSandbox = false;
+      return actions;
+    }
     if (inits.length > 0) {
       actions.nextInitContainer = 0;
       return actions;
     }
-    pod.spec.containers.forEach((c, i) => {
-      if (containerSucceeded(c, status) && restartPolicy(pod) === 'OnFailure') return;
-      actions.containersToStart.push(i);
-    });
-    // OnFailure pod whose containers all succeeded: nothing to run, no sandbox needed.
-    if (actions.containersToStart.length === 0) actions.createSandbox = false;
+    actions.containersToStart = toStart;
     return actions;
   }
 

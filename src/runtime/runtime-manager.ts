@@ -6,6 +6,7 @@ import type { EventRecorder } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
 import { describeError } from '../util/errors.ts';
+import { abortReason } from '../util/abort.ts';
 import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_CONTAINER_RESTART_COUNT,
@@ -294,6 +295,8 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       running.map((c) => killContainer(pod, c, gracePeriodOverride, `Stopping container ${c.name}`, signal)),
     );
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    // Aborted (e.g. a shorter grace period arrived): the caller runs the kill again.
+    if (signal?.aborted) throw abortReason(signal);
     for (const sb of status.sandboxes) {
       if (!sb.ready) continue;
       await runtime.stopPodSandbox(sb.id, { signal });

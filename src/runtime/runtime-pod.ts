@@ -67,6 +67,6 @@ export function findContainerStatus(
 /** The pod IPs of the newest ready sandbox (empty for host-network or unready pods). */
 export function podIPs(status: RuntimePodStatus): string[] {
   const sb = status.sandboxes[0];
-  if (!sb) return [];
+  if (!sb?.ready) return [];
   return [sb.ip, ...sb.ips].filter((ip) => ip !== '');
 }

@@ -12,7 +12,17 @@ export function podLogsDirectory(podLogsDir: string, pod: Pod): string {
   );
 }
 
-/** Parses resolv.conf the way the kubelet does for the `Default` DNS policy. */
+/** Upstream appendOptions: one value per option name, a later one replacing an earlier one. */
+function dedupeOptions(options: string[]): string[] {
+  const byName = new Map<string, string>();
+  for (const o of options) byName.set(o.split(':')[0] ?? o, o);
+  return [...byName.values()];
+}
+
+/**
+ * Parses resolv.conf the way the kubelet does for the `Default` DNS policy: search domains lose a
+ * trailing dot and the root domain `.` is dropped; options keep one value per name.
+ */
 export function parseResolvConf(text: string): DNSConfig {
   const servers: string[] = [];
   let searches: string[] = [];
@@ -22,10 +32,10 @@ export function parseResolvConf(text: string): DNSConfig {
     if (line === '') continue;
     const [key, ...rest] = line.split(/\s+/);
     if (key === 'nameserver' && rest[0]) servers.push(rest[0]);
-    else if (key === 'search') searches = rest;
+    else if (key === 'search') searches = rest.map((d) => d.replace(/\.$/, '')).filter((d) => d !== '');
     else if (key === 'options') options.push(...rest);
   }
-  return { servers, searches, options };
+  return { servers, searches, options: dedupeOptions(options) };
 }
 
 export function readHostDNS(resolvConfPath: string): DNSConfig {
@@ -46,17 +56,13 @@ export function podDNSConfig(pod: Pod, hostDNS: DNSConfig): DNSConfig {
   const base: DNSConfig = policy === 'None' ? {} : { ...hostDNS };
   const extra = pod.spec.dnsConfig;
   if (!extra) return base;
-  const opts = new Map<string, string>();
-  for (const o of [...(base.options ?? [])]) {
-    const [k, v] = o.split(':');
-    opts.set(k ?? o, o.includes(':') ? `${k}:${v ?? ''}` : o);
-  }
-  for (const o of extra.options ?? [])
-    opts.set(o.name, o.value !== undefined ? `${o.name}:${o.value}` : o.name);
+  const podOptions = (extra.options ?? []).map((o) =>
+    o.value !== undefined ? `${o.name}:${o.value}` : o.name,
+  );
   return {
     servers: [...new Set([...(base.servers ?? []), ...(extra.nameservers ?? [])])],
     searches: [...new Set([...(base.searches ?? []), ...(extra.searches ?? [])])],
-    options: [...opts.values()],
+    options: dedupeOptions([...(base.options ?? []), ...podOptions]),
   };
 }
 

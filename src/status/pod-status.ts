@@ -46,9 +46,9 @@ function convertState(cs: RuntimeContainerStatus): ContainerState {
     case 'running':
       return { running: { startedAt: iso(cs.startedAt) } };
     case 'created':
-    // A created-but-never-started container is reported as exited, as upstream does: a sync
-    // starts whatever it creates, so one left "created" failed to start.
-    // falls through
+      // Created but never started (a start that failed): waiting to run, as current upstream
+      // reports it (1.20 called it terminated with exit code 0, which made such a pod "Succeeded").
+      return { waiting: {} };
     case 'exited': {
       const reason = cs.reason !== '' ? cs.reason : cs.exitCode === 0 ? 'Completed' : 'Error';
       const terminated: NonNullable<ContainerState['terminated']> = {
@@ -213,13 +213,13 @@ export function computePodStatus(inputs: StatusInputs): PodStatus {
     true,
     'PodInitializing',
   );
-  const allInitDone = initStatuses.every(initDone);
   const appStatuses = containerStatuses(
     inputs,
     pod.spec.containers,
     previous?.containerStatuses,
     false,
-    inits.length > 0 && !allInitDone ? 'PodInitializing' : 'ContainerCreating',
+    // Upstream: any pod with init containers shows PodInitializing until a container starts.
+    inits.length > 0 ? 'PodInitializing' : 'ContainerCreating',
   );
   let phase = podPhase(pod.spec, initStatuses, appStatuses);
   // Never regress out of a terminal phase.

@@ -33,33 +33,35 @@ import {
 import { KubeletError } from '../util/errors.ts';
 
 /** What commander stores, keyed by its camelCase attribute names; all optional (no defaults). */
-interface RunOptions {
+type RunOptions = Pick<
+  FlagValues,
+  | 'syncFrequency'
+  | 'fileCheckFrequency'
+  | 'httpCheckFrequency'
+  | 'nodeStatusUpdateFrequency'
+  | 'runtimeRequestTimeout'
+  | 'maxPods'
+  | 'healthzPort'
+  | 'healthzBindAddress'
+  | 'containerRuntimeEndpoint'
+  | 'address'
+  | 'port'
+  | 'readOnlyPort'
+  | 'rootDir'
+  | 'hostnameOverride'
+  | 'kubeconfig'
+  | 'logFormat'
+> & {
   config?: string;
   podManifestPath?: string;
   manifestUrl?: string;
   manifestUrlHeader?: Record<string, string[]>;
-  syncFrequency?: string;
-  fileCheckFrequency?: string;
-  httpCheckFrequency?: string;
-  nodeStatusUpdateFrequency?: string;
-  runtimeRequestTimeout?: string;
-  maxPods?: number;
-  healthzPort?: number;
-  healthzBindAddress?: string;
-  containerRuntimeEndpoint?: string;
-  address?: string;
-  port?: number;
-  readOnlyPort?: number;
   runonce?: boolean;
   runonceTimeout?: string;
-  rootDir?: string;
-  hostnameOverride?: string;
   nodeIp?: string;
-  kubeconfig?: string;
   v?: number;
   loggingFormat?: string;
-  logFormat?: string;
-}
+};
 
 /**
  * Upstream kubelet flags (cmd/kubelet/app/options, component-base logs) that tskubelet accepts

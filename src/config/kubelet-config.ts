@@ -88,23 +88,7 @@ export interface DecodedConfigFile {
  * Values given explicitly on the command line. A key is present only when its flag was given;
  * present keys override the file, absent keys never do. Durations are Go duration strings.
  */
-export interface FlagValues {
-  staticPodPath?: string;
-  staticPodURL?: string;
-  staticPodURLHeader?: Record<string, string[]>;
-  syncFrequency?: string;
-  fileCheckFrequency?: string;
-  httpCheckFrequency?: string;
-  nodeStatusUpdateFrequency?: string;
-  runtimeRequestTimeout?: string;
-  maxPods?: number;
-  healthzPort?: number;
-  healthzBindAddress?: string;
-  containerRuntimeEndpoint?: string;
-  address?: string;
-  port?: number;
-  readOnlyPort?: number;
-  runOnce?: boolean;
+export type FlagValues = Omit<RawKubeletConfiguration, 'podLogsDir' | 'logging'> & {
   // Flag-only (not KubeletConfiguration fields upstream).
   rootDir?: string;
   hostnameOverride?: string;
@@ -114,7 +98,7 @@ export interface FlagValues {
   logFormat?: string;
   /** tskubelet-only: how long run-once mode waits for pods to run. */
   runOnceTimeout?: string;
-}
+};
 
 /** The compiled configuration: everything defaulted and validated, durations in ms, deep-frozen. */
 export interface KubeletConfig {

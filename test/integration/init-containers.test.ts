@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   IMAGE,
@@ -6,30 +6,18 @@ import {
   eventually,
   findPod,
   podManifest,
-  setupEnv,
-  startKubelet,
   waitForPhase,
+  useKubelet,
   writeManifest,
-  type Env,
-  type RunningKubelet,
 } from './support.ts';
 import { LABEL_CONTAINER_NAME } from '../../src/config/defaults.ts';
 
 describe('init containers on real containerd', () => {
-  let env: Env;
-  let k: RunningKubelet;
-  before(async () => {
-    env = await setupEnv();
-    k = await startKubelet(env);
-  });
-  after(async () => {
-    await k?.stop();
-    await env?.close();
-  });
+  const t = useKubelet();
 
   it('runs init containers one at a time, in order, before the app containers', async () => {
     await writeManifest(
-      env,
+      t.env,
       'ordered.yaml',
       podManifest('ordered', {
         initContainers: [
@@ -39,10 +27,10 @@ describe('init containers on real containerd', () => {
         containers: [{ name: 'app', image: IMAGE, command: ['sleep', '3600'] }],
       }),
     );
-    const view = await waitForPhase(k.kubelet, 'ordered', 'Running');
+    const view = await waitForPhase(t.k.kubelet, 'ordered', 'Running');
     const uid = view.pod.metadata.uid ?? '';
     const statuses = await Promise.all(
-      (await containersOf(env, uid)).map((c) => env.cri.runtime.containerStatus(c.id)),
+      (await containersOf(t.env, uid)).map((c) => t.env.cri.runtime.containerStatus(c.id)),
     );
     const by = (name: string) => {
       const s = statuses.find((x) => x.labels[LABEL_CONTAINER_NAME] === name);
@@ -67,7 +55,7 @@ describe('init containers on real containerd', () => {
 
   it('blocks app containers while an init container fails, and retries it under restartPolicy Always', async () => {
     await writeManifest(
-      env,
+      t.env,
       'blocked.yaml',
       podManifest('blocked', {
         initContainers: [{ name: 'init-fail', image: IMAGE, command: ['sh', '-c', 'exit 1'] }],
@@ -75,7 +63,7 @@ describe('init containers on real containerd', () => {
       }),
     );
     const view = await eventually('init container restarted', () => {
-      const p = findPod(k.kubelet, 'blocked');
+      const p = findPod(t.k.kubelet, 'blocked');
       return (p?.status?.initContainerStatuses?.[0]?.restartCount ?? 0) >= 1 ? p : undefined;
     });
     assert.equal(view.status?.phase, 'Pending');
@@ -84,13 +72,13 @@ describe('init containers on real containerd', () => {
     assert.equal(initialized?.status, 'False');
     assert.equal(initialized?.reason, 'ContainersNotInitialized');
     const uid = view.pod.metadata.uid ?? '';
-    const names = (await containersOf(env, uid)).map((c) => c.labels[LABEL_CONTAINER_NAME]);
+    const names = (await containersOf(t.env, uid)).map((c) => c.labels[LABEL_CONTAINER_NAME]);
     assert.ok(!names.includes('app'), 'the app container was never created');
   });
 
   it('fails the pod when an init container fails under restartPolicy Never', async () => {
     await writeManifest(
-      env,
+      t.env,
       'init-never.yaml',
       podManifest('init-never', {
         restartPolicy: 'Never',
@@ -98,10 +86,10 @@ describe('init containers on real containerd', () => {
         containers: [{ name: 'app', image: IMAGE, command: ['sleep', '3600'] }],
       }),
     );
-    const view = await waitForPhase(k.kubelet, 'init-never', 'Failed');
+    const view = await waitForPhase(t.k.kubelet, 'init-never', 'Failed');
     assert.equal(view.status?.initContainerStatuses?.[0]?.state.terminated?.exitCode, 2);
     assert.equal(view.status?.initContainerStatuses?.[0]?.restartCount, 0);
-    const names = (await containersOf(env, view.pod.metadata.uid ?? '')).map(
+    const names = (await containersOf(t.env, view.pod.metadata.uid ?? '')).map(
       (c) => c.labels[LABEL_CONTAINER_NAME],
     );
     assert.deepEqual(names, ['init-fail']);

@@ -2,6 +2,7 @@
  * Test support for integration tests: a real containerd (test/harness) and an in-process tskubelet
  * wired to it exactly as the CLI wires it, with temporary manifest, root and log directories.
  */
+import { before, after } from 'node:test';
 import { mkdtemp, rm, writeFile, unlink, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -158,4 +159,34 @@ export async function sandboxesOf(env: Env, uid: string): Promise<PodSandbox[]> 
 
 export async function containersOf(env: Env, uid: string): Promise<CriContainer[]> {
   return env.cri.runtime.listContainers({ labelSelector: { [LABEL_POD_UID]: uid } });
+}
+
+/**
+ * Registers before/after hooks for a describe block: a clean bed and one running kubelet, shared by
+ * the block's tests, torn down afterwards. Read `env`/`k` inside tests (they are set by `before`).
+ */
+export function useKubelet(opts: { maxPods?: number } = {}): {
+  readonly env: Env;
+  readonly k: RunningKubelet;
+} {
+  let env: Env | undefined;
+  let k: RunningKubelet | undefined;
+  before(async () => {
+    env = await setupEnv();
+    k = await startKubelet(env, opts);
+  });
+  after(async () => {
+    await k?.stop();
+    await env?.close();
+  });
+  return {
+    get env(): Env {
+      if (!env) throw new Error('useKubelet: env read outside a test');
+      return env;
+    },
+    get k(): RunningKubelet {
+      if (!k) throw new Error('useKubelet: kubelet read outside a test');
+      return k;
+    },
+  };
 }

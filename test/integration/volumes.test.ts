@@ -1,4 +1,4 @@
-import { describe, it, before, after } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,30 +8,18 @@ import {
   findPod,
   podManifest,
   removeManifest,
-  setupEnv,
-  startKubelet,
   waitForPhase,
+  useKubelet,
   writeManifest,
-  type Env,
-  type RunningKubelet,
 } from './support.ts';
 
 describe('emptyDir and hostPath volumes on real containerd', () => {
-  let env: Env;
-  let k: RunningKubelet;
-  before(async () => {
-    env = await setupEnv();
-    k = await startKubelet(env);
-  });
-  after(async () => {
-    await k?.stop();
-    await env?.close();
-  });
+  const t = useKubelet();
 
   it('shares an emptyDir between an init container and the app, and deletes it with the pod', async () => {
-    const hostDir = join(env.dir, 'host-data');
+    const hostDir = join(t.env.dir, 'host-data');
     await writeManifest(
-      env,
+      t.env,
       'shared.yaml',
       podManifest('shared', {
         volumes: [
@@ -59,19 +47,19 @@ describe('emptyDir and hostPath volumes on real containerd', () => {
         ],
       }),
     );
-    const view = await waitForPhase(k.kubelet, 'shared', 'Running');
+    const view = await waitForPhase(t.k.kubelet, 'shared', 'Running');
     const copied = await eventually('file copied to the hostPath', async () => {
       const text = await readFile(join(hostDir, 'copied'), 'utf8').catch(() => '');
       return text !== '' ? text : undefined;
     });
     assert.equal(copied, 'from-init\n');
     const uid = view.pod.metadata.uid ?? '';
-    const emptyDir = join(env.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    const emptyDir = join(t.env.rootDir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch');
     assert.ok((await stat(emptyDir)).isDirectory());
 
-    await removeManifest(env, 'shared.yaml');
+    await removeManifest(t.env, 'shared.yaml');
     await eventually('pod directory removed', async () =>
-      (await stat(join(env.rootDir, 'pods', uid)).catch(() => undefined)) ? undefined : true,
+      (await stat(join(t.env.rootDir, 'pods', uid)).catch(() => undefined)) ? undefined : true,
     );
     // hostPath data belongs to the host and stays.
     assert.equal(await readFile(join(hostDir, 'copied'), 'utf8'), 'from-init\n');
@@ -79,11 +67,11 @@ describe('emptyDir and hostPath volumes on real containerd', () => {
 
   it('holds containers back with a FailedMount event when a volume cannot be set up', async () => {
     await writeManifest(
-      env,
+      t.env,
       'badmount.yaml',
       podManifest('badmount', {
         volumes: [
-          { name: 'missing', hostPath: { path: join(env.dir, 'does-not-exist'), type: 'Directory' } },
+          { name: 'missing', hostPath: { path: join(t.env.dir, 'does-not-exist'), type: 'Directory' } },
         ],
         containers: [
           {
@@ -96,14 +84,14 @@ describe('emptyDir and hostPath volumes on real containerd', () => {
       }),
     );
     await eventually('FailedMount event', () =>
-      k.events.some((e) => e.reason === 'FailedMount' && e.pod === 'default/badmount-itest')
+      t.k.events.some((e) => e.reason === 'FailedMount' && e.pod === 'default/badmount-itest')
         ? true
         : undefined,
     );
-    const view = findPod(k.kubelet, 'badmount');
+    const view = findPod(t.k.kubelet, 'badmount');
     assert.equal(view?.status?.phase, 'Pending');
     assert.equal(view?.status?.containerStatuses?.[0]?.state.waiting?.reason, 'ContainerCreating');
-    const msg = k.events.find((e) => e.reason === 'FailedMount')?.message ?? '';
+    const msg = t.k.events.find((e) => e.reason === 'FailedMount')?.message ?? '';
     assert.match(msg, /does-not-exist/);
   });
 });

@@ -11,7 +11,7 @@ import { startContainerd, removeAllPods, type ContainerdBed } from '../harness/i
 import { createCriClient, type CriClient } from '../../src/runtime/cri/index.ts';
 import { createMemoryRecorder } from '../../src/api/events.ts';
 import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
-import { createFileSource } from '../../src/podsource/index.ts';
+import { createFileSource, createHttpSource } from '../../src/podsource/index.ts';
 import { createKubelet, type Kubelet, type PodView } from '../../src/kubelet/kubelet.ts';
 import { sleep } from '../../src/util/abort.ts';
 import type { Pod } from '../../src/api/types.ts';
@@ -64,7 +64,13 @@ export interface RunningKubelet {
   stop(): Promise<void>;
 }
 
-export async function startKubelet(env: Env, opts: { maxPods?: number } = {}): Promise<RunningKubelet> {
+export interface KubeletTestOptions {
+  maxPods?: number;
+  /** Also read pods from this URL (the HTTP source), polled every second. */
+  manifestURL?: string;
+}
+
+export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Promise<RunningKubelet> {
   const { mkdir } = await import('node:fs/promises');
   await mkdir(env.manifests, { recursive: true });
   const logger = testLogger();
@@ -81,7 +87,20 @@ export async function startKubelet(env: Env, opts: { maxPods?: number } = {}): P
     {
       runtimeService: env.cri.runtime,
       imageService: env.cri.image,
-      sources: [createFileSource({ path: env.manifests, nodeName: NODE, checkFrequencyMs: 1_000, logger })],
+      sources: [
+        createFileSource({ path: env.manifests, nodeName: NODE, checkFrequencyMs: 1_000, logger }),
+        ...(opts.manifestURL
+          ? [
+              createHttpSource({
+                url: opts.manifestURL,
+                headers: {},
+                nodeName: NODE,
+                checkFrequencyMs: 1_000,
+                logger,
+              }),
+            ]
+          : []),
+      ],
       recorder,
       logger,
     },
@@ -165,7 +184,7 @@ export async function containersOf(env: Env, uid: string): Promise<CriContainer[
  * Registers before/after hooks for a describe block: a clean bed and one running kubelet, shared by
  * the block's tests, torn down afterwards. Read `env`/`k` inside tests (they are set by `before`).
  */
-export function useKubelet(opts: { maxPods?: number } = {}): {
+export function useKubelet(opts: KubeletTestOptions = {}): {
   readonly env: Env;
   readonly k: RunningKubelet;
 } {

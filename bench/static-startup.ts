@@ -9,7 +9,7 @@
  * batch: all manifests written at once.
  */
 import { spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, writeFile, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,6 +58,21 @@ const kubelet = spawn(
 );
 await sleep(1500); // let it start and read the (empty) directory
 
+/** Peak resident memory of the kubelet process, sampled from /proc every 100 ms. */
+let peakRssKiB = 0;
+const idleRssKiB = rssKiB();
+function rssKiB(): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${kubelet.pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0; // the process is gone; the peak so far stands
+  }
+}
+const sampler = setInterval(() => {
+  peakRssKiB = Math.max(peakRssKiB, rssKiB());
+}, 100);
+
 async function startedAt(podName: string): Promise<number | undefined> {
   const cs = await cri.runtime.listContainers({ labelSelector: { [LABEL_POD_NAME]: `${podName}-${NODE}` } });
   const c = cs.find((x) => x.state === 'CONTAINER_RUNNING');
@@ -105,6 +120,9 @@ if (mode === 'serial') {
   ends.forEach((e, i) => latencies.push(e - (ws[i]?.written ?? 0)));
 }
 const total = Date.now() - t0;
+await sleep(2000); // a few relists and syncs with every pod running
+clearInterval(sampler);
+const steadyRssKiB = rssKiB();
 kubelet.kill('SIGTERM');
 await new Promise((r) => kubelet.once('exit', r));
 await removeAllPods(bed);
@@ -114,6 +132,8 @@ await rm(dir, { recursive: true, force: true });
 
 const s = [...latencies].sort((a, b) => a - b);
 const f = (x: number) => `${Math.round(x)} ms`;
+const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
 process.stdout.write(
-  `static-pod startup, ${mode}, N=${N}: p50 ${f(pct(s, 50))}, p90 ${f(pct(s, 90))}, p99 ${f(pct(s, 99))}, max ${f(s[s.length - 1] ?? NaN)}, min ${f(s[0] ?? NaN)}; wall ${f(total)} (kubelet log: ${logFile})\n`,
+  `static-pod startup, ${mode}, N=${N}: p50 ${f(pct(s, 50))}, p90 ${f(pct(s, 90))}, p99 ${f(pct(s, 99))}, max ${f(s[s.length - 1] ?? NaN)}, min ${f(s[0] ?? NaN)}; wall ${f(total)}\n` +
+    `kubelet RSS: idle ${mib(idleRssKiB)}, peak ${mib(peakRssKiB)}, with ${N} pods ${mib(steadyRssKiB)} (log: ${logFile})\n`,
 );

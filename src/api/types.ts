@@ -83,6 +83,27 @@ export interface PodSpec {
   volumes?: Volume[];
   runtimeClassName?: string;
   overhead?: Record<string, string>;
+  affinity?: Affinity;
+}
+
+export interface NodeSelectorRequirement {
+  key: string;
+  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
+  values?: string[];
+}
+
+export interface Affinity {
+  nodeAffinity?: {
+    requiredDuringSchedulingIgnoredDuringExecution?: {
+      nodeSelectorTerms?: {
+        matchExpressions?: NodeSelectorRequirement[];
+        matchFields?: NodeSelectorRequirement[];
+      }[];
+    };
+    preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
+  };
+  podAffinity?: unknown;
+  podAntiAffinity?: unknown;
 }
 
 export interface Toleration {

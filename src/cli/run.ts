@@ -6,6 +6,7 @@ import { createCriClient } from '../runtime/cri/index.ts';
 import { createLoggingRecorder } from '../api/events.ts';
 import { createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
 import { createKubelet } from '../kubelet/kubelet.ts';
+import { machineNodeView } from '../kubelet/node-view.ts';
 import { runOnce } from '../kubelet/run-once.ts';
 import { createLocalServer, type LocalServer } from '../server/server.ts';
 
@@ -92,6 +93,7 @@ export async function runKubelet(
       sources,
       recorder: createLoggingRecorder(logger),
       logger,
+      node: () => machineNodeView(config.nodeName, config.maxPods),
     },
   );
   logger.info('tskubelet version', { version, nodeName: config.nodeName });

@@ -31,7 +31,16 @@ import {
 import { createVolumeManager } from '../volume/index.ts';
 import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
 import { createWorkQueue, type WorkQueue } from './work-queue.ts';
-import { maxPodsAdmitHandler, runAdmitHandlers, type PodAdmitHandler } from './admission.ts';
+import {
+  generalPredicatesAdmitHandler,
+  runAdmitHandlers,
+  type NodeView,
+  type PodAdmitHandler,
+} from './admission.ts';
+import type { ApiClient } from '../api/client-types.ts';
+import { createStatusSyncer, type StatusSyncer } from '../status/api-syncer.ts';
+import { isStaticPod, type MirrorPods } from './mirror-pods.ts';
+import { isNotFound } from '../util/errors.ts';
 
 /** The settings the kubelet core needs (compiled from KubeletConfiguration + flags by the CLI). */
 export interface KubeletOptions {
@@ -52,6 +61,10 @@ export interface KubeletDependencies {
   sources: PodSource[];
   recorder: EventRecorder;
   logger: Logger;
+  /** The node as admission sees it (the Node object in cluster mode, the machine standalone). */
+  node: () => NodeView;
+  /** Present in cluster mode: pod statuses, mirror pods and deletions go to the API server. */
+  cluster?: { api: ApiClient; mirrorPods: MirrorPods };
   now?: () => number;
 }
 
@@ -60,7 +73,9 @@ export type LoopEvent =
   | { kind: 'config'; update: PodUpdate }
   | { kind: 'pleg'; event: PodLifecycleEvent }
   | { kind: 'tick' }
-  | { kind: 'housekeeping' };
+  | { kind: 'housekeeping' }
+  /** The API source saw the mirror pods bound to this node change. */
+  | { kind: 'mirrors'; pods: Pod[] };
 
 export interface PodView {
   pod: Pod;
@@ -76,6 +91,8 @@ export interface Kubelet {
   healthz(): { ok: boolean; message: string };
   /** Resolves once every configured source has delivered its first snapshot. */
   sourcesReady(): boolean;
+  /** The API source reports the mirror pods bound to this node (cluster mode). */
+  setMirrorPods(pods: Pod[]): void;
   /** Internals for run-once mode and tests. */
   readonly runtime: RuntimeManager;
   readonly podConfig: PodConfig;
@@ -114,7 +131,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const pleg = createPleg({ runtime, logger: log, now });
   const statusManager = createStatusManager();
   const workQueue: WorkQueue = createWorkQueue(now);
-  const admitHandlers: PodAdmitHandler[] = [maxPodsAdmitHandler(opts.maxPods)];
+  const admitHandlers: PodAdmitHandler[] = [generalPredicatesAdmitHandler(deps.node)];
   const queue = new AsyncQueue<LoopEvent>(LOOP_QUEUE_CAPACITY);
   const expectedSources = new Set<PodSourceName>(deps.sources.map((s) => s.name));
 
@@ -151,7 +168,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     return computePodStatus({
       pod,
       runtime: rs,
-      previous: statusManager.get(pod.metadata.uid ?? ''),
+      // An API pod's own status seeds the first computation (keeps startTime, scheduler conditions).
+      previous: statusManager.get(pod.metadata.uid ?? '') ?? pod.status,
       waiting: waitingReasons.get(pod.metadata.uid ?? '') ?? new Map(),
       hostIP: opts.nodeIP,
       now,
@@ -236,8 +254,10 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     log.info('pod terminated', { pod: `${identity.namespace}/${identity.name}`, podUID: uid });
   }
 
-  async function syncTerminatedPod(uid: string, pod: Pod | undefined, signal: AbortSignal): Promise<void> {
-    if (desired.has(uid)) return; // a finished pod still in its source keeps its containers for logs
+  async function syncTerminatedPod(uid: string, podArg: Pod | undefined, signal: AbortSignal): Promise<void> {
+    const pod = desired.get(uid) ?? podArg;
+    const deleting = !desired.has(uid) || pod?.metadata.deletionTimestamp !== undefined;
+    if (!deleting) return; // a finished pod still in its source keeps its containers for logs
     const rs = await runtime.getPodStatus(
       uid,
       pod?.metadata.name ?? '',
@@ -247,10 +267,39 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     await runtime.removePod(rs, signal);
     await volumes.cleanUpPod(uid);
     pleg.cache.delete(uid);
-    statusManager.delete(uid);
     waitingReasons.delete(uid);
     lastSyncEnd.delete(uid);
     for (const k of [...backoff.entries().keys()]) if (k.includes(`_${uid}_`)) backoff.reset(k);
+    if (pod && desired.has(uid) && deps.cluster && !isStaticPod(pod)) {
+      await finalizeDeletion(pod, signal);
+    } else {
+      statusManager.delete(uid);
+    }
+  }
+
+  /**
+   * Upstream status manager's final step of a graceful deletion: everything has stopped, so the
+   * kubelet deletes the pod object with grace 0, guarded by its UID.
+   */
+  async function finalizeDeletion(pod: Pod, signal: AbortSignal): Promise<void> {
+    const api = deps.cluster?.api;
+    if (!api) return;
+    try {
+      await api.request({
+        method: 'DELETE',
+        path: `/api/v1/namespaces/${pod.metadata.namespace ?? 'default'}/pods/${pod.metadata.name ?? ''}`,
+        body: {
+          kind: 'DeleteOptions',
+          apiVersion: 'v1',
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        },
+        signal,
+      });
+      podLog(pod).info('pod deleted from the API after termination');
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   const workers = createPodWorkers(
@@ -262,6 +311,31 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     },
     log,
   );
+
+  const stopSignal = new AbortController();
+  const statusSyncer: StatusSyncer | undefined = deps.cluster
+    ? createStatusSyncer({
+        api: deps.cluster.api,
+        statuses: statusManager,
+        logger: log,
+        podFor: (uid) => desired.get(uid),
+        targetFor: (uid) => {
+          const pod = desired.get(uid);
+          if (!pod) return undefined;
+          if (isStaticPod(pod)) {
+            const m = deps.cluster?.mirrorPods.mirrorFor(pod);
+            return m
+              ? {
+                  namespace: m.metadata.namespace ?? '',
+                  name: m.metadata.name ?? '',
+                  uid: m.metadata.uid ?? '',
+                }
+              : undefined;
+          }
+          return { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name ?? '', uid };
+        },
+      })
+    : undefined;
 
   // ---- the sync loop: dispatch only ----
 
@@ -348,6 +422,28 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     workers.update({ type: 'sync', pod });
   }
 
+  function handleMirrors(pods: Pod[]): void {
+    const mirrors = deps.cluster?.mirrorPods;
+    if (!mirrors) return;
+    mirrors.setMirrors(pods);
+    // Static pods whose mirror just appeared can now have their status written.
+    for (const [uid, p] of desired)
+      if (isStaticPod(p) && mirrors.mirrorFor(p)) statusSyncer?.markDirty([uid]);
+  }
+
+  let mirrorPass: Promise<void> | undefined;
+  function reconcileMirrors(): void {
+    const mirrors = deps.cluster?.mirrorPods;
+    if (!mirrors || mirrorPass) return;
+    const statics = [...desired.values()].filter(isStaticPod);
+    mirrorPass = mirrors
+      .reconcile(statics, stopSignal.signal)
+      .catch((err: unknown) => log.warn('mirror pod pass failed', { err: describeError(err) }))
+      .finally(() => {
+        mirrorPass = undefined;
+      });
+  }
+
   function handleTick(): void {
     for (const uid of workQueue.takeDue(now())) {
       const pod = desired.get(uid);
@@ -372,6 +468,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     }
     backoff.gc(now());
     void saveBackoff();
+    reconcileMirrors();
   }
 
   let lastSavedBackoff = '';
@@ -421,6 +518,9 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
           case 'housekeeping':
             handleHousekeeping();
             break;
+          case 'mirrors':
+            handleMirrors(ev.pods);
+            break;
         }
       } catch (err) {
         log.error('sync loop handler failed', { event: ev.kind, err: describeError(err) });
@@ -452,6 +552,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         }
       });
       podConfig.start();
+      statusSyncer?.start();
       timers.push(setInterval(() => queue.push({ kind: 'tick' }), SYNC_LOOP_TICK_MS));
       timers.push(setInterval(() => queue.push({ kind: 'housekeeping' }), HOUSEKEEPING_PERIOD_MS));
       await loopDone;
@@ -459,7 +560,10 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     stop() {
       stopping ??= (async () => {
         for (const t of timers) clearInterval(t);
+        stopSignal.abort();
         await podConfig.stop();
+        await statusSyncer?.stop();
+        await mirrorPass;
         await pleg.stop();
         await workers.stop();
         await saveBackoff();
@@ -481,6 +585,9 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       return { ok: true, message: 'ok' };
     },
     sourcesReady: () => podConfig.seenAllSources(expectedSources),
+    setMirrorPods(pods) {
+      queue.push({ kind: 'mirrors', pods });
+    },
   };
   return kubelet;
 }

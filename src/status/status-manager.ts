@@ -11,6 +11,8 @@ export interface StatusManager {
   /** Stores a status; returns false if it was refused (would regress a terminal phase). */
   set(uid: string, status: PodStatus): boolean;
   delete(uid: string): void;
+  /** Every UID with a status. */
+  uids(): string[];
   /** Subscribe to changes (the API syncer, tests). Returns an unsubscribe function. */
   onChange(listener: (uid: string, status: PodStatus) => void): () => void;
 }
@@ -30,6 +32,7 @@ export function createStatusManager(): StatusManager {
       return true;
     },
     delete: (uid) => statuses.delete(uid),
+    uids: () => [...statuses.keys()],
     onChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -13,6 +13,7 @@ import { createMemoryRecorder } from '../../src/api/events.ts';
 import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
 import { createFileSource, createHttpSource } from '../../src/podsource/index.ts';
 import { createKubelet, type Kubelet, type PodView } from '../../src/kubelet/kubelet.ts';
+import { machineNodeView } from '../../src/kubelet/node-view.ts';
 import { sleep } from '../../src/util/abort.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { LABEL_POD_UID } from '../../src/config/defaults.ts';
@@ -103,6 +104,7 @@ export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Pro
       ],
       recorder,
       logger,
+      node: () => machineNodeView(NODE, opts.maxPods ?? 110),
     },
   );
   const done = kubelet.run();

@@ -1,0 +1,97 @@
+import { KubeletError, type ErrorCode } from '../util/errors.ts';
+
+/** Content types for writes; patches name their strategy. */
+export type ApiContentType =
+  | 'application/json'
+  | 'application/merge-patch+json'
+  | 'application/strategic-merge-patch+json'
+  | 'application/json-patch+json';
+
+export interface ApiRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Absolute API path, e.g. `/api/v1/nodes/node-1` or `/apis/coordination.k8s.io/v1/...`. */
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** Defaults to application/json (PATCH: strategic merge). */
+  contentType?: ApiContentType;
+  /** Defaults to the client's request timeout (10 s). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent {
+  type: WatchEventType;
+  /** The object (a Status for ERROR). */
+  object: Record<string, unknown>;
+}
+
+/**
+ * A Kubernetes API client: raw JSON in and out, the client's rate limit (kubeAPIQPS/Burst) applied
+ * to every request, a timeout on every request, errors as `ApiError`. Never retries by itself:
+ * callers decide (a heartbeat retries differently from a status patch).
+ */
+export interface ApiClient {
+  readonly server: string;
+  request<T>(req: ApiRequest): Promise<T>;
+  /**
+   * Streams a watch (`?watch=1` is added) and calls `onEvent` per event; resolves when the server
+   * closes the stream (e.g. after timeoutSeconds), rejects with ApiError on HTTP errors (410 Gone
+   * included) and with a Canceled KubeletError when `signal` aborts. `idleTimeoutMs` rejects a
+   * stream that sent nothing (not even a bookmark) for that long.
+   */
+  watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (e: WatchEvent) => void,
+    opts: { signal: AbortSignal; idleTimeoutMs?: number },
+  ): Promise<void>;
+  close(): void;
+}
+
+function codeForStatus(status: number): ErrorCode {
+  if (status === 400 || status === 422) return 'InvalidArgument';
+  if (status === 401) return 'Unauthenticated';
+  if (status === 403) return 'PermissionDenied';
+  if (status === 404) return 'NotFound';
+  if (status === 409) return 'AlreadyExists';
+  if (status === 410) return 'FailedPrecondition';
+  if (status === 429) return 'ResourceExhausted';
+  if (status === 504) return 'DeadlineExceeded';
+  if (status >= 500) return 'Unavailable';
+  return 'Unknown';
+}
+
+/** An HTTP error from the API server, with the Status object's `reason` (Conflict, Gone, …). */
+export class ApiError extends KubeletError {
+  readonly status: number;
+  /** metav1.Status reason, e.g. `AlreadyExists`, `Conflict`, `NotFound`, `Expired`, `Gone`. */
+  readonly reason: string;
+
+  constructor(op: string, status: number, reason: string, message: string, options?: { cause?: unknown }) {
+    super(codeForStatus(status), op, `${status} ${reason}: ${message}`, options);
+    this.name = 'ApiError';
+    this.status = status;
+    this.reason = reason;
+  }
+}
+
+export function isApiStatus(err: unknown, status: number): boolean {
+  return err instanceof ApiError && err.status === status;
+}
+
+/** 409 from a create: the object exists. (A 409 from an update is a Conflict: reason tells.) */
+export function isAlreadyExists(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 409 && err.reason === 'AlreadyExists';
+}
+
+export function isConflict(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 409 && err.reason !== 'AlreadyExists';
+}
+
+/** The resourceVersion is too old (watch or list): relist. */
+export function isGone(err: unknown): boolean {
+  return err instanceof ApiError && (err.status === 410 || err.reason === 'Expired' || err.reason === 'Gone');
+}

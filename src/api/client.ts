@@ -1,0 +1,220 @@
+import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { KubeletError, describeError } from '../util/errors.ts';
+import { combineSignals } from '../util/abort.ts';
+import { createRateLimiter, type RateLimiter } from './rate-limiter.ts';
+import { ApiError, type ApiClient, type ApiRequest, type WatchEvent } from './client-types.ts';
+
+export interface ApiClientOptions {
+  /** Path to a kubeconfig (the kubelet's --kubeconfig). */
+  kubeconfig: string;
+  /** kubeAPIQPS / kubeAPIBurst; qps 0 disables the limit. */
+  qps: number;
+  burst: number;
+  /** Per-request timeout (watches are exempt). Default 10 s. */
+  requestTimeoutMs?: number;
+  /** Content type for PATCH when the request names none. */
+  userAgent?: string;
+}
+
+interface Connection {
+  server: URL;
+  agent: Agent;
+  headers: Record<string, string>;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/** Loads the kubeconfig with @kubernetes/client-node and turns it into TLS + auth for node:https. */
+async function connect(kubeconfig: string): Promise<Connection> {
+  // Imported lazily: standalone mode never pays for the client library.
+  const { KubeConfig } = await import('@kubernetes/client-node');
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromFile(kubeconfig);
+  } catch (err) {
+    throw new KubeletError('InvalidArgument', `load kubeconfig ${kubeconfig}`, describeError(err), {
+      cause: err,
+    });
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster)
+    throw new KubeletError('InvalidArgument', `load kubeconfig ${kubeconfig}`, 'no current cluster');
+  const opts: RequestOptions = {};
+  await kc.applyToHTTPSOptions(opts);
+  const agent = new Agent({
+    keepAlive: true,
+    maxSockets: 32,
+    ca: opts.ca,
+    cert: opts.cert,
+    key: opts.key,
+    rejectUnauthorized: opts.rejectUnauthorized ?? true,
+    ...(opts.servername ? { servername: opts.servername } : {}),
+  });
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k] = v;
+  if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  return { server: new URL(cluster.server), agent, headers };
+}
+
+function buildPath(path: string, query: ApiRequest['query']): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) q.set(k, String(v));
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+async function readBody(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > MAX_RESPONSE_BYTES)
+      throw new KubeletError('ResourceExhausted', 'read API response', 'response too large');
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function errorFromBody(op: string, status: number, body: string): ApiError {
+  try {
+    const s = JSON.parse(body) as { kind?: string; reason?: string; message?: string };
+    if (s.kind === 'Status') return new ApiError(op, status, s.reason ?? '', s.message ?? body);
+  } catch {
+    // not a Status object: fall through to the raw body
+  }
+  return new ApiError(op, status, '', body.slice(0, 500));
+}
+
+/**
+ * Creates an API client from a kubeconfig (see ApiClient). One keep-alive agent per client; the
+ * kubelet makes a second client for Lease heartbeats so they never queue behind pod traffic.
+ */
+export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient> {
+  const conn = await connect(opts.kubeconfig);
+  const limiter: RateLimiter = createRateLimiter(opts.qps, opts.burst);
+  const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const userAgent = opts.userAgent ?? 'tskubelet';
+  const closed = new AbortController();
+
+  function send(
+    method: string,
+    path: string,
+    body: string | undefined,
+    contentType: string | undefined,
+    signal: AbortSignal,
+  ): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string> = {
+        ...conn.headers,
+        Accept: 'application/json',
+        'User-Agent': userAgent,
+      };
+      if (body !== undefined) {
+        headers['Content-Type'] = contentType ?? 'application/json';
+        headers['Content-Length'] = String(Buffer.byteLength(body));
+      }
+      const req = httpsRequest(
+        {
+          protocol: conn.server.protocol,
+          hostname: conn.server.hostname,
+          port: conn.server.port,
+          path: `${conn.server.pathname.replace(/\/$/, '')}${path}`,
+          method,
+          headers,
+          agent: conn.agent,
+          signal,
+        },
+        resolve,
+      );
+      req.on('error', reject);
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+
+  function wrapNetworkError(op: string, err: unknown, signal: AbortSignal): KubeletError {
+    if (err instanceof KubeletError) return err;
+    if (signal.aborted) {
+      const reason: unknown = signal.reason;
+      const timedOut = reason instanceof Error && reason.name === 'TimeoutError';
+      return new KubeletError(timedOut ? 'DeadlineExceeded' : 'Canceled', op, describeError(reason ?? err), {
+        cause: err,
+      });
+    }
+    return new KubeletError('Unavailable', op, describeError(err), { cause: err });
+  }
+
+  return {
+    server: conn.server.origin,
+    async request<T>(req: ApiRequest): Promise<T> {
+      const op = `${req.method} ${req.path}`;
+      const signal = combineSignals([req.signal, closed.signal], req.timeoutMs ?? timeoutMs);
+      try {
+        await limiter.acquire(signal);
+        const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+        const contentType =
+          req.contentType ?? (req.method === 'PATCH' ? 'application/strategic-merge-patch+json' : undefined);
+        const res = await send(req.method, buildPath(req.path, req.query), body, contentType, signal);
+        const text = await readBody(res);
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) throw errorFromBody(op, status, text);
+        return (text === '' ? undefined : JSON.parse(text)) as T;
+      } catch (err) {
+        throw wrapNetworkError(op, err, signal);
+      }
+    },
+    async watch(path, query, onEvent, wopts) {
+      const op = `WATCH ${path}`;
+      const idleMs = wopts.idleTimeoutMs;
+      const local = new AbortController();
+      const signal = combineSignals([wopts.signal, closed.signal, local.signal]);
+      let idleTimer: NodeJS.Timeout | undefined;
+      const armIdle = () => {
+        if (idleMs === undefined) return;
+        if (idleTimer) clearTimeout(idleTimer);
+        idleTimer = setTimeout(
+          () => local.abort(new KubeletError('DeadlineExceeded', op, `no watch event for ${idleMs} ms`)),
+          idleMs,
+        );
+      };
+      try {
+        await limiter.acquire(signal);
+        armIdle();
+        const res = await send('GET', buildPath(path, { ...query, watch: 1 }), undefined, undefined, signal);
+        const status = res.statusCode ?? 0;
+        if (status < 200 || status >= 300) throw errorFromBody(op, status, await readBody(res));
+        let buffered = '';
+        for await (const chunk of res) {
+          armIdle();
+          buffered += (chunk as Buffer).toString('utf8');
+          let nl: number;
+          while ((nl = buffered.indexOf('\n')) >= 0) {
+            const line = buffered.slice(0, nl).trim();
+            buffered = buffered.slice(nl + 1);
+            if (line === '') continue;
+            const ev = JSON.parse(line) as WatchEvent;
+            if (ev.type === 'ERROR') {
+              const s = ev.object as { code?: number; reason?: string; message?: string };
+              throw new ApiError(op, s.code ?? 500, s.reason ?? '', s.message ?? 'watch error');
+            }
+            onEvent(ev);
+          }
+        }
+        if (signal.aborted) throw signal.reason;
+      } catch (err) {
+        const reason: unknown = local.signal.reason;
+        if (local.signal.aborted && reason instanceof KubeletError) throw reason;
+        throw wrapNetworkError(op, err, signal);
+      } finally {
+        if (idleTimer) clearTimeout(idleTimer);
+      }
+    },
+    close() {
+      closed.abort(new KubeletError('Canceled', 'API client', 'client closed'));
+      conn.agent.destroy();
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import type { ApiClient } from './client-types.ts';
+import type { EventRecorder, EventType } from './events.ts';
+import type { Pod } from './types.ts';
+import { podFullName } from './types.ts';
+import type { Logger } from '../util/logger.ts';
+import { describeError } from '../util/errors.ts';
+import { createRateLimiter } from './rate-limiter.ts';
+
+export interface ObjectReference {
+  apiVersion: string;
+  kind: string;
+  namespace?: string;
+  name: string;
+  uid?: string;
+}
+
+/** Records events about any object (pods, the node). */
+export interface ApiEventRecorder extends EventRecorder {
+  eventFor(ref: ObjectReference, type: EventType, reason: string, message: string): void;
+  /** Stops posting; pending events are dropped (they are in the log already). */
+  stop(): Promise<void>;
+}
+
+const QUEUE_CAPACITY = 1000;
+
+/**
+ * Posts Events to the API server (upstream record.EventBroadcaster + event sink): every event is
+ * also logged, posting is rate limited (eventRecordQPS / eventBurst) and queued in a bounded queue
+ * — when full, events are dropped with a log line rather than piling up behind an unreachable API
+ * server. Never throws, never blocks the caller.
+ */
+export function createApiEventRecorder(opts: {
+  api: ApiClient;
+  nodeName: string;
+  logger: Logger;
+  qps: number;
+  burst: number;
+}): ApiEventRecorder {
+  const limiter = createRateLimiter(opts.qps, opts.burst);
+  const queue: { ref: ObjectReference; type: EventType; reason: string; message: string; at: string }[] = [];
+  const stop = new AbortController();
+  let draining: Promise<void> | undefined;
+  let dropped = 0;
+
+  async function post(e: (typeof queue)[number]): Promise<void> {
+    const ns = e.ref.namespace ?? 'default';
+    const body = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { generateName: `${e.ref.name}.`, namespace: ns },
+      involvedObject: e.ref,
+      reason: e.reason,
+      message: e.message,
+      type: e.type,
+      source: { component: 'kubelet', host: opts.nodeName },
+      firstTimestamp: e.at,
+      lastTimestamp: e.at,
+      count: 1,
+      reportingComponent: 'kubelet',
+      reportingInstance: opts.nodeName,
+    };
+    await opts.api.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${ns}/events`,
+      body,
+      signal: stop.signal,
+    });
+  }
+
+  async function drain(): Promise<void> {
+    while (queue.length > 0 && !stop.signal.aborted) {
+      const e = queue.shift()!;
+      try {
+        await limiter.acquire(stop.signal);
+        await post(e);
+      } catch (err) {
+        if (stop.signal.aborted) return;
+        opts.logger.debug('could not post event', {
+          reason: e.reason,
+          object: e.ref.name,
+          err: describeError(err),
+        });
+      }
+    }
+  }
+
+  function enqueue(
+    ref: ObjectReference,
+    type: EventType,
+    reason: string,
+    message: string,
+    identity: Record<string, unknown> = { object: `${ref.kind}/${ref.name}` },
+  ): void {
+    const fields = { ...identity, event: reason, type };
+    if (type === 'Warning') opts.logger.warn(message, fields);
+    else opts.logger.info(message, fields);
+    if (stop.signal.aborted) return;
+    if (queue.length >= QUEUE_CAPACITY) {
+      dropped++;
+      if (dropped % 100 === 1) opts.logger.warn('event queue full; dropping events', { dropped });
+      return;
+    }
+    queue.push({ ref, type, reason, message, at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') });
+    draining ??= drain().finally(() => {
+      draining = undefined;
+    });
+  }
+
+  return {
+    event(pod: Pod, type, reason, message) {
+      enqueue(
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          namespace: pod.metadata.namespace,
+          name: pod.metadata.name ?? '',
+          uid: pod.metadata.uid,
+        },
+        type,
+        reason,
+        message,
+        { pod: podFullName(pod), podUID: pod.metadata.uid },
+      );
+    },
+    eventFor: (ref, type, reason, message) => enqueue(ref, type, reason, message),
+    async stop() {
+      stop.abort();
+      await draining;
+    },
+  };
+}

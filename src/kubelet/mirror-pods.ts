@@ -1,0 +1,132 @@
+import type { Pod } from '../api/types.ts';
+import { podFullName } from '../api/types.ts';
+import type { ApiClient } from '../api/client-types.ts';
+import { isAlreadyExists } from '../api/client-types.ts';
+import type { Logger } from '../util/logger.ts';
+import { describeError, isNotFound } from '../util/errors.ts';
+import {
+  ANNOTATION_CONFIG_HASH,
+  ANNOTATION_CONFIG_MIRROR,
+  ANNOTATION_CONFIG_SEEN,
+} from '../config/defaults.ts';
+
+/**
+ * Keeps one mirror pod in the API per static pod (upstream pod.MirrorClient + the pod manager's
+ * mirror bookkeeping): created when missing, replaced when the static pod changed (its config hash no
+ * longer matches the mirror's `kubernetes.io/config.mirror`), deleted when the static pod is gone.
+ * Static pods keep running whatever happens here; failures are logged and retried on the next sync.
+ */
+export interface MirrorPods {
+  /** The mirror pods currently bound to this node, as the API source last saw them. */
+  setMirrors(pods: Pod[]): void;
+  /** The mirror pod of a static pod, if it exists and matches. */
+  mirrorFor(staticPod: Pod): Pod | undefined;
+  /** Makes the mirrors match `staticPods` (create/replace/delete); one pass, bounded by the API limiter. */
+  reconcile(staticPods: Pod[], signal?: AbortSignal): Promise<void>;
+}
+
+export interface MirrorPodDeps {
+  api: ApiClient;
+  logger: Logger;
+  nodeName: string;
+  /** The Node's UID, for the owner reference NodeRestriction requires (undefined until registered). */
+  nodeUID(): string | undefined;
+}
+
+export function isStaticPod(pod: Pod): boolean {
+  const source = pod.metadata.annotations?.['kubernetes.io/config.source'];
+  return source === 'file' || source === 'http';
+}
+
+function configHash(pod: Pod): string {
+  return pod.metadata.annotations?.[ANNOTATION_CONFIG_HASH] ?? pod.metadata.uid ?? '';
+}
+
+/** The API object that mirrors a static pod: same name, spec, labels; annotated with the hash. */
+export function mirrorPodFor(staticPod: Pod, nodeName: string, nodeUID: string): Pod {
+  const annotations = { ...(staticPod.metadata.annotations ?? {}) };
+  delete annotations[ANNOTATION_CONFIG_SEEN];
+  annotations[ANNOTATION_CONFIG_MIRROR] = configHash(staticPod);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: staticPod.metadata.name,
+      namespace: staticPod.metadata.namespace,
+      labels: staticPod.metadata.labels,
+      annotations,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeUID, controller: true }],
+    },
+    spec: { ...staticPod.spec, nodeName },
+  };
+}
+
+export function createMirrorPods(deps: MirrorPodDeps): MirrorPods {
+  let mirrors = new Map<string, Pod>();
+
+  async function remove(mirror: Pod, why: string, signal?: AbortSignal): Promise<void> {
+    const log = deps.logger.child({ pod: podFullName(mirror), podUID: mirror.metadata.uid });
+    try {
+      await deps.api.request({
+        method: 'DELETE',
+        path: `/api/v1/namespaces/${mirror.metadata.namespace}/pods/${mirror.metadata.name}`,
+        body: {
+          kind: 'DeleteOptions',
+          apiVersion: 'v1',
+          gracePeriodSeconds: 0,
+          preconditions: { uid: mirror.metadata.uid },
+        },
+        signal,
+      });
+      log.info('deleted mirror pod', { reason: why });
+    } catch (err) {
+      if (!isNotFound(err)) log.warn('failed to delete mirror pod', { reason: why, err: describeError(err) });
+    }
+    mirrors.delete(podFullName(mirror));
+  }
+
+  async function create(staticPod: Pod, signal?: AbortSignal): Promise<void> {
+    const nodeUID = deps.nodeUID();
+    if (!nodeUID) return; // not registered yet: next pass
+    const log = deps.logger.child({ pod: podFullName(staticPod), podUID: staticPod.metadata.uid });
+    try {
+      const created = await deps.api.request<Pod>({
+        method: 'POST',
+        path: `/api/v1/namespaces/${staticPod.metadata.namespace}/pods`,
+        body: mirrorPodFor(staticPod, deps.nodeName, nodeUID),
+        signal,
+      });
+      mirrors.set(podFullName(created), created);
+      log.info('created mirror pod', { mirrorUID: created.metadata.uid });
+    } catch (err) {
+      if (isAlreadyExists(err)) return; // the watch will tell us about it
+      log.warn('failed to create mirror pod', { err: describeError(err) });
+    }
+  }
+
+  return {
+    setMirrors(pods) {
+      mirrors = new Map(pods.map((p) => [podFullName(p), p]));
+    },
+    mirrorFor(staticPod) {
+      const m = mirrors.get(podFullName(staticPod));
+      if (!m || m.metadata.deletionTimestamp) return undefined;
+      return m.metadata.annotations?.[ANNOTATION_CONFIG_MIRROR] === configHash(staticPod) ? m : undefined;
+    },
+    async reconcile(staticPods, signal) {
+      const wanted = new Map(staticPods.map((p) => [podFullName(p), p]));
+      for (const [name, mirror] of [...mirrors]) {
+        const sp = wanted.get(name);
+        if (!sp) await remove(mirror, 'static pod is gone', signal);
+        else if (mirror.metadata.annotations?.[ANNOTATION_CONFIG_MIRROR] !== configHash(sp)) {
+          await remove(mirror, 'static pod changed', signal);
+        }
+      }
+      for (const [name, sp] of wanted) {
+        const m = mirrors.get(name);
+        if (!m) await create(sp, signal);
+        else if (m.metadata.deletionTimestamp) await remove(m, 'mirror pod is being deleted', signal);
+      }
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import { availableParallelism, totalmem } from 'node:os';
+import type { NodeView } from './admission.ts';
+import { parseQuantity, milliCPU } from '../api/quantity.ts';
+
+/** Go's GOARCH names for Node's process.arch. */
+export function goArch(arch: string = process.arch): string {
+  const map: Record<string, string> = {
+    x64: 'amd64',
+    arm64: 'arm64',
+    arm: 'arm',
+    ia32: '386',
+    ppc64: 'ppc64le',
+    s390x: 's390x',
+  };
+  return map[arch] ?? arch;
+}
+
+/** The default node labels upstream sets (kubelet_node_status.go initialNode). */
+export function defaultNodeLabels(nodeName: string): Record<string, string> {
+  return {
+    'kubernetes.io/hostname': nodeName,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': goArch(),
+    'beta.kubernetes.io/os': 'linux',
+    'beta.kubernetes.io/arch': goArch(),
+  };
+}
+
+/** Standalone: the machine itself is the node (no reservations), as upstream's initial node. */
+export function machineNodeView(nodeName: string, maxPods: number): NodeView {
+  return {
+    name: nodeName,
+    labels: defaultNodeLabels(nodeName),
+    allocatable: { milliCPU: availableParallelism() * 1000, memory: totalmem(), pods: maxPods },
+  };
+}
+
+/** A NodeView from a Node object's labels and status.allocatable (quantities as strings). */
+export function nodeViewFromNode(node: {
+  metadata: { name?: string; labels?: Record<string, string> };
+  status?: { allocatable?: Record<string, string> };
+}): NodeView {
+  const a = node.status?.allocatable ?? {};
+  return {
+    name: node.metadata.name ?? '',
+    labels: node.metadata.labels ?? {},
+    allocatable: {
+      milliCPU: a.cpu !== undefined ? milliCPU(a.cpu, 'status.allocatable.cpu') : 0,
+      memory: a.memory !== undefined ? parseQuantity(a.memory, 'status.allocatable.memory') : 0,
+      pods: a.pods !== undefined ? parseQuantity(a.pods, 'status.allocatable.pods') : 0,
+    },
+  };
+}

@@ -6,7 +6,13 @@ import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import type { CompiledConfig } from '../config/index.ts';
 import { hasCode } from '../util/errors.ts';
-import { buildRunCommand, parseManifestURLHeader, parseRunArgs } from './flags.ts';
+import {
+  buildRunCommand,
+  parseManifestURLHeader,
+  parseNodeLabels,
+  parseRegisterWithTaints,
+  parseRunArgs,
+} from './flags.ts';
 
 const opts = { hostname: () => 'test-host', cwd: '/work' };
 const parse = (argv: string[]) => parseRunArgs(argv, opts);
@@ -39,6 +45,11 @@ describe('run flags', () => {
         'staticPodURLHeader:',
         '  X-File: [a]',
         'cgroupDriver: systemd',
+        'kubeAPIQPS: 25',
+        'eventBurst: 30',
+        'registerNode: false',
+        'registerWithTaints:',
+        '  - {key: file, value: v, effect: NoSchedule}',
         '',
       ].join('\n'),
     );
@@ -57,6 +68,13 @@ describe('run flags', () => {
     assert.equal(config.runOnce, false);
     assert.equal(config.logFormat, 'json');
     assert.equal(config.staticPodPath, undefined);
+    assert.equal(config.kubeAPIQPS, 50);
+    assert.equal(config.kubeAPIBurst, 100);
+    assert.equal(config.eventRecordQPS, 50);
+    assert.equal(config.eventBurst, 100);
+    assert.equal(config.registerNode, true);
+    assert.deepEqual(config.registerWithTaints, []);
+    assert.deepEqual(config.nodeLabels, {});
   });
 
   it('maps every implemented flag onto the config, in both --flag=value and --flag value forms', async () => {
@@ -88,6 +106,15 @@ describe('run flags', () => {
       '4',
       '--logging-format=text',
       '--kubeconfig=/etc/kubernetes/kubelet.conf',
+      '--kube-api-qps=20',
+      '--kube-api-burst',
+      '40',
+      '--event-qps=7',
+      '--event-burst=9',
+      '--register-node=false',
+      '--register-with-taints=dedicated=infra:NoSchedule,example.com/gpu:NoExecute',
+      '--node-labels',
+      'role=edge,example.com/team=a',
     ]);
     assert.equal(config.staticPodPath, '/srv/manifests');
     assert.equal(config.staticPodURL, 'http://example.test/pods');
@@ -112,6 +139,16 @@ describe('run flags', () => {
     assert.equal(config.verbosity, 4);
     assert.equal(config.logFormat, 'text');
     assert.equal(config.kubeconfig, '/etc/kubernetes/kubelet.conf');
+    assert.equal(config.kubeAPIQPS, 20);
+    assert.equal(config.kubeAPIBurst, 40);
+    assert.equal(config.eventRecordQPS, 7);
+    assert.equal(config.eventBurst, 9);
+    assert.equal(config.registerNode, false);
+    assert.deepEqual(config.registerWithTaints, [
+      { key: 'dedicated', value: 'infra', effect: 'NoSchedule' },
+      { key: 'example.com/gpu', effect: 'NoExecute' },
+    ]);
+    assert.deepEqual(config.nodeLabels, { role: 'edge', 'example.com/team': 'a' });
   });
 
   it('lets given flags override the --config file', async () => {
@@ -121,8 +158,15 @@ describe('run flags', () => {
       '--sync-frequency=2s',
       '--container-runtime-endpoint=unix:///run/flag.sock',
       '--manifest-url-header=X-Flag:1',
+      '--kube-api-qps=0',
+      '--register-node',
+      '--register-with-taints=flag:NoExecute',
     ]);
     assert.equal(config.configFile, configFile);
+    assert.equal(config.kubeAPIQPS, 5, "--kube-api-qps=0 is client-go's fallback, not the file's 25");
+    assert.equal(config.eventBurst, 30);
+    assert.equal(config.registerNode, true);
+    assert.deepEqual(config.registerWithTaints, [{ key: 'flag', effect: 'NoExecute' }]);
     assert.equal(config.maxPods, 3);
     assert.equal(config.syncFrequencyMs, 2_000);
     assert.equal(config.containerRuntimeEndpoint, 'unix:///run/flag.sock');
@@ -138,6 +182,10 @@ describe('run flags', () => {
     assert.equal(config.healthzPort, 10300);
     assert.equal(config.containerRuntimeEndpoint, 'unix:///run/file/containerd.sock');
     assert.deepEqual(config.staticPodURLHeader, { 'X-File': ['a'] });
+    assert.equal(config.kubeAPIQPS, 25);
+    assert.equal(config.eventBurst, 30);
+    assert.equal(config.registerNode, false);
+    assert.deepEqual(config.registerWithTaints, [{ key: 'file', value: 'v', effect: 'NoSchedule' }]);
     assert.equal(warnings.length, 1);
     assert.match(warnings[0] ?? '', /cgroupDriver/);
   });
@@ -210,6 +258,66 @@ describe('run flags', () => {
     await assertRejectsInvalid(['--healthz-port=70000'], /--healthz-port: 70000/);
   });
 
+  it("clears the file's taints with an empty --register-with-taints, as upstream", async () => {
+    const { config } = await parse([`--config=${configFile}`, '--register-with-taints=']);
+    assert.deepEqual(config.registerWithTaints, []);
+  });
+
+  it('keeps only the last --register-with-taints and merges repeated --node-labels, as upstream', async () => {
+    const { config } = await parse([
+      '--register-with-taints=a:NoSchedule',
+      '--register-with-taints=b:NoExecute',
+      '--node-labels=a=1,b=2',
+      '--node-labels=b=3,c=4',
+    ]);
+    assert.deepEqual(config.registerWithTaints, [{ key: 'b', effect: 'NoExecute' }]);
+    assert.deepEqual(config.nodeLabels, { a: '1', b: '3', c: '4' });
+  });
+
+  it('rejects malformed --register-with-taints, naming the flag', async () => {
+    await assertRejectsInvalid(
+      ['--register-with-taints=novalue'],
+      /--register-with-taints.*malformed taint "novalue"/,
+    );
+    await assertRejectsInvalid(['--register-with-taints=a=b=c:NoSchedule'], /more than one "="/);
+    await assertRejectsInvalid(['--register-with-taints=a:NoSchedule-'], /taint removal/);
+    await assertRejectsInvalid(
+      ['--register-with-taints=a=b:Never'],
+      /--register-with-taints: taint "a=b:Never": effect "Never" is not one of/,
+    );
+    await assertRejectsInvalid(['--register-with-taints=a:NoSchedule,a:NoSchedule'], /duplicate taint/);
+    await assertRejectsInvalid(['--register-with-taints=a:NoSchedule,'], /malformed taint ""/);
+  });
+
+  it('rejects restricted and malformed --node-labels, naming the flag', async () => {
+    await assertRejectsInvalid(
+      ['--node-labels=node-role.kubernetes.io/worker='],
+      /--node-labels: "node-role\.kubernetes\.io\/worker" is in the kubernetes\.io or k8s\.io namespace/,
+    );
+    await assertRejectsInvalid(['--node-labels=a=b c'], /--node-labels: label "a=b c": value may only hold/);
+    const { config } = await parse(['--node-labels=node.kubernetes.io/pool=blue,kubelet.kubernetes.io/x=']);
+    assert.deepEqual(config.nodeLabels, { 'node.kubernetes.io/pool': 'blue', 'kubelet.kubernetes.io/x': '' });
+  });
+
+  it('no longer warns about the cluster-mode flags it now implements', async () => {
+    const { warnings } = await parse([
+      '--kube-api-qps=10',
+      '--kube-api-burst=20',
+      '--event-qps=1',
+      '--event-burst=2',
+      '--register-node=true',
+      '--register-with-taints=',
+      '--node-labels=',
+    ]);
+    assert.deepEqual(warnings, []);
+  });
+
+  it('rejects malformed numbers in the client limit flags', async () => {
+    await assertRejectsInvalid(['--kube-api-qps=1.5'], /--kube-api-qps.*not an integer/);
+    await assertRejectsInvalid(['--event-burst=lots'], /--event-burst.*not an integer/);
+    await assertRejectsInvalid(['--event-qps=-1'], /--event-qps: -1 must not be a negative number/);
+  });
+
   it('derives the node name from --hostname-override, lowercased', async () => {
     assert.equal((await parse(['--hostname-override', 'MiXeD.Example'])).config.nodeName, 'mixed.example');
   });
@@ -256,5 +364,53 @@ describe('parseManifestURLHeader', () => {
       '--manifest-url-header=b:beautiful',
     ]);
     assert.deepEqual(config.staticPodURLHeader, { a: ['hello'], b: ['again', 'beautiful'], c: ['world'] });
+  });
+});
+
+describe('parseRegisterWithTaints', () => {
+  it('reads key=value:Effect and key:Effect, comma-separated', () => {
+    assert.deepEqual(parseRegisterWithTaints('a=b:NoSchedule,example.com/c:NoExecute,d=:PreferNoSchedule'), [
+      { key: 'a', value: 'b', effect: 'NoSchedule' },
+      { key: 'example.com/c', effect: 'NoExecute' },
+      { key: 'd', value: '', effect: 'PreferNoSchedule' },
+    ]);
+  });
+
+  it('reads an empty value as no taints', () => {
+    assert.deepEqual(parseRegisterWithTaints(''), []);
+  });
+
+  it('refuses a taint without an effect, a removal, extra "=" or ":" and empty entries', () => {
+    assert.throws(() => parseRegisterWithTaints('a=b'), /malformed taint "a=b", expected key=value:Effect/);
+    assert.throws(() => parseRegisterWithTaints('a:NoSchedule-'), /taint removal/);
+    assert.throws(() => parseRegisterWithTaints('a=b=c:NoSchedule'), /more than one "="/);
+    assert.throws(() => parseRegisterWithTaints('a:b:NoSchedule'), /malformed taint "a:b:NoSchedule"/);
+    assert.throws(() => parseRegisterWithTaints('a:NoSchedule,,b:NoExecute'), /malformed taint ""/);
+  });
+
+  it("leaves key, value and effect checks to validation (the file's taints get the same)", () => {
+    assert.deepEqual(parseRegisterWithTaints('Bad Key=v:Whenever'), [
+      { key: 'Bad Key', value: 'v', effect: 'Whenever' },
+    ]);
+  });
+});
+
+describe('parseNodeLabels', () => {
+  it('splits comma-separated pairs at the first "=", trimming both sides', () => {
+    assert.deepEqual(parseNodeLabels(' a = 1 ,b=x=y,example.com/c=', undefined), {
+      a: '1',
+      b: 'x=y',
+      'example.com/c': '',
+    });
+  });
+
+  it('gives a key without "=" an empty value and skips empty pairs', () => {
+    assert.deepEqual(parseNodeLabels('a,,b=2,', undefined), { a: '', b: '2' });
+  });
+
+  it('merges into the previous value without mutating it, later keys winning', () => {
+    const first = parseNodeLabels('a=1,b=2', undefined);
+    assert.deepEqual(parseNodeLabels('b=3', first), { a: '1', b: '3' });
+    assert.deepEqual(first, { a: '1', b: '2' });
   });
 });

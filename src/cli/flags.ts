@@ -8,11 +8,17 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import {
+  CLIENT_GO_DEFAULT_BURST,
+  CLIENT_GO_DEFAULT_QPS,
   DEFAULT_CONTAINER_RUNTIME_ENDPOINT,
+  DEFAULT_EVENT_BURST,
+  DEFAULT_EVENT_RECORD_QPS,
   DEFAULT_FILE_CHECK_FREQUENCY_MS,
   DEFAULT_HEALTHZ_BIND_ADDRESS,
   DEFAULT_HEALTHZ_PORT,
   DEFAULT_HTTP_CHECK_FREQUENCY_MS,
+  DEFAULT_KUBE_API_BURST,
+  DEFAULT_KUBE_API_QPS,
   DEFAULT_MAX_PODS,
   DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
   DEFAULT_PORT,
@@ -29,6 +35,7 @@ import {
   type CompileOptions,
   type CompiledConfig,
   type FlagValues,
+  type RawTaint,
 } from '../config/index.ts';
 import { KubeletError } from '../util/errors.ts';
 
@@ -51,6 +58,9 @@ type RunOptions = Pick<
   | 'hostnameOverride'
   | 'kubeconfig'
   | 'logFormat'
+  | 'registerNode'
+  | 'registerWithTaints'
+  | 'nodeLabels'
 > & {
   config?: string;
   podManifestPath?: string;
@@ -61,6 +71,10 @@ type RunOptions = Pick<
   nodeIp?: string;
   v?: number;
   loggingFormat?: string;
+  kubeApiQps?: number;
+  kubeApiBurst?: number;
+  eventQps?: number;
+  eventBurst?: number;
 };
 
 /**
@@ -75,7 +89,6 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'cloud-provider': false,
   'cloud-config': false,
   'seccomp-default': true,
-  'node-labels': false,
   'lock-file': false,
   'exit-on-lock-contention': true,
   'minimum-container-ttl-duration': false,
@@ -103,8 +116,6 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'rotate-certificates': true,
   'registry-qps': false,
   'registry-burst': false,
-  'event-qps': false,
-  'event-burst': false,
   'enable-debugging-handlers': true,
   'contention-profiling': true,
   'oom-score-adj': false,
@@ -148,8 +159,6 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'local-storage-capacity-isolation': true,
   'max-open-files': false,
   'kube-api-content-type': false,
-  'kube-api-qps': false,
-  'kube-api-burst': false,
   'serialize-image-pulls': true,
   'eviction-hard': false,
   'eviction-soft': false,
@@ -167,8 +176,6 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'kube-reserved-cgroup': false,
   'memory-manager-policy': false,
   'reserved-memory': false,
-  'register-node': true,
-  'register-with-taints': false,
   'log-flush-frequency': false,
   vmodule: false,
   'log-text-split-stream': true,
@@ -274,7 +281,45 @@ export function buildRunCommand(
         'text',
       ]),
     )
-    .addOption(new Option('--log-format <format>', 'alias of --logging-format').choices(['json', 'text']));
+    .addOption(new Option('--log-format <format>', 'alias of --logging-format').choices(['json', 'text']))
+    .addOption(
+      intOption(
+        '--kube-api-qps <qps>',
+        `QPS towards the API server, except events and heartbeats; 0 means ${CLIENT_GO_DEFAULT_QPS} (default ${DEFAULT_KUBE_API_QPS})`,
+      ),
+    )
+    .addOption(
+      intOption(
+        '--kube-api-burst <n>',
+        `burst towards the API server; 0 means ${CLIENT_GO_DEFAULT_BURST} (default ${DEFAULT_KUBE_API_BURST})`,
+      ),
+    )
+    .addOption(
+      intOption(
+        '--event-qps <qps>',
+        `QPS of event creation; 0 means ${CLIENT_GO_DEFAULT_QPS} (default ${DEFAULT_EVENT_RECORD_QPS})`,
+      ),
+    )
+    .addOption(
+      intOption(
+        '--event-burst <n>',
+        `burst of event creation; 0 means ${CLIENT_GO_DEFAULT_BURST} (default ${DEFAULT_EVENT_BURST})`,
+      ),
+    )
+    .addOption(boolOption('--register-node', 'register the Node with the API server (default true)'))
+    .addOption(
+      new Option(
+        '--register-with-taints <key=value:Effect,...>',
+        'taints for the Node when it registers, e.g. a=b:NoSchedule,c:NoExecute; the last use wins',
+      ).argParser(parseRegisterWithTaints),
+    )
+    .addOption(
+      new Option(
+        '--node-labels <key=value,...>',
+        'labels for the Node when it registers; repeatable. In the kubernetes.io and k8s.io ' +
+          'namespaces only [*.]kubelet.kubernetes.io/, [*.]node.kubernetes.io/ and the well-known node labels',
+      ).argParser(parseNodeLabels),
+    );
 
   const notImplemented: Option[] = [];
   for (const [name, isBool] of Object.entries(NOT_IMPLEMENTED_FLAGS)) {
@@ -327,6 +372,13 @@ export function buildRunCommand(
       kubeconfig: o.kubeconfig,
       verbosity: o.v,
       logFormat: o.loggingFormat ?? o.logFormat,
+      kubeAPIQPS: o.kubeApiQps,
+      kubeAPIBurst: o.kubeApiBurst,
+      eventRecordQPS: o.eventQps,
+      eventBurst: o.eventBurst,
+      registerNode: o.registerNode,
+      registerWithTaints: o.registerWithTaints,
+      nodeLabels: o.nodeLabels,
     };
     for (const key of Object.keys(flags) as (keyof FlagValues)[]) {
       if (flags[key] === undefined) delete flags[key];
@@ -389,6 +441,56 @@ export function parseManifestURLHeader(
     const name = pair.slice(0, colon).trim();
     const headerValue = pair.slice(colon + 1).trim();
     (out[name] ??= []).push(headerValue);
+  }
+  return out;
+}
+
+/**
+ * One `--register-with-taints` value: comma-separated `key=value:Effect` or `key:Effect` (upstream
+ * ParseTaints). Each use replaces the previous one, as upstream; an empty value means no taints.
+ * Only the shape is checked here; key, value and effect are validated with the file's taints.
+ * The removal form `key:Effect-` means nothing at registration (upstream silently drops it), so
+ * it is refused.
+ */
+export function parseRegisterWithTaints(value: string): RawTaint[] {
+  if (value === '') return [];
+  return value.split(',').map((spec): RawTaint => {
+    if (spec.endsWith('-')) {
+      throw new InvalidArgumentError(
+        `${JSON.stringify(spec)} is a taint removal, which registration cannot use`,
+      );
+    }
+    const parts = spec.split(':');
+    if (parts.length !== 2) {
+      throw new InvalidArgumentError(
+        `malformed taint ${JSON.stringify(spec)}, expected key=value:Effect or key:Effect`,
+      );
+    }
+    const [keyValue = '', effect = ''] = parts;
+    const kv = keyValue.split('=');
+    if (kv.length > 2) {
+      throw new InvalidArgumentError(`malformed taint ${JSON.stringify(spec)}: more than one "="`);
+    }
+    const [key = '', taintValue] = kv;
+    return taintValue === undefined ? { key, effect } : { key, value: taintValue, effect };
+  });
+}
+
+/**
+ * One `--node-labels` value: comma-separated `key=value` pairs (upstream ConfigurationMap): split
+ * at the first `=`, both sides trimmed, a pair without `=` gets an empty value, empty pairs are
+ * skipped. Repeated flags accumulate, a later key replaces an earlier one. Validated when compiling.
+ */
+export function parseNodeLabels(
+  value: string,
+  previous: Record<string, string> | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = { ...previous };
+  for (const pair of value.split(',')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    if (eq < 0) out[pair.trim()] = '';
+    else out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
   }
   return out;
 }

@@ -86,3 +86,33 @@ export const RUN_ONCE_MANIFEST_DELAY_MS = 1_000; // runOnceManifestDelay (wait f
 export const RUN_ONCE_MAX_RETRIES = 10; // runOnceMaxRetries (per-pod "is it running yet?" checks)
 export const RUN_ONCE_RETRY_DELAY_MS = 1_000; // runOnceRetryDelay (first delay between checks)
 export const RUN_ONCE_RETRY_DELAY_BACKOFF = 2; // runOnceRetryDelayBackoff (delay multiplier per retry)
+
+/** Node registration, node status and node lease (kubelet_node_status.go, nodelease, component-helpers lease). */
+export const DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS = 5 * 60_000; // nodeStatusReportFrequency
+export const DEFAULT_NODE_LEASE_DURATION_SECONDS = 40; // nodeLeaseDurationSeconds
+export const NODE_LEASE_RENEW_INTERVAL_FRACTION = 0.25; // nodeLeaseRenewIntervalFraction (renew = duration × 0.25)
+export const NODE_LEASE_NAMESPACE = 'kube-node-lease'; // v1.NamespaceNodeLease
+export const NODE_LEASE_RENEW_JITTER = 0.04; // wait.JitterUntil factor in lease controller Run
+export const NODE_LEASE_MAX_UPDATE_RETRIES = 5; // maxUpdateRetries (lease controller)
+export const NODE_LEASE_MAX_BACKOFF_MS = 7_000; // maxBackoff (lease controller backoffEnsureLease)
+export const NODE_STATUS_UPDATE_RETRY = 5; // nodeStatusUpdateRetry
+export const NODE_REGISTER_INITIAL_STEP_MS = 100; // registerWithAPIServer first step
+export const NODE_REGISTER_MAX_STEP_MS = 7_000; // registerWithAPIServer step cap
+export const DEFAULT_EVICTION_HARD_MEMORY_AVAILABLE = '100Mi'; // DefaultEvictionHard memory.available
+export const DEFAULT_EVICTION_HARD_NODEFS_AVAILABLE = '10%'; // DefaultEvictionHard nodefs.available
+
+/**
+ * API client limits and registration (pkg/kubelet/apis/config/v1beta1 defaults). The QPS/burst
+ * defaults are upstream's since 1.27 (PR 116121); 1.20–1.26 defaulted all four to 5 / 10.
+ */
+export const DEFAULT_KUBE_API_QPS = 50; // kubeAPIQPS
+export const DEFAULT_KUBE_API_BURST = 100; // kubeAPIBurst
+export const DEFAULT_EVENT_RECORD_QPS = 50; // eventRecordQPS
+export const DEFAULT_EVENT_BURST = 100; // eventBurst
+export const DEFAULT_REGISTER_NODE = true; // registerNode
+/** What client-go substitutes when a rest.Config carries QPS 0 / Burst 0 (k8s.io/client-go/rest). */
+export const CLIENT_GO_DEFAULT_QPS = 5; // rest.DefaultQPS
+export const CLIENT_GO_DEFAULT_BURST = 10; // rest.DefaultBurst
+
+/** The Kubernetes API level tskubelet implements (the test control plane's version). */
+export const KUBERNETES_API_VERSION = 'v1.20.2';

@@ -10,6 +10,7 @@ export {
   DEFAULT_RUN_ONCE_TIMEOUT_MS,
   KUBELET_CONFIG_API_VERSION,
   KUBELET_CONFIG_KIND,
+  TAINT_EFFECTS,
 } from './kubelet-config.ts';
 export type {
   CompileOptions,
@@ -19,6 +20,9 @@ export type {
   KubeletConfig,
   LogFormat,
   RawKubeletConfiguration,
+  RawTaint,
+  Taint,
+  TaintEffect,
 } from './kubelet-config.ts';
 export { formatGoDuration, parseGoDuration, tryParseGoDuration } from './duration.ts';
 export type { DurationParseResult } from './duration.ts';

@@ -64,6 +64,15 @@ describe('compileConfig defaults', () => {
       runOnceTimeoutMs: 1_023_000,
       verbosity: 0,
       logFormat: 'json',
+      kubeAPIQPS: 50,
+      kubeAPIBurst: 100,
+      eventRecordQPS: 50,
+      eventBurst: 100,
+      nodeStatusReportFrequencyMs: 300_000,
+      nodeLeaseDurationSeconds: 40,
+      registerNode: true,
+      registerWithTaints: [],
+      nodeLabels: {},
     });
   });
 
@@ -187,6 +196,255 @@ describe('compileConfig file values and flags', () => {
     assert.equal(config.healthzPort, 10300);
     assert.equal(config.runOnce, true);
     assert.equal(config.logFormat, 'text');
+  });
+});
+
+describe('compileConfig cluster-mode settings', () => {
+  const clusterFile = {
+    kubeAPIQPS: 20,
+    kubeAPIBurst: 40,
+    eventRecordQPS: 7,
+    eventBurst: 9,
+    nodeStatusReportFrequency: '1m',
+    nodeLeaseDurationSeconds: 60,
+    registerNode: false,
+    registerWithTaints: [
+      { key: 'dedicated', value: 'infra', effect: 'NoSchedule' },
+      { key: 'example.com/gpu', effect: 'NoExecute' },
+      { key: 'spot', value: '', effect: 'PreferNoSchedule' },
+    ],
+  };
+
+  it('uses the file values, without the "not implemented" warnings they used to get', () => {
+    const { config, warnings } = compile(clusterFile);
+    assert.deepEqual(warnings, []);
+    assert.equal(config.kubeAPIQPS, 20);
+    assert.equal(config.kubeAPIBurst, 40);
+    assert.equal(config.eventRecordQPS, 7);
+    assert.equal(config.eventBurst, 9);
+    assert.equal(config.nodeStatusReportFrequencyMs, 60_000);
+    assert.equal(config.nodeLeaseDurationSeconds, 60);
+    assert.equal(config.registerNode, false, 'an explicit false in the file is kept');
+    assert.deepEqual(config.registerWithTaints, [
+      { key: 'dedicated', value: 'infra', effect: 'NoSchedule' },
+      { key: 'example.com/gpu', effect: 'NoExecute' },
+      { key: 'spot', effect: 'PreferNoSchedule' },
+    ]);
+    assert.deepEqual(config.nodeLabels, {});
+  });
+
+  it('lets flags override the file, an empty taint list included', () => {
+    const { config } = compile(clusterFile, {
+      kubeAPIQPS: 1,
+      kubeAPIBurst: 2,
+      eventRecordQPS: 3,
+      eventBurst: 4,
+      registerNode: true,
+      registerWithTaints: [{ key: 'flag', effect: 'NoSchedule' }],
+      nodeLabels: { role: 'edge' },
+    });
+    assert.equal(config.kubeAPIQPS, 1);
+    assert.equal(config.kubeAPIBurst, 2);
+    assert.equal(config.eventRecordQPS, 3);
+    assert.equal(config.eventBurst, 4);
+    assert.equal(config.registerNode, true);
+    assert.deepEqual(config.registerWithTaints, [{ key: 'flag', effect: 'NoSchedule' }]);
+    assert.deepEqual(config.nodeLabels, { role: 'edge' });
+    assert.deepEqual(compile(clusterFile, { registerWithTaints: [] }).config.registerWithTaints, []);
+  });
+
+  it('keeps file values for cluster flags that were not given', () => {
+    const { config } = compile(clusterFile, { kubeAPIQPS: 30 });
+    assert.equal(config.kubeAPIQPS, 30);
+    assert.equal(config.kubeAPIBurst, 40);
+    assert.equal(config.eventRecordQPS, 7);
+    assert.equal(config.registerNode, false);
+    assert.equal(config.registerWithTaints.length, 3);
+  });
+
+  it('defaults zero bursts and lease duration in the file, as upstream v1beta1 defaulting does', () => {
+    const { config } = compile({
+      kubeAPIBurst: 0,
+      eventBurst: 0,
+      nodeLeaseDurationSeconds: 0,
+      nodeStatusReportFrequency: '0s',
+    });
+    assert.equal(config.kubeAPIBurst, 100);
+    assert.equal(config.eventBurst, 100);
+    assert.equal(config.nodeLeaseDurationSeconds, 40);
+    assert.equal(config.nodeStatusReportFrequencyMs, 300_000);
+  });
+
+  it("turns a QPS of 0 (kept by upstream defaulting) into client-go's fallback of 5, burst 0 into 10", () => {
+    const fromFile = compile({ kubeAPIQPS: 0, eventRecordQPS: 0 }).config;
+    assert.equal(fromFile.kubeAPIQPS, 5);
+    assert.equal(fromFile.eventRecordQPS, 5);
+    assert.equal(fromFile.kubeAPIBurst, 100, 'an unset burst keeps its default');
+    const fromFlags = compile(undefined, {
+      kubeAPIQPS: 0,
+      kubeAPIBurst: 0,
+      eventRecordQPS: 0,
+      eventBurst: 0,
+    }).config;
+    assert.deepEqual(
+      [fromFlags.kubeAPIQPS, fromFlags.kubeAPIBurst, fromFlags.eventRecordQPS, fromFlags.eventBurst],
+      [5, 10, 5, 10],
+    );
+  });
+
+  it('defaults nodeStatusReportFrequency to a nodeStatusUpdateFrequency set in the file', () => {
+    assert.equal(compile({ nodeStatusUpdateFrequency: '20s' }).config.nodeStatusReportFrequencyMs, 20_000);
+    assert.equal(
+      compile({ nodeStatusUpdateFrequency: '20s', nodeStatusReportFrequency: '2m' }).config
+        .nodeStatusReportFrequencyMs,
+      120_000,
+    );
+    assert.equal(compile({ nodeStatusUpdateFrequency: '0s' }).config.nodeStatusReportFrequencyMs, 300_000);
+    // Upstream applies flags after defaulting, so the flag leaves the report frequency alone.
+    assert.equal(
+      compile(undefined, { nodeStatusUpdateFrequency: '20s' }).config.nodeStatusReportFrequencyMs,
+      300_000,
+    );
+    assert.equal(
+      compile({ nodeStatusUpdateFrequency: '20s' }, { nodeStatusUpdateFrequency: '3s' }).config
+        .nodeStatusReportFrequencyMs,
+      20_000,
+    );
+  });
+
+  it('rejects negative limits, lease duration and report frequency, naming each field or flag', () => {
+    assertInvalid(
+      () =>
+        compile(
+          {
+            kubeAPIQPS: -1,
+            kubeAPIBurst: -2,
+            eventRecordQPS: -3,
+            eventBurst: -4,
+            nodeLeaseDurationSeconds: -5,
+            nodeStatusReportFrequency: '-1s',
+          },
+          { eventBurst: -6 },
+        ),
+      /kubeAPIQPS: -1 must not be a negative number/,
+      /kubeAPIBurst: -2 must not be a negative number/,
+      /eventRecordQPS: -3 must not be a negative number/,
+      /--event-burst: -6 must not be a negative number/,
+      /nodeLeaseDurationSeconds: -5 must be greater than 0/,
+      /nodeStatusReportFrequency: "-1s" must be greater than 0/,
+    );
+    assertInvalid(() => compile(undefined, { kubeAPIQPS: -1 }), /--kube-api-qps: -1 must not be a negative/);
+  });
+
+  it('validates taints from the file: key, value, effect, duplicates', () => {
+    assertInvalid(
+      () =>
+        compile({
+          registerWithTaints: [
+            { key: 'Bad_Prefix.COM/x', effect: 'NoSchedule' },
+            { key: 'ok', value: 'not valid!', effect: 'NoSchedule' },
+            { key: 'ok2', effect: 'Sometimes' },
+            { key: 'ok3' },
+            { key: '', effect: 'NoSchedule' },
+            { key: 'dup', effect: 'NoExecute' },
+            { key: 'dup', value: 'other', effect: 'NoExecute' },
+            { key: 'a/b/c', effect: 'NoSchedule' },
+          ],
+        }),
+      /registerWithTaints\[0\]: key prefix "Bad_Prefix.COM" is not a lowercase DNS-1123 subdomain/,
+      /registerWithTaints\[1\]: value may only hold/,
+      /registerWithTaints\[2\]: effect "Sometimes" is not one of NoSchedule, PreferNoSchedule, NoExecute/,
+      /registerWithTaints\[3\]: effect is required/,
+      /registerWithTaints\[4\]: key "" has an empty name/,
+      /registerWithTaints\[6\]: duplicate taint/,
+      /registerWithTaints\[7\]: key "a\/b\/c" has more than one "\/"/,
+    );
+  });
+
+  it('allows the same taint key with different effects', () => {
+    const taints = [
+      { key: 'k', effect: 'NoSchedule' },
+      { key: 'k', effect: 'NoExecute' },
+    ];
+    assert.deepEqual(compile({ registerWithTaints: taints }).config.registerWithTaints, taints);
+  });
+
+  it('validates taints from --register-with-taints, naming the flag and the taint', () => {
+    assertInvalid(
+      () => compile(undefined, { registerWithTaints: [{ key: 'k', value: 'v', effect: 'Bogus' }] }),
+      /--register-with-taints: taint "k=v:Bogus": effect "Bogus" is not one of/,
+    );
+  });
+
+  it('accepts valid node labels, including the allowed kubernetes.io namespaces and well-known labels', () => {
+    const labels = {
+      role: 'edge',
+      'example.com/team': 'a.b-c_d',
+      empty: '',
+      'kubelet.kubernetes.io/x': '1',
+      'node.kubernetes.io/pool': 'p1',
+      'sub.node.kubernetes.io/y': '2',
+      'node.kubernetes.io/instance-type': 'm5',
+      'topology.kubernetes.io/zone': 'z1',
+      'topology.kubernetes.io/region': 'r1',
+      'failure-domain.beta.kubernetes.io/zone': 'z1',
+      'beta.kubernetes.io/instance-type': 'm5',
+      'kubernetes.io/arch': 'amd64',
+      'kubernetes.io/hostname': 'node-a',
+    };
+    assert.deepEqual(compile(undefined, { nodeLabels: labels }).config.nodeLabels, labels);
+  });
+
+  it('refuses node labels in the kubernetes.io and k8s.io namespaces outside the allowed set', () => {
+    for (const key of [
+      'kubernetes.io/role',
+      'node-role.kubernetes.io/worker',
+      'node-restriction.kubernetes.io/x',
+      'k8s.io/x',
+      'foo.k8s.io/x',
+      'evil.kubernetes.io/x',
+    ]) {
+      assertInvalid(
+        () => compile(undefined, { nodeLabels: { [key]: 'v' } }),
+        new RegExp(
+          `--node-labels: "${key.replace(/\./g, '\\.')}" is in the kubernetes\\.io or k8s\\.io namespace`,
+        ),
+      );
+    }
+    // Look-alikes outside those namespaces are ordinary labels.
+    const lookAlikes = { 'notkubernetes.io/x': 'v', 'kubernetes.io.example.com/x': 'v', 'k8s.io': 'v' };
+    assert.deepEqual(compile(undefined, { nodeLabels: lookAlikes }).config.nodeLabels, lookAlikes);
+  });
+
+  it('reports malformed node label keys and values', () => {
+    assertInvalid(
+      () =>
+        compile(undefined, {
+          nodeLabels: {
+            'bad key': 'v',
+            '/x': 'v',
+            good: 'x'.repeat(64),
+            [`${'n'.repeat(64)}`]: 'v',
+            ok: '-starts-with-dash',
+          },
+        }),
+      /--node-labels: label "bad key=v": key name "bad key" may only hold/,
+      /--node-labels: label "\/x=v": key "\/x" has an empty prefix/,
+      /--node-labels: label "good=x+": value is longer than 63 characters/,
+      /key name "n+" is longer than 63 characters/,
+      /label "ok=-starts-with-dash": value may only hold/,
+    );
+  });
+
+  it("freezes the taints and labels without freezing the caller's objects", () => {
+    const nodeLabels = { role: 'edge' };
+    const registerWithTaints = [{ key: 'k', effect: 'NoSchedule' }];
+    const { config } = compile(undefined, { nodeLabels, registerWithTaints });
+    assert.ok(Object.isFrozen(config.nodeLabels));
+    assert.ok(Object.isFrozen(config.registerWithTaints));
+    assert.ok(Object.isFrozen(config.registerWithTaints[0]));
+    assert.ok(!Object.isFrozen(nodeLabels));
+    assert.ok(!Object.isFrozen(registerWithTaints[0]));
   });
 });
 
@@ -345,6 +603,58 @@ describe('decodeKubeletConfiguration', () => {
     assertInvalid(
       () => decodeKubeletConfiguration(['a'], 'k.yaml'),
       /expected a KubeletConfiguration object/,
+    );
+  });
+
+  it('decodes registerWithTaints and names each malformed entry', () => {
+    assert.deepEqual(
+      decode({ registerWithTaints: [{ key: 'a', value: 'b', effect: 'NoSchedule' }, { key: 'c' }] }).raw
+        .registerWithTaints,
+      [
+        { key: 'a', value: 'b', effect: 'NoSchedule' },
+        { key: 'c', effect: '' },
+      ],
+    );
+    assertInvalid(
+      () => decode({ registerWithTaints: { key: 'a' } }),
+      /field "registerWithTaints": expected a list/,
+    );
+    assertInvalid(
+      () =>
+        decode({
+          registerWithTaints: [
+            'a:NoSchedule',
+            { key: 1, effect: 'NoSchedule' },
+            { key: 'a', effect: 'NoSchedule', timeAdded: '2024-01-01T00:00:00Z' },
+            { key: 'a', effect: 'NoSchedule', colour: 'red' },
+          ],
+        }),
+      /field "registerWithTaints\[0\]": expected a taint/,
+      /field "registerWithTaints\[1\]\.key": expected a string, got number 1/,
+      /field "registerWithTaints\[2\]\.timeAdded": must not be set/,
+      /unknown field "registerWithTaints\[3\]\.colour"/,
+    );
+  });
+
+  it('checks the types of the client limits, lease duration, report frequency and registerNode', () => {
+    assertInvalid(
+      () =>
+        decode({
+          kubeAPIQPS: 1.5,
+          kubeAPIBurst: '10',
+          eventRecordQPS: true,
+          eventBurst: 2 ** 31,
+          nodeLeaseDurationSeconds: '40',
+          nodeStatusReportFrequency: 60,
+          registerNode: 'true',
+        }),
+      /field "kubeAPIQPS": expected an integer/,
+      /field "kubeAPIBurst": expected an integer/,
+      /field "eventRecordQPS": expected an integer/,
+      /field "eventBurst": expected an integer/,
+      /field "nodeLeaseDurationSeconds": expected an integer/,
+      /field "nodeStatusReportFrequency": expected a duration string/,
+      /field "registerNode": expected a boolean/,
     );
   });
 

@@ -13,17 +13,26 @@ import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { KubeletError, describeError, type ErrorCode } from '../util/errors.ts';
 import {
+  CLIENT_GO_DEFAULT_BURST,
+  CLIENT_GO_DEFAULT_QPS,
   DEFAULT_ADDRESS,
   DEFAULT_CONTAINER_RUNTIME_ENDPOINT,
+  DEFAULT_EVENT_BURST,
+  DEFAULT_EVENT_RECORD_QPS,
   DEFAULT_FILE_CHECK_FREQUENCY_MS,
   DEFAULT_HEALTHZ_BIND_ADDRESS,
   DEFAULT_HEALTHZ_PORT,
   DEFAULT_HTTP_CHECK_FREQUENCY_MS,
+  DEFAULT_KUBE_API_BURST,
+  DEFAULT_KUBE_API_QPS,
   DEFAULT_MAX_PODS,
+  DEFAULT_NODE_LEASE_DURATION_SECONDS,
+  DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS,
   DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
   DEFAULT_POD_LOGS_DIR,
   DEFAULT_PORT,
   DEFAULT_READ_ONLY_PORT,
+  DEFAULT_REGISTER_NODE,
   DEFAULT_ROOT_DIR,
   DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
   DEFAULT_SYNC_FREQUENCY_MS,
@@ -37,6 +46,27 @@ export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
 
 export type LogFormat = 'json' | 'text';
+
+export type TaintEffect = 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+
+/** The effects a node taint may have (core/v1 TaintEffect). */
+export const TAINT_EFFECTS: readonly TaintEffect[] = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'];
+
+/** A taint the kubelet puts on its Node when it registers it (core/v1 Taint without timeAdded). */
+export interface Taint {
+  readonly key: string;
+  /** Absent when empty. */
+  readonly value?: string;
+  readonly effect: TaintEffect;
+}
+
+/** A taint as written in the file or on the command line, before validation. */
+export interface RawTaint {
+  key: string;
+  value?: string;
+  /** Empty when the file leaves it out (validation then rejects it). */
+  effect: string;
+}
 
 /** Ours, not upstream's (upstream defaults to "text"): DESIGN.md asks for JSON logs by default. */
 export const DEFAULT_LOG_FORMAT: LogFormat = 'json';
@@ -74,6 +104,14 @@ export interface RawKubeletConfiguration {
   readOnlyPort?: number;
   runOnce?: boolean;
   logging?: { format?: string; verbosity?: number };
+  kubeAPIQPS?: number;
+  kubeAPIBurst?: number;
+  eventRecordQPS?: number;
+  eventBurst?: number;
+  nodeStatusReportFrequency?: string;
+  nodeLeaseDurationSeconds?: number;
+  registerNode?: boolean;
+  registerWithTaints?: RawTaint[];
 }
 
 /** A decoded configuration file and what was accepted but ignored in it. */
@@ -88,9 +126,15 @@ export interface DecodedConfigFile {
  * Values given explicitly on the command line. A key is present only when its flag was given;
  * present keys override the file, absent keys never do. Durations are Go duration strings.
  */
-export type FlagValues = Omit<RawKubeletConfiguration, 'podLogsDir' | 'logging'> & {
+export type FlagValues = Omit<
+  RawKubeletConfiguration,
+  // File-only: upstream has no flag for these.
+  'podLogsDir' | 'logging' | 'nodeStatusReportFrequency' | 'nodeLeaseDurationSeconds'
+> & {
   // Flag-only (not KubeletConfiguration fields upstream).
   rootDir?: string;
+  /** `--node-labels`: labels for the Node when it registers. */
+  nodeLabels?: Record<string, string>;
   hostnameOverride?: string;
   nodeIP?: string;
   kubeconfig?: string;
@@ -135,6 +179,26 @@ export interface KubeletConfig {
   readonly verbosity: number;
   readonly logFormat: LogFormat;
   readonly kubeconfig?: string;
+  /**
+   * Request rate and burst of the main API client (everything except events and node heartbeats).
+   * Always > 0: a configured 0 means client-go's fallback (5 QPS / burst 10), which is what an
+   * upstream kubelet gets for 0, since it hands the value to client-go unchanged.
+   */
+  readonly kubeAPIQPS: number;
+  readonly kubeAPIBurst: number;
+  /** Rate and burst of event creation; same rules as kubeAPIQPS (0 → 5 QPS / burst 10, as upstream). */
+  readonly eventRecordQPS: number;
+  readonly eventBurst: number;
+  /** How often node status is posted when nothing changed (it is posted at once on a change). */
+  readonly nodeStatusReportFrequencyMs: number;
+  /** Duration set on the node's Lease in kube-node-lease; > 0. */
+  readonly nodeLeaseDurationSeconds: number;
+  /** Create the Node object in the API server (cluster mode only). */
+  readonly registerNode: boolean;
+  /** Taints the Node is created with; validated, no duplicate key+effect. */
+  readonly registerWithTaints: readonly Taint[];
+  /** Labels the Node is created with (`--node-labels`); validated, namespace rules applied. */
+  readonly nodeLabels: Readonly<Record<string, string>>;
 }
 
 export interface CompiledConfig {
@@ -171,6 +235,14 @@ const SUPPORTED_FIELDS = new Set<string>(
     readOnlyPort: true,
     runOnce: true,
     logging: true,
+    kubeAPIQPS: true,
+    kubeAPIBurst: true,
+    eventRecordQPS: true,
+    eventBurst: true,
+    nodeStatusReportFrequency: true,
+    nodeLeaseDurationSeconds: true,
+    registerNode: true,
+    registerWithTaints: true,
   } satisfies Record<keyof RawKubeletConfiguration, true>),
 );
 
@@ -194,16 +266,12 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'registryBurst',
   'imagePullCredentialsVerificationPolicy',
   'preloadedImagesVerificationAllowlist',
-  'eventRecordQPS',
-  'eventBurst',
   'enableDebuggingHandlers',
   'enableContentionProfiling',
   'oomScoreAdj',
   'clusterDomain',
   'clusterDNS',
   'streamingConnectionIdleTimeout',
-  'nodeStatusReportFrequency',
-  'nodeLeaseDurationSeconds',
   'imageMinimumGCAge',
   'imageMaximumGCAge',
   'imageGCHighThresholdPercent',
@@ -233,8 +301,6 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'nodeStatusMaxImages',
   'maxOpenFiles',
   'contentType',
-  'kubeAPIQPS',
-  'kubeAPIBurst',
   'serializeImagePulls',
   'maxParallelImagePulls',
   'evictionHard',
@@ -281,8 +347,6 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'seccompDefault',
   'memoryThrottlingFactor',
   'memoryReservationPolicy',
-  'registerWithTaints',
-  'registerNode',
   'tracing',
   'localStorageCapacityIsolation',
   'imageServiceEndpoint',
@@ -393,6 +457,14 @@ export function decodeKubeletConfiguration(doc: unknown, filePath: string): Deco
     readOnlyPort: r.int32('readOnlyPort'),
     runOnce: r.bool('runOnce'),
     logging: decodeLogging(doc.logging, errors, warnings, filePath),
+    kubeAPIQPS: r.int32('kubeAPIQPS'),
+    kubeAPIBurst: r.int32('kubeAPIBurst'),
+    eventRecordQPS: r.int32('eventRecordQPS'),
+    eventBurst: r.int32('eventBurst'),
+    nodeStatusReportFrequency: r.duration('nodeStatusReportFrequency'),
+    nodeLeaseDurationSeconds: r.int32('nodeLeaseDurationSeconds'),
+    registerNode: r.bool('registerNode'),
+    registerWithTaints: r.taints('registerWithTaints'),
   };
   if (errors.length > 0) throw new KubeletError('InvalidArgument', op, errors.join('; '));
 
@@ -481,6 +553,41 @@ class FieldReader {
         ok = false;
       }
     }
+    return ok ? out : undefined;
+  }
+
+  /** []core/v1.Taint; `timeAdded` is refused (upstream validation does the same). */
+  taints(key: string): RawTaint[] | undefined {
+    const value = this.#obj[key];
+    if (value === undefined || value === null) return undefined;
+    if (!Array.isArray(value)) {
+      this.#wrong(key, 'a list of taints ({key, value, effect})', value);
+      return undefined;
+    }
+    const out: RawTaint[] = [];
+    let ok = true;
+    value.forEach((item: unknown, i) => {
+      const at = `${key}[${i}]`;
+      if (!isPlainObject(item)) {
+        this.#wrong(at, 'a taint ({key, value, effect})', item);
+        ok = false;
+        return;
+      }
+      const before = this.#errors.length;
+      for (const sub of Object.keys(item)) {
+        if (sub === 'timeAdded') {
+          this.#errors.push(`field "${this.#prefix}${at}.timeAdded": must not be set`);
+        } else if (sub !== 'key' && sub !== 'value' && sub !== 'effect') {
+          this.#errors.push(`unknown field "${this.#prefix}${at}.${sub}"`);
+        }
+      }
+      const r = new FieldReader(item, this.#errors, `${this.#prefix}${at}.`);
+      const taint: RawTaint = { key: r.string('key') ?? '', effect: r.string('effect') ?? '' };
+      const taintValue = r.string('value');
+      if (taintValue !== undefined) taint.value = taintValue;
+      if (this.#errors.length > before) ok = false;
+      else out.push(taint);
+    });
     return ok ? out : undefined;
   }
 
@@ -717,6 +824,89 @@ export function compileConfig(
     errors.push('--kubeconfig: must not be empty when given');
   }
 
+  // API client limits. The QPS fields are pointers upstream (an explicit 0 in the file stays 0),
+  // the bursts are not (0 in the file means the default). Upstream hands all four to client-go
+  // unchanged, and client-go replaces a 0 with its own fallback; that is resolved here.
+  const kubeAPIQPS = clientLimit(
+    choose(flags.kubeAPIQPS, 'kube-api-qps', raw.kubeAPIQPS, 'kubeAPIQPS', DEFAULT_KUBE_API_QPS, never),
+    CLIENT_GO_DEFAULT_QPS,
+    errors,
+  );
+  const kubeAPIBurst = clientLimit(
+    choose(
+      flags.kubeAPIBurst,
+      'kube-api-burst',
+      raw.kubeAPIBurst,
+      'kubeAPIBurst',
+      DEFAULT_KUBE_API_BURST,
+      zeroNumber,
+    ),
+    CLIENT_GO_DEFAULT_BURST,
+    errors,
+  );
+  const eventRecordQPS = clientLimit(
+    choose(
+      flags.eventRecordQPS,
+      'event-qps',
+      raw.eventRecordQPS,
+      'eventRecordQPS',
+      DEFAULT_EVENT_RECORD_QPS,
+      never,
+    ),
+    CLIENT_GO_DEFAULT_QPS,
+    errors,
+  );
+  const eventBurst = clientLimit(
+    choose(flags.eventBurst, 'event-burst', raw.eventBurst, 'eventBurst', DEFAULT_EVENT_BURST, zeroNumber),
+    CLIENT_GO_DEFAULT_BURST,
+    errors,
+  );
+
+  // Upstream defaulting: a file that sets nodeStatusUpdateFrequency but not
+  // nodeStatusReportFrequency gets the update frequency as report frequency (backward
+  // compatibility). Flags are applied after defaulting upstream, so the flag does not do this.
+  const fileUpdate =
+    raw.nodeStatusUpdateFrequency === undefined
+      ? undefined
+      : tryParseGoDuration(raw.nodeStatusUpdateFrequency);
+  const reportFallbackMs =
+    fileUpdate?.ok && fileUpdate.ms > 0 ? fileUpdate.ms : DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS;
+  const nodeStatusReportFrequencyMs = duration(
+    undefined,
+    '',
+    raw.nodeStatusReportFrequency,
+    'nodeStatusReportFrequency',
+    reportFallbackMs,
+  );
+
+  const nodeLeaseDurationSeconds = choose(
+    undefined,
+    '',
+    raw.nodeLeaseDurationSeconds,
+    'nodeLeaseDurationSeconds',
+    DEFAULT_NODE_LEASE_DURATION_SECONDS,
+    zeroNumber,
+  ).value;
+  if (nodeLeaseDurationSeconds <= 0) {
+    errors.push(`nodeLeaseDurationSeconds: ${nodeLeaseDurationSeconds} must be greater than 0`);
+  }
+
+  // registerNode is a pointer upstream: an explicit false in the file is kept.
+  const registerNode = flags.registerNode ?? raw.registerNode ?? DEFAULT_REGISTER_NODE;
+  const registerWithTaints = checkTaints(
+    choose(
+      flags.registerWithTaints,
+      'register-with-taints',
+      raw.registerWithTaints,
+      'registerWithTaints',
+      [],
+      never,
+    ),
+    errors,
+  );
+  const nodeLabels = flags.nodeLabels ?? {};
+  checkNodeLabels(nodeLabels, errors);
+
   if (errors.length > 0) {
     const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
     throw new KubeletError('InvalidArgument', op, errors.join('; '));
@@ -749,6 +939,15 @@ export function compileConfig(
     verbosity,
     logFormat,
     kubeconfig: flags.kubeconfig,
+    kubeAPIQPS,
+    kubeAPIBurst,
+    eventRecordQPS,
+    eventBurst,
+    nodeStatusReportFrequencyMs,
+    nodeLeaseDurationSeconds,
+    registerNode,
+    registerWithTaints,
+    nodeLabels,
   });
   return { config: deepFreeze(structuredClone(config)), warnings };
 }
@@ -857,6 +1056,154 @@ function checkPodLogsDir(dir: string, errors: string[]): void {
 function cleanPath(p: string): string {
   const n = path.posix.normalize(p);
   return n.length > 1 && n.endsWith('/') ? n.slice(0, -1) : n;
+}
+
+/** A QPS or burst: must not be negative; 0 becomes client-go's fallback, as upstream. */
+function clientLimit(
+  chosen: { value: number; label: string },
+  clientGoFallback: number,
+  errors: string[],
+): number {
+  const { value, label } = chosen;
+  if (value < 0) errors.push(`${label}: ${value} must not be a negative number`);
+  return value === 0 ? clientGoFallback : value;
+}
+
+/**
+ * Validates taints from the file or `--register-with-taints` (upstream CheckTaintValidation, plus
+ * what the API server would refuse at registration: a missing effect, a duplicate key+effect).
+ */
+function checkTaints(chosen: { value: RawTaint[]; label: string }, errors: string[]): Taint[] {
+  const fromFlag = chosen.label.startsWith('--');
+  const seen = new Set<string>();
+  const out: Taint[] = [];
+  chosen.value.forEach((raw, i) => {
+    const where = fromFlag
+      ? `${chosen.label}: taint ${JSON.stringify(formatTaint(raw))}`
+      : `${chosen.label}[${i}]`;
+    for (const problem of qualifiedNameProblems(raw.key)) errors.push(`${where}: key ${problem}`);
+    const value = raw.value ?? '';
+    for (const problem of labelValueProblems(value)) errors.push(`${where}: value ${problem}`);
+    const effect = TAINT_EFFECTS.find((e) => e === raw.effect);
+    if (raw.effect === '') {
+      errors.push(`${where}: effect is required (one of ${TAINT_EFFECTS.join(', ')})`);
+    } else if (effect === undefined) {
+      errors.push(`${where}: effect ${JSON.stringify(raw.effect)} is not one of ${TAINT_EFFECTS.join(', ')}`);
+    }
+    const identity = `${raw.key}:${raw.effect}`;
+    if (seen.has(identity)) errors.push(`${where}: duplicate taint (same key and effect as an earlier one)`);
+    seen.add(identity);
+    if (effect !== undefined) {
+      out.push(value === '' ? { key: raw.key, effect } : { key: raw.key, value, effect });
+    }
+  });
+  return out;
+}
+
+function formatTaint(t: RawTaint): string {
+  return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect}`;
+}
+
+/**
+ * Label keys a kubelet may set on its own Node inside the kubernetes.io / k8s.io namespaces
+ * (k8s.io/kubelet/pkg/apis well_known_labels.go: kubeletLabels, kubeletLabelNamespaces).
+ */
+const KUBELET_LABELS: ReadonlySet<string> = new Set([
+  'kubernetes.io/hostname',
+  'kubernetes.io/os',
+  'kubernetes.io/arch',
+  'beta.kubernetes.io/os',
+  'beta.kubernetes.io/arch',
+  'beta.kubernetes.io/instance-type',
+  'node.kubernetes.io/instance-type',
+  'topology.kubernetes.io/zone',
+  'topology.kubernetes.io/region',
+  'failure-domain.beta.kubernetes.io/zone',
+  'failure-domain.beta.kubernetes.io/region',
+]);
+const KUBELET_LABEL_NAMESPACES: readonly string[] = ['kubelet.kubernetes.io', 'node.kubernetes.io'];
+
+/** The part of a label key before the first `/`, or '' when there is none. */
+function labelNamespace(key: string): string {
+  const slash = key.indexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+function inNamespace(namespace: string, domain: string): boolean {
+  return namespace === domain || namespace.endsWith(`.${domain}`);
+}
+
+/** Upstream isKubernetesLabel: the key's namespace is (a subdomain of) kubernetes.io or k8s.io. */
+function isKubernetesLabel(key: string): boolean {
+  const ns = labelNamespace(key);
+  return inNamespace(ns, 'kubernetes.io') || inNamespace(ns, 'k8s.io');
+}
+
+/** Upstream IsKubeletLabel: a well-known node label, or in an allowed kubelet namespace. */
+function isKubeletLabel(key: string): boolean {
+  if (KUBELET_LABELS.has(key)) return true;
+  const ns = labelNamespace(key);
+  return KUBELET_LABEL_NAMESPACES.some((allowed) => inNamespace(ns, allowed));
+}
+
+/** Upstream ValidateKubeletFlags for --node-labels: syntax, and the kubernetes.io/k8s.io rule. */
+function checkNodeLabels(labels: Record<string, string>, errors: string[]): void {
+  const restricted: string[] = [];
+  for (const [key, value] of Object.entries(labels)) {
+    if (isKubernetesLabel(key) && !isKubeletLabel(key)) restricted.push(key);
+    const where = `--node-labels: label ${JSON.stringify(`${key}=${value}`)}`;
+    for (const problem of qualifiedNameProblems(key)) errors.push(`${where}: key ${problem}`);
+    for (const problem of labelValueProblems(value)) errors.push(`${where}: value ${problem}`);
+  }
+  if (restricted.length > 0) {
+    errors.push(
+      `--node-labels: ${restricted.map((k) => JSON.stringify(k)).join(', ')} ` +
+        `${restricted.length === 1 ? 'is' : 'are'} in the kubernetes.io or k8s.io namespace; a kubelet ` +
+        `may only set labels there under ${KUBELET_LABEL_NAMESPACES.map((n) => `[*.]${n}/`).join(' or ')}, ` +
+        `or one of ${[...KUBELET_LABELS].sort().join(', ')}`,
+    );
+  }
+}
+
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/**
+ * What is wrong with a qualified name (label key, taint key): an optional DNS-1123 subdomain
+ * prefix and `/`, then a name of at most 63 characters (apimachinery IsQualifiedName).
+ */
+function qualifiedNameProblems(key: string): string[] {
+  const parts = key.split('/');
+  const name = parts[parts.length - 1] ?? '';
+  const problems: string[] = [];
+  if (parts.length > 2) {
+    return [`${JSON.stringify(key)} has more than one "/" (want [prefix/]name)`];
+  }
+  if (parts.length === 2) {
+    const prefix = parts[0] ?? '';
+    if (prefix === '') problems.push(`${JSON.stringify(key)} has an empty prefix before "/"`);
+    else if (!isDNS1123Subdomain(prefix)) {
+      problems.push(`prefix ${JSON.stringify(prefix)} is not a lowercase DNS-1123 subdomain`);
+    }
+  }
+  if (name === '') problems.push(`${JSON.stringify(key)} has an empty name`);
+  else if (name.length > 63) problems.push(`name ${JSON.stringify(name)} is longer than 63 characters`);
+  else if (!LABEL_NAME.test(name)) {
+    problems.push(
+      `name ${JSON.stringify(name)} may only hold letters, digits, "-", "_" and "." ` +
+        'and must begin and end with a letter or digit',
+    );
+  }
+  return problems;
+}
+
+/** What is wrong with a label value (apimachinery IsValidLabelValue); empty is valid. */
+function labelValueProblems(value: string): string[] {
+  if (value === '') return [];
+  if (value.length > 63) return ['is longer than 63 characters'];
+  if (!LABEL_NAME.test(value)) {
+    return ['may only hold letters, digits, "-", "_" and "." and must begin and end with a letter or digit'];
+  }
+  return [];
 }
 
 function isDNS1123Subdomain(name: string): boolean {

@@ -1,1 +1,11 @@
-export { createVolumeManager, emptyDirPath, podDir, type VolumeManager } from './volume-manager.ts';
+export {
+  createVolumeManager,
+  emptyDirPath,
+  podDir,
+  projectedVolumePath,
+  type VolumeManager,
+  type VolumeManagerOptions,
+} from './volume-manager.ts';
+export type { ConfigMap, Secret, VolumeObjectMeta, VolumeObjectSource } from './objects.ts';
+export type { NodeAllocatable } from './downward-api.ts';
+export { writeAtomically, type FileProjection, type Payload } from './atomic-writer.ts';

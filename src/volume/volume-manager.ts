@@ -1,22 +1,63 @@
-import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { statfsSync } from 'node:fs';
+import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { availableParallelism, totalmem } from 'node:os';
 import { isAbsolute, join, normalize, sep } from 'node:path';
-import type { Container, Pod, Volume } from '../api/types.ts';
-import { KubeletError } from '../util/errors.ts';
+import { podFullName, type Container, type Pod, type Volume } from '../api/types.ts';
+import { parseQuantity } from '../api/quantity.ts';
+import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
+import { nullLogger, type Logger } from '../util/logger.ts';
 import type { Mount } from '../runtime/cri/types.ts';
+import { writeAtomically, type FileProjection } from './atomic-writer.ts';
+import type { NodeAllocatable } from './downward-api.ts';
+import { mountTmpfs, unmountAllUnder } from './mounts.ts';
+import type { VolumeObjectSource } from './objects.ts';
+import {
+  MEMORY_BACKED,
+  PLUGIN_DIR,
+  buildPayload,
+  isProjectionKind,
+  type ProjectionKind,
+} from './projection.ts';
 
 /**
  * Prepares a pod's volumes on the host and turns a container's volumeMounts into CRI mounts
- * (upstream volumemanager + the emptyDir/hostPath plugins). Supported now: `emptyDir` (disk medium)
- * and `hostPath` with its type checks. Any other volume type fails the pod's containers with a
- * clear CreateContainerConfigError instead of running them without the volume.
+ * (upstream volumemanager + the emptyDir/hostPath/secret/configMap/downwardAPI/projected plugins).
+ * Supported: `emptyDir` (disk or Memory medium), `hostPath` with its type checks, and the projected
+ * kinds `secret`, `configMap`, `downwardAPI`, `projected` (its secret/configMap/downwardAPI sources).
+ * Any other volume type fails with a clear error instead of running containers without the volume.
  */
 export interface VolumeManager {
-  /** Creates what the pod's volumes need; idempotent. Throws KubeletError naming the volume. */
-  setUpPodVolumes(pod: Pod): Promise<void>;
-  /** The CRI mounts for one container (after setUpPodVolumes). */
+  /**
+   * Creates what the pod's volumes need and refreshes secret/configMap/downwardAPI/projected content
+   * (atomically, only when it changed); idempotent and cheap when nothing changed, so it may run on
+   * every sync. Throws KubeletError naming the volume.
+   */
+  setUpPodVolumes(pod: Pod, signal?: AbortSignal): Promise<void>;
+  /** The CRI mounts for one container (after setUpPodVolumes). Projected kinds are always read-only. */
   mountsFor(pod: Pod, container: Container): Promise<Mount[]>;
-  /** Removes the pod's directory (emptyDir data included) once the pod is gone. */
-  cleanUpPod(uid: string): Promise<void>;
+  /**
+   * Unmounts every mount under the pod's directory (tmpfs of secret/Memory volumes), then removes the
+   * directory (emptyDir data included) once the pod is gone. If an unmount fails it throws and removes
+   * nothing: a recursive delete must never run through a live mount.
+   */
+  cleanUpPod(uid: string, signal?: AbortSignal): Promise<void>;
+}
+
+export interface VolumeManagerOptions {
+  /** The kubelet root dir; volumes live under `<rootDir>/pods/<uid>/volumes/`. */
+  rootDir: string;
+  /** Reads secrets and configMaps (cluster mode). Absent: secret/configMap volumes fail clearly. */
+  objects?: VolumeObjectSource;
+  logger?: Logger;
+  /** Node allocatable for downward API limits a container does not set (default: this host's size). */
+  nodeAllocatable?: NodeAllocatable;
+  /**
+   * Mount tmpfs for memory-backed volumes (secret, downwardAPI, projected, emptyDir Memory), as
+   * upstream does. Default true; false keeps them on disk (with a warning) where mounting is not
+   * permitted. When true and the mount fails, setup fails (no silent fallback to disk).
+   */
+  tmpfs?: boolean;
 }
 
 /** Upstream pod directory layout: `<rootDir>/pods/<uid>/volumes/<plugin~name>/<volume>`. */
@@ -26,6 +67,45 @@ export function podDir(rootDir: string, uid: string): string {
 
 export function emptyDirPath(rootDir: string, uid: string, volume: string): string {
   return join(podDir(rootDir, uid), 'volumes', 'kubernetes.io~empty-dir', volume);
+}
+
+/** Where a secret/configMap/downwardAPI/projected volume's files live on the host. */
+export function projectedVolumePath(
+  rootDir: string,
+  uid: string,
+  kind: ProjectionKind,
+  volume: string,
+): string {
+  return join(podDir(rootDir, uid), 'volumes', PLUGIN_DIR[kind], volume);
+}
+
+/** This host's size, standing in for node allocatable when the kubelet passes none. */
+function hostAllocatable(rootDir: string, log: Logger): NodeAllocatable {
+  let storage: number | undefined;
+  try {
+    const s = statfsSync(rootDir);
+    storage = s.blocks * s.bsize;
+  } catch (err) {
+    log.warn('no ephemeral-storage size for downward API limits (they read 0)', { err: describeError(err) });
+  }
+  return () => ({
+    cpu: availableParallelism(),
+    memory: totalmem(),
+    ...(storage !== undefined && { 'ephemeral-storage': storage }),
+  });
+}
+
+/** Identifies a payload + ownership: equal fingerprints mean nothing on disk needs to change. */
+function fingerprint(payload: Map<string, FileProjection>, gid: number | undefined): string {
+  const h = createHash('sha256');
+  h.update(`gid=${gid ?? ''}\0`);
+  for (const p of [...payload.keys()].sort()) {
+    const f = payload.get(p);
+    if (!f) continue;
+    h.update(`${p}\0${f.mode}\0${f.data.byteLength}\0`);
+    h.update(f.data);
+  }
+  return h.digest('hex');
 }
 
 type HostPathType =
@@ -92,10 +172,22 @@ function withSubPath(root: string, subPath: string | undefined, volume: string):
   return join(root, p);
 }
 
-export function createVolumeManager(opts: { rootDir: string }): VolumeManager {
+export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
+  const log = opts.logger ?? nullLogger;
+  const useTmpfs = opts.tmpfs ?? true;
+  let allocatable = opts.nodeAllocatable;
+  /** Per pod UID, per volume: the fingerprint of what is on disk (skips rewrites on every sync). */
+  const written = new Map<string, Map<string, string>>();
+  /** Memory-backed volumes already warned about being on disk (tmpfs: false), by `uid/volume`. */
+  const warnedDisk = new Set<string>();
+  /** Directories this process mounted tmpfs on (spares a mount-table read on every sync). */
+  const mounted = new Set<string>();
+
   function hostPathOf(pod: Pod, v: Volume): string {
     const uid = pod.metadata.uid ?? '';
-    switch (volumeKind(v)) {
+    const kind = volumeKind(v);
+    if (isProjectionKind(kind)) return projectedVolumePath(opts.rootDir, uid, kind, v.name);
+    switch (kind) {
       case 'emptyDir':
         return emptyDirPath(opts.rootDir, uid, v.name);
       case 'hostPath':
@@ -104,27 +196,108 @@ export function createVolumeManager(opts: { rootDir: string }): VolumeManager {
         throw new KubeletError(
           'Unimplemented',
           `mount volume ${v.name}`,
-          `volume type ${volumeKind(v)} is not supported yet (supported: emptyDir, hostPath)`,
+          `volume type ${kind} is not supported yet ` +
+            '(supported: emptyDir, hostPath, secret, configMap, downwardAPI, projected)',
         );
     }
   }
 
+  /** Creates `dir`, on a fresh tmpfs when the volume is memory-backed. */
+  async function prepareDir(pod: Pod, v: Volume, dir: string, memory: boolean, signal?: AbortSignal) {
+    await mkdir(dir, { recursive: true, mode: 0o777 });
+    if (!memory) {
+      await chmod(dir, 0o777); // world-writable like upstream's emptyDir, whatever the umask
+      return;
+    }
+    if (!useTmpfs) {
+      const key = `${pod.metadata.uid ?? ''}/${v.name}`;
+      if (!warnedDisk.has(key)) {
+        warnedDisk.add(key);
+        log.warn('memory-backed volume kept on disk (tmpfs disabled)', {
+          pod: podFullName(pod),
+          podUID: pod.metadata.uid,
+          volume: v.name,
+        });
+      }
+      await chmod(dir, 0o777);
+      return;
+    }
+    if (mounted.has(dir)) return;
+    const sizeLimit = v.emptyDir?.sizeLimit;
+    const sizeBytes = sizeLimit !== undefined ? parseQuantity(sizeLimit, 'emptyDir.sizeLimit') : undefined;
+    try {
+      await mountTmpfs(dir, { ...(sizeBytes !== undefined && { sizeBytes }), ...(signal && { signal }) });
+    } catch (err) {
+      const code = isKubeletError(err) ? err.code : 'Internal';
+      throw new KubeletError(code, `mount volume ${v.name}`, describeError(err), { cause: err });
+    }
+    mounted.add(dir);
+  }
+
+  async function setUpProjected(pod: Pod, v: Volume, kind: ProjectionKind, signal?: AbortSignal) {
+    const uid = pod.metadata.uid ?? '';
+    // Fetch and check everything before touching the disk (upstream fails before SetUp too).
+    allocatable ??= hostAllocatable(opts.rootDir, log);
+    const payload = await buildPayload(
+      pod,
+      v,
+      kind,
+      { allocatable, ...(opts.objects && { objects: opts.objects }) },
+      signal,
+    );
+    const gid = pod.spec.securityContext?.fsGroup;
+    if (gid !== undefined) {
+      // Upstream SetVolumeOwnership for a read-only volume: group-owned by fsGroup, mode | 0440.
+      for (const f of payload.values()) f.mode |= 0o440;
+    }
+    const fp = fingerprint(payload, gid);
+    const perPod = written.get(uid) ?? new Map<string, string>();
+    written.set(uid, perPod);
+    if (perPod.get(v.name) === fp) return;
+
+    const dir = projectedVolumePath(opts.rootDir, uid, kind, v.name);
+    await prepareDir(pod, v, dir, MEMORY_BACKED[kind], signal);
+    if (gid !== undefined) {
+      const st = await stat(dir);
+      await chown(dir, -1, gid);
+      await chmod(dir, (st.mode & 0o7777) | 0o2000 | 0o440);
+    }
+    const changed = await writeAtomically(dir, payload, {
+      context: `pod ${podFullName(pod)} volume ${v.name}`,
+      logger: log,
+      ...(gid !== undefined && { gid }),
+    });
+    perPod.set(v.name, fp);
+    if (changed) {
+      log.info('volume content written', {
+        pod: podFullName(pod),
+        podUID: uid,
+        volume: v.name,
+        kind,
+        files: payload.size,
+      });
+    }
+  }
+
   return {
-    async setUpPodVolumes(pod) {
+    async setUpPodVolumes(pod, signal) {
       const uid = pod.metadata.uid ?? '';
       await mkdir(join(podDir(opts.rootDir, uid), 'volumes'), { recursive: true });
       for (const v of pod.spec.volumes ?? []) {
         const kind = volumeKind(v);
-        if (kind === 'emptyDir') {
-          if (v.emptyDir?.medium === 'Memory' || v.emptyDir?.medium === 'HugePages') {
+        if (isProjectionKind(kind)) {
+          await setUpProjected(pod, v, kind, signal);
+        } else if (kind === 'emptyDir') {
+          const medium = v.emptyDir?.medium ?? '';
+          if (medium !== '' && medium !== 'Memory') {
             throw new KubeletError(
               'Unimplemented',
               `mount volume ${v.name}`,
-              `emptyDir medium ${v.emptyDir.medium} is not supported yet`,
+              `emptyDir medium ${medium} is not supported yet`,
             );
           }
           // World-writable like upstream's emptyDir, so non-root containers can use it.
-          await mkdir(emptyDirPath(opts.rootDir, uid, v.name), { recursive: true, mode: 0o777 });
+          await prepareDir(pod, v, emptyDirPath(opts.rootDir, uid, v.name), medium === 'Memory', signal);
         } else if (kind === 'hostPath') {
           await checkHostPath(v.name, v.hostPath?.path ?? '', (v.hostPath?.type ?? '') as HostPathType);
         } else {
@@ -146,8 +319,18 @@ export function createVolumeManager(opts: { rootDir: string }): VolumeManager {
         }
         const root = hostPathOf(pod, v);
         const hostPath = withSubPath(root, m.subPath, v.name);
-        // Upstream creates a missing subPath directory; an existing file there is fine too.
+        // Upstream forces secret/configMap/downwardAPI/projected mounts read-only.
+        const projected = isProjectionKind(volumeKind(v));
+        // Upstream creates a missing subPath directory; an existing file there is fine too. In a
+        // projected volume the kubelet owns the content: a missing subPath is a missing key.
         if (m.subPath && !(await stat(hostPath).catch(() => undefined))) {
+          if (projected) {
+            throw new KubeletError(
+              'NotFound',
+              `mount volume ${v.name}`,
+              `subPath "${m.subPath}" does not exist in volume ${v.name}`,
+            );
+          }
           await mkdir(hostPath, { recursive: true, mode: 0o777 });
         }
         const propagation =
@@ -156,13 +339,32 @@ export function createVolumeManager(opts: { rootDir: string }): VolumeManager {
             : m.mountPropagation === 'HostToContainer'
               ? 'PROPAGATION_HOST_TO_CONTAINER'
               : 'PROPAGATION_PRIVATE';
-        mounts.push({ containerPath: m.mountPath, hostPath, readonly: m.readOnly ?? false, propagation });
+        const readonly = projected || (m.readOnly ?? false);
+        mounts.push({ containerPath: m.mountPath, hostPath, readonly, propagation });
       }
       return mounts;
     },
-    async cleanUpPod(uid) {
+    async cleanUpPod(uid, signal) {
       if (uid === '') return;
-      await rm(podDir(opts.rootDir, uid), { recursive: true, force: true });
+      const dir = podDir(opts.rootDir, uid);
+      let unmounted: string[];
+      try {
+        unmounted = await unmountAllUnder(dir, signal);
+      } catch (err) {
+        throw new KubeletError(
+          'Internal',
+          `clean up pod ${uid} volumes`,
+          `${describeError(err)}; pod directory kept`,
+          {
+            cause: err,
+          },
+        );
+      }
+      if (unmounted.length > 0) log.debug('unmounted pod volumes', { podUID: uid, mounts: unmounted });
+      await rm(dir, { recursive: true, force: true });
+      written.delete(uid);
+      for (const d of mounted) if (d.startsWith(dir + sep)) mounted.delete(d);
+      for (const k of warnedDisk) if (k.startsWith(`${uid}/`)) warnedDisk.delete(k);
     },
   };
 }

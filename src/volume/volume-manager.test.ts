@@ -1,0 +1,304 @@
+import { describe, it, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { lstat, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod, Volume, VolumeMount } from '../api/types.ts';
+import { KubeletError, hasCode } from '../util/errors.ts';
+import { createVolumeManager, projectedVolumePath, type VolumeManager } from './volume-manager.ts';
+import { mountAt, unmountAllUnder } from './mounts.ts';
+import { b64, fakeObjectSource, type FakeObjectSource } from './testing.ts';
+
+let seq = 0;
+function podWith(volumes: Volume[], mounts: VolumeMount[] = [], extra: Partial<Pod['spec']> = {}): Pod {
+  seq += 1;
+  return {
+    metadata: { name: `p${seq}`, namespace: 'ns', uid: `uid-${seq}` },
+    spec: { containers: [{ name: 'c', volumeMounts: mounts }], volumes, ...extra },
+  };
+}
+
+const dataDirs = async (dir: string) => (await readdir(dir)).filter((n) => /^\.\.\d/.test(n));
+const procMounts = () => readFile('/proc/mounts', 'utf8');
+
+describe('volume manager: secret, configMap, downwardAPI, projected', () => {
+  let root = '';
+  let objects: FakeObjectSource;
+  let vm: VolumeManager;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'volume-manager-'));
+    objects = fakeObjectSource();
+    objects.secrets.set('ns/creds', {
+      metadata: { name: 'creds', resourceVersion: '1' },
+      data: { user: b64('admin'), pass: b64('s3cret') },
+    });
+    objects.configMaps.set('ns/conf', {
+      metadata: { name: 'conf' },
+      data: { 'app.conf': 'x=1\n' },
+      binaryData: { blob: b64('\x00\x01\x02') },
+    });
+    vm = createVolumeManager({ rootDir: root, objects });
+  });
+  afterEach(async () => {
+    await unmountAllUnder(root);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('writes a secret volume onto tmpfs, decoded, with the default mode, mounted read-only', async () => {
+    const pod = podWith(
+      [{ name: 'creds', secret: { secretName: 'creds', defaultMode: 0o400 } }],
+      [{ name: 'creds', mountPath: '/etc/creds', readOnly: false }],
+    );
+    await vm.setUpPodVolumes(pod);
+    const dir = projectedVolumePath(root, 'uid-' + seq, 'secret', 'creds');
+    assert.equal(dir, join(root, 'pods', `uid-${seq}`, 'volumes', 'kubernetes.io~secret', 'creds'));
+    assert.equal((await mountAt(dir))?.fsType, 'tmpfs');
+    assert.equal(await readFile(join(dir, 'user'), 'utf8'), 'admin');
+    assert.equal(await readFile(join(dir, 'pass'), 'utf8'), 's3cret');
+    assert.equal((await stat(join(dir, 'pass'))).mode & 0o777, 0o400);
+    assert.ok((await lstat(join(dir, 'user'))).isSymbolicLink());
+
+    const [mount] = await vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' });
+    assert.deepEqual(mount, {
+      containerPath: '/etc/creds',
+      hostPath: dir,
+      readonly: true,
+      propagation: 'PROPAGATION_PRIVATE',
+    });
+  });
+
+  it('keeps a configMap volume on disk with data and binaryData', async () => {
+    const pod = podWith([{ name: 'conf', configMap: { name: 'conf' } }]);
+    await vm.setUpPodVolumes(pod);
+    const dir = projectedVolumePath(root, `uid-${seq}`, 'configMap', 'conf');
+    assert.ok(dir.includes('kubernetes.io~configmap'));
+    assert.equal(await mountAt(dir), undefined, 'configMap volumes are not memory-backed');
+    assert.equal(await readFile(join(dir, 'app.conf'), 'utf8'), 'x=1\n');
+    assert.deepEqual([...(await readFile(join(dir, 'blob')))], [0, 1, 2]);
+    assert.equal((await stat(join(dir, 'app.conf'))).mode & 0o777, 0o644);
+  });
+
+  it('does no disk work on a sync when nothing changed, and updates atomically when the object does', async () => {
+    const pod = podWith([{ name: 'creds', secret: { secretName: 'creds' } }]);
+    const dir = projectedVolumePath(root, `uid-${seq}`, 'secret', 'creds');
+    await vm.setUpPodVolumes(pod);
+    const first = await dataDirs(dir);
+    for (let i = 0; i < 3; i++) await vm.setUpPodVolumes(pod);
+    assert.deepEqual(await dataDirs(dir), first);
+    assert.equal(objects.calls.length, 4, 'the object is read on every sync (the source caches)');
+
+    objects.secrets.set('ns/creds', {
+      metadata: { name: 'creds', resourceVersion: '2' },
+      data: { user: b64('root') },
+    });
+    await vm.setUpPodVolumes(pod);
+    const second = await dataDirs(dir);
+    assert.equal(second.length, 1);
+    assert.notDeepEqual(second, first);
+    assert.equal(await readFile(join(dir, 'user'), 'utf8'), 'root');
+    await assert.rejects(lstat(join(dir, 'pass')), { code: 'ENOENT' }, 'a removed key disappears');
+  });
+
+  it('does not rewrite unchanged content after a kubelet restart', async () => {
+    const pod = podWith([{ name: 'creds', secret: { secretName: 'creds' } }]);
+    const dir = projectedVolumePath(root, `uid-${seq}`, 'secret', 'creds');
+    await vm.setUpPodVolumes(pod);
+    const before = await dataDirs(dir);
+    const restarted = createVolumeManager({ rootDir: root, objects });
+    await restarted.setUpPodVolumes(pod);
+    assert.deepEqual(await dataDirs(dir), before);
+    assert.equal(
+      (await procMounts()).split('\n').filter((l) => l.includes(dir)).length,
+      1,
+      'no second tmpfs',
+    );
+  });
+
+  it('applies items, per-item modes and optional semantics', async () => {
+    const pod = podWith([
+      {
+        name: 'some',
+        secret: { secretName: 'creds', items: [{ key: 'pass', path: 'db/password', mode: 0o440 }] },
+      },
+      { name: 'maybe', secret: { secretName: 'absent', optional: true } },
+    ]);
+    await vm.setUpPodVolumes(pod);
+    const some = projectedVolumePath(root, `uid-${seq}`, 'secret', 'some');
+    assert.deepEqual(
+      (await readdir(some)).filter((n) => !n.startsWith('..')),
+      ['db'],
+    );
+    assert.equal(await readFile(join(some, 'db/password'), 'utf8'), 's3cret');
+    assert.equal((await stat(join(some, 'db/password'))).mode & 0o777, 0o440);
+    const maybe = projectedVolumePath(root, `uid-${seq}`, 'secret', 'maybe');
+    assert.deepEqual(
+      (await readdir(maybe)).filter((n) => !n.startsWith('..')),
+      [],
+      'optional missing → empty',
+    );
+  });
+
+  it('fails a required missing object or key with a message naming it', async () => {
+    await assert.rejects(
+      vm.setUpPodVolumes(podWith([{ name: 'v', secret: { secretName: 'nope' } }])),
+      (err) =>
+        hasCode(err, 'NotFound') &&
+        /mount volume v: secret "nope" not found in namespace ns/.test(String(err)),
+    );
+    const items = [{ key: 'missing', path: 'm' }];
+    await assert.rejects(
+      vm.setUpPodVolumes(podWith([{ name: 'v', configMap: { name: 'conf', items } }])),
+      (err) => hasCode(err, 'NotFound') && /configMap ns\/conf has no key "missing"/.test(String(err)),
+    );
+  });
+
+  it('fails secret volumes clearly in standalone mode', async () => {
+    const standalone = createVolumeManager({ rootDir: root });
+    await assert.rejects(
+      standalone.setUpPodVolumes(podWith([{ name: 'creds', secret: { secretName: 'creds' } }])),
+      (err) =>
+        err instanceof KubeletError &&
+        err.code === 'FailedPrecondition' &&
+        err.message === 'mount volume creds: secret volumes need an API server (cluster mode)',
+    );
+  });
+
+  it('group-owns files for fsGroup and adds group read', async () => {
+    const pod = podWith([{ name: 'creds', secret: { secretName: 'creds', defaultMode: 0o400 } }], [], {
+      securityContext: { fsGroup: 2000 },
+    });
+    await vm.setUpPodVolumes(pod);
+    const dir = projectedVolumePath(root, `uid-${seq}`, 'secret', 'creds');
+    const st = await stat(join(dir, 'user'));
+    assert.equal(st.gid, 2000);
+    assert.equal(st.mode & 0o777, 0o440);
+    assert.equal((await stat(dir)).gid, 2000);
+    const before = await dataDirs(dir);
+    await createVolumeManager({ rootDir: root, objects }).setUpPodVolumes(pod);
+    assert.deepEqual(await dataDirs(dir), before, 'ownership counts as unchanged content');
+  });
+
+  it('writes downwardAPI and projected volumes under their plugin directories', async () => {
+    const pod = podWith([
+      { name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } },
+      {
+        name: 'all',
+        projected: {
+          sources: [
+            { secret: { name: 'creds', items: [{ key: 'user', path: 'user' }] } },
+            { configMap: { name: 'conf', items: [{ key: 'app.conf', path: 'conf/app.conf' }] } },
+          ],
+        },
+      },
+    ]);
+    await vm.setUpPodVolumes(pod);
+    const info = projectedVolumePath(root, `uid-${seq}`, 'downwardAPI', 'info');
+    assert.ok(info.includes('kubernetes.io~downward-api'));
+    assert.equal(await readFile(join(info, 'name'), 'utf8'), pod.metadata.name);
+    const all = projectedVolumePath(root, `uid-${seq}`, 'projected', 'all');
+    assert.ok(all.includes('kubernetes.io~projected'));
+    assert.equal((await mountAt(all))?.fsType, 'tmpfs');
+    assert.equal(await readFile(join(all, 'user'), 'utf8'), 'admin');
+    assert.equal(await readFile(join(all, 'conf/app.conf'), 'utf8'), 'x=1\n');
+  });
+
+  it('mounts a subPath of a projected volume and refuses one that does not exist', async () => {
+    const pod = podWith(
+      [{ name: 'conf', configMap: { name: 'conf' } }],
+      [
+        { name: 'conf', mountPath: '/etc/app.conf', subPath: 'app.conf' },
+        { name: 'conf', mountPath: '/etc/other', subPath: 'other.conf' },
+      ],
+    );
+    await vm.setUpPodVolumes(pod);
+    const container = { name: 'c', volumeMounts: pod.spec.containers[0]?.volumeMounts?.slice(0, 1) ?? [] };
+    const [m] = await vm.mountsFor(pod, container);
+    assert.equal(m?.hostPath, join(projectedVolumePath(root, `uid-${seq}`, 'configMap', 'conf'), 'app.conf'));
+    assert.equal(m?.readonly, true);
+    await assert.rejects(
+      vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' }),
+      (err) =>
+        hasCode(err, 'NotFound') && /subPath "other.conf" does not exist in volume conf/.test(String(err)),
+    );
+  });
+
+  it('puts an emptyDir with medium Memory on a tmpfs of its sizeLimit', async () => {
+    const pod = podWith([{ name: 'mem', emptyDir: { medium: 'Memory', sizeLimit: '2Mi' } }]);
+    await vm.setUpPodVolumes(pod);
+    const dir = join(root, 'pods', `uid-${seq}`, 'volumes', 'kubernetes.io~empty-dir', 'mem');
+    assert.equal((await mountAt(dir))?.fsType, 'tmpfs');
+    const line = (await procMounts()).split('\n').find((l) => l.includes(dir)) ?? '';
+    assert.match(line, /size=2048k/);
+  });
+
+  it('keeps memory-backed volumes on disk when tmpfs is disabled', async () => {
+    const onDisk = createVolumeManager({ rootDir: root, objects, tmpfs: false });
+    await onDisk.setUpPodVolumes(podWith([{ name: 'creds', secret: { secretName: 'creds' } }]));
+    const dir = projectedVolumePath(root, `uid-${seq}`, 'secret', 'creds');
+    assert.equal(await mountAt(dir), undefined);
+    assert.equal(await readFile(join(dir, 'user'), 'utf8'), 'admin');
+  });
+
+  it('unmounts every tmpfs before removing the pod directory', async () => {
+    const pod = podWith([
+      { name: 'creds', secret: { secretName: 'creds' } },
+      { name: 'mem', emptyDir: { medium: 'Memory' } },
+      { name: 'disk', emptyDir: {} },
+    ]);
+    await vm.setUpPodVolumes(pod);
+    const uid = pod.metadata.uid ?? '';
+    const dir = join(root, 'pods', uid);
+    assert.equal((await procMounts()).split('\n').filter((l) => l.includes(dir)).length, 2);
+    await vm.cleanUpPod(uid);
+    assert.ok(!(await procMounts()).includes(dir), 'no mount left under the pod directory');
+    await assert.rejects(stat(dir), { code: 'ENOENT' });
+  });
+
+  it('keeps the pod directory when a tmpfs cannot be unmounted, and succeeds once it can', async () => {
+    const pod = podWith([{ name: 'creds', secret: { secretName: 'creds' } }]);
+    await vm.setUpPodVolumes(pod);
+    const uid = pod.metadata.uid ?? '';
+    const vol = projectedVolumePath(root, uid, 'secret', 'creds');
+    // A process whose working directory is inside the tmpfs keeps it busy.
+    const busy = spawn('sleep', ['60'], { cwd: vol, stdio: 'ignore' });
+    await once(busy, 'spawn');
+    try {
+      await assert.rejects(
+        vm.cleanUpPod(uid),
+        (err) => hasCode(err, 'Internal') && /pod directory kept/.test(String(err)),
+      );
+      assert.equal(await readFile(join(vol, 'user'), 'utf8'), 'admin', 'nothing deleted through the mount');
+    } finally {
+      busy.kill('SIGKILL');
+      await once(busy, 'exit');
+    }
+    await vm.cleanUpPod(uid);
+    await assert.rejects(stat(join(root, 'pods', uid)), { code: 'ENOENT' });
+  });
+
+  it('still sets up emptyDir and hostPath volumes', async () => {
+    const pod = podWith(
+      [
+        { name: 'scratch', emptyDir: {} },
+        { name: 'host', hostPath: { path: root, type: 'Directory' } },
+      ],
+      [
+        { name: 'scratch', mountPath: '/scratch' },
+        { name: 'host', mountPath: '/host', readOnly: true },
+      ],
+    );
+    await vm.setUpPodVolumes(pod);
+    const mounts = await vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' });
+    assert.deepEqual(
+      mounts.map((m) => [m.containerPath, m.readonly]),
+      [
+        ['/scratch', false],
+        ['/host', true],
+      ],
+    );
+    assert.equal((await stat(mounts[0]?.hostPath ?? '')).mode & 0o777, 0o777);
+  });
+});

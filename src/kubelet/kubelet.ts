@@ -28,7 +28,7 @@ import {
   type PodSourceName,
   type PodUpdate,
 } from '../podsource/index.ts';
-import { createVolumeManager } from '../volume/index.ts';
+import { createVolumeManager, type VolumeObjectSource } from '../volume/index.ts';
 import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
 import { createWorkQueue, type WorkQueue } from './work-queue.ts';
 import {
@@ -64,7 +64,7 @@ export interface KubeletDependencies {
   /** The node as admission sees it (the Node object in cluster mode, the machine standalone). */
   node: () => NodeView;
   /** Present in cluster mode: pod statuses, mirror pods and deletions go to the API server. */
-  cluster?: { api: ApiClient; mirrorPods: MirrorPods };
+  cluster?: { api: ApiClient; mirrorPods: MirrorPods; volumeObjects?: VolumeObjectSource };
   now?: () => number;
 }
 
@@ -89,6 +89,13 @@ export interface Kubelet {
   /** The pods the kubelet manages, with their latest computed status (for /pods). */
   pods(): PodView[];
   healthz(): { ok: boolean; message: string };
+  /**
+   * Node readiness as upstream's runtimeState: the CRI runtime answered Status recently with
+   * RuntimeReady and NetworkReady, and the PLEG is healthy. The message says what is wrong.
+   */
+  runtimeReady(): { ok: boolean; message: string };
+  /** `<runtimeName>://<version>` from CRI Version, once known. */
+  runtimeVersion(): string;
   /** Resolves once every configured source has delivered its first snapshot. */
   sourcesReady(): boolean;
   /** The API source reports the mirror pods bound to this node (cluster mode). */
@@ -102,6 +109,8 @@ export interface Kubelet {
   computeStatus(pod: Pod, rs: RuntimePodStatus): PodStatus;
 }
 
+/** Upstream runtime status check period (kl.updateRuntimeUp every 5 s). */
+const RUNTIME_STATUS_PERIOD_MS = 5_000;
 /** Loop queue capacity (upstream plegChannelCapacity is 1000; config updates share it here). */
 const LOOP_QUEUE_CAPACITY = 4096;
 /** Jitter on periodic resyncs so pods started together don't resync together (upstream 0.5). */
@@ -115,7 +124,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const log = deps.logger;
   const backoff: Backoff = createBackoff();
   const backoffFile = join(opts.rootDir, 'tskubelet', 'container-backoff.json');
-  const volumes = createVolumeManager({ rootDir: opts.rootDir });
+  const volumes = createVolumeManager({
+    rootDir: opts.rootDir,
+    logger: log,
+    ...(deps.cluster?.volumeObjects ? { objects: deps.cluster.volumeObjects } : {}),
+  });
   const images = createImageManager({ images: deps.imageService, recorder: deps.recorder, now });
   const runtime = createRuntimeManager({
     runtime: deps.runtimeService,
@@ -144,6 +157,34 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   /** When each pod's last sync finished; a cached runtime status newer than this is fresh enough. */
   const lastSyncEnd = new Map<string, number>();
   let lastLoopActivity = now();
+  let runtimeState: { ok: boolean; message: string; at: number } = {
+    ok: false,
+    message: 'container runtime status check may not have completed yet',
+    at: 0,
+  };
+  let runtimeVersionString = '';
+
+  /** Upstream updateRuntimeUp (every 5 s): CRI Status conditions RuntimeReady and NetworkReady. */
+  async function checkRuntime(): Promise<void> {
+    try {
+      if (runtimeVersionString === '') {
+        const v = await deps.runtimeService.version({ timeoutMs: 5_000 });
+        runtimeVersionString = `${v.runtimeName}://${v.runtimeVersion}`;
+      }
+      const st = await deps.runtimeService.status({ timeoutMs: 5_000 });
+      const bad = st.conditions
+        .filter((c) => (c.type === 'RuntimeReady' || c.type === 'NetworkReady') && !c.status)
+        .map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`);
+      const missing = ['RuntimeReady', 'NetworkReady'].filter((t) => !st.conditions.some((c) => c.type === t));
+      runtimeState = {
+        ok: bad.length === 0 && missing.length === 0,
+        message: [...bad, ...missing.map((m) => `${m} condition missing`)].join(', '),
+        at: now(),
+      };
+    } catch (err) {
+      runtimeState = { ok: false, message: `container runtime is down: ${describeError(err)}`, at: now() };
+    }
+  }
   let droppedEvents = 0;
   let stopping: Promise<void> | undefined;
   const timers: NodeJS.Timeout[] = [];
@@ -204,7 +245,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     if (isTerminalPhase(status.phase)) return { terminal: true };
 
     try {
-      await volumes.setUpPodVolumes(pod);
+      await volumes.setUpPodVolumes(pod, signal);
     } catch (err) {
       const message = `MountVolume.SetUp failed: ${describeError(err)}`;
       deps.recorder.event(pod, 'Warning', 'FailedMount', message);
@@ -265,7 +306,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       signal,
     );
     await runtime.removePod(rs, signal);
-    await volumes.cleanUpPod(uid);
+    await volumes.cleanUpPod(uid, signal);
     pleg.cache.delete(uid);
     waitingReasons.delete(uid);
     lastSyncEnd.delete(uid);
@@ -555,6 +596,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       statusSyncer?.start();
       timers.push(setInterval(() => queue.push({ kind: 'tick' }), SYNC_LOOP_TICK_MS));
       timers.push(setInterval(() => queue.push({ kind: 'housekeeping' }), HOUSEKEEPING_PERIOD_MS));
+      void checkRuntime();
+      timers.push(setInterval(() => void checkRuntime(), RUNTIME_STATUS_PERIOD_MS));
       await loopDone;
     },
     stop() {
@@ -585,6 +628,17 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       return { ok: true, message: 'ok' };
     },
     sourcesReady: () => podConfig.seenAllSources(expectedSources),
+    runtimeReady() {
+      const p = pleg.healthy();
+      const problems: string[] = [];
+      if (!runtimeState.ok) problems.push(runtimeState.message);
+      else if (now() - runtimeState.at > 3 * RUNTIME_STATUS_PERIOD_MS) {
+        problems.push(`container runtime status check is stale (${Math.round((now() - runtimeState.at) / 1000)}s old)`);
+      }
+      if (!p.ok) problems.push(p.message);
+      return problems.length === 0 ? { ok: true, message: '' } : { ok: false, message: problems.join('; ') };
+    },
+    runtimeVersion: () => runtimeVersionString,
     setMirrorPods(pods) {
       queue.push({ kind: 'mirrors', pods });
     },

@@ -4,9 +4,16 @@ import { describeError } from '../util/errors.ts';
 import { detectNodeIP } from '../util/net.ts';
 import { createCriClient } from '../runtime/cri/index.ts';
 import { createLoggingRecorder } from '../api/events.ts';
-import { createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
-import { createKubelet } from '../kubelet/kubelet.ts';
-import { machineNodeView } from '../kubelet/node-view.ts';
+import { createApiSource, createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
+import { createKubelet, type Kubelet } from '../kubelet/kubelet.ts';
+import { machineNodeView, nodeViewFromNode } from '../kubelet/node-view.ts';
+import { createApiClient } from '../api/client.ts';
+import { createApiEventRecorder } from '../api/event-recorder.ts';
+import { createApiObjectSource } from '../api/object-source.ts';
+
+import { createMirrorPods } from '../kubelet/mirror-pods.ts';
+import { createNodeAgent } from '../node/index.ts';
+import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
 import { runOnce } from '../kubelet/run-once.ts';
 import { createLocalServer, type LocalServer } from '../server/server.ts';
 
@@ -49,12 +56,6 @@ export async function runKubelet(
 ): Promise<number> {
   const logger = createLogger({ verbosity: config.verbosity, format: config.logFormat });
   for (const w of warnings) logger.warn(w);
-  if (config.kubeconfig) {
-    logger.error('cluster mode (--kubeconfig) is not implemented yet; run without it for standalone mode', {
-      kubeconfig: config.kubeconfig,
-    });
-    return 1;
-  }
   const nodeIP = config.nodeIP?.split(',')[0]?.trim() || detectNodeIP();
   const cri = createCriClient({
     endpoint: config.containerRuntimeEndpoint,
@@ -77,7 +78,12 @@ export async function runKubelet(
     });
   }
   const sources = buildSources(config, logger);
-  if (sources.length === 0) logger.warn('no pod source configured (--pod-manifest-path or --manifest-url)');
+  const cluster =
+    config.kubeconfig && !config.runOnce ? await connectCluster(config, logger, version) : undefined;
+  if (cluster) sources.push(cluster.source);
+  if (sources.length === 0)
+    logger.warn('no pod source configured (--pod-manifest-path, --manifest-url or --kubeconfig)');
+  const machine = machineNodeView(config.nodeName, config.maxPods);
   const kubelet = createKubelet(
     {
       nodeName: config.nodeName,
@@ -91,11 +97,24 @@ export async function runKubelet(
       runtimeService: cri.runtime,
       imageService: cri.image,
       sources,
-      recorder: createLoggingRecorder(logger),
+      recorder: cluster?.recorder ?? createLoggingRecorder(logger),
       logger,
-      node: () => machineNodeView(config.nodeName, config.maxPods),
+      node: () => {
+        const n = cluster?.nodeAgent.node();
+        return n ? nodeViewFromNode(n) : machine;
+      },
+      ...(cluster
+        ? {
+            cluster: {
+              api: cluster.api,
+              mirrorPods: cluster.mirrorPods,
+              volumeObjects: cluster.volumeObjects,
+            },
+          }
+        : {}),
     },
   );
+  cluster?.bind(kubelet);
   logger.info('tskubelet version', { version, nodeName: config.nodeName });
 
   if (config.runOnce) {
@@ -145,8 +164,86 @@ export async function runKubelet(
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  cluster?.nodeAgent.start();
   await kubelet.run();
+  await cluster?.close();
   await server?.close();
   cri.close();
   return 0;
+}
+
+/** The kubelet version reported in the Node object: the Kubernetes API level we implement + ours. */
+function reportedKubeletVersion(version: string): string {
+  return `${KUBERNETES_API_VERSION}-tskubelet.${version.replace(/^v/, '')}`;
+}
+
+/**
+ * Cluster mode (--kubeconfig): two API clients (pods/status/events, and heartbeats on their own so
+ * they never queue behind pod traffic), the API pod source, events to the API, mirror pods, volume
+ * objects, and the node agent (registration, node status, Lease).
+ */
+async function connectCluster(config: KubeletConfig, logger: Logger, version: string) {
+  const kubeconfig = config.kubeconfig ?? '';
+  const api = await createApiClient({ kubeconfig, qps: config.kubeAPIQPS, burst: config.kubeAPIBurst });
+  const leaseApi = await createApiClient({ kubeconfig, qps: config.kubeAPIQPS, burst: config.kubeAPIBurst });
+  logger.info('cluster mode', { server: api.server, nodeName: config.nodeName });
+  const recorder = createApiEventRecorder({
+    api,
+    nodeName: config.nodeName,
+    logger,
+    qps: config.eventRecordQPS,
+    burst: config.eventBurst,
+  });
+  let kubelet: Kubelet | undefined;
+  const nodeAgent = createNodeAgent({
+    api,
+    leaseApi,
+    logger,
+    recorder,
+    nodeName: config.nodeName,
+    ...(config.nodeIP ? { nodeIP: config.nodeIP.split(',')[0]?.trim() } : {}),
+    maxPods: config.maxPods,
+    rootDir: config.rootDir,
+    kubeletVersion: reportedKubeletVersion(version),
+    kubeletPort: config.port,
+    labels: { ...config.nodeLabels },
+    taints: config.registerWithTaints.map((t) => ({ ...t })),
+    nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
+    nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
+    nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
+    inputs: {
+      runtimeReady: () => kubelet?.runtimeReady() ?? { ok: false, message: 'kubelet is starting' },
+      runtimeVersion: () => kubelet?.runtimeVersion() ?? '',
+      pressure: () => ({ memory: false, disk: false, pid: false }),
+    },
+  });
+  const mirrorPods = createMirrorPods({
+    api,
+    logger,
+    nodeName: config.nodeName,
+    nodeUID: () => nodeAgent.node()?.metadata.uid,
+  });
+  const source = createApiSource({
+    api,
+    nodeName: config.nodeName,
+    logger: logger.child({ source: 'api' }),
+    onMirrorPods: (pods) => kubelet?.setMirrorPods(pods),
+  });
+  return {
+    api,
+    recorder,
+    nodeAgent,
+    mirrorPods,
+    source,
+    volumeObjects: createApiObjectSource(api),
+    bind(k: Kubelet) {
+      kubelet = k;
+    },
+    async close() {
+      await nodeAgent.stop();
+      await recorder.stop();
+      api.close();
+      leaseApi.close();
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Pod, PodStatus } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
@@ -175,7 +175,9 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       const bad = st.conditions
         .filter((c) => (c.type === 'RuntimeReady' || c.type === 'NetworkReady') && !c.status)
         .map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`);
-      const missing = ['RuntimeReady', 'NetworkReady'].filter((t) => !st.conditions.some((c) => c.type === t));
+      const missing = ['RuntimeReady', 'NetworkReady'].filter(
+        (t) => !st.conditions.some((c) => c.type === t),
+      );
       runtimeState = {
         ok: bad.length === 0 && missing.length === 0,
         message: [...bad, ...missing.map((m) => `${m} condition missing`)].join(', '),
@@ -510,6 +512,36 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     backoff.gc(now());
     void saveBackoff();
     reconcileMirrors();
+    cleanupOrphanedPodDirs();
+  }
+
+  let dirCleanup: Promise<void> | undefined;
+  /**
+   * Upstream cleanupOrphanedPodDirs: pod directories (and their volume mounts) of pods that no
+   * source claims, no worker runs and the runtime no longer has, e.g. pods removed while the
+   * kubelet was down.
+   */
+  function cleanupOrphanedPodDirs(): void {
+    if (dirCleanup) return;
+    const runtimeUids = new Set((pleg.runtimePods() ?? []).map((p) => p.uid));
+    if (pleg.runtimePods() === undefined) return;
+    dirCleanup = (async () => {
+      const uids = await readdir(join(opts.rootDir, 'pods')).catch(() => [] as string[]);
+      for (const uid of uids) {
+        if (desired.has(uid) || workers.phase(uid) !== undefined || runtimeUids.has(uid)) continue;
+        try {
+          await volumes.cleanUpPod(uid, stopSignal.signal);
+          log.info('removed orphaned pod directory', { podUID: uid });
+        } catch (err) {
+          log.warn('failed to remove orphaned pod directory; will retry', {
+            podUID: uid,
+            err: describeError(err),
+          });
+        }
+      }
+    })().finally(() => {
+      dirCleanup = undefined;
+    });
   }
 
   let lastSavedBackoff = '';
@@ -607,6 +639,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         await podConfig.stop();
         await statusSyncer?.stop();
         await mirrorPass;
+        await dirCleanup;
         await pleg.stop();
         await workers.stop();
         await saveBackoff();
@@ -633,7 +666,9 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       const problems: string[] = [];
       if (!runtimeState.ok) problems.push(runtimeState.message);
       else if (now() - runtimeState.at > 3 * RUNTIME_STATUS_PERIOD_MS) {
-        problems.push(`container runtime status check is stale (${Math.round((now() - runtimeState.at) / 1000)}s old)`);
+        problems.push(
+          `container runtime status check is stale (${Math.round((now() - runtimeState.at) / 1000)}s old)`,
+        );
       }
       if (!p.ok) problems.push(p.message);
       return problems.length === 0 ? { ok: true, message: '' } : { ok: false, message: problems.join('; ') };

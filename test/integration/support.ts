@@ -3,7 +3,9 @@
  * wired to it exactly as the CLI wires it, with temporary manifest, root and log directories.
  */
 import { before, after } from 'node:test';
-import { mkdtemp, rm, writeFile, unlink, rename } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile, unlink, rename } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -36,6 +38,19 @@ export interface Env {
   close(): Promise<void>;
 }
 
+/**
+ * Unmounts every mount below `dir`, deepest first. A kubelet that stops leaves its pods (and their
+ * tmpfs volumes) in place by design; a test's temporary root must not be removed through them.
+ */
+export async function unmountUnder(dir: string): Promise<void> {
+  const mounts = (await readFile('/proc/mounts', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(' ')[1] ?? '')
+    .filter((m) => m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) await promisify(execFile)('umount', ['-l', m]);
+}
+
 /** Starts the bed (clean: no pods) and makes the temporary directories. */
 export async function setupEnv(): Promise<Env> {
   const bed = await startContainerd();
@@ -53,6 +68,7 @@ export async function setupEnv(): Promise<Env> {
       await removeAllPods(bed);
       cri.close();
       await bed.stop();
+      await unmountUnder(dir);
       await rm(dir, { recursive: true, force: true });
     },
   };

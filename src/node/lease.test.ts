@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { nullLogger } from '../util/logger.ts';
+import { KubeletError } from '../util/errors.ts';
+import { createLeaseController, type LeaseControllerDeps } from './lease.ts';
+import { apiError, FakeClock, FakeCluster, flush } from './testing.ts';
+import type { Lease } from './types.ts';
+
+const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
+
+function setup(over: Partial<LeaseControllerDeps> = {}) {
+  const cluster = new FakeCluster();
+  const clock = new FakeClock();
+  let repeated = 0;
+  const lease = createLeaseController({
+    api: cluster.client(),
+    logger: nullLogger,
+    holderIdentity: 'node-a',
+    namespace: 'kube-node-lease',
+    leaseDurationSeconds: 40,
+    renewIntervalMs: 10_000,
+    now: clock.now,
+    sleep: clock.sleep,
+    random: () => 0.5,
+    postProcess: (l) => {
+      l.metadata.ownerReferences ??= [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid' }];
+      return Promise.resolve();
+    },
+    onRepeatedHeartbeatFailure: () => repeated++,
+    ...over,
+  });
+  return { cluster, clock, lease, repeated: () => repeated, signal: new AbortController().signal };
+}
+
+describe('node lease', () => {
+  it('creates the lease when missing, owned by the node, with a microsecond renew time', async () => {
+    const { cluster, clock, lease, signal } = setup();
+    await lease.sync(signal);
+    assert.deepEqual(cluster.calls(), [`GET ${LEASES}/node-a`, `POST ${LEASES}`]);
+    const stored = cluster.leases.get('kube-node-lease/node-a');
+    assert.deepEqual(stored?.spec, {
+      holderIdentity: 'node-a',
+      leaseDurationSeconds: 40,
+      renewTime: new Date(clock.nowMs).toISOString().replace('Z', '000Z'),
+    });
+    assert.deepEqual(stored?.metadata.ownerReferences, [
+      { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid' },
+    ]);
+    assert.equal(lease.latest()?.metadata.resourceVersion, stored?.metadata.resourceVersion);
+  });
+
+  it('renews with a PUT carrying the last resourceVersion, without reading first', async () => {
+    const { cluster, clock, lease, signal } = setup();
+    await lease.sync(signal);
+    const rv = cluster.leases.get('kube-node-lease/node-a')?.metadata.resourceVersion;
+    cluster.requests = [];
+    clock.nowMs += 10_000;
+    await lease.sync(signal);
+    assert.deepEqual(cluster.calls(), [`PUT ${LEASES}/node-a`]);
+    const put = cluster.requests[0]?.body as Lease;
+    assert.equal(put.metadata.resourceVersion, rv);
+    assert.equal(put.spec?.renewTime, '2026-11-22T01:00:10.000000Z');
+    assert.notEqual(cluster.leases.get('kube-node-lease/node-a')?.metadata.resourceVersion, rv);
+  });
+
+  it('re-reads the lease after a conflict and updates from the server copy', async () => {
+    const { cluster, lease, signal } = setup();
+    await lease.sync(signal);
+    // Someone else bumps it: our copy is stale.
+    const stored = cluster.leases.get('kube-node-lease/node-a')!;
+    stored.metadata.resourceVersion = cluster.nextRV();
+    stored.metadata.labels = { touched: 'yes' };
+    cluster.requests = [];
+    await lease.sync(signal);
+    assert.deepEqual(cluster.calls(), [
+      `PUT ${LEASES}/node-a`,
+      `GET ${LEASES}/node-a`,
+      `PUT ${LEASES}/node-a`,
+    ]);
+    assert.deepEqual(cluster.leases.get('kube-node-lease/node-a')?.metadata.labels, { touched: 'yes' });
+  });
+
+  it('recreates a lease that was deleted', async () => {
+    const { cluster, lease, signal } = setup();
+    await lease.sync(signal);
+    cluster.leases.clear();
+    cluster.requests = [];
+    await lease.sync(signal);
+    // 5 failed PUTs (404), then GET → create.
+    assert.deepEqual(cluster.calls().slice(-2), [`GET ${LEASES}/node-a`, `POST ${LEASES}`]);
+    assert.ok(cluster.leases.has('kube-node-lease/node-a'));
+  });
+
+  it('does not create the lease while the owner is unknown', async () => {
+    let ownerKnown = false;
+    const { cluster, lease, signal } = setup({
+      postProcess: (l) => {
+        if (!ownerKnown) return Promise.reject(new KubeletError('NotFound', 'get node', 'not found'));
+        l.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'u9' }];
+        return Promise.resolve();
+      },
+    });
+    await lease.sync(signal);
+    assert.deepEqual(cluster.calls(), [`GET ${LEASES}/node-a`]);
+    ownerKnown = true;
+    await lease.sync(signal);
+    assert.equal(cluster.leases.get('kube-node-lease/node-a')?.metadata.ownerReferences?.[0]?.uid, 'u9');
+  });
+
+  it('backs off 200 ms doubling while the lease cannot be read', async () => {
+    const { cluster, clock, lease, signal } = setup();
+    cluster.failNext('GET', LEASES, apiError(500, 'InternalError'));
+    cluster.failNext('GET', LEASES, apiError(500, 'InternalError'));
+    cluster.failNext('GET', LEASES, apiError(503, 'ServiceUnavailable'));
+    const done = lease.sync(signal);
+    await clock.advance(1_400); // 200 + 400 + 800
+    await done;
+    assert.deepEqual(clock.sleeps, [200, 400, 800]);
+    assert.ok(cluster.leases.has('kube-node-lease/node-a'));
+  });
+
+  it('retries a failing update 5 times, signalling repeated failures', async () => {
+    const s = setup();
+    await s.lease.sync(s.signal);
+    for (let i = 0; i < 5; i++) s.cluster.failNext('PUT', LEASES, apiError(500, 'InternalError'));
+    s.cluster.requests = [];
+    await s.lease.sync(s.signal);
+    // 5 failed PUTs from the last copy, then GET and one PUT that works.
+    assert.deepEqual(s.cluster.calls(), [
+      ...Array<string>(5).fill(`PUT ${LEASES}/node-a`),
+      `GET ${LEASES}/node-a`,
+      `PUT ${LEASES}/node-a`,
+    ]);
+    assert.equal(s.repeated(), 4);
+  });
+
+  it('renews every 10 s plus jitter until stopped', async () => {
+    const { cluster, clock, lease } = setup();
+    const ac = new AbortController();
+    const running = lease.run(ac.signal);
+    await flush();
+    await clock.advance(10_200);
+    await clock.advance(10_200);
+    assert.deepEqual(clock.sleeps, [10_200, 10_200, 10_200]);
+    assert.deepEqual(cluster.calls(), [
+      `GET ${LEASES}/node-a`,
+      `POST ${LEASES}`,
+      `PUT ${LEASES}/node-a`,
+      `PUT ${LEASES}/node-a`,
+    ]);
+    ac.abort();
+    await running;
+    assert.equal(clock.pendingSleeps(), 0);
+  });
+});

@@ -1,0 +1,123 @@
+/**
+ * Strategic merge patches for the Node status subresource (upstream nodeutil.PatchNodeStatus:
+ * a two-way patch from the node as read to the node as computed, spec excluded).
+ *
+ * A small two-way diff that knows the Node's merge-keyed lists; any other list is replaced as a
+ * whole, maps are merged key by key (null deletes a key), scalars are replaced.
+ */
+import type { Node } from './types.ts';
+import { jsonEqual } from './node-status.ts';
+
+type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+type JsonObject = { [k: string]: Json };
+
+/** Lists merged by a key (patchStrategy=merge, patchMergeKey) in core/v1 Node, by JSON path. */
+const NODE_MERGE_KEYS: Record<string, string> = {
+  'metadata.ownerReferences': 'uid',
+  'spec.taints': 'key',
+  'status.conditions': 'type',
+  'status.addresses': 'type',
+};
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function toJson(v: unknown): Json {
+  return JSON.parse(JSON.stringify(v ?? null)) as Json;
+}
+
+function diffList(original: Json[], modified: Json[], mergeKey: string, path: string): Json[] | undefined {
+  const keyOf = (e: Json): Json | undefined => (isObject(e) ? e[mergeKey] : undefined);
+  if (original.some((e) => keyOf(e) === undefined) || modified.some((e) => keyOf(e) === undefined)) {
+    return jsonEqual(original, modified) ? undefined : modified;
+  }
+  const out: Json[] = [];
+  for (const m of modified) {
+    const o = original.find((e) => keyOf(e) === keyOf(m));
+    if (o === undefined) {
+      out.push(m);
+      continue;
+    }
+    const d = diffObject(o as JsonObject, m as JsonObject, path);
+    if (d !== undefined) out.push({ [mergeKey]: keyOf(m) ?? null, ...d });
+  }
+  for (const o of original) {
+    if (!modified.some((m) => keyOf(m) === keyOf(o))) {
+      out.push({ [mergeKey]: keyOf(o) ?? null, $patch: 'delete' });
+    }
+  }
+  return out.length > 0 ? out : undefined;
+}
+
+function diffObject(original: JsonObject, modified: JsonObject, path: string): JsonObject | undefined {
+  const patch: JsonObject = {};
+  for (const [k, m] of Object.entries(modified)) {
+    const o = original[k];
+    const p = path === '' ? k : `${path}.${k}`;
+    if (o === undefined || o === null) {
+      if (m !== null) patch[k] = m;
+      continue;
+    }
+    if (isObject(o) && isObject(m)) {
+      const d = diffObject(o, m, p);
+      if (d !== undefined) patch[k] = d;
+      continue;
+    }
+    if (Array.isArray(o) && Array.isArray(m)) {
+      const mergeKey = NODE_MERGE_KEYS[p];
+      if (mergeKey === undefined) {
+        if (!jsonEqual(o, m)) patch[k] = m;
+        continue;
+      }
+      const d = diffList(o, m, mergeKey, p);
+      if (d !== undefined) {
+        patch[`$setElementOrder/${k}`] = m.map((e) =>
+          isObject(e) ? { [mergeKey]: e[mergeKey] ?? null } : e,
+        );
+        patch[k] = d;
+      }
+      continue;
+    }
+    if (!jsonEqual(o, m)) patch[k] = m;
+  }
+  for (const k of Object.keys(original)) {
+    if (!(k in modified) && original[k] !== null) patch[k] = null;
+  }
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+/** A two-way strategic merge patch turning `original` into `modified` ({} when equal). */
+export function twoWayMergePatch(original: unknown, modified: unknown): JsonObject {
+  const o = toJson(original);
+  const m = toJson(modified);
+  if (!isObject(o) || !isObject(m)) throw new TypeError('twoWayMergePatch: objects expected');
+  return diffObject(o, m, '') ?? {};
+}
+
+/**
+ * The patch for `PATCH /api/v1/nodes/<name>/status` (upstream preparePatchBytesforNodeStatus):
+ * spec is never part of it, and changed addresses replace the list whole — status.addresses is
+ * declared merge-by-type upstream, which would keep a stale address of the same type.
+ */
+export function nodeStatusPatch(original: Node, modified: Node): JsonObject {
+  const oldAddresses = original.status?.addresses ?? [];
+  const manualAddresses =
+    oldAddresses.length > 0 && !jsonEqual(oldAddresses, modified.status?.addresses ?? []);
+  const diffNode: Node = { ...modified, spec: original.spec };
+  if (original.spec === undefined) delete diffNode.spec;
+  if (manualAddresses) diffNode.status = { ...modified.status, addresses: oldAddresses };
+  const patch = twoWayMergePatch(original, diffNode);
+  if (manualAddresses) {
+    const status = isObject(patch['status']) ? patch['status'] : {};
+    delete status['$setElementOrder/addresses'];
+    status['addresses'] = [...toJsonList(modified.status?.addresses), { $patch: 'replace' }];
+    patch['status'] = status;
+  }
+  return patch;
+}
+
+function toJsonList(v: unknown): Json[] {
+  const j = toJson(v ?? []);
+  return Array.isArray(j) ? j : [];
+}

@@ -1,0 +1,300 @@
+/** Test helpers for this folder (not exported from index.ts): a fake API server, a fake clock. */
+import { ApiError, type ApiClient, type ApiRequest } from '../api/client-types.ts';
+import { KubeletError } from '../util/errors.ts';
+import type { LogFields, Logger } from '../util/logger.ts';
+import type { MachineInfo } from './machine-info.ts';
+import type { NodeStatusInputs } from './node-status.ts';
+import type { Lease, Node, NodeEventRecorder } from './types.ts';
+
+type Obj = Record<string, unknown>;
+
+const MERGE_KEYS: Record<string, string> = {
+  'metadata.ownerReferences': 'uid',
+  'spec.taints': 'key',
+  'status.conditions': 'type',
+  'status.addresses': 'type',
+};
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Applies a strategic merge patch the way the API server does for the parts our patches use:
+ * maps merge (null deletes), merge-keyed lists merge by key ($patch: delete / replace,
+ * $setElementOrder), other lists and scalars are replaced.
+ */
+export function applyStrategicMergePatch(target: unknown, patch: unknown, path = ''): unknown {
+  if (!isObj(patch)) return patch;
+  const out: Obj = isObj(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (k.startsWith('$setElementOrder/')) continue;
+    const p = path === '' ? k : `${path}.${k}`;
+    if (v === null) {
+      delete out[k];
+      continue;
+    }
+    const mergeKey = MERGE_KEYS[p];
+    if (Array.isArray(v) && mergeKey !== undefined) {
+      if (v.some((e) => isObj(e) && e['$patch'] === 'replace')) {
+        out[k] = v.filter((e) => !(isObj(e) && e['$patch'] === 'replace'));
+        continue;
+      }
+      const list = (Array.isArray(out[k]) ? [...(out[k] as unknown[])] : []) as Obj[];
+      for (const e of v as Obj[]) {
+        const i = list.findIndex((x) => x[mergeKey] === e[mergeKey]);
+        if (e['$patch'] === 'delete') {
+          if (i >= 0) list.splice(i, 1);
+        } else if (i >= 0) {
+          list[i] = applyStrategicMergePatch(list[i], e, p) as Obj;
+        } else {
+          list.push(e);
+        }
+      }
+      const order = patch[`$setElementOrder/${k}`];
+      if (Array.isArray(order)) {
+        const rank = (e: Obj) => order.findIndex((o) => isObj(o) && o[mergeKey] === e[mergeKey]);
+        list.sort((a, b) => rank(a) - rank(b));
+      }
+      out[k] = list;
+      continue;
+    }
+    out[k] = isObj(v) ? applyStrategicMergePatch(out[k], v, p) : v;
+  }
+  return out;
+}
+
+export function apiError(status: number, reason: string, message = 'fake'): ApiError {
+  return new ApiError('fake api', status, reason, message);
+}
+
+type Handler = (req: ApiRequest) => unknown;
+
+/**
+ * A tiny in-memory API server for Nodes and Leases: create (409 AlreadyExists), get (404), PATCH of
+ * the node status (strategic merge), lease PUT with optimistic concurrency (409 Conflict). Tests
+ * inject failures with `failNext`.
+ */
+export class FakeCluster {
+  nodes = new Map<string, Node>();
+  leases = new Map<string, Lease>();
+  requests: ApiRequest[] = [];
+  private rv = 100;
+  private uidSeq = 0;
+  private failures: { match: (req: ApiRequest) => boolean; error: Error }[] = [];
+
+  /** The next request matching method (and path prefix) fails with `error`. */
+  failNext(method: ApiRequest['method'], pathPrefix: string, error: Error): void {
+    this.failures.push({ match: (r) => r.method === method && r.path.startsWith(pathPrefix), error });
+  }
+
+  /** Requests as `METHOD path` lines, for assertions. */
+  calls(): string[] {
+    return this.requests.map((r) => `${r.method} ${r.path}`);
+  }
+
+  nextRV(): string {
+    return String(++this.rv);
+  }
+
+  client(): ApiClient {
+    return {
+      server: 'https://fake',
+      request: <T>(req: ApiRequest): Promise<T> => {
+        this.requests.push(structuredClone({ ...req, signal: undefined }));
+        if (req.signal?.aborted) return Promise.reject(new KubeletError('Canceled', 'fake', 'aborted'));
+        const i = this.failures.findIndex((f) => f.match(req));
+        if (i >= 0) {
+          const [f] = this.failures.splice(i, 1);
+          return Promise.reject(f!.error);
+        }
+        try {
+          return Promise.resolve(structuredClone(this.handle(req)) as T);
+        } catch (err) {
+          return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      },
+      watch: () => Promise.reject(new Error('watch not supported by FakeCluster')),
+      close: () => {},
+    };
+  }
+
+  private handle: Handler = (req) => {
+    const nodeM = /^\/api\/v1\/nodes(?:\/([^/]+))?(\/status)?$/.exec(req.path);
+    if (nodeM) return this.handleNode(req, nodeM[1], nodeM[2] !== undefined);
+    const leaseM = /^\/apis\/coordination\.k8s\.io\/v1\/namespaces\/([^/]+)\/leases(?:\/([^/]+))?$/.exec(
+      req.path,
+    );
+    if (leaseM) return this.handleLease(req, leaseM[1] ?? '', leaseM[2]);
+    throw apiError(404, 'NotFound', `no route for ${req.method} ${req.path}`);
+  };
+
+  private handleNode(req: ApiRequest, name: string | undefined, status: boolean): unknown {
+    if (req.method === 'POST' && name === undefined) {
+      const node = structuredClone(req.body) as Node;
+      const n = node.metadata.name ?? '';
+      if (this.nodes.has(n)) throw apiError(409, 'AlreadyExists', `nodes "${n}" already exists`);
+      node.metadata.uid = `uid-${++this.uidSeq}`;
+      node.metadata.resourceVersion = this.nextRV();
+      node.metadata.creationTimestamp = '2026-11-22T00:00:00Z';
+      this.nodes.set(n, node);
+      return node;
+    }
+    const node = this.nodes.get(name ?? '');
+    if (!node) throw apiError(404, 'NotFound', `nodes "${name}" not found`);
+    if (req.method === 'GET') return node;
+    if (req.method === 'PATCH' && status) {
+      const patched = applyStrategicMergePatch(node, req.body) as Node;
+      patched.spec = node.spec; // the status subresource ignores spec
+      patched.metadata.resourceVersion = this.nextRV();
+      this.nodes.set(name ?? '', patched);
+      return patched;
+    }
+    throw apiError(405, 'MethodNotAllowed', `${req.method} ${req.path}`);
+  }
+
+  private handleLease(req: ApiRequest, ns: string, name: string | undefined): unknown {
+    if (req.method === 'POST' && name === undefined) {
+      const lease = structuredClone(req.body) as Lease;
+      const key = `${ns}/${lease.metadata.name ?? ''}`;
+      if (this.leases.has(key)) throw apiError(409, 'AlreadyExists', 'lease exists');
+      lease.metadata.resourceVersion = this.nextRV();
+      lease.metadata.uid = `lease-uid-${++this.uidSeq}`;
+      this.leases.set(key, lease);
+      return lease;
+    }
+    const key = `${ns}/${name ?? ''}`;
+    const lease = this.leases.get(key);
+    if (!lease) throw apiError(404, 'NotFound', `leases "${name}" not found`);
+    if (req.method === 'GET') return lease;
+    if (req.method === 'PUT') {
+      const next = structuredClone(req.body) as Lease;
+      if (next.metadata.resourceVersion !== lease.metadata.resourceVersion) {
+        throw apiError(409, 'Conflict', 'the object has been modified');
+      }
+      next.metadata.resourceVersion = this.nextRV();
+      this.leases.set(key, next);
+      return next;
+    }
+    throw apiError(405, 'MethodNotAllowed', `${req.method} ${req.path}`);
+  }
+}
+
+/** Lets every pending promise callback and immediate run (the fakes answer synchronously). */
+export async function flush(rounds = 30): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+/** A clock whose sleeps end only when the test advances it. */
+export class FakeClock {
+  nowMs = Date.parse('2026-11-22T01:00:00.000Z');
+  /** Every sleep requested, in order. */
+  sleeps: number[] = [];
+  private waiters: { at: number; resolve: () => void }[] = [];
+
+  now = (): number => this.nowMs;
+
+  sleep = (ms: number, signal: AbortSignal): Promise<void> => {
+    this.sleeps.push(ms);
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        reject(new KubeletError('Canceled', 'sleep', 'aborted'));
+        return;
+      }
+      const w = {
+        at: this.nowMs + ms,
+        resolve: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        this.waiters = this.waiters.filter((x) => x !== w);
+        reject(new KubeletError('Canceled', 'sleep', 'aborted'));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(w);
+    });
+  };
+
+  pendingSleeps(): number {
+    return this.waiters.length;
+  }
+
+  /** Moves time forward by `ms`, waking due sleepers one at a time in deadline order. */
+  async advance(ms: number): Promise<void> {
+    const target = this.nowMs + ms;
+    for (;;) {
+      await flush();
+      const due = this.waiters.filter((w) => w.at <= target).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      this.waiters = this.waiters.filter((w) => w !== due);
+      this.nowMs = Math.max(this.nowMs, due.at);
+      due.resolve();
+    }
+    this.nowMs = target;
+    await flush();
+  }
+}
+
+export function sampleMachine(over: Partial<MachineInfo> = {}): MachineInfo {
+  return {
+    numCores: 2,
+    memoryCapacityBytes: 24576000 * 1024,
+    machineID: 'm-123',
+    systemUUID: 'sys-uuid',
+    bootID: 'boot-1',
+    kernelVersion: '6.1.0-test-amd64',
+    osImage: 'Debian GNU/Linux 12 (bookworm)',
+    rootfsCapacityBytes: 4096 * 66053021,
+    hugePages: [
+      { pageSizeKiB: 1048576, numPages: 0 },
+      { pageSizeKiB: 2048, numPages: 0 },
+    ],
+    ...over,
+  };
+}
+
+/** Inputs the test flips. */
+export function fakeInputs(): NodeStatusInputs & {
+  ready: { ok: boolean; message: string };
+  pressures: { memory: boolean; disk: boolean; pid: boolean };
+} {
+  const s = {
+    ready: { ok: true, message: '' },
+    pressures: { memory: false, disk: false, pid: false },
+    runtimeReady: () => s.ready,
+    runtimeVersion: () => 'containerd://1.6.20~ds1',
+    pressure: () => s.pressures,
+  };
+  return s;
+}
+
+export function memoryRecorder(): NodeEventRecorder & {
+  events: { type: string; reason: string; message: string }[];
+} {
+  const events: { type: string; reason: string; message: string }[] = [];
+  return {
+    events,
+    eventFor: (_ref, type, reason, message) => events.push({ type, reason, message }),
+  };
+}
+
+export interface LogLine {
+  level: string;
+  msg: string;
+  fields: LogFields;
+}
+
+export function memoryLogger(lines: LogLine[] = []): Logger & { lines: LogLine[] } {
+  const make = (bound: LogFields): Logger => ({
+    error: (msg, f) => lines.push({ level: 'error', msg, fields: { ...bound, ...f } }),
+    warn: (msg, f) => lines.push({ level: 'warn', msg, fields: { ...bound, ...f } }),
+    info: (msg, f) => lines.push({ level: 'info', msg, fields: { ...bound, ...f } }),
+    debug: (msg, f) => lines.push({ level: 'debug', msg, fields: { ...bound, ...f } }),
+    trace: () => {},
+    child: (f) => make({ ...bound, ...f }),
+    isDebugEnabled: () => true,
+  });
+  return Object.assign(make({}), { lines });
+}

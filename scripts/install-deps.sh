@@ -14,3 +14,9 @@ if [[ ! -f "$stamp" || package-lock.json -nt "$stamp" || "${CI:-}" == "true" ]];
   touch "$stamp"
 fi
 node_modules/.bin/node --version >/dev/null
+
+# --cluster: also the control plane for cluster tests (kube-apiserver & co., built once from
+# Debian's kubernetes source package and cached outside the repository; ~8 min the first time).
+if [[ "${1:-}" == "--cluster" ]]; then
+  bash scripts/build-kubernetes.sh
+fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages the test bed needs (containerd, runc, CNI plugins, busybox for the
-# local images, iptables/iproute2 for the bridge network). Idempotent: when everything is already
-# installed it only checks, and never runs apt-get. Must run as root (CI and the dev VMs are root).
+# local images, iptables/iproute2 for the bridge network; etcd, Go, rsync and openssl for the cluster
+# bed, whose Kubernetes binaries scripts/build-kubernetes.sh builds from Debian's source package, so a
+# deb-src line is added too). Idempotent: when everything is already installed it only checks, and
+# never runs apt-get. Must run as root (CI and the dev VMs are root).
 # Node dependencies are not installed here: that is `npm ci`.
 set -euo pipefail
 
@@ -14,11 +16,31 @@ PACKAGES=(
   iproute2                     # `ip`, used by CNI plugins and for debugging
   tar                          # deterministic image layers (--sort=name)
   gzip
+  etcd-server                  # etcd 3.4 behind the cluster bed's kube-apiserver
+  golang-go                    # Go 1.19: builds kube-apiserver & co. (scripts/build-kubernetes.sh)
+  rsync                        # `make generated_files` in the Kubernetes tree needs it
+  make
+  openssl                      # the cluster bed's CA and certificates
 )
+
+# build-kubernetes.sh runs `apt-get source kubernetes`, which needs a deb-src twin of the binary sources.
+DEB_SRC_LIST=/etc/apt/sources.list.d/tskubelet-debian-src.sources
 
 if [[ "$(id -u)" != 0 ]]; then
   echo "setup.sh: must run as root" >&2
   exit 1
+fi
+
+need_update=0
+if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+    echo "setup.sh: adding $DEB_SRC_LIST (deb-src twin of debian.sources)"
+    sed -E 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >"$DEB_SRC_LIST.tmp"
+    mv "$DEB_SRC_LIST.tmp" "$DEB_SRC_LIST"
+    need_update=1
+  else
+    echo "setup.sh: no deb-src line and no debian.sources to derive one from; build-kubernetes.sh will fail" >&2
+  fi
 fi
 
 missing=()
@@ -31,6 +53,7 @@ done
 
 if ((${#missing[@]} == 0)); then
   echo "setup.sh: all packages present (${PACKAGES[*]})"
+  if ((need_update)); then apt-get update -q; fi
 else
   echo "setup.sh: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -39,8 +62,8 @@ else
 fi
 
 # Fail here, not in the middle of a test run, if something is still not usable.
-for bin in containerd ctr runc busybox iptables ip tar gzip /usr/lib/cni/bridge /usr/lib/cni/host-local \
-  /usr/lib/cni/portmap /usr/lib/cni/loopback; do
+for bin in containerd ctr runc busybox iptables ip tar gzip etcd go rsync make openssl \
+  /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/portmap /usr/lib/cni/loopback; do
   if ! command -v "$bin" >/dev/null 2>&1; then
     echo "setup.sh: $bin not found after install" >&2
     exit 1

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh --cluster
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 echo "== typecheck"; tsc --noEmit -p .
@@ -13,6 +13,7 @@ echo "== lint"; eslint .
 echo "== format"; prettier --check . >/dev/null || { prettier --check .; exit 1; }
 
 echo "== tests"
-# Integration tests share one containerd (test/harness), so test files run one at a time.
+# Integration tests share one containerd and one control plane (test/harness), so test files run
+# one at a time.
 exec node --test --test-concurrency=1 --test-timeout=600000 \
   'src/**/*.test.ts' 'test/integration/**/*.test.ts'

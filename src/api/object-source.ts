@@ -7,7 +7,11 @@ import type { ConfigMap, Secret, VolumeObjectSource } from '../volume/index.ts';
  * cacheBasedManager, default TTL about a minute; ours 10 s so updates reach pods quickly). NotFound
  * is `undefined`; any other error rejects, so an outage is never mistaken for a deleted object.
  */
-export function createApiObjectSource(api: ApiClient, ttlMs = 10_000, now: () => number = Date.now): VolumeObjectSource {
+export function createApiObjectSource(
+  api: ApiClient,
+  ttlMs = 10_000,
+  now: () => number = Date.now,
+): VolumeObjectSource {
   const cache = new Map<string, { at: number; value: unknown }>();
   async function get<T>(path: string, signal?: AbortSignal): Promise<T | undefined> {
     const hit = cache.get(path);

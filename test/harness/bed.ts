@@ -4,6 +4,10 @@
  *   node test/harness/bed.ts down     stop it
  *   node test/harness/bed.ts status   say whether it answers, and which images it has
  *   node test/harness/bed.ts clean    stop and remove every pod sandbox in it
+ *   node test/harness/bed.ts cluster-up      start etcd + kube-apiserver + controller-manager + scheduler
+ *                                            detached (idempotent; builds Kubernetes the first time)
+ *   node test/harness/bed.ts cluster-down    stop them
+ *   node test/harness/bed.ts cluster-status  say which components run and answer
  * Set TSKUBELET_BED_VERBOSE=1 for progress logs on stderr.
  */
 import { createLogger, nullLogger } from '../../src/util/logger.ts';
@@ -11,6 +15,7 @@ import { describeError } from '../../src/util/errors.ts';
 import { BED_PATHS, BED_POD_SUBNET, bedContainerdPid, criAnswers, stopBedContainerd } from './containerd.ts';
 import { BED_IMAGES, listImages } from './images.ts';
 import { removeAllPods, startContainerd } from './index.ts';
+import { CLUSTER_PATHS, clusterStatus, startCluster, stopCluster } from './cluster/index.ts';
 
 const logger = process.env.TSKUBELET_BED_VERBOSE
   ? createLogger({ verbosity: 2, format: 'text' })
@@ -43,6 +48,27 @@ async function status(): Promise<number> {
   return answers ? 0 : 1;
 }
 
+async function clusterUp(): Promise<void> {
+  // As with `up`, the bed's stop() is deliberately never called: the cluster stays running.
+  const bed = await startCluster({ logger });
+  process.stdout.write(
+    `server=${bed.server}\nadminKubeconfig=${bed.adminKubeconfig}\ncaFile=${bed.caFile}\n` +
+      `logs=${CLUSTER_PATHS.logDir}/{etcd,kube-apiserver,kube-controller-manager,kube-scheduler}.log\n` +
+      `# point kubectl at it:\nexport KUBECONFIG=${bed.adminKubeconfig}\n`,
+  );
+}
+
+async function clusterStatusCommand(): Promise<number> {
+  const components = await clusterStatus();
+  for (const c of components) {
+    process.stdout.write(
+      `${c.name} running=${c.pid !== undefined} pid=${c.pid ?? ''} healthy=${c.healthy} log=${c.log}\n`,
+    );
+  }
+  process.stdout.write(`export KUBECONFIG=${CLUSTER_PATHS.adminKubeconfig}\n`);
+  return components.every((c) => c.healthy) ? 0 : 1;
+}
+
 async function main(argv: string[]): Promise<number> {
   switch (argv[0]) {
     case 'up':
@@ -59,8 +85,20 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write('removed every pod sandbox\n');
       return 0;
     }
+    case 'cluster-up':
+      await clusterUp();
+      return 0;
+    case 'cluster-down': {
+      const stopped = await stopCluster(logger);
+      process.stdout.write(stopped.length > 0 ? `stopped ${stopped.join(' ')}\n` : 'not running\n');
+      return 0;
+    }
+    case 'cluster-status':
+      return clusterStatusCommand();
     default:
-      process.stderr.write('usage: node test/harness/bed.ts up|down|status|clean\n');
+      process.stderr.write(
+        'usage: node test/harness/bed.ts up|down|status|clean|cluster-up|cluster-down|cluster-status\n',
+      );
       return 2;
   }
 }

@@ -1,0 +1,480 @@
+/**
+ * The control-plane components of the cluster bed: their command lines, health checks, and
+ * `ensureComponent`, which reuses a healthy instance, replaces one whose flags changed or that
+ * never becomes healthy, and otherwise starts a fresh one and waits for it.
+ */
+import { hostname } from 'node:os';
+import { mkdir, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../../../src/util/logger.ts';
+import { KubeletError, describeError } from '../../../src/util/errors.ts';
+import { abortReason, sleep } from '../../../src/util/abort.ts';
+import type { KeyPair } from './certs.ts';
+import { ensureCa, ensureCert, ensureServiceAccountKey } from './certs.ts';
+import { answers200, httpCall } from './client.ts';
+import type { DaemonSpec } from './daemon.ts';
+import {
+  findDaemon,
+  logTail,
+  portInUse,
+  portOwner,
+  processAgeMs,
+  running,
+  spawnDaemon,
+  terminate,
+} from './daemon.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import type { ComponentName } from './paths.ts';
+import {
+  CLUSTER_HOST,
+  CLUSTER_NAME,
+  CLUSTER_PATHS,
+  CLUSTER_PORTS,
+  KUBERNETES_SERVICE_IP,
+  SERVICE_ACCOUNT_ISSUER,
+  SERVICE_CLUSTER_IP_RANGE,
+  logFile,
+  pidFile,
+} from './paths.ts';
+
+/** Every file the components are started with. */
+export interface ClusterPki {
+  ca: KeyPair;
+  apiserver: KeyPair;
+  /**
+   * The aggregation layer's request-header CA and the apiserver's client cert under it; without
+   * them every component logs errors about a missing requestheader CA bundle.
+   */
+  frontProxyCa: KeyPair;
+  frontProxyClient: KeyPair;
+  /** The apiserver's client identity towards kubelets (logs, exec, port-forward). */
+  apiserverKubeletClient: KeyPair;
+  serviceAccount: { key: string; pub: string };
+  admin: KeyPair;
+  controllerManager: KeyPair;
+  scheduler: KeyPair;
+}
+
+const FRONT_PROXY_CLIENT = 'front-proxy-client';
+export const SERVER = `https://${CLUSTER_HOST}:${CLUSTER_PORTS.apiserver}`;
+const ETCD_URL = `http://${CLUSTER_HOST}:${CLUSTER_PORTS.etcdClient}`;
+const ETCD_PEER_URL = `http://${CLUSTER_HOST}:${CLUSTER_PORTS.etcdPeer}`;
+
+const START_TIMEOUT_MS: Record<ComponentName, number> = {
+  etcd: 30_000,
+  'kube-apiserver': 120_000,
+  'kube-controller-manager': 60_000,
+  'kube-scheduler': 60_000,
+};
+
+function pair(name: string): KeyPair {
+  return { cert: join(CLUSTER_PATHS.pki, `${name}.crt`), key: join(CLUSTER_PATHS.pki, `${name}.key`) };
+}
+
+/** Where `ensurePki` keeps each file (whether or not it exists yet). */
+export function pkiPaths(): ClusterPki {
+  return {
+    ca: pair('ca'),
+    apiserver: pair('apiserver'),
+    frontProxyCa: pair('front-proxy-ca'),
+    frontProxyClient: pair('front-proxy-client'),
+    apiserverKubeletClient: pair('apiserver-kubelet-client'),
+    serviceAccount: { key: join(CLUSTER_PATHS.pki, 'sa.key'), pub: join(CLUSTER_PATHS.pki, 'sa.pub') },
+    admin: pair('admin'),
+    controllerManager: pair('controller-manager'),
+    scheduler: pair('scheduler'),
+  };
+}
+
+/**
+ * Makes (or keeps) the CA, every component certificate, and the admin / component kubeconfigs.
+ * `changed`: some file was (re)made, so running components hold stale ones. `identityChanged`: the
+ * CA or the service-account key is new, so what etcd stores (token secrets, root CA config maps)
+ * no longer verifies.
+ */
+export async function ensurePki(
+  logger: Logger,
+): Promise<{ pki: ClusterPki; changed: boolean; identityChanged: boolean }> {
+  const dir = CLUSTER_PATHS.pki;
+  const ca = await ensureCa(dir, 'ca', 'tskubelet-bed-ca', logger);
+  const frontProxyCa = await ensureCa(dir, 'front-proxy-ca', 'tskubelet-bed-front-proxy-ca', logger);
+  const frontProxyClient = await ensureCert(
+    frontProxyCa,
+    dir,
+    { name: 'front-proxy-client', commonName: FRONT_PROXY_CLIENT, usage: 'client' },
+    logger,
+  );
+  const apiserver = await ensureCert(
+    ca,
+    dir,
+    {
+      name: 'apiserver',
+      commonName: 'kube-apiserver',
+      usage: 'server',
+      dnsNames: [
+        'localhost',
+        'kubernetes',
+        'kubernetes.default',
+        'kubernetes.default.svc',
+        'kubernetes.default.svc.cluster.local',
+        ...new Set([hostname(), hostname().split('.')[0] ?? hostname()]),
+      ],
+      ipAddresses: [CLUSTER_HOST, KUBERNETES_SERVICE_IP],
+    },
+    logger,
+  );
+  const client = (name: string, commonName: string, organizations: string[] = []) =>
+    ensureCert(ca, dir, { name, commonName, organizations, usage: 'client' }, logger);
+  const pki = {
+    ca,
+    apiserver,
+    frontProxyCa,
+    frontProxyClient,
+    apiserverKubeletClient: await client('apiserver-kubelet-client', 'kube-apiserver-kubelet-client', [
+      'system:masters',
+    ]),
+    serviceAccount: await ensureServiceAccountKey(dir, logger),
+    admin: await client('admin', 'admin', ['system:masters']),
+    // In system:masters because it runs without --use-service-account-credentials (see componentSpec).
+    controllerManager: await client('controller-manager', 'system:kube-controller-manager', [
+      'system:masters',
+    ]),
+    scheduler: await client('scheduler', 'system:kube-scheduler'),
+  };
+  const changed =
+    ca.created ||
+    apiserver.created ||
+    frontProxyCa.created ||
+    frontProxyClient.created ||
+    pki.apiserverKubeletClient.created ||
+    pki.serviceAccount.created ||
+    pki.admin.created ||
+    pki.controllerManager.created ||
+    pki.scheduler.created;
+  const kubeconfig = (path: string, user: string, pair: KeyPair) =>
+    writeKubeconfig(path, { server: SERVER, caFile: ca.cert, user, client: pair });
+  await kubeconfig(CLUSTER_PATHS.adminKubeconfig, 'admin', pki.admin);
+  await kubeconfig(
+    CLUSTER_PATHS.controllerManagerKubeconfig,
+    'system:kube-controller-manager',
+    pki.controllerManager,
+  );
+  await kubeconfig(CLUSTER_PATHS.schedulerKubeconfig, 'system:kube-scheduler', pki.scheduler);
+  return { pki, changed, identityChanged: ca.created || pki.serviceAccount.created };
+}
+
+function binary(name: Exclude<ComponentName, 'etcd'>): string {
+  return `${CLUSTER_PATHS.binDir}/${name}`;
+}
+
+/** The command line of each component. The first flag named in `marker` identifies the bed's instance. */
+export function componentSpec(name: ComponentName, pki: ClusterPki): DaemonSpec {
+  const common = { name, pidFile: pidFile(name), log: logFile(name) };
+  switch (name) {
+    case 'etcd': {
+      const marker = `--data-dir=${CLUSTER_PATHS.etcdData}`;
+      return {
+        ...common,
+        binary: 'etcd',
+        marker,
+        args: [
+          `--name=${CLUSTER_NAME}`,
+          marker,
+          `--listen-client-urls=${ETCD_URL}`,
+          `--advertise-client-urls=${ETCD_URL}`,
+          `--listen-peer-urls=${ETCD_PEER_URL}`,
+          `--initial-advertise-peer-urls=${ETCD_PEER_URL}`,
+          `--initial-cluster=${CLUSTER_NAME}=${ETCD_PEER_URL}`,
+          '--initial-cluster-state=new',
+          `--initial-cluster-token=${CLUSTER_NAME}`,
+          '--logger=zap',
+          '--log-outputs=stderr',
+        ],
+      };
+    }
+    case 'kube-apiserver': {
+      const marker = `--tls-cert-file=${pki.apiserver.cert}`;
+      return {
+        ...common,
+        // It stops listening at once on SIGTERM, then waits up to a minute for open watches to end;
+        // everything it holds is in etcd, so a short grace keeps restarts (outage tests) quick.
+        stopGraceMs: 3_000,
+        binary: binary(name),
+        marker,
+        args: [
+          marker,
+          `--tls-private-key-file=${pki.apiserver.key}`,
+          `--client-ca-file=${pki.ca.cert}`,
+          `--bind-address=${CLUSTER_HOST}`,
+          `--advertise-address=${CLUSTER_HOST}`,
+          `--secure-port=${CLUSTER_PORTS.apiserver}`,
+          '--insecure-port=0',
+          `--etcd-servers=${ETCD_URL}`,
+          `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
+          '--authorization-mode=Node,RBAC',
+          '--enable-admission-plugins=NodeRestriction',
+          '--allow-privileged=true',
+          `--service-account-key-file=${pki.serviceAccount.pub}`,
+          `--service-account-signing-key-file=${pki.serviceAccount.key}`,
+          `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
+          `--kubelet-client-certificate=${pki.apiserverKubeletClient.cert}`,
+          `--kubelet-client-key=${pki.apiserverKubeletClient.key}`,
+          `--requestheader-client-ca-file=${pki.frontProxyCa.cert}`,
+          `--requestheader-allowed-names=${FRONT_PROXY_CLIENT}`,
+          '--requestheader-username-headers=X-Remote-User',
+          '--requestheader-group-headers=X-Remote-Group',
+          '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+          `--proxy-client-cert-file=${pki.frontProxyClient.cert}`,
+          `--proxy-client-key-file=${pki.frontProxyClient.key}`,
+          // Reach kubelets by the address they report first: the bed's host names may not resolve.
+          '--kubelet-preferred-address-types=InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP',
+          // The `kubernetes` Endpoints would name 127.0.0.1, which Endpoints validation rejects
+          // (loopback); nothing in the bed reaches the apiserver through the service anyway.
+          '--endpoint-reconciler-type=none',
+          `--cert-dir=${CLUSTER_PATHS.componentCertDir}/kube-apiserver`,
+          '--v=2',
+        ],
+      };
+    }
+    case 'kube-controller-manager': {
+      const kubeconfig = CLUSTER_PATHS.controllerManagerKubeconfig;
+      const marker = `--kubeconfig=${kubeconfig}`;
+      return {
+        ...common,
+        binary: binary(name),
+        marker,
+        args: [
+          marker,
+          `--authentication-kubeconfig=${kubeconfig}`,
+          `--authorization-kubeconfig=${kubeconfig}`,
+          `--bind-address=${CLUSTER_HOST}`,
+          `--secure-port=${CLUSTER_PORTS.controllerManager}`,
+          '--port=0',
+          '--controllers=*',
+          // Not --use-service-account-credentials: with it, 1.20 exits (klog.Fatal in its dynamic client
+          // builder) when the apiserver is unreachable while it is still starting controllers, so an
+          // outage test right after a start would kill it. Every controller uses this identity instead.
+          '--use-service-account-credentials=false',
+          `--service-account-private-key-file=${pki.serviceAccount.key}`,
+          `--root-ca-file=${pki.ca.cert}`,
+          `--cluster-signing-cert-file=${pki.ca.cert}`,
+          `--cluster-signing-key-file=${pki.ca.key}`,
+          `--cluster-name=${CLUSTER_NAME}`,
+          '--leader-elect=false',
+          `--cert-dir=${CLUSTER_PATHS.componentCertDir}/kube-controller-manager`,
+          '--v=2',
+        ],
+      };
+    }
+    case 'kube-scheduler': {
+      const kubeconfig = CLUSTER_PATHS.schedulerKubeconfig;
+      const marker = `--kubeconfig=${kubeconfig}`;
+      return {
+        ...common,
+        binary: binary(name),
+        marker,
+        args: [
+          marker,
+          `--authentication-kubeconfig=${kubeconfig}`,
+          `--authorization-kubeconfig=${kubeconfig}`,
+          `--bind-address=${CLUSTER_HOST}`,
+          `--secure-port=${CLUSTER_PORTS.scheduler}`,
+          '--port=0',
+          '--leader-elect=false',
+          `--cert-dir=${CLUSTER_PATHS.componentCertDir}/kube-scheduler`,
+          '--v=2',
+        ],
+      };
+    }
+  }
+}
+
+/** The loopback ports a component listens on (checked free before it is spawned). */
+function componentPorts(name: ComponentName): number[] {
+  switch (name) {
+    case 'etcd':
+      return [CLUSTER_PORTS.etcdClient, CLUSTER_PORTS.etcdPeer];
+    case 'kube-apiserver':
+      return [CLUSTER_PORTS.apiserver];
+    case 'kube-controller-manager':
+      return [CLUSTER_PORTS.controllerManager];
+    case 'kube-scheduler':
+      return [CLUSTER_PORTS.scheduler];
+  }
+}
+
+/** One health probe: etcd `/health`, the apiserver's `/readyz` (as admin), the others' `/healthz`. */
+export function componentHealthy(name: ComponentName, pki: ClusterPki): Promise<boolean> {
+  switch (name) {
+    case 'etcd':
+      return answers200(`${ETCD_URL}/health`);
+    case 'kube-apiserver':
+      return answers200(`${SERVER}/readyz`, { caFile: pki.ca.cert, client: pki.admin });
+    case 'kube-controller-manager':
+      return answers200(`https://${CLUSTER_HOST}:${CLUSTER_PORTS.controllerManager}/healthz`, {
+        insecure: true,
+      });
+    case 'kube-scheduler':
+      return answers200(`https://${CLUSTER_HOST}:${CLUSTER_PORTS.scheduler}/healthz`, { insecure: true });
+  }
+}
+
+export interface ComponentProcess {
+  /**
+   * Whether this call brought it up from nothing (false: a healthy instance was reused, or a running
+   * one was replaced, whose owner keeps owning it).
+   */
+  started: boolean;
+  pid: number | undefined;
+}
+
+function sameArgs(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** Polls health until it answers (true), the process dies or the timeout passes (false). */
+async function waitHealthy(
+  name: ComponentName,
+  pki: ClusterPki,
+  pid: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<{ healthy: boolean; died: boolean }> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (signal?.aborted) throw abortReason(signal);
+    if (await componentHealthy(name, pki)) return { healthy: true, died: false };
+    if (!(await running(pid))) return { healthy: false, died: true };
+    await sleep(200, signal);
+  }
+  return { healthy: false, died: false };
+}
+
+async function ensurePortsFree(name: ComponentName): Promise<void> {
+  for (const port of componentPorts(name)) {
+    if (await portInUse(port)) {
+      const owner = await portOwner(port);
+      throw new KubeletError(
+        'FailedPrecondition',
+        `start ${name}`,
+        `port ${CLUSTER_HOST}:${port} is taken by a process that is not the bed's ${name}: ${owner || 'unknown owner'}`,
+      );
+    }
+  }
+}
+
+async function spawnAndWait(
+  name: ComponentName,
+  spec: DaemonSpec,
+  pki: ClusterPki,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<{ pid: number; healthy: boolean; died: boolean }> {
+  await ensurePortsFree(name);
+  const pid = await spawnDaemon(spec, logger);
+  try {
+    const result = await waitHealthy(name, pki, pid, START_TIMEOUT_MS[name], signal);
+    if (!result.healthy && !result.died) await terminate(pid, name, logger, spec.stopGraceMs);
+    return { pid, ...result };
+  } catch (err) {
+    // Aborted while waiting: do not leave a half-started daemon behind.
+    await terminate(pid, name, logger, spec.stopGraceMs).catch((stopErr: unknown) =>
+      logger.error(`cannot stop ${name} after an aborted start`, { pid, err: describeError(stopErr) }),
+    );
+    throw err;
+  }
+}
+
+/**
+ * Makes sure the bed's `name` runs with the wanted flags and is healthy: reuses it, replaces it
+ * (flags changed, or never became healthy), or starts it. A dead etcd that cannot start again on
+ * its data dir gets a fresh one (the old dir is kept beside it): the bed's data is disposable.
+ */
+export async function ensureComponent(
+  name: ComponentName,
+  pki: ClusterPki,
+  logger: Logger,
+  opts: { signal?: AbortSignal; restart?: boolean } = {},
+): Promise<ComponentProcess> {
+  const { signal } = opts;
+  const spec = componentSpec(name, pki);
+  const found = await findDaemon(spec);
+  const replaced = found !== undefined;
+  if (found !== undefined) {
+    if (!sameArgs(found.args, spec.args) || opts.restart) {
+      logger.info(`${name} runs with other flags or certificates; restarting it`, { pid: found.pid });
+      await terminate(found.pid, name, logger, spec.stopGraceMs);
+    } else {
+      // One still starting gets its full start timeout; one that ran for longer only a short grace.
+      const age = (await processAgeMs(found.pid)) ?? 0;
+      const grace = Math.max(3_000, START_TIMEOUT_MS[name] - age);
+      const { healthy } = await waitHealthy(name, pki, found.pid, grace, signal);
+      if (healthy) {
+        logger.debug(`reusing running ${name}`, { pid: found.pid });
+        return { started: false, pid: found.pid };
+      }
+      logger.warn(`${name} runs but is not healthy; replacing it`, { pid: found.pid, log: spec.log });
+      await terminate(found.pid, name, logger, spec.stopGraceMs);
+    }
+  } else if (await componentHealthy(name, pki)) {
+    // Healthy, with the bed's certificates, yet no process of ours found (another pid namespace?).
+    logger.warn(`${name} answers but its process is not found; reusing it as is`, {});
+    return { started: false, pid: undefined };
+  }
+
+  if (name === 'etcd') await mkdir(CLUSTER_PATHS.etcdData, { recursive: true, mode: 0o700 });
+  let result = await spawnAndWait(name, spec, pki, logger, signal);
+  if (!result.healthy && result.died && name === 'etcd') {
+    const aside = `${CLUSTER_PATHS.etcdData}.broken-${Date.now()}`;
+    logger.warn('etcd exited at start; retrying once on a fresh data dir', { aside, log: spec.log });
+    await rename(CLUSTER_PATHS.etcdData, aside);
+    await mkdir(CLUSTER_PATHS.etcdData, { recursive: true, mode: 0o700 });
+    result = await spawnAndWait(name, spec, pki, logger, signal);
+  }
+  if (!result.healthy) {
+    throw new KubeletError(
+      'Unavailable',
+      `start ${name}`,
+      `${result.died ? 'exited' : `not healthy within ${START_TIMEOUT_MS[name]} ms`}; log: ${spec.log}\n` +
+        (await logTail(spec.log)),
+    );
+  }
+  return { started: !replaced, pid: result.pid };
+}
+
+/**
+ * Waits until the controller-manager has made the `default` ServiceAccount in `default` and
+ * attached its token secret: before that, the ServiceAccount admission plugin rejects pods.
+ */
+export async function waitForDefaultServiceAccount(
+  pki: ClusterPki,
+  logger: Logger,
+  timeoutMs = 120_000,
+  signal?: AbortSignal,
+): Promise<void> {
+  const url = `${SERVER}/api/v1/namespaces/default/serviceaccounts/default`;
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    try {
+      const res = await httpCall(url, { tls: { caFile: pki.ca.cert, client: pki.admin }, signal });
+      if (res.status === 200) {
+        const sa = JSON.parse(res.body) as { secrets?: unknown[] };
+        if ((sa.secrets?.length ?? 0) > 0) return;
+        last = 'exists, no token secret yet';
+      } else {
+        last = `HTTP ${res.status}`;
+      }
+    } catch (err) {
+      if (signal?.aborted) throw abortReason(signal);
+      last = describeError(err);
+    }
+    logger.debug('waiting for the default service account', { last });
+    await sleep(250, signal);
+  }
+  throw new KubeletError(
+    'DeadlineExceeded',
+    'wait for default/default service account',
+    `not ready within ${timeoutMs} ms (${last}); is kube-controller-manager running? log: ${logFile('kube-controller-manager')}`,
+  );
+}

@@ -95,9 +95,20 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'cluster-status':
       return clusterStatusCommand();
+    case 'node-kubeconfig': {
+      // A kubeconfig with a node client certificate (CN=system:node:<name>) for `tskubelet --kubeconfig`.
+      const name = argv[1];
+      if (!name) {
+        process.stderr.write('usage: node test/harness/bed.ts node-kubeconfig <nodeName>\n');
+        return 2;
+      }
+      const cluster = await startCluster({ logger });
+      process.stdout.write(`${await cluster.kubeletKubeconfig(name)}\n`);
+      return 0;
+    }
     default:
       process.stderr.write(
-        'usage: node test/harness/bed.ts up|down|status|clean|cluster-up|cluster-down|cluster-status\n',
+        'usage: node test/harness/bed.ts up|down|status|clean|cluster-up|cluster-down|cluster-status|node-kubeconfig <node>\n',
       );
       return 2;
   }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { startContainerd, stopBedContainerd } from '../harness/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod, PodList } from '../../src/api/types.ts';
@@ -284,6 +285,35 @@ describe('cluster mode against a real kube-apiserver', () => {
       60_000,
     );
     assert.ok(node);
+  });
+
+  it('turns the node NotReady while the container runtime is down, and Ready again after', async () => {
+    const readyStatus = async () =>
+      (await get<Node>(`/api/v1/nodes/${NODE}`)).status?.conditions?.find((c) => c.type === 'Ready');
+    await stopBedContainerd();
+    try {
+      const notReady = await eventually(
+        'node NotReady',
+        async () => {
+          const c = await readyStatus();
+          return c?.status === 'False' ? c : undefined;
+        },
+        40_000,
+      );
+      assert.equal(notReady.reason, 'KubeletNotReady');
+      assert.match(notReady.message ?? '', /container runtime/);
+      assert.equal(kubelet?.exitCode, null, 'tskubelet keeps running');
+    } finally {
+      await startContainerd();
+    }
+    await eventually(
+      'node Ready again',
+      async () => ((await readyStatus())?.status === 'True' ? true : undefined),
+      40_000,
+    );
+    // The static pod survived the runtime restart untouched.
+    const m = await getPod(`static-web-${NODE}`);
+    assert.equal(m?.status?.containerStatuses?.[0]?.restartCount, 0);
   });
 
   it('re-adopts its pods after a tskubelet restart without restarting containers', async () => {

@@ -19,7 +19,7 @@ export interface PodActions {
   /** Indexes into spec.containers to start, in spec order. */
   containersToStart: number[];
   /** Running or unknown containers to kill before starting anything, with the reason. */
-  containersToKill: { id: string; name: string; reason: string }[];
+  containersToKill: { id: string; name: string; reason: string; gracePeriodSeconds?: number }[];
 }
 
 export function restartPolicy(pod: Pod): 'Always' | 'OnFailure' | 'Never' {
@@ -115,7 +115,12 @@ export function podSandboxChanged(pod: Pod, status: RuntimePodStatus): SandboxDe
   return { create: false, attempt: latest.attempt, sandboxId: latest.id };
 }
 
-export function computePodActions(pod: Pod, status: RuntimePodStatus): PodActions {
+/** What the prober says about running containers (liveness / startup failures). */
+export interface ProbeVerdicts {
+  restartReason(containerName: string): { message: string; terminationGracePeriodSeconds?: number } | undefined;
+}
+
+export function computePodActions(pod: Pod, status: RuntimePodStatus, probes?: ProbeVerdicts): PodActions {
   const sandbox = podSandboxChanged(pod, status);
   const actions: PodActions = {
     killPod: sandbox.create,
@@ -193,6 +198,21 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus): PodAction
         id: cs.id,
         name: c.name,
         reason: `Container ${c.name} definition changed, will be restarted`,
+      });
+      return;
+    }
+    // Upstream: a failed liveness/startup probe kills the container; it is started again only
+    // when the restart policy allows it.
+    const failed = probes?.restartReason(c.name);
+    if (failed) {
+      if (shouldRestartOnFailure(pod)) actions.containersToStart.push(i);
+      actions.containersToKill.push({
+        id: cs.id,
+        name: c.name,
+        reason: failed.message,
+        ...(failed.terminationGracePeriodSeconds !== undefined
+          ? { gracePeriodSeconds: failed.terminationGracePeriodSeconds }
+          : {}),
       });
       return;
     }

@@ -31,6 +31,8 @@ export interface StatusInputs {
   /** Why containers are waiting after the last sync (CrashLoopBackOff, ErrImagePull, …). */
   waiting: ReadonlyMap<string, WaitingReason>;
   hostIP: string | undefined;
+  /** Probe results: readiness and started-ness of running containers (absent: ready = running). */
+  probes?: { isReady(containerName: string): boolean; isStarted(containerName: string): boolean };
   now: () => number;
 }
 
@@ -103,8 +105,12 @@ function containerStatuses(
       status.image = cs.image !== '' ? cs.image : status.image;
       status.imageID = cs.imageRef;
       status.restartCount = cs.restartCount;
-      status.started = cs.state === 'running';
-      status.ready = cs.state === 'running';
+      const running = cs.state === 'running';
+      status.started = running && (inputs.probes?.isStarted(cs.name) ?? true);
+      // Upstream UpdatePodStatus: an init container is ready once it completed successfully.
+      status.ready = isInit
+        ? cs.state === 'exited' && cs.exitCode === 0
+        : running && status.started && (inputs.probes?.isReady(cs.name) ?? true);
       status.lastState = {};
     } else {
       status.lastState = convertState(cs);

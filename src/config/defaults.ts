@@ -116,3 +116,32 @@ export const CLIENT_GO_DEFAULT_BURST = 10; // rest.DefaultBurst
 
 /** The Kubernetes API level tskubelet implements (the test control plane's version). */
 export const KUBERNETES_API_VERSION = 'v1.20.2';
+
+/** Lifecycle hooks and termination messages (pkg/kubelet/lifecycle, pkg/kubelet/container). */
+export const MAX_TERMINATION_MESSAGE_LOG_LINES = 80; // MaxContainerTerminationMessageLogLines
+export const MAX_TERMINATION_MESSAGE_LOG_BYTES = 2048; // MaxContainerTerminationMessageLogLength
+export const LIFECYCLE_HTTP_MAX_RESPONSE_BYTES = 10 * 1024; // maxRespBodyLength (lifecycle/handlers.go)
+export const LIFECYCLE_HTTP_MAX_REDIRECTS = 10; // probe http RedirectChecker: "stopped after 10 redirects"
+/**
+ * tskubelet's own: upstream gives exec and httpGet postStart hooks no timeout at all (a hung hook
+ * holds the container in ContainerCreating until the pod is deleted). We give them
+ * max(this, terminationGracePeriodSeconds); a sleep hook is bounded by its own seconds.
+ */
+export const POST_START_HOOK_MIN_TIMEOUT_SECONDS = 30;
+
+/** Probes (pkg/kubelet/prober, pkg/probe). */
+export const PROBE_MAX_RETRIES = 3; // maxProbeRetries (prober.go): attempts when a probe errors (not when it fails)
+export const PROBE_MAX_OUTPUT_BYTES = 10 * 1024; // maxReadLength (probe/exec) and maxRespBodyLength (probe/http)
+export const PROBE_MAX_REDIRECTS = 10; // net/http default redirect limit kept by probe/http RedirectChecker
+export const PROBE_USER_AGENT = 'kube-probe/1.20'; // "kube-probe/<major>.<minor>" of KUBERNETES_API_VERSION
+
+/** Image pulls (pkg/kubelet/apis/config/v1beta1 defaults; pkg/kubelet/images). */
+export const DEFAULT_REGISTRY_PULL_QPS = 5; // registryPullQPS (0 = no limit)
+export const DEFAULT_REGISTRY_BURST = 10; // registryBurst
+/**
+ * maxParallelImagePulls when not configured. Upstream defaults to serializeImagePulls=true (one pull
+ * at a time) and, with it false, to no limit (nil); tskubelet pulls in parallel by default, at most 5.
+ */
+export const DEFAULT_MAX_PARALLEL_IMAGE_PULLS = 5;
+/** Bound on one image pull. Not upstream (its CRI PullImage has no deadline): ours never waits forever. */
+export const IMAGE_PULL_TIMEOUT_MS = 10 * 60_000;

@@ -16,6 +16,7 @@ import {
 import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
 import { createImageManager } from '../runtime/image-manager.ts';
 import { createRuntimeManager, type RuntimeManager } from '../runtime/runtime-manager.ts';
+import { makeEnvironment } from '../runtime/env.ts';
 import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { readHostDNS } from '../runtime/sandbox-config.ts';
 import { createPleg, type Pleg, type PodLifecycleEvent } from '../pleg/pleg.ts';
@@ -29,6 +30,7 @@ import {
   type PodUpdate,
 } from '../podsource/index.ts';
 import { createVolumeManager, type VolumeObjectSource } from '../volume/index.ts';
+import { createProbeManager, type ProbeContainer } from '../prober/index.ts';
 import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
 import { createWorkQueue, type WorkQueue } from './work-queue.ts';
 import {
@@ -75,7 +77,9 @@ export type LoopEvent =
   | { kind: 'tick' }
   | { kind: 'housekeeping' }
   /** The API source saw the mirror pods bound to this node change. */
-  | { kind: 'mirrors'; pods: Pod[] };
+  | { kind: 'mirrors'; pods: Pod[] }
+  /** A probe result changed for a pod. */
+  | { kind: 'probe'; uid: string };
 
 export interface PodView {
   pod: Pod;
@@ -137,11 +141,38 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     logger: log,
     backoff,
     podLogsDir: opts.podLogsDir,
+    rootDir: opts.rootDir,
     hostDNS: () => readHostDNS(opts.resolvConf ?? '/etc/resolv.conf'),
     mountsFor: (pod, container) => volumes.mountsFor(pod, container),
+    makeEnv: (pod, container, podIPs, signal) => {
+      const node = deps.node();
+      return makeEnvironment({
+        pod,
+        container,
+        // Upstream: a host-network pod's IPs are the node's.
+        podIPs: pod.spec.hostNetwork && opts.nodeIP ? [opts.nodeIP] : podIPs,
+        ...(opts.nodeIP ? { hostIP: opts.nodeIP } : {}),
+        nodeName: opts.nodeName,
+        ...(deps.cluster?.volumeObjects ? { objects: deps.cluster.volumeObjects } : {}),
+        nodeAllocatable: { cpu: `${node.allocatable.milliCPU}m`, memory: String(node.allocatable.memory) },
+        // services: the Service informer's list, once the API source has one (cluster mode).
+        onWarning: (w) => deps.recorder.event(pod, 'Warning', w.reason, w.message),
+        logger: log,
+        ...(signal ? { signal } : {}),
+      });
+    },
     now,
   });
   const pleg = createPleg({ runtime, logger: log, now });
+  const probes = createProbeManager({
+    exec: (containerId, cmd, timeoutSeconds, signal) =>
+      deps.runtimeService.execSync(containerId, cmd, timeoutSeconds, { signal }),
+    podIP: (uid) => statusManager.get(uid)?.podIP,
+    recorder: deps.recorder,
+    logger: log,
+    onChange: (uid) => queue.push({ kind: 'probe', uid }),
+    now,
+  });
   const statusManager = createStatusManager();
   const workQueue: WorkQueue = createWorkQueue(now);
   const admitHandlers: PodAdmitHandler[] = [generalPredicatesAdmitHandler(deps.node)];
@@ -215,6 +246,10 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       previous: statusManager.get(pod.metadata.uid ?? '') ?? pod.status,
       waiting: waitingReasons.get(pod.metadata.uid ?? '') ?? new Map(),
       hostIP: opts.nodeIP,
+      probes: {
+        isReady: (name) => probes.isReady(pod.metadata.uid ?? '', name),
+        isStarted: (name) => probes.isStarted(pod.metadata.uid ?? '', name),
+      },
       now,
     });
   }
@@ -242,6 +277,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     const uid = pod.metadata.uid ?? '';
     const plog = podLog(pod);
     let rs = await runtimeStatusFor(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '', signal);
+    probes.addPod(pod);
+    probes.updateContainers(uid, currentContainers(rs));
     let status = computeStatus(pod, rs);
     statusManager.set(uid, status);
     if (isTerminalPhase(status.phase)) return { terminal: true };
@@ -256,7 +293,9 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
       return { terminal: false };
     }
-    const result = await runtime.syncPod(pod, rs, signal);
+    const result = await runtime.syncPod(pod, rs, signal, {
+      restartReason: (name) => probes.restartReason(uid, name),
+    });
     const reasons = waitingReasons.get(uid) ?? new Map<string, WaitingReason>();
     for (const name of result.started) reasons.delete(name);
     for (const [name, f] of result.startFailures) reasons.set(name, f);
@@ -264,6 +303,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     if (result.started.length > 0 || result.startFailures.size > 0 || result.sandboxError !== undefined) {
       rs = await runtime.getPodStatus(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '', signal);
       pleg.cache.set(uid, rs);
+      probes.updateContainers(uid, currentContainers(rs));
       status = computeStatus(pod, rs);
       statusManager.set(uid, status);
     }
@@ -288,6 +328,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     identity: { name: string; namespace: string },
     signal: AbortSignal,
   ): Promise<void> {
+    probes.removePod(uid);
     const rs = await runtime.getPodStatus(uid, identity.name, identity.namespace, signal);
     await runtime.killPod(pod, rs, gracePeriodOverride, signal);
     const after = await runtime.getPodStatus(uid, identity.name, identity.namespace, signal);
@@ -594,6 +635,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
           case 'mirrors':
             handleMirrors(ev.pods);
             break;
+          case 'probe': {
+            const pod = desired.get(ev.uid);
+            if (pod && !rejected.has(ev.uid)) workers.update({ type: 'sync', pod });
+            break;
+          }
         }
       } catch (err) {
         log.error('sync loop handler failed', { event: ev.kind, err: describeError(err) });
@@ -641,6 +687,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         await mirrorPass;
         await dirCleanup;
         await pleg.stop();
+        await probes.stop();
         await workers.stop();
         await saveBackoff();
         queue.close();
@@ -679,6 +726,18 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     },
   };
   return kubelet;
+}
+
+/** The newest container of each name, as the prober tracks them. */
+function currentContainers(rs: RuntimePodStatus): ProbeContainer[] {
+  const seen = new Set<string>();
+  const out: ProbeContainer[] = [];
+  for (const c of rs.containers) {
+    if (seen.has(c.name)) continue;
+    seen.add(c.name);
+    out.push({ name: c.name, containerId: c.id, state: c.state, startedAt: c.startedAt });
+  }
+  return out;
 }
 
 /** Waits until `check` is true, polling; for run-once and tests. */

@@ -2,7 +2,6 @@ import { totalmem } from 'node:os';
 import type { Container, Pod } from '../api/types.ts';
 import { milliCPU, parseQuantity } from '../api/quantity.ts';
 import { podQOSClass } from '../api/qos.ts';
-import { KubeletError } from '../util/errors.ts';
 import type {
   ContainerConfig,
   KeyValue,
@@ -12,6 +11,7 @@ import type {
 } from './cri/types.ts';
 import { containerAnnotations, containerLabels } from './labels.ts';
 import { expandVars } from './expand.ts';
+import { literalEnvironment } from './env.ts';
 import { podNamespaceOptions } from './sandbox-config.ts';
 
 // Upstream securitycontext defaults for a non-privileged container with the Default procMount.
@@ -111,34 +111,12 @@ function securityContext(pod: Pod, container: Container): LinuxContainerSecurity
 }
 
 /**
- * Upstream makeEnvironmentVariables for literal values: each `value` may reference earlier variables
- * with `$(NAME)`. Sources that need the API (configMapKeyRef, secretKeyRef, …) are not available yet
- * and fail the container with CreateContainerConfigError rather than silently dropping the variable.
+ * The environment of a container from literal values only (see `literalEnvironment` in env.ts): the
+ * synchronous fallback when the caller did not compute the full environment with `makeEnvironment`.
+ * valueFrom and envFrom fail with Unimplemented rather than silently dropping a variable.
  */
-export function containerEnv(pod: Pod, container: Container): KeyValue[] {
-  const env = new Map<string, string>();
-  for (const e of container.env ?? []) {
-    if (e.valueFrom !== undefined) {
-      throw new KubeletError(
-        'Unimplemented',
-        'make env',
-        `env ${e.name}: valueFrom is not supported yet (container ${container.name})`,
-      );
-    }
-    env.set(
-      e.name,
-      expandVars(e.value ?? '', (n) => env.get(n)),
-    );
-  }
-  if ((container.envFrom ?? []).length > 0) {
-    throw new KubeletError(
-      'Unimplemented',
-      'make env',
-      `envFrom is not supported yet (container ${container.name})`,
-    );
-  }
-  void pod;
-  return [...env].map(([key, value]) => ({ key, value }));
+export function containerEnv(_pod: Pod, container: Container): KeyValue[] {
+  return literalEnvironment(container);
 }
 
 export interface ContainerConfigOptions {
@@ -147,6 +125,11 @@ export interface ContainerConfigOptions {
   /** Volume mounts, prepared by the volume manager. */
   mounts?: Mount[];
   memoryCapacity?: number;
+  /**
+   * The container environment computed by `makeEnvironment` (env.ts: service links, envFrom,
+   * valueFrom). Absent: literal values only (`containerEnv`).
+   */
+  envs?: KeyValue[];
 }
 
 /** Upstream generateContainerConfig; mounts come prepared from the volume manager. */
@@ -155,7 +138,7 @@ export function generateContainerConfig(
   container: Container,
   opts: ContainerConfigOptions,
 ): ContainerConfig {
-  const envs = containerEnv(pod, container);
+  const envs = opts.envs ?? containerEnv(pod, container);
   const envMap = new Map(envs.map((e) => [e.key, e.value]));
   const expand = (s: string) => expandVars(s, (n) => envMap.get(n));
   const config: ContainerConfig = {

@@ -6,7 +6,7 @@ import type { EventRecorder } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
 import { describeError } from '../util/errors.ts';
-import { abortReason } from '../util/abort.ts';
+import { abortReason, combineSignals } from '../util/abort.ts';
 import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_CONTAINER_RESTART_COUNT,
@@ -14,6 +14,7 @@ import {
   ANNOTATION_CONTAINER_TERMINATION_MESSAGE_POLICY,
   ANNOTATION_POD_TERMINATION_GRACE_PERIOD,
   DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS,
+  DEFAULT_TERMINATION_MESSAGE_PATH,
   LABEL_CONTAINER_NAME,
   LABEL_POD_NAME,
   LABEL_POD_NAMESPACE,
@@ -24,12 +25,13 @@ import type {
   ContainerState,
   ContainerStatus,
   DNSConfig,
+  KeyValue,
   Mount,
   PodSandboxConfig,
   PodSandboxStatus,
   RuntimeService,
 } from './cri/types.ts';
-import { computePodActions, type PodActions } from './compute-pod-actions.ts';
+import { computePodActions, type PodActions, type ProbeVerdicts } from './compute-pod-actions.ts';
 import { generateContainerConfig } from './container-config.ts';
 import { ImageError, type ImageManager } from './image-manager.ts';
 import { intAnnotation } from './labels.ts';
@@ -41,6 +43,18 @@ import {
   type RuntimeSandboxStatus,
 } from './runtime-pod.ts';
 import { generateSandboxConfig, podLogsDirectory } from './sandbox-config.ts';
+import {
+  createHookRunner,
+  graceAfterPreStop,
+  postStartTimeoutSeconds,
+  restoreHookSpec,
+  type HookRunner,
+} from './hooks.ts';
+import {
+  createTerminationMessageMount,
+  exitedContainerMessage,
+  podContainerDir,
+} from './termination-message.ts';
 
 /** Why a container is not running after a sync; becomes `state.waiting.reason` in the pod status. */
 export interface StartFailure {
@@ -66,7 +80,12 @@ export interface RuntimeManager {
   /** Every pod the runtime holds (from labels), without per-container status calls. */
   listPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
   /** Brings the runtime in line with the pod spec: sandbox, init containers, app containers. */
-  syncPod(pod: Pod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult>;
+  syncPod(
+    pod: Pod,
+    status: RuntimePodStatus,
+    signal?: AbortSignal,
+    probes?: ProbeVerdicts,
+  ): Promise<PodSyncResult>;
   /**
    * Stops every running container of the pod with its grace period (SIGTERM, SIGKILL at the end of
    * it), then stops the sandboxes. `pod` may be undefined for orphans (grace read from annotations).
@@ -107,8 +126,29 @@ export interface RuntimeManagerDeps {
   hostDNS: () => DNSConfig;
   /** CRI mounts for a container's volumeMounts (the volume manager). */
   mountsFor: (pod: Pod, container: Container) => Promise<Mount[]>;
+  /** The container environment (env.ts makeEnvironment); absent: literal values only. */
+  makeEnv?: (pod: Pod, container: Container, podIPs: string[], signal?: AbortSignal) => Promise<KeyValue[]>;
+  /**
+   * The kubelet root dir: termination-message files live under `<rootDir>/pods/<uid>/containers/`.
+   * Absent: containers get no termination-message file (and their terminated state no message
+   * from one); a warning says so once.
+   */
+  rootDir?: string;
+  /** Runs postStart/preStop handlers. Default: exec through `runtime.execSync`, HTTP from this host. */
+  hooks?: HookRunner;
   now?: () => number;
 }
+
+/** The part of a container's status a kill needs. */
+type KillTarget = Pick<
+  RuntimeContainerStatus,
+  'id' | 'name' | 'state' | 'podSandboxId' | 'terminationGracePeriodSeconds'
+>;
+
+/** How many exited containers' messages are remembered (an exited container's message never changes). */
+const MESSAGE_CACHE_SIZE = 4096;
+/** A log read this soon after the exit may miss lines the runtime is still copying: not cached. */
+const LOG_SETTLE_MS = 2_000;
 
 const nsToMs = (ns: number) => Math.floor(ns / 1e6);
 
@@ -187,6 +227,60 @@ export function gracePeriodFor(
 export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
   const { runtime } = deps;
   const now = deps.now ?? Date.now;
+  const hooks =
+    deps.hooks ??
+    createHookRunner({
+      exec: (id, cmd, timeout, opts) => runtime.execSync(id, cmd, timeout, opts),
+      recorder: deps.recorder,
+      logger: deps.logger,
+    });
+  if (deps.rootDir === undefined) {
+    deps.logger.warn('no root dir given: containers get no termination-message file');
+  }
+  /** Termination messages of exited containers by container ID (upstream re-reads them every time). */
+  const messages = new Map<string, string>();
+  /** Containers whose preStop hook already ran: a repeated kill (shorter grace) does not run it again. */
+  const preStopRan = new Set<string>();
+
+  async function exitMessage(s: ContainerStatus, status: RuntimeContainerStatus): Promise<string> {
+    const cached = messages.get(s.id);
+    if (cached !== undefined) return cached;
+    const r = await exitedContainerMessage({
+      exitCode: s.exitCode,
+      reason: s.reason,
+      message: s.message,
+      mounts: s.mounts ?? [],
+      logPath: s.logPath ?? '',
+      terminationMessagePath: status.terminationMessagePath,
+      terminationMessagePolicy: status.terminationMessagePolicy,
+    });
+    if (!r.fromLogs || now() - status.finishedAt > LOG_SETTLE_MS) {
+      messages.set(s.id, r.message);
+      if (messages.size > MESSAGE_CACHE_SIZE) {
+        const oldest = messages.keys().next();
+        if (!oldest.done) messages.delete(oldest.value);
+      }
+    }
+    return r.message;
+  }
+
+  async function removeContainer(id: string, signal?: AbortSignal): Promise<void> {
+    await runtime.removeContainer(id, { signal });
+    messages.delete(id);
+    preStopRan.delete(id);
+  }
+
+  /** The pod IP a hook's httpGet goes to (upstream: the runtime's pod status IP). */
+  function podIPFor(pod: Pod | undefined, sandboxId: string, signal?: AbortSignal) {
+    return async (): Promise<string | undefined> => {
+      const sb = await runtime.podSandboxStatus(sandboxId, { signal });
+      const ip = sb.network?.ip ?? '';
+      if (ip !== '') return ip;
+      // Host-network sandboxes have no IP of their own (upstream fails such hooks, kubernetes#134285).
+      if (pod?.spec.hostNetwork) return pod.status?.podIP ?? pod.status?.hostIP;
+      return undefined;
+    };
+  }
 
   async function getPodStatus(uid: string, name: string, namespace: string, signal?: AbortSignal) {
     const selector = { [LABEL_POD_UID]: uid };
@@ -198,9 +292,12 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       sandboxes.map((s) => runtime.podSandboxStatus(s.id, { signal }).then(toSandboxStatus)),
     );
     const containerStatuses = await Promise.all(
-      containers.map((c) =>
-        runtime.containerStatus(c.id, { signal }).then((s) => toContainerStatus(s, c.podSandboxId)),
-      ),
+      containers.map(async (c) => {
+        const s = await runtime.containerStatus(c.id, { signal });
+        const status = toContainerStatus(s, c.podSandboxId);
+        if (status.state === 'exited') status.message = await exitMessage(s, status);
+        return status;
+      }),
     );
     sandboxStatuses.sort((a, b) => b.createdAt - a.createdAt);
     containerStatuses.sort((a, b) => b.createdAt - a.createdAt);
@@ -260,26 +357,103 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     return deps.logger.child({ pod: podFullName(pod), podUID: pod.metadata.uid });
   }
 
+  /** The container spec a kill works from: the pod's, or for orphans what the annotations kept. */
+  async function killSpec(
+    pod: Pod | undefined,
+    c: KillTarget,
+    signal?: AbortSignal,
+  ): Promise<{ pod: Pod; container: Container } | undefined> {
+    const spec = pod
+      ? [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === c.name)
+      : undefined;
+    if (pod && spec) return { pod, container: spec };
+    // Upstream restoreSpecsFromContainerLabels: what was written at creation is what the kill uses.
+    let s: ContainerStatus;
+    try {
+      s = await runtime.containerStatus(c.id, { signal });
+    } catch (err) {
+      deps.logger.warn('cannot read container annotations; killing without its preStop hook', {
+        pod: pod ? podFullName(pod) : undefined,
+        podUID: pod?.metadata.uid,
+        containerID: c.id,
+        err: describeError(err),
+      });
+      return undefined;
+    }
+    const restored = restoreHookSpec(c.name, s.annotations ?? {});
+    if (restored.problems.length > 0) {
+      deps.logger.warn('malformed container annotations; ignored', {
+        podUID: s.labels?.[LABEL_POD_UID],
+        containerID: c.id,
+        problems: restored.problems,
+      });
+    }
+    const labels = s.labels ?? {};
+    const stub: Pod = pod ?? {
+      metadata: {
+        name: labels[LABEL_POD_NAME] ?? '',
+        namespace: labels[LABEL_POD_NAMESPACE] ?? '',
+        uid: labels[LABEL_POD_UID] ?? '',
+      },
+      spec: { containers: [restored.container] },
+    };
+    return { pod: stub, container: restored.container };
+  }
+
+  /**
+   * Upstream killContainer: the preStop hook (if any, and if there is a grace period to run it in)
+   * within the grace period, then StopContainer with what is left of it (at least the minimum).
+   */
   async function killContainer(
     pod: Pod | undefined,
-    c: RuntimeContainerStatus,
+    c: KillTarget,
     gracePeriodOverride: number | undefined,
     reason: string,
     signal?: AbortSignal,
   ): Promise<void> {
-    const grace = gracePeriodFor(pod, c.terminationGracePeriodSeconds, gracePeriodOverride);
+    let grace = gracePeriodFor(pod, c.terminationGracePeriodSeconds, gracePeriodOverride);
     if (pod) {
       deps.recorder.event(pod, 'Normal', 'Killing', reason || `Stopping container ${c.name}`);
     }
-    deps.logger.debug('killing container', {
+    const logFields = {
       pod: `${pod?.metadata.namespace ?? ''}/${pod?.metadata.name ?? ''}`,
       podUID: pod?.metadata.uid,
       container: c.name,
       containerID: c.id,
-      gracePeriod: grace,
-    });
+    };
+    // A container that never ran (created/unknown) has nothing a preStop hook could talk to.
+    const hookable = grace > 0 && c.state === 'running' && !preStopRan.has(c.id);
+    const target = hookable ? await killSpec(pod, c, signal) : undefined;
+    const preStop = target?.container.lifecycle?.preStop;
+    if (target && preStop) {
+      preStopRan.add(c.id);
+      deps.logger.debug('running preStop hook', { ...logFields, gracePeriod: grace });
+      const started = now();
+      const budget = AbortSignal.timeout(grace * 1000);
+      const outcome = await hooks.run(
+        preStop,
+        { pod: target.pod, container: target.container, containerId: c.id },
+        {
+          timeoutSeconds: grace,
+          podIP: podIPFor(pod, c.podSandboxId, signal),
+          signal: combineSignals([signal, budget]),
+        },
+      );
+      if (signal?.aborted) throw abortReason(signal);
+      if (budget.aborted) {
+        deps.logger.info('preStop hook not completed in grace period', { ...logFields, gracePeriod: grace });
+      } else if (!outcome.ok) {
+        deps.logger.warn('preStop hook failed', { ...logFields, message: outcome.message });
+        if (pod) {
+          deps.recorder.event(pod, 'Warning', 'FailedPreStopHook', outcome.message.replaceAll(c.id, c.name));
+        }
+      }
+      grace = graceAfterPreStop(grace, now() - started);
+    }
+    deps.logger.debug('killing container', { ...logFields, gracePeriod: grace });
     // The call may legitimately take the whole grace period before the runtime SIGKILLs.
     await runtime.stopContainer(c.id, grace, { signal, timeoutMs: 120_000 + grace * 1000 });
+    preStopRan.delete(c.id);
   }
 
   async function killPod(
@@ -312,7 +486,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
   }
 
   async function removePod(status: RuntimePodStatus, signal?: AbortSignal): Promise<void> {
-    for (const c of status.containers) await runtime.removeContainer(c.id, { signal });
+    for (const c of status.containers) await removeContainer(c.id, signal);
     for (const sb of status.sandboxes) await runtime.removePodSandbox(sb.id, { signal });
   }
 
@@ -326,7 +500,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       // Init containers keep only their newest run (upstream pruneInitContainersBeforeStart).
       const keep = initNames.has(c.name) ? 1 : 2;
       if (n > keep && c.state === 'exited') {
-        await runtime.removeContainer(c.id, { signal }).catch((err: unknown) => {
+        await removeContainer(c.id, signal).catch((err: unknown) => {
           deps.logger.warn('failed to prune exited container', {
             pod: podFullName(pod),
             podUID: pod.metadata.uid,
@@ -383,7 +557,25 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     let config;
     try {
       const mounts = await deps.mountsFor(pod, container);
-      config = generateContainerConfig(pod, container, { restartCount, imageRef, mounts });
+      const message = await terminationMessageMount(pod, container, log);
+      let envs: KeyValue[] | undefined;
+      if (deps.makeEnv && needsResolvedEnv(container)) {
+        // Only a fieldRef to status.podIP(s) needs the sandbox's IPs: spare the CRI call otherwise.
+        let ips: string[] = [];
+        if (refersToPodIPs(container)) {
+          const sb = await runtime.podSandboxStatus(sandboxId, { signal });
+          ips = [sb.network?.ip ?? '', ...(sb.network?.additionalIps ?? []).map((a) => a.ip)].filter(
+            (ip) => ip !== '',
+          );
+        }
+        envs = await deps.makeEnv(pod, container, ips, signal);
+      }
+      config = generateContainerConfig(pod, container, {
+        restartCount,
+        imageRef,
+        mounts: message ? [...mounts, message] : mounts,
+        ...(envs ? { envs } : {}),
+      });
       await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), { recursive: true });
     } catch (err) {
       const message = describeError(err);
@@ -411,10 +603,72 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     }
     deps.recorder.event(pod, 'Normal', 'Started', `Started container ${container.name}`);
     log.debug('container started', { containerID: id, restartCount });
+    const postStart = container.lifecycle?.postStart;
+    if (postStart) {
+      const outcome = await hooks.run(
+        postStart,
+        { pod, container, containerId: id },
+        { timeoutSeconds: postStartTimeoutSeconds(pod), podIP: podIPFor(pod, sandboxId, signal), signal },
+      );
+      if (signal?.aborted) throw abortReason(signal);
+      if (!outcome.ok) {
+        // Upstream: the container is killed and the start reported as failed (ErrPostStartHook).
+        log.warn('postStart hook failed', { containerID: id, message: outcome.message });
+        deps.recorder.event(
+          pod,
+          'Warning',
+          'FailedPostStartHook',
+          outcome.message.replaceAll(id, container.name),
+        );
+        const target: KillTarget = {
+          id,
+          name: container.name,
+          state: 'running',
+          podSandboxId: sandboxId,
+          terminationGracePeriodSeconds: pod.spec.terminationGracePeriodSeconds,
+        };
+        try {
+          await killContainer(pod, target, undefined, 'FailedPostStartHook', signal);
+        } catch (err) {
+          if (signal?.aborted) throw abortReason(signal);
+          log.error('failed to kill the container whose postStart hook failed', {
+            containerID: id,
+            err: describeError(err),
+          });
+        }
+        result.startFailures.set(container.name, { reason: 'PostStartHookError', message: outcome.message });
+        return;
+      }
+    }
     result.started.push(container.name);
   }
 
-  async function syncPod(pod: Pod, status: RuntimePodStatus, signal?: AbortSignal): Promise<PodSyncResult> {
+  /** Upstream makeMounts' termination-message part; a file that cannot be made is logged and skipped. */
+  async function terminationMessageMount(
+    pod: Pod,
+    container: Container,
+    log: Logger,
+  ): Promise<Mount | undefined> {
+    const path = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
+    if (deps.rootDir === undefined || path === '') return undefined;
+    const dir = podContainerDir(deps.rootDir, pod.metadata.uid ?? '', container.name);
+    try {
+      return await createTerminationMessageMount(dir, path);
+    } catch (err) {
+      log.warn('cannot create the termination-message file; the container runs without one', {
+        dir,
+        err: describeError(err),
+      });
+      return undefined;
+    }
+  }
+
+  async function syncPod(
+    pod: Pod,
+    status: RuntimePodStatus,
+    signal?: AbortSignal,
+    probes?: ProbeVerdicts,
+  ): Promise<PodSyncResult> {
     const log = podLogger(pod);
     const result: PodSyncResult = {
       startFailures: new Map(),
@@ -422,7 +676,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       sandboxError: undefined,
       retryAfterMs: undefined,
     };
-    const actions: PodActions = computePodActions(pod, status);
+    const actions: PodActions = computePodActions(pod, status, probes);
     if (log.isDebugEnabled()) log.debug('computed pod actions', { actions });
 
     if (actions.killPod) {
@@ -448,7 +702,8 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     } else {
       for (const k of actions.containersToKill) {
         const cs = status.containers.find((c) => c.id === k.id);
-        if (cs) await killContainer(pod, cs, undefined, k.reason, signal);
+        if (!cs) continue;
+        await killContainer(pod, cs, k.gracePeriodSeconds, k.reason, signal);
       }
     }
     await pruneContainers(pod, status, signal);
@@ -478,15 +733,20 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       if (init) await startContainer(pod, init, status, sandboxId, sandboxConfig, result, signal);
       return result;
     }
-    // Start app containers concurrently: each is independent, and CRI does the heavy lifting.
-    await Promise.all(
-      actions.containersToStart.map((i) => {
-        const c = pod.spec.containers[i];
-        return c
-          ? startContainer(pod, c, status, sandboxId, sandboxConfig, result, signal)
-          : Promise.resolve();
-      }),
-    );
+    // Start app containers concurrently (CRI does the heavy lifting), except that, as upstream, a
+    // container with a postStart hook holds back the containers after it until the hook is done:
+    // workloads rely on that order (e.g. a proxy that must be up before the app starts).
+    let batch: Promise<void>[] = [];
+    for (const i of actions.containersToStart) {
+      const c = pod.spec.containers[i];
+      if (!c) continue;
+      batch.push(startContainer(pod, c, status, sandboxId, sandboxConfig, result, signal));
+      if (c.lifecycle?.postStart) {
+        await Promise.all(batch);
+        batch = [];
+      }
+    }
+    await Promise.all(batch);
     return result;
   }
 
@@ -497,4 +757,16 @@ function formatSeconds(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
   return `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : '0s'}`;
+}
+
+/** Literal env values are handled synchronously by generateContainerConfig; anything else needs makeEnv. */
+function needsResolvedEnv(container: Container): boolean {
+  return (container.env ?? []).some((e) => e.valueFrom !== undefined) || (container.envFrom ?? []).length > 0;
+}
+
+function refersToPodIPs(container: Container): boolean {
+  return (container.env ?? []).some((e) => {
+    const path = (e.valueFrom as { fieldRef?: { fieldPath?: string } } | undefined)?.fieldRef?.fieldPath;
+    return path === 'status.podIP' || path === 'status.podIPs';
+  });
 }

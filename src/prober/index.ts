@@ -1,0 +1,10 @@
+export { createProbeManager } from './manager.ts';
+export type {
+  ProbeContainer,
+  ProbeManager,
+  ProbeManagerDeps,
+  ProbeTimers,
+  ProbeType,
+  RestartReason,
+} from './types.ts';
+export type { ExecFn } from './exec-probe.ts';

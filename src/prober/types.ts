@@ -1,0 +1,83 @@
+import type { EventRecorder } from '../api/events.ts';
+import type { Pod } from '../api/types.ts';
+import type { Logger } from '../util/logger.ts';
+import type { ExecFn } from './exec-probe.ts';
+
+export type ProbeType = 'liveness' | 'readiness' | 'startup';
+
+/** A container as the runtime last reported it: the current (newest) instance of one container name. */
+export interface ProbeContainer {
+  name: string;
+  containerId: string;
+  state: 'running' | 'exited' | 'created' | 'unknown';
+  /** When the current instance started running, in ms since the epoch. */
+  startedAt: number;
+}
+
+/** What the kubelet should do about a container whose liveness or startup probe failed. */
+export interface RestartReason {
+  /** `Container <name> failed liveness probe, will be restarted` (no suffix under restartPolicy Never). */
+  message: string;
+  /** The failed probe's own terminationGracePeriodSeconds, when it sets one. */
+  terminationGracePeriodSeconds?: number;
+}
+
+/**
+ * Runs liveness, readiness and startup probes (upstream prober.Manager): one worker per (pod,
+ * container, probe type), results kept per container instance (a new container ID starts afresh:
+ * readiness false, liveness passing, startup not yet succeeded). Every method is synchronous and
+ * cheap; probing happens on the workers' own timers. Never throws.
+ */
+export interface ProbeManager {
+  /**
+   * The pod's spec, seen or updated (idempotent; call on every sync, before `updateContainers`).
+   * Starts a worker for each probe in the spec, restarts one whose probe changed, stops those whose
+   * probe is gone. Regular containers and sidecar init containers (`restartPolicy: Always`) are probed.
+   */
+  addPod(pod: Pod): void;
+  /** Pod gone: stops its workers (aborting probes in flight) and forgets its results. */
+  removePod(uid: string): void;
+  /**
+   * After each runtime status read: the current container of each name. Ignored for a pod not
+   * added. A container that (re)starts running has its readiness probed promptly.
+   */
+  updateContainers(uid: string, containers: ProbeContainer[]): void;
+  /**
+   * Readiness for the status: false unless running and started; then true without a readiness
+   * probe, else the last readiness result (false until the first success).
+   */
+  isReady(uid: string, containerName: string): boolean;
+  /** Started for the status: false unless running; true without a startup probe, else once it succeeded. */
+  isStarted(uid: string, containerName: string): boolean;
+  /**
+   * Set for a running container whose liveness (or startup) probe failed failureThreshold times in
+   * a row: the kubelet kills it (and restarts it per restartPolicy). The worker then holds until a
+   * new container ID appears.
+   */
+  restartReason(uid: string, containerName: string): RestartReason | undefined;
+  /** Stops every worker and waits for probes in flight to wind down. */
+  stop(): Promise<void>;
+}
+
+/** Timer functions; tests pass a fake clock's. */
+export interface ProbeTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface ProbeManagerDeps {
+  /** CRI ExecSync. */
+  exec: ExecFn;
+  /** The pod's IP, for httpGet/tcpSocket without a host and for grpc. */
+  podIP(uid: string): string | undefined;
+  recorder: EventRecorder;
+  logger: Logger;
+  /** A result changed (readiness flipped, liveness/startup failed or succeeded): re-sync the pod. */
+  onChange(uid: string): void;
+  /** ms since the epoch; defaults to Date.now. */
+  now?: () => number;
+  /** [0, 1); defaults to Math.random. Used for the start-up jitter. */
+  random?: () => number;
+  /** Defaults to the global setTimeout/clearTimeout. */
+  timers?: ProbeTimers;
+}

@@ -1,4 +1,4 @@
-import { sleep } from '../util/abort.ts';
+import { abortReason, sleep } from '../util/abort.ts';
 
 /**
  * Token bucket (client-go flowcontrol.NewTokenBucketRateLimiter): `qps` tokens per second, at most
@@ -23,9 +23,11 @@ export function createRateLimiter(qps: number, burst: number, now: () => number 
   };
   return {
     acquire(signal) {
+      if (signal?.aborted) return Promise.reject(abortReason(signal));
       waiting++;
       // Chain so tokens go out in arrival order.
-      const mine = queue.then(async () => {
+      const turn = queue.then(async () => {
+        if (signal?.aborted) throw abortReason(signal); // a caller that gave up never takes a token
         refill();
         while (tokens < 1) {
           await sleep(Math.ceil(((1 - tokens) / qps) * 1000), signal);
@@ -33,11 +35,21 @@ export function createRateLimiter(qps: number, burst: number, now: () => number 
         }
         tokens -= 1;
       });
-      queue = mine.catch(() => undefined);
+      queue = turn.catch(() => undefined);
+      // A caller that gives up while queued is rejected at once, not when its turn comes.
+      const mine = signal ? raceAbort(turn, signal) : turn;
       return mine.finally(() => {
         waiting--;
       });
     },
     waiting: () => waiting,
   };
+}
+
+function raceAbort(p: Promise<void>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -80,7 +80,11 @@ export function createMirrorPods(deps: MirrorPodDeps): MirrorPods {
       });
       log.info('deleted mirror pod', { reason: why });
     } catch (err) {
-      if (!isNotFound(err)) log.warn('failed to delete mirror pod', { reason: why, err: describeError(err) });
+      if (!isNotFound(err)) {
+        // Keep it known: the next pass tries the delete again.
+        log.warn('failed to delete mirror pod', { reason: why, err: describeError(err) });
+        return;
+      }
     }
     mirrors.delete(podFullName(mirror));
   }

@@ -24,6 +24,8 @@ export interface ApiSourceOptions {
 
 const DEFAULT_MIN_WATCH_TIMEOUT_S = 300;
 const DEFAULT_QUIET_WATCH_MS = 2 * 60_000;
+/** Upstream reflector: a watch shorter than this with no events counts as failed. */
+const SHORT_WATCH_MS = 1_000;
 
 export function isMirrorPod(pod: Pod): boolean {
   return pod.metadata.annotations?.[ANNOTATION_CONFIG_MIRROR] !== undefined;
@@ -46,10 +48,18 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
   let send: ((pods: Pod[]) => void) | undefined;
   let flushScheduled = false;
   let resourceVersion = '';
+  /**
+   * The resourceVersion the next LIST asks for (upstream relistResourceVersion): '0' (watch cache) the
+   * first time, the last one seen after a watch expired, '' (a consistent read from etcd) when even
+   * that one is gone.
+   */
+  let relistResourceVersion = '0';
   let failures = 0;
+  let eventsSeen = 0;
 
   function flush(): void {
     flushScheduled = false;
+    if (stop.signal.aborted) return; // stopped: deliver nothing more
     const desired: Pod[] = [];
     const mirrors: Pod[] = [];
     for (const p of store.values()) (isMirrorPod(p) ? mirrors : desired).push(p);
@@ -68,13 +78,17 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
     const res = await opts.api.request<PodList>({
       method: 'GET',
       path: '/api/v1/pods',
-      query: { fieldSelector, resourceVersion: resourceVersion === '' ? '0' : undefined },
+      query: {
+        fieldSelector,
+        resourceVersion: relistResourceVersion === '' ? undefined : relistResourceVersion,
+      },
       timeoutMs: 60_000,
       signal: stop.signal,
     });
     store.clear();
     for (const p of res.items) store.set(p.metadata.uid ?? '', p);
     resourceVersion = res.metadata.resourceVersion ?? '';
+    relistResourceVersion = resourceVersion;
     log.debug('listed pods bound to this node', { count: res.items.length, resourceVersion });
     flush();
   }
@@ -98,6 +112,7 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
       { fieldSelector, resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
       (ev) => {
         failures = 0;
+        eventsSeen++;
         apply(ev);
       },
       { signal: stop.signal, idleTimeoutMs: opts.quietWatchMs ?? DEFAULT_QUIET_WATCH_MS },
@@ -115,14 +130,24 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
   async function run(): Promise<void> {
     let needList = true;
     while (!stop.signal.aborted) {
+      let listing = false;
       try {
         if (needList) {
+          listing = true;
           await list();
+          listing = false;
           needList = false;
           failures = 0;
         }
+        const started = Date.now();
+        const eventsBefore = eventsSeen;
         await watchOnce();
-        // The server closed the watch (timeoutSeconds): resume from the last resourceVersion.
+        // The server closed the watch (timeoutSeconds): resume from the last resourceVersion. A watch
+        // that ended at once with nothing in it is an error in disguise (upstream "very short watch").
+        if (Date.now() - started < SHORT_WATCH_MS && eventsSeen === eventsBefore) {
+          log.debug('pod watch closed immediately; backing off');
+          await backoff();
+        }
       } catch (err) {
         if (stop.signal.aborted) return;
         if (
@@ -134,8 +159,14 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
           continue;
         }
         if (isGone(err)) {
-          log.info('pod watch expired (410 Gone); relisting', { resourceVersion });
-          resourceVersion = '';
+          if (listing) {
+            // Even the last seen version is gone: read consistently from etcd.
+            log.info('pod list at the last resourceVersion expired (410 Gone); relisting from etcd');
+            relistResourceVersion = '';
+          } else {
+            log.info('pod watch expired (410 Gone); relisting', { resourceVersion });
+            relistResourceVersion = resourceVersion;
+          }
           needList = true;
           continue;
         }

@@ -50,7 +50,8 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
   const idleWaiters: (() => void)[] = [];
 
   function checkIdle(): void {
-    if (dirty.size === 0 && inFlight === 0) for (const r of idleWaiters.splice(0)) r();
+    if ((dirty.size === 0 || stop.signal.aborted) && inFlight === 0)
+      for (const r of idleWaiters.splice(0)) r();
   }
 
   async function syncOne(uid: string): Promise<void> {
@@ -88,15 +89,21 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
     }
   }
 
+  /** Pods with a patch in flight: one pod never has two (a late reply could record a stale status). */
+  const busy = new Set<string>();
+
   function pump(): void {
-    while (inFlight < concurrency && dirty.size > 0 && !stop.signal.aborted) {
-      const uid = dirty.values().next().value as string;
+    if (stop.signal.aborted) return checkIdle();
+    for (const uid of [...dirty]) {
+      if (inFlight >= concurrency) break;
+      if (busy.has(uid)) continue; // sent again once the patch in flight returns
       dirty.delete(uid);
+      busy.add(uid);
       inFlight++;
       void syncOne(uid).finally(() => {
+        busy.delete(uid);
         inFlight--;
         pump();
-        checkIdle();
       });
     }
     checkIdle();

@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import { createApiEventRecorder } from './event-recorder.ts';
+import { FakeApi, apiError, apiPod, flush } from './testing.ts';
+import { recordingLogger } from '../podsource/testing.ts';
+
+const T0 = Date.parse('2026-11-22T01:00:00.000Z');
+
+function setup(opts: { qps: number; burst: number }, t?: TestContext) {
+  // The recorder builds its limiter on Date.now and sleeps with setTimeout: mocking both makes
+  // pacing and timestamps deterministic.
+  t?.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: T0 });
+  const api = new FakeApi();
+  api.respond('POST', /^\/api\/v1\/namespaces\/[^/]+\/events$/, (req: { body: unknown }) => req.body);
+  const logger = recordingLogger();
+  const recorder = createApiEventRecorder({ api, nodeName: 'node-a', logger, ...opts });
+  const posted = () => api.requestsFor('POST').map((r) => (r.body as { reason: string }).reason);
+  return { api, logger, recorder, posted };
+}
+
+describe('API event recorder', () => {
+  it('posts a v1 Event about a pod with the kubelet as source', async (t) => {
+    const { api, recorder } = setup({ qps: 50, burst: 100 }, t);
+    const pod = apiPod('web', 'uid-1', { namespace: 'apps' });
+    recorder.event(pod, 'Warning', 'BackOff', 'Back-off restarting failed container');
+    await flush();
+    assert.deepEqual(api.calls(), ['POST /api/v1/namespaces/apps/events']);
+    assert.deepEqual(api.requests[0]?.body, {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { generateName: 'web.', namespace: 'apps' },
+      involvedObject: { apiVersion: 'v1', kind: 'Pod', namespace: 'apps', name: 'web', uid: 'uid-1' },
+      reason: 'BackOff',
+      message: 'Back-off restarting failed container',
+      type: 'Warning',
+      source: { component: 'kubelet', host: 'node-a' },
+      firstTimestamp: '2026-11-22T01:00:00Z',
+      lastTimestamp: '2026-11-22T01:00:00Z',
+      count: 1,
+      reportingComponent: 'kubelet',
+      reportingInstance: 'node-a',
+    });
+    await recorder.stop();
+  });
+
+  it('posts events about the node (a cluster-scoped object) to the default namespace', async () => {
+    const { api, recorder } = setup({ qps: 50, burst: 100 });
+    const ref = { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'node-uid' };
+    recorder.eventFor(ref, 'Normal', 'NodeReady', 'Node node-a status is now: NodeReady');
+    await flush();
+    assert.deepEqual(api.calls(), ['POST /api/v1/namespaces/default/events']);
+    const body = api.requests[0]?.body as Record<string, unknown>;
+    assert.deepEqual(body.involvedObject, ref);
+    assert.equal(body.type, 'Normal');
+    assert.equal(body.reason, 'NodeReady');
+    await recorder.stop();
+  });
+
+  it('logs every event with the pod identity, warnings at warn level', async () => {
+    const { logger, recorder } = setup({ qps: 50, burst: 100 });
+    recorder.event(apiPod('web', 'uid-1'), 'Normal', 'Pulled', 'image pulled');
+    recorder.event(apiPod('web', 'uid-1'), 'Warning', 'Failed', 'no such image');
+    await recorder.stop();
+    const lines = logger.lines.filter((l) => l.fields.event !== undefined);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg, l.fields.pod, l.fields.podUID, l.fields.event, l.fields.type]),
+      [
+        ['info', 'image pulled', 'default/web', 'uid-1', 'Pulled', 'Normal'],
+        ['warn', 'no such image', 'default/web', 'uid-1', 'Failed', 'Warning'],
+      ],
+    );
+  });
+
+  it('posts in order, paced by eventRecordQPS after the eventBurst', async (t) => {
+    const { recorder, posted } = setup({ qps: 1, burst: 2 }, t);
+    const pod = apiPod('web', 'uid-1');
+    for (const r of ['e1', 'e2', 'e3', 'e4']) recorder.event(pod, 'Normal', r, r);
+    await flush();
+    assert.deepEqual(posted(), ['e1', 'e2'], 'the burst goes out at once');
+    t.mock.timers.tick(999);
+    await flush();
+    assert.deepEqual(posted(), ['e1', 'e2']);
+    t.mock.timers.tick(1);
+    await flush();
+    assert.deepEqual(posted(), ['e1', 'e2', 'e3']);
+    t.mock.timers.tick(1000);
+    await flush();
+    assert.deepEqual(posted(), ['e1', 'e2', 'e3', 'e4']);
+    await recorder.stop();
+  });
+
+  it('logs a failed post and goes on with the next events', async () => {
+    const { api, logger, recorder, posted } = setup({ qps: 50, burst: 100 });
+    api.respondOnce('POST', '/api/v1/namespaces/default/events', apiError(403, 'Forbidden', 'denied'));
+    const pod = apiPod('web', 'uid-1');
+    recorder.event(pod, 'Normal', 'first', 'm');
+    recorder.event(pod, 'Normal', 'second', 'm');
+    await flush();
+    assert.deepEqual(posted(), ['first', 'second']);
+    const failed = logger.lines.find((l) => l.msg === 'could not post event');
+    assert.equal(failed?.fields.reason, 'first');
+    assert.match(String(failed?.fields.err), /403 Forbidden/);
+    await recorder.stop();
+  });
+
+  it('bounds the queue at 1000: further events are dropped with a log line, not queued', async () => {
+    const { api, logger, recorder, posted } = setup({ qps: 1000, burst: 1000 });
+    api.respond('POST', '/api/v1/namespaces/default/events', () => new Promise(() => {})); // API hangs
+    const pod = apiPod('web', 'uid-1');
+    recorder.event(pod, 'Normal', 'in-flight', 'm');
+    await flush();
+    assert.deepEqual(posted(), ['in-flight']);
+    for (let i = 0; i < 1000; i++) recorder.event(pod, 'Normal', `queued-${i}`, 'm');
+    const full = () => logger.lines.filter((l) => l.msg === 'event queue full; dropping events');
+    assert.equal(full().length, 0, '1000 events fit');
+    recorder.event(pod, 'Normal', 'dropped-1', 'm');
+    assert.deepEqual(
+      full().map((l) => l.fields.dropped),
+      [1],
+    );
+    for (let i = 2; i <= 101; i++) recorder.event(pod, 'Normal', `dropped-${i}`, 'm');
+    assert.deepEqual(
+      full().map((l) => l.fields.dropped),
+      [1, 101],
+      'one line per 100 drops, not one per event',
+    );
+    assert.ok(
+      logger.lines.some((l) => l.fields.event === 'dropped-101'),
+      'a dropped event is still in the log',
+    );
+    await recorder.stop();
+    assert.deepEqual(posted(), ['in-flight']);
+  });
+
+  it('stop() aborts the post in flight and drops pending events; later events are only logged', async (t) => {
+    const { api, logger, recorder, posted } = setup({ qps: 1, burst: 1 }, t);
+    api.respond('POST', '/api/v1/namespaces/default/events', () => new Promise(() => {}));
+    const pod = apiPod('web', 'uid-1');
+    recorder.event(pod, 'Normal', 'e1', 'm');
+    recorder.event(pod, 'Normal', 'e2', 'm');
+    recorder.event(pod, 'Normal', 'e3', 'm');
+    await flush();
+    assert.deepEqual(posted(), ['e1']);
+    await recorder.stop();
+    assert.equal(api.requests[0]?.signal?.aborted, true);
+    recorder.event(pod, 'Normal', 'after-stop', 'm');
+    t.mock.timers.tick(60_000);
+    await flush();
+    assert.deepEqual(posted(), ['e1']);
+    assert.ok(logger.lines.some((l) => l.fields.event === 'after-stop'));
+  });
+});

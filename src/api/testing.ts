@@ -1,0 +1,283 @@
+/**
+ * Test helpers for cluster-mode modules (not exported from any index): a fake `ApiClient` with
+ * scripted responses per method + path, recorded requests, and watch streams the test drives.
+ */
+import { ApiError, type ApiClient, type ApiRequest, type WatchEvent } from './client-types.ts';
+import { KubeletError } from '../util/errors.ts';
+import type { Pod } from './types.ts';
+
+export function apiError(status: number, reason: string, message = 'fake'): ApiError {
+  return new ApiError('fake api', status, reason, message);
+}
+
+/** The error the real client raises when a watch delivered nothing for `idleTimeoutMs`. */
+export function quietWatchError(idleMs = 1000): KubeletError {
+  return new KubeletError('DeadlineExceeded', 'WATCH /api/v1/pods', `no watch event for ${idleMs} ms`);
+}
+
+export interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/**
+ * Lets pending promise callbacks and immediates run. Uses setImmediate only, so it still works
+ * while a test mocks setTimeout/setInterval.
+ */
+export async function flush(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+/** A reply: a value (resolves), an Error (rejects), or a function of the request (may be async). */
+export type Reply = unknown;
+
+type PathMatch = string | RegExp;
+
+interface Script {
+  method: ApiRequest['method'];
+  path: PathMatch;
+  reply: Reply;
+  once: boolean;
+}
+
+/** A request as made: a deep copy of it, plus the caller's own signal (to check cancellation). */
+export type RecordedRequest = ApiRequest;
+
+/** One open (or finished) watch the code under test started. */
+export class FakeWatch {
+  readonly path: string;
+  readonly query: Record<string, string | number | boolean | undefined>;
+  readonly idleTimeoutMs: number | undefined;
+  readonly signal: AbortSignal;
+  /** 'open' until the test ends or fails it, or the caller aborts. */
+  state: 'open' | 'ended' | 'failed' | 'aborted' = 'open';
+  /** Resolves or rejects the watch() promise the caller awaits. */
+  readonly done: Promise<void>;
+  private readonly onEvent: (e: WatchEvent) => void;
+  private settle!: { resolve: () => void; reject: (err: unknown) => void };
+
+  constructor(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (e: WatchEvent) => void,
+    opts: { signal: AbortSignal; idleTimeoutMs?: number },
+  ) {
+    this.path = path;
+    this.query = { ...query };
+    this.idleTimeoutMs = opts.idleTimeoutMs;
+    this.signal = opts.signal;
+    this.onEvent = onEvent;
+    this.done = new Promise<void>((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+    const onAbort = () => {
+      if (this.state !== 'open') return;
+      this.state = 'aborted';
+      this.settle.reject(new KubeletError('Canceled', `WATCH ${path}`, 'aborted'));
+    };
+    if (opts.signal.aborted) onAbort();
+    else opts.signal.addEventListener('abort', onAbort, { once: true });
+  }
+
+  /** Delivers one event to the caller, synchronously, as the real client does per line. */
+  push(type: WatchEvent['type'], object: Record<string, unknown>): void {
+    if (this.state !== 'open') throw new Error(`fake watch is ${this.state}; cannot push ${type}`);
+    this.onEvent({ type, object });
+  }
+
+  pushPod(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod): void {
+    this.push(type, pod as unknown as Record<string, unknown>);
+  }
+
+  /** A BOOKMARK: an object carrying only a resourceVersion. */
+  bookmark(resourceVersion: string): void {
+    this.push('BOOKMARK', { kind: 'Pod', apiVersion: 'v1', metadata: { resourceVersion } });
+  }
+
+  /** The server closed the stream normally (e.g. after timeoutSeconds). */
+  end(): void {
+    if (this.state !== 'open') return;
+    this.state = 'ended';
+    this.settle.resolve();
+  }
+
+  /** The stream failed (e.g. `apiError(410, 'Expired')`, a network error, a quiet watch). */
+  fail(err: unknown): void {
+    if (this.state !== 'open') return;
+    this.state = 'failed';
+    this.settle.reject(err);
+  }
+}
+
+/**
+ * A fake `ApiClient`. Responses are scripted per method + path (exact string or RegExp):
+ * `respondOnce` replies are used first, in order, then the latest matching `respond` reply. A request with
+ * no script rejects with a 500 and is kept in `unscripted`, so a test can assert nothing unexpected
+ * was asked. Every request is recorded. A request whose signal aborts rejects with Canceled, as the
+ * real client does. Watches are handed to the test through `nextWatch()`.
+ */
+export class FakeApi implements ApiClient {
+  readonly server = 'https://fake-api';
+  readonly requests: RecordedRequest[] = [];
+  readonly unscripted: RecordedRequest[] = [];
+  readonly watches: FakeWatch[] = [];
+  closed = false;
+  /** Every call in order: `METHOD path` for requests, `WATCH path` for watches. */
+  private readonly log: string[] = [];
+  private scripts: Script[] = [];
+  private unclaimed: FakeWatch[] = [];
+  private watchWaiters: ((w: FakeWatch) => void)[] = [];
+
+  /** The standing reply for method + path; the latest matching standing reply wins. */
+  respond(method: ApiRequest['method'], path: PathMatch, reply: Reply): this {
+    this.scripts = this.scripts.filter(
+      (s) => s.once || s.method !== method || String(s.path) !== String(path),
+    );
+    this.scripts.push({ method, path, reply, once: false });
+    return this;
+  }
+
+  /** A reply used once, before any standing reply; several queue up in order. */
+  respondOnce(method: ApiRequest['method'], path: PathMatch, reply: Reply): this {
+    this.scripts.push({ method, path, reply, once: true });
+    return this;
+  }
+
+  /** Requests as `METHOD path` lines, watches as `WATCH path`, in call order. */
+  calls(): string[] {
+    return [...this.log];
+  }
+
+  /** Forgets recorded requests and calls (scripts stay). */
+  clearRecorded(): void {
+    this.requests.length = 0;
+    this.unscripted.length = 0;
+    this.log.length = 0;
+  }
+
+  /** Recorded requests matching method (and path). */
+  requestsFor(method: ApiRequest['method'], path?: PathMatch): RecordedRequest[] {
+    return this.requests.filter((r) => r.method === method && (path === undefined || matches(path, r.path)));
+  }
+
+  /**
+   * Resolves with the oldest watch not yet handed out, waiting for one to open if needed. The
+   * guard timeout only keeps a broken test from hanging (it measures nothing, and never fires
+   * while the test mocks setTimeout).
+   */
+  nextWatch(guardMs = 5000): Promise<FakeWatch> {
+    const w = this.unclaimed.shift();
+    if (w) return Promise.resolve(w);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no watch was opened')), guardMs);
+      this.watchWaiters.push((opened) => {
+        clearTimeout(timer);
+        resolve(opened);
+      });
+    });
+  }
+
+  /** Watches opened but not yet handed out by nextWatch(). */
+  pendingWatches(): number {
+    return this.unclaimed.length;
+  }
+
+  request<T>(req: ApiRequest): Promise<T> {
+    const rec: RecordedRequest = structuredClone({ ...req, signal: undefined });
+    rec.signal = req.signal;
+    this.requests.push(rec);
+    this.log.push(`${req.method} ${req.path}`);
+    if (req.signal?.aborted) return Promise.reject(canceled(req));
+    const i = this.scripts.findIndex((s) => s.once && s.method === req.method && matches(s.path, req.path));
+    const script =
+      i >= 0
+        ? this.scripts.splice(i, 1)[0]
+        : this.scripts.findLast((s) => !s.once && s.method === req.method && matches(s.path, req.path));
+    if (!script) {
+      this.unscripted.push(rec);
+      return Promise.reject(apiError(500, 'InternalError', `no fake reply for ${req.method} ${req.path}`));
+    }
+    const answer = (async () => {
+      const r: unknown =
+        typeof script.reply === 'function'
+          ? await (script.reply as (q: ApiRequest) => unknown)(req)
+          : script.reply;
+      if (r instanceof Error) throw r;
+      return structuredClone(r) as T;
+    })();
+    const signal = req.signal;
+    if (!signal) return answer;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(canceled(req));
+      signal.addEventListener('abort', onAbort, { once: true });
+      answer.then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (err: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err instanceof Error ? err : new Error(String(err)));
+        },
+      );
+    });
+  }
+
+  watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (e: WatchEvent) => void,
+    opts: { signal: AbortSignal; idleTimeoutMs?: number },
+  ): Promise<void> {
+    const w = new FakeWatch(path, query, onEvent, opts);
+    this.watches.push(w);
+    this.log.push(`WATCH ${path}`);
+    const waiter = this.watchWaiters.shift();
+    if (waiter) waiter(w);
+    else this.unclaimed.push(w);
+    return w.done;
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+}
+
+function matches(p: PathMatch, path: string): boolean {
+  return typeof p === 'string' ? p === path : p.test(path);
+}
+
+function canceled(req: ApiRequest): KubeletError {
+  return new KubeletError('Canceled', `${req.method} ${req.path}`, 'aborted');
+}
+
+/** A minimal pod for API tests. */
+export function apiPod(
+  name: string,
+  uid: string,
+  over: { namespace?: string; annotations?: Record<string, string>; resourceVersion?: string } = {},
+): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: over.namespace ?? 'default',
+      uid,
+      ...(over.resourceVersion ? { resourceVersion: over.resourceVersion } : {}),
+      ...(over.annotations ? { annotations: over.annotations } : {}),
+    },
+    spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'busybox:1.29' }] },
+  };
+}

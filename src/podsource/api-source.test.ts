@@ -1,0 +1,344 @@
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import type { Pod, PodList } from '../api/types.ts';
+import { FakeApi, apiError, apiPod, flush, quietWatchError } from '../api/testing.ts';
+import { ANNOTATION_CONFIG_MIRROR } from '../config/defaults.ts';
+import { KubeletError } from '../util/errors.ts';
+import { createApiSource, isMirrorPod, type ApiSourceOptions } from './api-source.ts';
+import { recordingLogger, snapshotRecorder } from './testing.ts';
+
+const PODS = '/api/v1/pods';
+const HOUR = 3_600_000;
+
+function podList(resourceVersion: string, items: Pod[]): PodList {
+  return { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion }, items };
+}
+
+function mirrorPod(name: string, uid: string, rv?: string): Pod {
+  return apiPod(name, uid, {
+    namespace: 'kube-system',
+    annotations: { [ANNOTATION_CONFIG_MIRROR]: 'hash' },
+    ...(rv ? { resourceVersion: rv } : {}),
+  });
+}
+
+const names = (pods: Pod[]) => pods.map((p) => p.metadata.name).sort();
+
+/**
+ * By default the back-off is an hour: a test that expects no back-off would time out on
+ * `nextWatch()` if one happened. Back-off tests mock setTimeout and Math.random instead.
+ */
+function setup(over: Partial<ApiSourceOptions> = {}) {
+  const api = new FakeApi();
+  const rec = snapshotRecorder();
+  const mirrors: Pod[][] = [];
+  const logger = recordingLogger();
+  const source = createApiSource({
+    api,
+    nodeName: 'node-a',
+    logger,
+    onMirrorPods: (pods) => mirrors.push(pods),
+    minWatchTimeoutSeconds: 300,
+    quietWatchMs: 120_000,
+    backoffInitialMs: HOUR,
+    backoffMaxMs: HOUR,
+    ...over,
+  });
+  const lists = () => api.requestsFor('GET', PODS);
+  return { api, rec, mirrors, logger, source, lists };
+}
+
+/** Mocked setTimeout and a fixed jitter (Math.random 0.5 → exactly the base delay). */
+function fakeTime(t: TestContext) {
+  t.mock.timers.enable({ apis: ['setTimeout'] });
+  t.mock.method(Math, 'random', () => 0.5);
+  return async (ms: number) => {
+    t.mock.timers.tick(ms);
+    await flush();
+  };
+}
+
+describe('API server pod source', () => {
+  it('lists the pods bound to this node, sends them, then watches from the list resourceVersion', async () => {
+    const { api, rec, source, lists } = setup();
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a'), apiPod('b', 'uid-b')]));
+    source.start(rec.send);
+    assert.deepEqual(names(await rec.next()), ['a', 'b']);
+
+    assert.equal(lists().length, 1);
+    assert.deepEqual(lists()[0]?.query, { fieldSelector: 'spec.nodeName=node-a', resourceVersion: '0' });
+    const w = await api.nextWatch();
+    assert.equal(w.path, PODS);
+    const { timeoutSeconds, ...rest } = w.query;
+    assert.deepEqual(rest, {
+      fieldSelector: 'spec.nodeName=node-a',
+      resourceVersion: '100',
+      allowWatchBookmarks: true,
+    });
+    assert.ok(
+      typeof timeoutSeconds === 'number' && timeoutSeconds >= 300 && timeoutSeconds < 600,
+      `timeoutSeconds ${String(timeoutSeconds)} in [min, 2×min)`,
+    );
+    assert.equal(w.idleTimeoutMs, 120_000, 'a quiet watch is detected by the client');
+    await source.stop();
+  });
+
+  it('sends an empty snapshot when no pod is bound to the node (the source is ready)', async () => {
+    const { api, rec, source } = setup();
+    api.respondOnce('GET', PODS, podList('7', []));
+    source.start(rec.send);
+    assert.deepEqual(await rec.next(), []);
+    await source.stop();
+  });
+
+  it('coalesces a burst of watch events into one snapshot', async () => {
+    const { api, rec, source } = setup();
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a'), apiPod('b', 'uid-b')]));
+    source.start(rec.send);
+    await rec.next();
+    const w = await api.nextWatch();
+    const changed = apiPod('a', 'uid-a', { resourceVersion: '101' });
+    changed.metadata.labels = { v: '2' };
+    w.pushPod('MODIFIED', changed);
+    w.pushPod('ADDED', apiPod('c', 'uid-c', { resourceVersion: '102' }));
+    w.pushPod('ADDED', apiPod('d', 'uid-d', { resourceVersion: '103' }));
+    const snap = await rec.next();
+    await flush();
+    assert.equal(rec.seen.length, 2, 'one snapshot for the list, one for the burst');
+    assert.deepEqual(names(snap), ['a', 'b', 'c', 'd']);
+    assert.deepEqual(snap.find((p) => p.metadata.name === 'a')?.metadata.labels, { v: '2' });
+    await source.stop();
+  });
+
+  it('removes a pod on DELETED; a BOOKMARK only moves the resourceVersion', async () => {
+    const { api, rec, source, lists } = setup();
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a'), apiPod('b', 'uid-b')]));
+    source.start(rec.send);
+    await rec.next();
+    const w1 = await api.nextWatch();
+    w1.pushPod('DELETED', apiPod('a', 'uid-a', { resourceVersion: '110' }));
+    assert.deepEqual(names(await rec.next()), ['b']);
+    w1.bookmark('150');
+    await flush();
+    assert.equal(rec.seen.length, 2, 'a bookmark sends no snapshot');
+    w1.end();
+    const w2 = await api.nextWatch();
+    assert.equal(w2.query.resourceVersion, '150');
+    assert.equal(lists().length, 1);
+    await source.stop();
+  });
+
+  it('resumes the watch from the last resourceVersion when the server ends the stream, without relisting', async () => {
+    const { api, rec, source, lists } = setup();
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a')]));
+    source.start(rec.send);
+    await rec.next();
+    const w1 = await api.nextWatch();
+    w1.pushPod('MODIFIED', apiPod('a', 'uid-a', { resourceVersion: '120' }));
+    await rec.next();
+    w1.end(); // timeoutSeconds elapsed
+    const w2 = await api.nextWatch();
+    assert.equal(w2.query.resourceVersion, '120');
+    w2.pushPod('ADDED', apiPod('b', 'uid-b', { resourceVersion: '121' }));
+    assert.deepEqual(names(await rec.next()), ['a', 'b'], 'the store survives a resumed watch');
+    assert.equal(lists().length, 1);
+    assert.deepEqual(api.calls(), [`GET ${PODS}`, `WATCH ${PODS}`, `WATCH ${PODS}`]);
+    await source.stop();
+  });
+
+  it('backs off after a watch that ends at once with no events (upstream "very short watch")', async () => {
+    // A server or proxy that closes every watch immediately must not get a watch request per
+    // event-loop turn; upstream's reflector treats <1 s with no events as an error and backs off.
+    const { api, rec, source } = setup();
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    const w1 = await api.nextWatch();
+    w1.end();
+    await flush();
+    const opened = api.watches.length;
+    for (const w of api.watches.slice(1)) w.end(); // keep a hot loop from running away
+    assert.equal(opened, 1, 'no new watch before the back-off');
+    await source.stop();
+  });
+
+  it('relists on 410 Gone and watches from the new list', async () => {
+    const { api, rec, source, lists } = setup();
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a'), apiPod('b', 'uid-b')]));
+    source.start(rec.send);
+    await rec.next();
+    const w1 = await api.nextWatch();
+    // While we were away, b was deleted and c bound here; the events are compacted away.
+    api.respondOnce('GET', PODS, podList('500', [apiPod('a', 'uid-a'), apiPod('c', 'uid-c')]));
+    w1.fail(apiError(410, 'Expired', 'too old resource version: 100 (400)'));
+    assert.deepEqual(names(await rec.next()), ['a', 'c'], 'the relist replaces the store');
+    const w2 = await api.nextWatch();
+    assert.equal(w2.query.resourceVersion, '500');
+    assert.equal(lists().length, 2);
+    await source.stop();
+  });
+
+  it('after 410 relists no older than what it has seen: at the last resourceVersion, then a consistent read', async () => {
+    // Upstream reflector: on an expired watch it relists with RV=<last seen> ("at least as fresh");
+    // only if that list is expired too does it use RV="" (a quorum read). RV=0 may be served
+    // from an older cache and bring back pods already seen deleted.
+    const { api, rec, source, lists } = setup();
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a')]));
+    source.start(rec.send);
+    await rec.next();
+    const w1 = await api.nextWatch();
+    w1.pushPod('DELETED', apiPod('a', 'uid-a', { resourceVersion: '130' }));
+    await rec.next();
+    api.respondOnce('GET', PODS, apiError(410, 'Expired', 'too old resource version: 130'));
+    api.respondOnce('GET', PODS, podList('900', []));
+    w1.fail(apiError(410, 'Expired', 'too old resource version: 130'));
+    await api.nextWatch();
+    assert.deepEqual(
+      lists().map((r) => r.query?.resourceVersion),
+      ['0', '130', undefined],
+    );
+    await source.stop();
+  });
+
+  it('restarts a quiet watch at once from the last resourceVersion, without relist or back-off', async () => {
+    const { api, rec, source, lists } = setup();
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    const w1 = await api.nextWatch();
+    w1.bookmark('140');
+    w1.fail(quietWatchError(120_000));
+    const w2 = await api.nextWatch(); // with an hour of back-off this would time out
+    assert.equal(w2.query.resourceVersion, '140');
+    assert.equal(lists().length, 1);
+    await source.stop();
+  });
+
+  it('backs off exponentially after other watch errors, up to the cap, and resumes without relisting', async (t) => {
+    const advance = fakeTime(t);
+    const { api, rec, source, lists, logger } = setup({ backoffInitialMs: 1000, backoffMaxMs: 4000 });
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a')]));
+    source.start(rec.send);
+    await rec.next();
+    let w = await api.nextWatch();
+    const failures: unknown[] = [
+      apiError(500, 'InternalError', 'etcd leader changed'),
+      new KubeletError('Unavailable', 'WATCH /api/v1/pods', 'connect ECONNREFUSED'),
+      apiError(429, 'TooManyRequests', 'slow down'),
+      apiError(503, 'ServiceUnavailable', 'down'),
+    ];
+    const expectedDelays = [1000, 2000, 4000, 4000];
+    for (const [i, err] of failures.entries()) {
+      w.fail(err);
+      await flush();
+      const delay = expectedDelays[i] ?? 0;
+      await advance(delay - 1);
+      assert.equal(api.pendingWatches(), 0, `failure ${i + 1}: still backing off at ${delay - 1} ms`);
+      await advance(1);
+      assert.equal(api.pendingWatches(), 1, `failure ${i + 1}: watch reopened after ${delay} ms`);
+      w = await api.nextWatch();
+      assert.equal(w.query.resourceVersion, '100');
+    }
+    assert.equal(lists().length, 1, 'errors other than 410 never relist');
+    assert.match(String(logger.lines.find((l) => l.level === 'warn')?.fields.err), /etcd leader changed/);
+
+    // An event proves the connection works: the next failure starts from the initial delay again.
+    w.pushPod('MODIFIED', apiPod('a', 'uid-a', { resourceVersion: '200' }));
+    w.fail(apiError(500, 'InternalError', 'again'));
+    await flush();
+    await advance(1000);
+    assert.equal(api.pendingWatches(), 1);
+    assert.equal((await api.nextWatch()).query.resourceVersion, '200');
+    await source.stop();
+  });
+
+  it('retries a failed initial list after back-off, then watches from it', async (t) => {
+    const advance = fakeTime(t);
+    const { api, rec, source, lists } = setup({ backoffInitialMs: 1000, backoffMaxMs: 4000 });
+    api.respondOnce('GET', PODS, apiError(503, 'ServiceUnavailable', 'apiserver starting'));
+    api.respondOnce('GET', PODS, podList('300', [apiPod('a', 'uid-a')]));
+    source.start(rec.send);
+    await flush();
+    assert.equal(lists().length, 1);
+    assert.equal(rec.seen.length, 0, 'nothing is sent before a list succeeds');
+    await advance(999);
+    assert.equal(lists().length, 1);
+    await advance(1);
+    assert.equal(lists().length, 2);
+    assert.deepEqual(names(rec.seen.at(-1) ?? []), ['a']);
+    assert.equal((await api.nextWatch()).query.resourceVersion, '300');
+    await source.stop();
+  });
+
+  it('sends mirror pods to onMirrorPods, never in the snapshot of desired pods', async () => {
+    const { api, rec, mirrors, source } = setup();
+    assert.equal(isMirrorPod(mirrorPod('etcd-node-a', 'm1')), true);
+    assert.equal(isMirrorPod(apiPod('a', 'uid-a')), false);
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a'), mirrorPod('etcd-node-a', 'm1')]));
+    source.start(rec.send);
+    assert.deepEqual(names(await rec.next()), ['a']);
+    assert.deepEqual(names(mirrors.at(-1) ?? []), ['etcd-node-a']);
+
+    const w = await api.nextWatch();
+    w.pushPod('ADDED', mirrorPod('proxy-node-a', 'm2', '101'));
+    assert.deepEqual(names(await rec.next()), ['a']);
+    assert.deepEqual(names(mirrors.at(-1) ?? []), ['etcd-node-a', 'proxy-node-a']);
+    w.pushPod('DELETED', mirrorPod('etcd-node-a', 'm1', '102'));
+    await rec.next();
+    assert.deepEqual(names(mirrors.at(-1) ?? []), ['proxy-node-a']);
+    await source.stop();
+  });
+
+  it('stop() aborts the open watch and starts nothing new', async () => {
+    const { api, rec, source } = setup();
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    const w = await api.nextWatch();
+    await source.stop();
+    assert.equal(w.signal.aborted, true);
+    assert.equal(w.state, 'aborted');
+    await flush();
+    assert.deepEqual(api.calls(), [`GET ${PODS}`, `WATCH ${PODS}`]);
+  });
+
+  it('stop() during back-off returns without waiting it out', async () => {
+    const { api, rec, source } = setup(); // an hour of back-off
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    (await api.nextWatch()).fail(apiError(500, 'InternalError', 'boom'));
+    await flush();
+    let stopped = false;
+    void source.stop().then(() => (stopped = true));
+    await flush();
+    assert.equal(stopped, true);
+    assert.equal(api.watches.length, 1);
+  });
+
+  it('stop() during the initial list aborts it', async () => {
+    const { api, rec, source } = setup();
+    api.respondOnce('GET', PODS, () => new Promise(() => {}));
+    source.start(rec.send);
+    await flush();
+    await source.stop();
+    assert.equal(api.requests[0]?.signal?.aborted, true);
+    assert.equal(rec.seen.length, 0);
+    assert.equal(api.watches.length, 0);
+  });
+
+  it('delivers no snapshot after stop() has returned', async () => {
+    const { api, rec, mirrors, source } = setup();
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    const w = await api.nextWatch();
+    const sent = rec.seen.length;
+    const mirrorCalls = mirrors.length;
+    w.pushPod('ADDED', apiPod('late', 'uid-late', { resourceVersion: '101' }));
+    await source.stop();
+    await flush();
+    assert.equal(rec.seen.length, sent, 'no snapshot after stop()');
+    assert.equal(mirrors.length, mirrorCalls, 'no mirror update after stop()');
+  });
+});

@@ -21,6 +21,9 @@ PACKAGES=(
   rsync                        # `make generated_files` in the Kubernetes tree needs it
   make
   openssl                      # the cluster bed's CA and certificates
+  docker-registry              # loopback image registries for pull tests (test/harness/registry.ts)
+  skopeo                       # pushes the bed's OCI archives to them
+  apache2-utils                # `htpasswd -B`: bcrypt credentials for the registry that wants auth
 )
 
 # build-kubernetes.sh runs `apt-get source kubernetes`, which needs a deb-src twin of the binary sources.

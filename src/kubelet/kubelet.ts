@@ -29,7 +29,7 @@ import {
   type PodSourceName,
   type PodUpdate,
 } from '../podsource/index.ts';
-import { createVolumeManager, type VolumeObjectSource } from '../volume/index.ts';
+import { createVolumeManager, type Secret, type VolumeObjectSource } from '../volume/index.ts';
 import { createProbeManager, type ProbeContainer } from '../prober/index.ts';
 import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
 import { createWorkQueue, type WorkQueue } from './work-queue.ts';
@@ -133,7 +133,13 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     logger: log,
     ...(deps.cluster?.volumeObjects ? { objects: deps.cluster.volumeObjects } : {}),
   });
-  const images = createImageManager({ images: deps.imageService, recorder: deps.recorder, now });
+  const images = createImageManager({
+    images: deps.imageService,
+    recorder: deps.recorder,
+    logger: log,
+    now,
+    ...(deps.cluster?.volumeObjects ? { pullSecrets: pullSecretsFor(deps.cluster.volumeObjects, log) } : {}),
+  });
   const runtime = createRuntimeManager({
     runtime: deps.runtimeService,
     images,
@@ -144,6 +150,10 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     rootDir: opts.rootDir,
     hostDNS: () => readHostDNS(opts.resolvConf ?? '/etc/resolv.conf'),
     mountsFor: (pod, container) => volumes.mountsFor(pod, container),
+    imageUser: async (imageRef, signal) => {
+      const img = await deps.imageService.imageStatus({ image: imageRef }, { signal });
+      return img ? { ...(img.uid ? { uid: img.uid.value } : {}), username: img.username } : undefined;
+    },
     makeEnv: (pod, container, podIPs, signal) => {
       const node = deps.node();
       return makeEnvironment({
@@ -726,6 +736,27 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     },
   };
   return kubelet;
+}
+
+/**
+ * Upstream getPullSecretsForPod: the pod's imagePullSecrets read from the API; a missing one is
+ * logged and left out (the pull may still work anonymously).
+ */
+function pullSecretsFor(objects: VolumeObjectSource, log: Logger) {
+  return async (pod: Pod, signal?: AbortSignal) => {
+    const out: Secret[] = [];
+    for (const ref of pod.spec.imagePullSecrets ?? []) {
+      const secret = await objects.getSecret(pod.metadata.namespace ?? 'default', ref.name, signal);
+      if (secret) out.push(secret);
+      else
+        log.warn('image pull secret not found', {
+          pod: podFullName(pod),
+          podUID: pod.metadata.uid,
+          secret: ref.name,
+        });
+    }
+    return out;
+  };
 }
 
 /** The newest container of each name, as the prober tracks them. */

@@ -117,7 +117,9 @@ export function podSandboxChanged(pod: Pod, status: RuntimePodStatus): SandboxDe
 
 /** What the prober says about running containers (liveness / startup failures). */
 export interface ProbeVerdicts {
-  restartReason(containerName: string): { message: string; terminationGracePeriodSeconds?: number } | undefined;
+  restartReason(
+    containerName: string,
+  ): { message: string; terminationGracePeriodSeconds?: number } | undefined;
 }
 
 export function computePodActions(pod: Pod, status: RuntimePodStatus, probes?: ProbeVerdicts): PodActions {

@@ -1,3 +1,4 @@
+import { KubeletError } from '../util/errors.ts';
 import { totalmem } from 'node:os';
 import type { Container, Pod } from '../api/types.ts';
 import { milliCPU, parseQuantity } from '../api/quantity.ts';
@@ -161,4 +162,44 @@ export function generateContainerConfig(
     },
   };
   return config;
+}
+
+/** The user an image runs as by default (CRI Image.uid / Image.username). */
+export interface ImageUser {
+  uid?: number;
+  username: string;
+}
+
+export function requiresNonRoot(pod: Pod, container: Container): boolean {
+  return (container.securityContext?.runAsNonRoot ?? pod.spec.securityContext?.runAsNonRoot) === true;
+}
+
+/**
+ * Upstream verifyRunAsNonRoot: with runAsNonRoot, the effective user (runAsUser, else the image's
+ * user) must be a known non-zero UID. Violations are CreateContainerConfigError, with upstream's
+ * wording.
+ */
+export function verifyRunAsNonRoot(pod: Pod, container: Container, image: ImageUser | undefined): void {
+  if (!requiresNonRoot(pod, container)) return;
+  const who = `pod: "${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})", container: ${container.name}`;
+  const fail = (msg: string) => {
+    throw new KubeletError('FailedPrecondition', 'verify runAsNonRoot', `${msg} (${who})`);
+  };
+  const runAsUser = container.securityContext?.runAsUser ?? pod.spec.securityContext?.runAsUser;
+  if (runAsUser !== undefined) {
+    if (runAsUser === 0) fail("container's runAsUser breaks non-root policy");
+    return;
+  }
+  if (image?.uid !== undefined) {
+    if (image.uid === 0) fail('container has runAsNonRoot and image will run as root');
+    return;
+  }
+  const name = image?.username ?? '';
+  if (name === '') fail('container has runAsNonRoot and image will run as root');
+  if (!/^\d+$/.test(name.split(':')[0] ?? '')) {
+    fail(
+      `container has runAsNonRoot and image has non-numeric user (${name}), cannot verify user is non-root`,
+    );
+  }
+  if (Number(name.split(':')[0] ?? '0') === 0) fail('container has runAsNonRoot and image will run as root');
 }

@@ -32,7 +32,12 @@ import type {
   RuntimeService,
 } from './cri/types.ts';
 import { computePodActions, type PodActions, type ProbeVerdicts } from './compute-pod-actions.ts';
-import { generateContainerConfig } from './container-config.ts';
+import {
+  generateContainerConfig,
+  requiresNonRoot,
+  verifyRunAsNonRoot,
+  type ImageUser,
+} from './container-config.ts';
 import { ImageError, type ImageManager } from './image-manager.ts';
 import { intAnnotation } from './labels.ts';
 import {
@@ -128,6 +133,8 @@ export interface RuntimeManagerDeps {
   mountsFor: (pod: Pod, container: Container) => Promise<Mount[]>;
   /** The container environment (env.ts makeEnvironment); absent: literal values only. */
   makeEnv?: (pod: Pod, container: Container, podIPs: string[], signal?: AbortSignal) => Promise<KeyValue[]>;
+  /** The image's configured user (CRI ImageStatus uid/username), for the runAsNonRoot check. */
+  imageUser?: (imageRef: string, signal?: AbortSignal) => Promise<ImageUser | undefined>;
   /**
    * The kubelet root dir: termination-message files live under `<rootDir>/pods/<uid>/containers/`.
    * Absent: containers get no termination-message file (and their terminated state no message
@@ -556,6 +563,9 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     const restartCount = previous ? previous.restartCount + 1 : 0;
     let config;
     try {
+      if (requiresNonRoot(pod, container)) {
+        verifyRunAsNonRoot(pod, container, await deps.imageUser?.(imageRef, signal));
+      }
       const mounts = await deps.mountsFor(pod, container);
       const message = await terminationMessageMount(pod, container, log);
       let envs: KeyValue[] | undefined;

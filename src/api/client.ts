@@ -1,8 +1,9 @@
-import { Agent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { KubeletError, describeError } from '../util/errors.ts';
 import { combineSignals } from '../util/abort.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.ts';
+import { loadKubeconfig } from './kubeconfig.ts';
 import { ApiError, type ApiClient, type ApiRequest, type WatchEvent } from './client-types.ts';
 
 export interface ApiClientOptions {
@@ -26,36 +27,21 @@ interface Connection {
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-/** Loads the kubeconfig with @kubernetes/client-node and turns it into TLS + auth for node:https. */
+/** Turns the kubeconfig's current context into TLS and auth for a keep-alive node:https agent. */
 async function connect(kubeconfig: string): Promise<Connection> {
-  // Imported lazily: standalone mode never pays for the client library.
-  const { KubeConfig } = await import('@kubernetes/client-node');
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromFile(kubeconfig);
-  } catch (err) {
-    throw new KubeletError('InvalidArgument', `load kubeconfig ${kubeconfig}`, describeError(err), {
-      cause: err,
-    });
-  }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster)
-    throw new KubeletError('InvalidArgument', `load kubeconfig ${kubeconfig}`, 'no current cluster');
-  const opts: RequestOptions = {};
-  await kc.applyToHTTPSOptions(opts);
+  const creds = await loadKubeconfig(kubeconfig);
   const agent = new Agent({
     keepAlive: true,
     maxSockets: 32,
-    ca: opts.ca,
-    cert: opts.cert,
-    key: opts.key,
-    rejectUnauthorized: opts.rejectUnauthorized ?? true,
-    ...(opts.servername ? { servername: opts.servername } : {}),
+    ...(creds.ca ? { ca: creds.ca } : {}),
+    ...(creds.cert ? { cert: creds.cert } : {}),
+    ...(creds.key ? { key: creds.key } : {}),
+    rejectUnauthorized: !creds.insecureSkipTLSVerify,
+    ...(creds.tlsServerName ? { servername: creds.tlsServerName } : {}),
   });
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k] = v;
-  if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-  return { server: new URL(cluster.server), agent, headers };
+  if (creds.authorization) headers.Authorization = creds.authorization;
+  return { server: new URL(creds.server), agent, headers };
 }
 
 function buildPath(path: string, query: ApiRequest['query']): string {

@@ -1,0 +1,220 @@
+/**
+ * The two kubelets under test, started as their own processes with the same settings wherever both
+ * have them. The upstream flag list (and why each flag is there) is in bench/README.md.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
+import { readFile, rm, readdir } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { KubeletError } from '../../src/util/errors.ts';
+import { sleep } from '../../src/util/abort.ts';
+import { run } from '../../test/harness/exec.ts';
+import { PAUSE_IMAGE } from '../../test/harness/images.ts';
+import { kubernetesBinary } from '../../test/harness/cluster/index.ts';
+
+export type KubeletKind = 'tskubelet' | 'upstream';
+export const KUBELETS: readonly KubeletKind[] = ['tskubelet', 'upstream'];
+
+/** Ports chosen away from the defaults (10248/10250/10255) so a kubelet run by a test never collides. */
+export const BENCH_HEALTHZ_PORT = 10358;
+export const BENCH_UPSTREAM_PORT = 10350;
+
+const REPO = join(import.meta.dirname, '..', '..');
+const ELD_PROBE = join(import.meta.dirname, 'eld-probe.ts');
+
+export interface KubeletSpec {
+  kind: KubeletKind;
+  nodeName: string;
+  /** containerd endpoint, unix:///path */
+  endpoint: string;
+  rootDir: string;
+  /** Static pod directory (standalone mode, or static pods in cluster mode). */
+  manifestDir?: string;
+  /** Node kubeconfig: cluster mode. */
+  kubeconfig?: string;
+  logFile: string;
+  /** tskubelet only: event-loop delay lines are appended here (see eld-probe.ts). */
+  eldFile?: string;
+  /** tskubelet only: extra NODE_OPTIONS (e.g. --cpu-prof). */
+  nodeOptions?: string;
+}
+
+/** Settings both kubelets get, with the same value (all of them upstream 1.20's defaults). */
+function commonFlags(s: KubeletSpec): [string, string][] {
+  const f: [string, string][] = [
+    ['container-runtime-endpoint', s.endpoint],
+    ['root-dir', s.rootDir],
+    ['hostname-override', s.nodeName],
+    ['node-ip', '127.0.0.1'],
+    ['healthz-port', String(BENCH_HEALTHZ_PORT)],
+    ['sync-frequency', '1m0s'],
+    ['file-check-frequency', '20s'],
+    ['runtime-request-timeout', '2m0s'],
+    ['node-status-update-frequency', '10s'],
+    ['max-pods', '110'],
+    ['v', '0'],
+  ];
+  if (s.manifestDir) f.push(['pod-manifest-path', s.manifestDir]);
+  if (s.kubeconfig) {
+    f.push(
+      ['kubeconfig', s.kubeconfig],
+      // Upstream's defaults since 1.27 (1.20 had 5/10, which throttles a batch): tskubelet's defaults.
+      ['kube-api-qps', '50'],
+      ['kube-api-burst', '100'],
+      ['event-qps', '50'],
+      ['event-burst', '100'],
+    );
+  }
+  return f;
+}
+
+/** What the upstream kubelet 1.20.2 additionally needs on these VMs (see bench/README.md). */
+export function upstreamOnlyFlags(s: Pick<KubeletSpec, 'endpoint' | 'rootDir'>): [string, string][] {
+  return [
+    ['container-runtime', 'remote'],
+    ['fail-swap-on', 'false'],
+    ['cgroups-per-qos', 'false'],
+    ['enforce-node-allocatable', ''],
+    ['cgroup-driver', 'cgroupfs'],
+    ['pod-infra-container-image', PAUSE_IMAGE],
+    ['containerd', s.endpoint.replace(/^unix:\/\//, '')],
+    ['port', String(BENCH_UPSTREAM_PORT)],
+    ['read-only-port', '0'],
+    ['volume-plugin-dir', join(s.rootDir, 'volume-plugins')],
+  ];
+}
+
+export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
+  const flags = commonFlags(s);
+  if (s.kind === 'tskubelet') {
+    return {
+      cmd: join(REPO, 'bin', 'tskubelet'),
+      args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v])],
+    };
+  }
+  return {
+    cmd: kubernetesBinary('kubelet'),
+    args: [...flags, ...upstreamOnlyFlags(s)].map(([k, v]) => `--${k}=${v}`),
+  };
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ host: '127.0.0.1', port });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+async function healthz(): Promise<boolean> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${BENCH_HEALTHZ_PORT}/healthz`, {
+      signal: AbortSignal.timeout(2_000),
+    });
+    return res.status === 200;
+  } catch {
+    return false; // not listening yet
+  }
+}
+
+export interface RunningKubelet {
+  spec: KubeletSpec;
+  pid: number;
+  /** Resolves when /healthz answers 200; rejects if the process exits or after `timeoutMs`. */
+  ready(timeoutMs: number): Promise<void>;
+  /** SIGTERM, SIGKILL after 15 s; resolves when the process is gone. */
+  stop(): Promise<void>;
+  exited(): boolean;
+}
+
+export async function startKubelet(spec: KubeletSpec): Promise<RunningKubelet> {
+  for (const port of [BENCH_HEALTHZ_PORT, ...(spec.kind === 'upstream' ? [BENCH_UPSTREAM_PORT] : [])]) {
+    if (await portOpen(port)) {
+      throw new KubeletError(
+        'AlreadyExists',
+        'start kubelet',
+        `port ${port} is in use (a kubelet left running?)`,
+      );
+    }
+  }
+  const { cmd, args } = kubeletArgv(spec);
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (spec.kind === 'tskubelet') {
+    const opts = [`--import=${ELD_PROBE}`, spec.nodeOptions ?? ''].filter(Boolean).join(' ');
+    env.NODE_OPTIONS = opts;
+    if (spec.eldFile) env.TSKUBELET_BENCH_ELD_FILE = spec.eldFile;
+  }
+  const fd = openSync(spec.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(cmd, args, { stdio: ['ignore', fd, fd], env, cwd: REPO });
+  } finally {
+    closeSync(fd);
+  }
+  const pid = child.pid;
+  if (pid === undefined) throw new KubeletError('NotFound', 'start kubelet', `cannot run ${cmd}`);
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, signal) => {
+      exitCode = code ?? (signal ? -1 : null);
+      resolve();
+    }),
+  );
+  return {
+    spec,
+    pid,
+    exited: () => exitCode !== undefined,
+    async ready(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await healthz())) {
+        if (exitCode !== undefined) {
+          const tail = (await readFile(spec.logFile, 'utf8')).split('\n').slice(-20).join('\n');
+          throw new KubeletError('Unavailable', `start ${spec.kind}`, `exited (${exitCode}):\n${tail}`);
+        }
+        if (Date.now() > deadline) {
+          throw new KubeletError(
+            'DeadlineExceeded',
+            `start ${spec.kind}`,
+            `no /healthz within ${timeoutMs} ms`,
+          );
+        }
+        await sleep(100);
+      }
+    },
+    async stop() {
+      if (exitCode !== undefined) return;
+      child.kill('SIGTERM');
+      const killed = await Promise.race([exited.then(() => false), sleep(15_000).then(() => true)]);
+      if (killed) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+/** Unmounts whatever a kubelet left mounted under `dir` (deepest first), then removes it. */
+export async function removeKubeletDir(dir: string): Promise<void> {
+  const info = await readFile('/proc/self/mountinfo', 'utf8');
+  const mounts = info
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .map((p) => p.replace(/\\040/g, ' '))
+    .filter((p) => p === dir || p.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) await run('umount', ['-l', m], { timeoutMs: 10_000 });
+  await rm(dir, { recursive: true, force: true });
+}
+
+/** Removes the pod log directories (/var/log/pods/<namespace>_<name>_<uid>) of the benchmark's pods. */
+export async function removePodLogDirs(podPrefix: string, logsDir = '/var/log/pods'): Promise<void> {
+  const entries = await readdir(logsDir).catch(() => [] as string[]);
+  for (const e of entries) {
+    const name = e.split('_')[1] ?? '';
+    if (name.startsWith(podPrefix)) await rm(join(logsDir, e), { recursive: true, force: true });
+  }
+}

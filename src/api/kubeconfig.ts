@@ -98,10 +98,18 @@ export async function loadKubeconfig(path: string): Promise<KubeconfigCredential
     server: cluster.server,
     insecureSkipTLSVerify: cluster['insecure-skip-tls-verify'] === true,
   };
-  const ca = await readFileOrData(cluster['certificate-authority'], cluster['certificate-authority-data'], 'CA');
+  const ca = await readFileOrData(
+    cluster['certificate-authority'],
+    cluster['certificate-authority-data'],
+    'CA',
+  );
   if (ca) creds.ca = ca;
   if (cluster['tls-server-name']) creds.tlsServerName = cluster['tls-server-name'];
-  const cert = await readFileOrData(user['client-certificate'], user['client-certificate-data'], 'client certificate');
+  const cert = await readFileOrData(
+    user['client-certificate'],
+    user['client-certificate-data'],
+    'client certificate',
+  );
   const key = await readFileOrData(user['client-key'], user['client-key-data'], 'client key');
   if (cert) creds.cert = cert;
   if (key) creds.key = key;

@@ -1,4 +1,4 @@
-import { abortReason, sleep } from '../util/abort.ts';
+import { abortReason, sleep, untilAborted } from '../util/abort.ts';
 
 /**
  * Token bucket (client-go flowcontrol.NewTokenBucketRateLimiter): `qps` tokens per second, at most
@@ -37,19 +37,11 @@ export function createRateLimiter(qps: number, burst: number, now: () => number 
       });
       queue = turn.catch(() => undefined);
       // A caller that gives up while queued is rejected at once, not when its turn comes.
-      const mine = signal ? raceAbort(turn, signal) : turn;
+      const mine = untilAborted(turn, signal);
       return mine.finally(() => {
         waiting--;
       });
     },
     waiting: () => waiting,
   };
-}
-
-function raceAbort(p: Promise<void>, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }

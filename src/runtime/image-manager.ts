@@ -14,7 +14,7 @@ import {
   IMAGE_PULL_TIMEOUT_MS,
 } from '../config/defaults.ts';
 import { KubeletError, describeError, isCanceled } from '../util/errors.ts';
-import { abortReason, combineSignals } from '../util/abort.ts';
+import { untilAborted, abortReason, combineSignals } from '../util/abort.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import {
   keyringFromSecrets,
@@ -258,26 +258,6 @@ function createSemaphore(limit: number): Semaphore {
     active: () => active,
     waiting: () => queue.length,
   };
-}
-
-/** Resolves or rejects with `p`, or rejects with the signal's reason if it aborts first. */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
 }
 
 /** upstream utilerrors.NewAggregate(...).Error(): one message alone, several in brackets. */

@@ -31,3 +31,26 @@ export function combineSignals(signals: (AbortSignal | undefined)[], timeoutMs?:
   if (timeoutMs !== undefined) list.push(AbortSignal.timeout(timeoutMs));
   return AbortSignal.any(list);
 }
+
+/**
+ * Settles with `p`, or rejects with the signal's reason as soon as it aborts: a callee that ignores
+ * its signal cannot hold the caller past a cancellation.
+ */
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}

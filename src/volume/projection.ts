@@ -1,6 +1,6 @@
 import type { Pod, Volume } from '../api/types.ts';
 import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
-import { abortReason, combineSignals } from '../util/abort.ts';
+import { untilAborted, abortReason, combineSignals } from '../util/abort.ts';
 import type { FileProjection } from './atomic-writer.ts';
 import type { ConfigMap, Secret, VolumeObjectSource } from './objects.ts';
 import { downwardAPIPayload, type NodeAllocatable } from './downward-api.ts';
@@ -161,25 +161,6 @@ const getSecret = (ref: { namespace: string; name: string }) => (o: VolumeObject
   o.getSecret(ref.namespace, ref.name, s);
 const getConfigMap = (ref: { namespace: string; name: string }) => (o: VolumeObjectSource, s: AbortSignal) =>
   o.getConfigMap(ref.namespace, ref.name, s);
-
-/** Settles with `p`, or rejects as soon as `signal` aborts (a source that ignores its signal cannot hang a sync). */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}
 
 /**
  * The files a secret/configMap/downwardAPI/projected volume should hold right now (fetching the API

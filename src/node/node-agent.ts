@@ -346,10 +346,19 @@ export function createNodeAgent(deps: NodeAgentDeps): NodeAgent {
 
   // ---- lease ----
 
-  /** upstream SetNodeOwnerFunc: the lease is owned by the Node, so it goes when the Node goes. */
+  /**
+   * upstream SetNodeOwnerFunc: the lease is owned by the Node, so it goes when the Node goes. Unlike
+   * upstream, an owner reference to an earlier Node of this name (deleted and registered again) is
+   * replaced: kept, it would make the garbage collector delete the lease we are renewing.
+   */
   async function setLeaseOwner(lease: Lease, signal: AbortSignal): Promise<void> {
-    if ((lease.metadata.ownerReferences ?? []).length > 0) return;
-    let uid = registration.state === 'registered' ? registration.uid : '';
+    const refs = lease.metadata.ownerReferences ?? [];
+    const current = registration.state === 'registered' ? registration.uid : '';
+    const stale = refs.some(
+      (r) => r.kind === 'Node' && r.name === deps.nodeName && current !== '' && r.uid !== current,
+    );
+    if (refs.length > 0 && !stale) return;
+    let uid = current;
     if (uid === '') {
       const node = await deps.leaseApi.request<Node>({ method: 'GET', path: nodePath, signal });
       uid = node.metadata.uid ?? '';

@@ -21,7 +21,12 @@ import { describeError } from '../src/util/errors.ts';
 import { nullLogger } from '../src/util/logger.ts';
 import { sleep } from '../src/util/abort.ts';
 import { BUSYBOX_IMAGE } from '../test/harness/images.ts';
-import { startCluster, type ClusterBed, kubernetesBinary } from '../test/harness/cluster/index.ts';
+import {
+  ensureKubernetesBinaries,
+  startCluster,
+  type ClusterBed,
+  kubernetesBinary,
+} from '../test/harness/cluster/index.ts';
 import {
   BENCH_PATHS,
   removeAllBenchPods,
@@ -953,6 +958,8 @@ log(
   `upstream: ${kubeletArgv({ kind: 'upstream', nodeName: 'NODE', endpoint: 'unix://SOCK', rootDir: 'ROOT', manifestDir: 'DIR', logFile: '' }).args.join(' ')}`,
 );
 try {
+  // The upstream kubelet is built with the control plane (once, ~8 min on a fresh machine).
+  if (kubelets.includes('upstream')) await ensureKubernetesBinaries(nullLogger);
   for (const n of NS_LIST) {
     if (scenarios.has('floor')) {
       for (const c of [...new Set([1, 2, 4, n])].filter((c) => c <= n)) {

@@ -167,6 +167,35 @@ function binary(name: Exclude<ComponentName, 'etcd'>): string {
   return `${CLUSTER_PATHS.binDir}/${name}`;
 }
 
+/**
+ * The flags kube-controller-manager and kube-scheduler share: their kubeconfig (also for delegated
+ * authn/authz), a loopback secure port for health, no insecure port, no leader election. The
+ * kubeconfig flag doubles as the marker that finds a running instance.
+ */
+function kubeconfigComponentArgs(
+  name: ComponentName,
+  kubeconfig: string,
+  port: number,
+  extra: string[],
+): { marker: string; args: string[] } {
+  const marker = `--kubeconfig=${kubeconfig}`;
+  return {
+    marker,
+    args: [
+      marker,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      `--bind-address=${CLUSTER_HOST}`,
+      `--secure-port=${port}`,
+      '--port=0',
+      ...extra,
+      '--leader-elect=false',
+      `--cert-dir=${CLUSTER_PATHS.componentCertDir}/${name}`,
+      '--v=2',
+    ],
+  };
+}
+
 /** The command line of each component. The first flag named in `marker` identifies the bed's instance. */
 export function componentSpec(name: ComponentName, pki: ClusterPki): DaemonSpec {
   const common = { name, pidFile: pidFile(name), log: logFile(name) };
@@ -236,56 +265,34 @@ export function componentSpec(name: ComponentName, pki: ClusterPki): DaemonSpec 
         ],
       };
     }
-    case 'kube-controller-manager': {
-      const kubeconfig = CLUSTER_PATHS.controllerManagerKubeconfig;
-      const marker = `--kubeconfig=${kubeconfig}`;
+    case 'kube-controller-manager':
       return {
         ...common,
         binary: binary(name),
-        marker,
-        args: [
-          marker,
-          `--authentication-kubeconfig=${kubeconfig}`,
-          `--authorization-kubeconfig=${kubeconfig}`,
-          `--bind-address=${CLUSTER_HOST}`,
-          `--secure-port=${CLUSTER_PORTS.controllerManager}`,
-          '--port=0',
-          '--controllers=*',
-          // Not --use-service-account-credentials: with it, 1.20 exits (klog.Fatal in its dynamic client
-          // builder) when the apiserver is unreachable while it is still starting controllers, so an
-          // outage test right after a start would kill it. Every controller uses this identity instead.
-          '--use-service-account-credentials=false',
-          `--service-account-private-key-file=${pki.serviceAccount.key}`,
-          `--root-ca-file=${pki.ca.cert}`,
-          `--cluster-signing-cert-file=${pki.ca.cert}`,
-          `--cluster-signing-key-file=${pki.ca.key}`,
-          `--cluster-name=${CLUSTER_NAME}`,
-          '--leader-elect=false',
-          `--cert-dir=${CLUSTER_PATHS.componentCertDir}/kube-controller-manager`,
-          '--v=2',
-        ],
+        ...kubeconfigComponentArgs(
+          name,
+          CLUSTER_PATHS.controllerManagerKubeconfig,
+          CLUSTER_PORTS.controllerManager,
+          [
+            '--controllers=*',
+            // Not --use-service-account-credentials: with it, 1.20 exits (klog.Fatal in its dynamic client
+            // builder) when the apiserver is unreachable while it is still starting controllers, so an
+            // outage test right after a start would kill it. Every controller uses this identity instead.
+            '--use-service-account-credentials=false',
+            `--service-account-private-key-file=${pki.serviceAccount.key}`,
+            `--root-ca-file=${pki.ca.cert}`,
+            `--cluster-signing-cert-file=${pki.ca.cert}`,
+            `--cluster-signing-key-file=${pki.ca.key}`,
+            `--cluster-name=${CLUSTER_NAME}`,
+          ],
+        ),
       };
-    }
-    case 'kube-scheduler': {
-      const kubeconfig = CLUSTER_PATHS.schedulerKubeconfig;
-      const marker = `--kubeconfig=${kubeconfig}`;
+    case 'kube-scheduler':
       return {
         ...common,
         binary: binary(name),
-        marker,
-        args: [
-          marker,
-          `--authentication-kubeconfig=${kubeconfig}`,
-          `--authorization-kubeconfig=${kubeconfig}`,
-          `--bind-address=${CLUSTER_HOST}`,
-          `--secure-port=${CLUSTER_PORTS.scheduler}`,
-          '--port=0',
-          '--leader-elect=false',
-          `--cert-dir=${CLUSTER_PATHS.componentCertDir}/kube-scheduler`,
-          '--v=2',
-        ],
+        ...kubeconfigComponentArgs(name, CLUSTER_PATHS.schedulerKubeconfig, CLUSTER_PORTS.scheduler, []),
       };
-    }
   }
 }
 

@@ -37,18 +37,20 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 const TOP = Number(values.top);
-const REPO = new URL('..', import.meta.url).href;
+// bin/tskubelet runs the compiled dist/src/*.js: name those src/ too (line numbers are the .js ones).
+const REPO_URL = new URL('..', import.meta.url).href;
+const inRepo = (url: string): string | undefined =>
+  url.startsWith(REPO_URL) ? url.slice(REPO_URL.length).replace(/^dist\//, '') : undefined;
 
 function where(f: CallFrame): string {
-  const url = f.url.startsWith(REPO)
-    ? f.url.slice(REPO.length)
-    : f.url.replace(/^.*node_modules\//, 'node_modules/');
+  const url = inRepo(f.url) ?? f.url.replace(/^.*node_modules\//, 'node_modules/');
   return url ? `${url}:${f.lineNumber + 1}` : '(native)';
 }
 
 function moduleOf(f: CallFrame): string {
   if (!f.url) return f.functionName.startsWith('(') ? f.functionName : '(native)';
-  if (f.url.startsWith(REPO)) return f.url.slice(REPO.length).split('/').slice(0, 2).join('/');
+  const own = inRepo(f.url);
+  if (own !== undefined) return own.split('/').slice(0, 2).join('/');
   const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f.url);
   if (nm) return `npm:${nm[1] ?? '?'}`;
   if (f.url.startsWith('node:')) return f.url.split('/')[0] ?? f.url;

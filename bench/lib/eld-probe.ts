@@ -1,5 +1,6 @@
 /**
- * Preloaded into tskubelet by the benchmark (NODE_OPTIONS=--import=<this file>) to measure its
+ * Preloaded into tskubelet by the benchmark (NODE_OPTIONS=--import=<this file, compiled into dist/ by
+ * scripts/build.sh so the kubelet stays free of type stripping>) to measure its
  * event-loop delay without touching src/: a perf_hooks histogram (10 ms resolution timer) runs in the
  * kubelet's main thread; on SIGUSR2 it appends one JSON line with the delay percentiles (ms, beyond the timer's own 10 ms) since
  * the previous SIGUSR2 and process.memoryUsage() (MiB) to $TSKUBELET_BENCH_ELD_FILE and starts over. Does nothing without that variable.

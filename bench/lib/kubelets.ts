@@ -21,7 +21,11 @@ export const BENCH_HEALTHZ_PORT = 10358;
 export const BENCH_UPSTREAM_PORT = 10350;
 
 const REPO = join(import.meta.dirname, '..', '..');
-const ELD_PROBE = join(import.meta.dirname, 'eld-probe.ts');
+/**
+ * The probe as compiled into dist/ by scripts/build.sh (bin/tskubelet builds it before node starts):
+ * preloading the .ts would bring Node's type stripping (~17 MiB resident) back into the kubelet.
+ */
+const ELD_PROBE = join(REPO, 'dist', 'bench', 'lib', 'eld-probe.js');
 
 export interface KubeletSpec {
   kind: KubeletKind;
@@ -54,6 +58,10 @@ function commonFlags(s: KubeletSpec): [string, string][] {
     ['node-status-update-frequency', '10s'],
     ['max-pods', '110'],
     ['v', '0'],
+    // Both kubelets run without pod cgroups: the same work, and a kubelet with cgroups per QoS
+    // would remove the test bed's pod cgroups as orphans (they share /sys/fs/cgroup/kubepods).
+    ['cgroups-per-qos', 'false'],
+    ['enforce-node-allocatable', ''],
   ];
   if (s.manifestDir) f.push(['pod-manifest-path', s.manifestDir]);
   if (s.kubeconfig) {
@@ -74,8 +82,6 @@ export function upstreamOnlyFlags(s: Pick<KubeletSpec, 'endpoint' | 'rootDir'>):
   return [
     ['container-runtime', 'remote'],
     ['fail-swap-on', 'false'],
-    ['cgroups-per-qos', 'false'],
-    ['enforce-node-allocatable', ''],
     ['cgroup-driver', 'cgroupfs'],
     ['pod-infra-container-image', PAUSE_IMAGE],
     ['containerd', s.endpoint.replace(/^unix:\/\//, '')],

@@ -65,6 +65,8 @@ export interface PodSpec {
   serviceAccountName?: string;
   serviceAccount?: string;
   automountServiceAccountToken?: boolean;
+  /** Conditions (set by others through the API) that must be True for the pod to be Ready. */
+  readinessGates?: { conditionType: string }[];
   hostNetwork?: boolean;
   hostPID?: boolean;
   hostIPC?: boolean;

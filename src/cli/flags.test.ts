@@ -44,7 +44,7 @@ describe('run flags', () => {
         'containerRuntimeEndpoint: unix:///run/file/containerd.sock',
         'staticPodURLHeader:',
         '  X-File: [a]',
-        'cgroupDriver: systemd',
+        'kernelMemcgNotification: true',
         'kubeAPIQPS: 25',
         'eventBurst: 30',
         'registerNode: false',
@@ -187,7 +187,7 @@ describe('run flags', () => {
     assert.equal(config.registerNode, false);
     assert.deepEqual(config.registerWithTaints, [{ key: 'file', value: 'v', effect: 'NoSchedule' }]);
     assert.equal(warnings.length, 1);
-    assert.match(warnings[0] ?? '', /cgroupDriver/);
+    assert.match(warnings[0] ?? '', /kernelMemcgNotification/);
   });
 
   it('treats an empty --config as no file, as upstream does', async () => {
@@ -229,13 +229,9 @@ describe('run flags', () => {
       '--pod-manifest-path=/m',
     ]);
     assert.equal(config.staticPodPath, '/m', 'flags after ignored ones are still parsed');
-    const ignored = [
-      'fail-swap-on',
-      'cgroups-per-qos',
-      'enforce-node-allocatable',
-      'cgroup-driver',
-      'container-runtime',
-    ];
+    const ignored = ['fail-swap-on', 'container-runtime'];
+    assert.equal(config.cgroupsPerQOS, false, 'the cgroup flags among them are implemented now');
+    assert.deepEqual(config.enforceNodeAllocatable, []);
     assert.deepEqual(
       [...warnings].sort(),
       ignored.map((f) => `flag --${f} is not implemented by tskubelet yet and is ignored`).sort(),
@@ -316,6 +312,25 @@ describe('run flags', () => {
     await assertRejectsInvalid(['--kube-api-qps=1.5'], /--kube-api-qps.*not an integer/);
     await assertRejectsInvalid(['--event-burst=lots'], /--event-burst.*not an integer/);
     await assertRejectsInvalid(['--event-qps=-1'], /--event-qps: -1 must not be a negative number/);
+  });
+
+  it('maps the image pull and node image flags, without warnings', async () => {
+    const { config, warnings } = await parse([
+      '--serialize-image-pulls=true',
+      '--registry-qps=3',
+      '--registry-burst',
+      '6',
+      '--node-status-max-images=-1',
+    ]);
+    assert.deepEqual(warnings, []);
+    assert.equal(config.serializeImagePulls, true);
+    assert.equal(config.maxParallelImagePulls, 1);
+    assert.equal(config.registryPullQPS, 3);
+    assert.equal(config.registryBurst, 6);
+    assert.equal(config.nodeStatusMaxImages, -1);
+    const off = (await parse(['--serialize-image-pulls=false'])).config;
+    assert.equal(off.serializeImagePulls, false);
+    assert.equal(off.maxParallelImagePulls, undefined, 'no limit, as upstream');
   });
 
   it('derives the node name from --hostname-override, lowercased', async () => {
@@ -412,5 +427,75 @@ describe('parseNodeLabels', () => {
     const first = parseNodeLabels('a=1,b=2', undefined);
     assert.deepEqual(parseNodeLabels('b=3', first), { a: '1', b: '3' });
     assert.deepEqual(first, { a: '1', b: '2' });
+  });
+});
+
+describe('security flags', () => {
+  it('reads --seccomp-default and accumulates repeated --allowed-unsafe-sysctls', async () => {
+    const { config, warnings } = await parse([
+      '--seccomp-default',
+      '--allowed-unsafe-sysctls=kernel.msg*,net.core.somaxconn',
+      '--allowed-unsafe-sysctls',
+      'fs.mqueue.*',
+    ]);
+    assert.equal(config.seccompDefault, true);
+    assert.deepEqual(config.allowedUnsafeSysctls, ['kernel.msg*', 'net.core.somaxconn', 'fs.mqueue.*']);
+    assert.deepEqual(warnings, []);
+  });
+
+  it('refuses an unsafe sysctl that is not namespaced, naming the flag', async () => {
+    await assertRejectsInvalid(
+      ['--allowed-unsafe-sysctls=vm.swappiness'],
+      /--allowed-unsafe-sysctls: the sysctl "vm\.swappiness" is not known to be namespaced/,
+    );
+  });
+});
+
+describe('pod cgroup flags', () => {
+  it('maps the cgroup flags onto the config', async () => {
+    const { config, warnings } = await parse([
+      '--cgroups-per-qos=true',
+      '--cgroup-root=/tskubelet',
+      '--cgroup-driver=cgroupfs',
+      '--pod-max-pids=4096',
+      '--cpu-cfs-quota=false',
+      '--cpu-cfs-quota-period=20ms',
+      '--enforce-node-allocatable=pods',
+    ]);
+    assert.deepEqual(warnings, []);
+    assert.equal(config.cgroupsPerQOS, true);
+    assert.equal(config.cgroupRoot, '/tskubelet');
+    assert.equal(config.cgroupDriver, 'cgroupfs');
+    assert.equal(config.podPidsLimit, 4096);
+    assert.equal(config.cpuCFSQuota, false);
+    assert.equal(config.cpuCFSQuotaPeriodMs, 20);
+    assert.deepEqual(config.enforceNodeAllocatable, ['pods']);
+  });
+
+  it('refuses --cgroup-driver=systemd and --cgroups-per-qos=false with the default enforcement', async () => {
+    await assertRejectsInvalid(['--cgroup-driver=systemd'], /only "cgroupfs"/);
+    await assertRejectsInvalid(['--cgroups-per-qos=false'], /--enforce-node-allocatable/);
+    await assertRejectsInvalid(['--pod-max-pids=many'], /--pod-max-pids.*not an integer/);
+  });
+});
+
+describe('cluster DNS flags', () => {
+  it('reads --cluster-domain and accumulates repeated --cluster-dns, without warnings', async () => {
+    const { config, warnings } = await parse([
+      '--cluster-domain=cluster.local',
+      '--cluster-dns=10.96.0.10,10.96.0.11',
+      '--cluster-dns',
+      'fd00::a',
+    ]);
+    assert.equal(config.clusterDomain, 'cluster.local');
+    assert.deepEqual(config.clusterDNS, ['10.96.0.10', '10.96.0.11', 'fd00::a']);
+    assert.deepEqual(warnings, []);
+  });
+
+  it('refuses a --cluster-dns value that is not an IP address', async () => {
+    await assertRejectsInvalid(
+      ['--cluster-dns=kube-dns'],
+      /--cluster-dns: "kube-dns" is not a valid IP address/,
+    );
   });
 });

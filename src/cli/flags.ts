@@ -20,8 +20,11 @@ import {
   DEFAULT_KUBE_API_BURST,
   DEFAULT_KUBE_API_QPS,
   DEFAULT_MAX_PODS,
+  DEFAULT_NODE_STATUS_MAX_IMAGES,
   DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
   DEFAULT_PORT,
+  DEFAULT_REGISTRY_BURST,
+  DEFAULT_REGISTRY_PULL_QPS,
   DEFAULT_ROOT_DIR,
   DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
   DEFAULT_SYNC_FREQUENCY_MS,
@@ -61,6 +64,12 @@ type RunOptions = Pick<
   | 'registerNode'
   | 'registerWithTaints'
   | 'nodeLabels'
+  | 'clusterDomain'
+  | 'cgroupRoot'
+  | 'cgroupDriver'
+  | 'enforceNodeAllocatable'
+  | 'seccompDefault'
+  | 'allowedUnsafeSysctls'
 > & {
   config?: string;
   podManifestPath?: string;
@@ -69,12 +78,21 @@ type RunOptions = Pick<
   runonce?: boolean;
   runonceTimeout?: string;
   nodeIp?: string;
+  clusterDns?: string[];
   v?: number;
   loggingFormat?: string;
   kubeApiQps?: number;
   kubeApiBurst?: number;
   eventQps?: number;
   eventBurst?: number;
+  serializeImagePulls?: boolean;
+  registryQps?: number;
+  registryBurst?: number;
+  nodeStatusMaxImages?: number;
+  cgroupsPerQos?: boolean;
+  podMaxPids?: number;
+  cpuCfsQuota?: boolean;
+  cpuCfsQuotaPeriod?: string;
 };
 
 /**
@@ -88,7 +106,6 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'cert-dir': false,
   'cloud-provider': false,
   'cloud-config': false,
-  'seccomp-default': true,
   'lock-file': false,
   'exit-on-lock-contention': true,
   'minimum-container-ttl-duration': false,
@@ -114,14 +131,10 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'tls-cipher-suites': false,
   'tls-min-version': false,
   'rotate-certificates': true,
-  'registry-qps': false,
-  'registry-burst': false,
   'enable-debugging-handlers': true,
   'contention-profiling': true,
   'oom-score-adj': false,
-  'cluster-domain': false,
   'volume-plugin-dir': false,
-  'cluster-dns': false,
   'streaming-connection-idle-timeout': false,
   'minimum-image-ttl-duration': false,
   'image-gc-high-threshold': false,
@@ -131,9 +144,6 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'kubelet-cgroups': false,
   'system-cgroups': false,
   'provider-id': false,
-  'cgroups-per-qos': true,
-  'cgroup-driver': false,
-  'cgroup-root': false,
   'cpu-manager-policy': false,
   'cpu-manager-policy-options': false,
   'cpu-manager-reconcile-period': false,
@@ -143,23 +153,17 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'topology-manager-policy-options': false,
   'hairpin-mode': false,
   'pod-cidr': false,
-  'pod-max-pids': false,
   'resolv-conf': false,
-  'cpu-cfs-quota': true,
-  'cpu-cfs-quota-period': false,
   'enable-controller-attach-detach': true,
   'make-iptables-util-chains': true,
   'iptables-masquerade-bit': false,
   'iptables-drop-bit': false,
   'container-log-max-size': false,
   'container-log-max-files': false,
-  'allowed-unsafe-sysctls': false,
-  'node-status-max-images': false,
   'kernel-memcg-notification': true,
   'local-storage-capacity-isolation': true,
   'max-open-files': false,
   'kube-api-content-type': false,
-  'serialize-image-pulls': true,
   'eviction-hard': false,
   'eviction-soft': false,
   'eviction-soft-grace-period': false,
@@ -171,7 +175,6 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'reserved-cpus': false,
   'system-reserved': false,
   'kube-reserved': false,
-  'enforce-node-allocatable': false,
   'system-reserved-cgroup': false,
   'kube-reserved-cgroup': false,
   'memory-manager-policy': false,
@@ -306,7 +309,47 @@ export function buildRunCommand(
         `burst of event creation; 0 means ${CLIENT_GO_DEFAULT_BURST} (default ${DEFAULT_EVENT_BURST})`,
       ),
     )
+    .addOption(
+      boolOption(
+        '--serialize-image-pulls',
+        'pull images one at a time; false without maxParallelImagePulls: no limit (default: at most 5 at once)',
+      ),
+    )
+    .addOption(
+      intOption(
+        '--registry-qps <qps>',
+        `image pulls started per second, 0 = no limit (default ${DEFAULT_REGISTRY_PULL_QPS})`,
+      ),
+    )
+    .addOption(intOption('--registry-burst <n>', `burst of image pulls (default ${DEFAULT_REGISTRY_BURST})`))
+    .addOption(
+      intOption(
+        '--node-status-max-images <n>',
+        `images reported in the Node status, -1 = all (default ${DEFAULT_NODE_STATUS_MAX_IMAGES})`,
+      ),
+    )
     .addOption(boolOption('--register-node', 'register the Node with the API server (default true)'))
+    .addOption(
+      boolOption(
+        '--cgroups-per-qos',
+        'pod cgroups per QoS class under <cgroup-root>/kubepods (default true)',
+      ),
+    )
+    .option('--cgroup-root <name>', 'cgroup kubepods is created under (default /)')
+    .option('--cgroup-driver <driver>', 'cgroup driver; only cgroupfs is supported (default cgroupfs)')
+    .addOption(
+      new Option('--pod-max-pids <n>', 'pids limit of each pod cgroup, -1 = none (default -1)').argParser(
+        parseInt64,
+      ),
+    )
+    .addOption(boolOption('--cpu-cfs-quota', 'CFS quota for pod cpu limits (default true)'))
+    .option('--cpu-cfs-quota-period <duration>', 'CFS period of pod cgroups, 1ms to 1s (default 100ms)')
+    .addOption(
+      new Option(
+        '--enforce-node-allocatable <pods|none,...>',
+        "node allocatable enforcement: 'pods' or empty/'none' (default pods); repeatable",
+      ).argParser(parseStringSlice),
+    )
     .addOption(
       new Option(
         '--register-with-taints <key=value:Effect,...>',
@@ -319,6 +362,28 @@ export function buildRunCommand(
         'labels for the Node when it registers; repeatable. In the kubernetes.io and k8s.io ' +
           'namespaces only [*.]kubelet.kubernetes.io/, [*.]node.kubernetes.io/ and the well-known node labels',
       ).argParser(parseNodeLabels),
+    )
+    .option(
+      '--cluster-domain <domain>',
+      'DNS domain of the cluster (e.g. cluster.local): search domains of ClusterFirst pods',
+    )
+    .addOption(
+      new Option(
+        '--cluster-dns <ip,...>',
+        'nameserver IPs of ClusterFirst pods (without: they use the host resolv.conf); repeatable',
+      ).argParser(parseStringSlice),
+    )
+    .addOption(
+      boolOption(
+        '--seccomp-default',
+        'RuntimeDefault seccomp for containers that set no profile (default false)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--allowed-unsafe-sysctls <names,...>',
+        "unsafe sysctls pods may set (names or 'prefix*', namespaced only), e.g. 'kernel.msg*,net.core.somaxconn'; repeatable",
+      ).argParser(parseStringSlice),
     );
 
   const notImplemented: Option[] = [];
@@ -376,9 +441,24 @@ export function buildRunCommand(
       kubeAPIBurst: o.kubeApiBurst,
       eventRecordQPS: o.eventQps,
       eventBurst: o.eventBurst,
+      serializeImagePulls: o.serializeImagePulls,
+      registryPullQPS: o.registryQps,
+      registryBurst: o.registryBurst,
+      nodeStatusMaxImages: o.nodeStatusMaxImages,
       registerNode: o.registerNode,
       registerWithTaints: o.registerWithTaints,
       nodeLabels: o.nodeLabels,
+      clusterDomain: o.clusterDomain,
+      clusterDNS: o.clusterDns,
+      cgroupsPerQOS: o.cgroupsPerQos,
+      cgroupRoot: o.cgroupRoot,
+      cgroupDriver: o.cgroupDriver,
+      podPidsLimit: o.podMaxPids,
+      cpuCFSQuota: o.cpuCfsQuota,
+      cpuCFSQuotaPeriod: o.cpuCfsQuotaPeriod,
+      enforceNodeAllocatable: o.enforceNodeAllocatable,
+      seccompDefault: o.seccompDefault,
+      allowedUnsafeSysctls: o.allowedUnsafeSysctls,
     };
     for (const key of Object.keys(flags) as (keyof FlagValues)[]) {
       if (flags[key] === undefined) delete flags[key];
@@ -481,6 +561,15 @@ export function parseRegisterWithTaints(value: string): RawTaint[] {
  * at the first `=`, both sides trimmed, a pair without `=` gets an empty value, empty pairs are
  * skipped. Repeated flags accumulate, a later key replaces an earlier one. Validated when compiling.
  */
+/**
+ * One value of a pflag StringSlice flag (`--allowed-unsafe-sysctls`): comma-separated values taken
+ * as written, an empty value adds nothing; repeated flags accumulate.
+ */
+export function parseStringSlice(value: string, previous: string[] | undefined): string[] {
+  const values = value === '' ? [] : value.split(',');
+  return [...(previous ?? []), ...values];
+}
+
 export function parseNodeLabels(
   value: string,
   previous: Record<string, string> | undefined,
@@ -501,6 +590,15 @@ function parseInt32(value: string): number {
   if (!/^[+-]?\d+$/.test(text)) throw new InvalidArgumentError('not an integer');
   const n = Number(text);
   if (n < -(2 ** 31) || n >= 2 ** 31) throw new InvalidArgumentError('out of range for a 32-bit integer');
+  return n;
+}
+
+/** A decimal int64 within JavaScript's safe integers (pflag Int64Var). */
+function parseInt64(value: string): number {
+  const text = value.replace(/^=/, '').trim();
+  if (!/^[+-]?\d+$/.test(text)) throw new InvalidArgumentError('not an integer');
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError('out of range');
   return n;
 }
 

@@ -3,13 +3,16 @@ import { createLogger, type Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import { detectNodeIP } from '../util/net.ts';
 import { createCriClient } from '../runtime/cri/index.ts';
+import type { ImageService } from '../runtime/cri/types.ts';
 import { createLoggingRecorder } from '../api/events.ts';
 import { createApiSource, createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
 import { createKubelet, type Kubelet } from '../kubelet/kubelet.ts';
+import { createContainerManager } from '../cm/index.ts';
 import { machineNodeView, nodeViewFromNode } from '../kubelet/node-view.ts';
 import { createApiClient } from '../api/client.ts';
 import { createApiEventRecorder } from '../api/event-recorder.ts';
 import { createApiObjectSource } from '../api/object-source.ts';
+import { createServiceInformer } from '../api/service-informer.ts';
 
 import { createMirrorPods } from '../kubelet/mirror-pods.ts';
 import { createNodeAgent } from '../node/index.ts';
@@ -79,7 +82,9 @@ export async function runKubelet(
   }
   const sources = buildSources(config, logger);
   const cluster =
-    config.kubeconfig && !config.runOnce ? await connectCluster(config, logger, version) : undefined;
+    config.kubeconfig && !config.runOnce
+      ? await connectCluster(config, logger, version, cri.image)
+      : undefined;
   if (cluster) sources.push(cluster.source);
   if (sources.length === 0)
     logger.warn('no pod source configured (--pod-manifest-path, --manifest-url or --kubeconfig)');
@@ -92,6 +97,14 @@ export async function runKubelet(
       podLogsDir: config.podLogsDir,
       maxPods: config.maxPods,
       syncFrequencyMs: config.syncFrequencyMs,
+      clusterDNS: config.clusterDNS,
+      clusterDomain: config.clusterDomain,
+      seccompDefault: config.seccompDefault,
+      allowedUnsafeSysctls: config.allowedUnsafeSysctls,
+      // Absent in the config means no limit (serializeImagePulls false, no maxParallelImagePulls).
+      maxParallelImagePulls: config.maxParallelImagePulls ?? Infinity,
+      registryPullQPS: config.registryPullQPS,
+      registryBurst: config.registryBurst,
     },
     {
       runtimeService: cri.runtime,
@@ -99,6 +112,18 @@ export async function runKubelet(
       sources,
       recorder: cluster?.recorder ?? createLoggingRecorder(logger),
       logger,
+      containerManager: createContainerManager({
+        cgroupsPerQOS: config.cgroupsPerQOS,
+        cgroupRoot: config.cgroupRoot,
+        cgroupDriver: config.cgroupDriver,
+        podPidsLimit: config.podPidsLimit,
+        cpuCFSQuota: config.cpuCFSQuota,
+        cpuCFSQuotaPeriodMs: config.cpuCFSQuotaPeriodMs,
+        enforceNodeAllocatable: config.enforceNodeAllocatable,
+        // No system/kube reservations are implemented: allocatable for kubepods is the capacity.
+        nodeCapacity: () => ({ milliCPU: machine.allocatable.milliCPU, memory: machine.allocatable.memory }),
+        logger,
+      }),
       node: () => {
         const n = cluster?.nodeAgent.node();
         return n ? nodeViewFromNode(n) : machine;
@@ -109,6 +134,7 @@ export async function runKubelet(
               api: cluster.api,
               mirrorPods: cluster.mirrorPods,
               volumeObjects: cluster.volumeObjects,
+              services: cluster.services,
             },
           }
         : {}),
@@ -164,11 +190,16 @@ export async function runKubelet(
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  cluster?.services.start();
   cluster?.nodeAgent.start();
-  await kubelet.run();
-  await cluster?.close();
-  await server?.close();
-  cri.close();
+  try {
+    // Rejects when the kubelet cannot start (e.g. the pod cgroup hierarchy cannot be set up).
+    await kubelet.run();
+  } finally {
+    await cluster?.close();
+    await server?.close();
+    cri.close();
+  }
   return 0;
 }
 
@@ -182,7 +213,12 @@ function reportedKubeletVersion(version: string): string {
  * they never queue behind pod traffic), the API pod source, events to the API, mirror pods, volume
  * objects, and the node agent (registration, node status, Lease).
  */
-async function connectCluster(config: KubeletConfig, logger: Logger, version: string) {
+async function connectCluster(
+  config: KubeletConfig,
+  logger: Logger,
+  version: string,
+  imageService: ImageService,
+) {
   const kubeconfig = config.kubeconfig ?? '';
   const api = await createApiClient({ kubeconfig, qps: config.kubeAPIQPS, burst: config.kubeAPIBurst });
   const leaseApi = await createApiClient({ kubeconfig, qps: config.kubeAPIQPS, burst: config.kubeAPIBurst });
@@ -211,6 +247,8 @@ async function connectCluster(config: KubeletConfig, logger: Logger, version: st
     nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
     nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
     nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
+    nodeStatusMaxImages: config.nodeStatusMaxImages,
+    listImages: (signal) => imageService.listImages(undefined, { signal }),
     inputs: {
       runtimeReady: () => kubelet?.runtimeReady() ?? { ok: false, message: 'kubelet is starting' },
       runtimeVersion: () => kubelet?.runtimeVersion() ?? '',
@@ -229,17 +267,21 @@ async function connectCluster(config: KubeletConfig, logger: Logger, version: st
     logger: logger.child({ source: 'api' }),
     onMirrorPods: (pods) => kubelet?.setMirrorPods(pods),
   });
+  // Service-link env vars; pods from the API wait for its first list (upstream serviceHasSynced).
+  const services = createServiceInformer({ api, logger: logger.child({ informer: 'services' }) });
   return {
     api,
     recorder,
     nodeAgent,
     mirrorPods,
     source,
+    services,
     volumeObjects: createApiObjectSource(api),
     bind(k: Kubelet) {
       kubelet = k;
     },
     async close() {
+      await services.stop();
       await nodeAgent.stop();
       await recorder.stop();
       api.close();

@@ -145,3 +145,47 @@ export const DEFAULT_REGISTRY_BURST = 10; // registryBurst
 export const DEFAULT_MAX_PARALLEL_IMAGE_PULLS = 5;
 /** Bound on one image pull. Not upstream (its CRI PullImage has no deadline): ours never waits forever. */
 export const IMAGE_PULL_TIMEOUT_MS = 10 * 60_000;
+
+/** Node registry credentials and node images (pkg/credentialprovider, pkg/kubelet/nodestatus). */
+/**
+ * How long the node's docker config file (config.json / .dockercfg) is cached before it is read
+ * again. Ours: upstream's CachingDockerConfigProvider keeps it 5 min; a file fixed by an operator
+ * should count at the next pull attempt, and a read is a few small files.
+ */
+export const NODE_DOCKER_CONFIG_CACHE_MS = 10_000;
+export const DEFAULT_NODE_STATUS_MAX_IMAGES = 50; // nodeStatusMaxImages (-1 = no cap)
+export const MAX_NAMES_PER_IMAGE_IN_NODE_STATUS = 5; // nodestatus.MaxNamesPerImageInNodeStatus
+
+/** Security profiles (pkg/kubelet/kuberuntime, k8s.io/api/core/v1 annotation_key_constants.go). */
+export const SECCOMP_PROFILE_DIR_NAME = 'seccomp'; // seccompProfileRoot = <rootDir>/seccomp
+export const DEFAULT_SECCOMP_DEFAULT = false; // seccompDefault
+export const SECCOMP_POD_ANNOTATION_KEY = 'seccomp.security.alpha.kubernetes.io/pod'; // v1.SeccompPodAnnotationKey
+export const SECCOMP_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/'; // v1.SeccompContainerAnnotationKeyPrefix
+export const APPARMOR_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.apparmor.security.beta.kubernetes.io/'; // v1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix
+
+/**
+ * Pod cgroups per QoS class (pkg/kubelet/apis/config/v1beta1 defaults; pkg/kubelet/cm). CPU values
+ * are cgroup v1 units: shares, and CFS quota/period in microseconds.
+ */
+export const DEFAULT_CGROUPS_PER_QOS = true; // cgroupsPerQOS
+export const DEFAULT_CGROUP_DRIVER = 'cgroupfs'; // cgroupDriver
+export const DEFAULT_CGROUP_ROOT = '/'; // --cgroup-root "" becomes "/" when cgroupsPerQOS (cmd/kubelet/app)
+export const DEFAULT_POD_PIDS_LIMIT = -1; // podPidsLimit (-1 = no pod-level limit)
+export const DEFAULT_CPU_CFS_QUOTA = true; // cpuCFSQuota
+export const DEFAULT_CPU_CFS_QUOTA_PERIOD_MS = 100; // cpuCFSQuotaPeriod
+export const DEFAULT_ENFORCE_NODE_ALLOCATABLE: readonly string[] = ['pods']; // DefaultNodeAllocatableEnforcement
+export const NODE_ALLOCATABLE_CGROUP_NAME = 'kubepods'; // defaultNodeAllocatableCgroupName
+export const POD_CGROUP_NAME_PREFIX = 'pod'; // podCgroupNamePrefix
+export const CGROUP_MIN_SHARES = 2; // cm.MinShares
+export const CGROUP_MAX_SHARES = 262_144; // cm.MaxShares
+export const CGROUP_SHARES_PER_CPU = 1024; // cm.SharesPerCPU
+export const CGROUP_QUOTA_PERIOD_US = 100_000; // cm.QuotaPeriod
+export const CGROUP_MIN_QUOTA_PERIOD_US = 1000; // cm.MinQuotaPeriod
+export const PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS = 60_000; // periodicQOSCgroupUpdateInterval
+
+/** Pod DNS (pkg/kubelet/network/dns; limits from pkg/apis/core/validation, ExpandedDNSConfig GA in 1.28). */
+export const DEFAULT_DNS_OPTIONS: readonly string[] = ['ndots:5']; // defaultDNSOptions (ClusterFirst)
+export const MAX_DNS_NAMESERVERS = 3; // validation.MaxDNSNameservers
+export const MAX_DNS_SEARCH_PATHS = 32; // validation.MaxDNSSearchPaths (1.20: 6)
+export const MAX_DNS_SEARCH_LIST_CHARS = 2048; // validation.MaxDNSSearchListChars (1.20: 256)
+export const MAX_DNS_SEARCH_PATH_LENGTH = 253; // utilvalidation.DNS1123SubdomainMaxLength

@@ -25,22 +25,37 @@ import {
   DEFAULT_HTTP_CHECK_FREQUENCY_MS,
   DEFAULT_KUBE_API_BURST,
   DEFAULT_KUBE_API_QPS,
+  DEFAULT_MAX_PARALLEL_IMAGE_PULLS,
   DEFAULT_MAX_PODS,
   DEFAULT_NODE_LEASE_DURATION_SECONDS,
+  DEFAULT_NODE_STATUS_MAX_IMAGES,
   DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS,
   DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
   DEFAULT_POD_LOGS_DIR,
   DEFAULT_PORT,
   DEFAULT_READ_ONLY_PORT,
   DEFAULT_REGISTER_NODE,
+  DEFAULT_REGISTRY_BURST,
+  DEFAULT_REGISTRY_PULL_QPS,
   DEFAULT_ROOT_DIR,
   DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
+  DEFAULT_SECCOMP_DEFAULT,
   DEFAULT_SYNC_FREQUENCY_MS,
   RUN_ONCE_MAX_RETRIES,
   RUN_ONCE_RETRY_DELAY_BACKOFF,
   RUN_ONCE_RETRY_DELAY_MS,
 } from './defaults.ts';
 import { tryParseGoDuration } from './duration.ts';
+import {
+  DEFAULT_CGROUP_DRIVER,
+  DEFAULT_CGROUP_ROOT,
+  DEFAULT_CGROUPS_PER_QOS,
+  DEFAULT_CPU_CFS_QUOTA,
+  DEFAULT_CPU_CFS_QUOTA_PERIOD_MS,
+  DEFAULT_ENFORCE_NODE_ALLOCATABLE,
+  DEFAULT_POD_PIDS_LIMIT,
+} from './defaults.ts';
+import { sysctlPatternProblems } from '../kubelet/sysctl-admission.ts';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
@@ -103,6 +118,8 @@ export interface RawKubeletConfiguration {
   port?: number;
   readOnlyPort?: number;
   runOnce?: boolean;
+  seccompDefault?: boolean;
+  allowedUnsafeSysctls?: string[];
   logging?: { format?: string; verbosity?: number };
   kubeAPIQPS?: number;
   kubeAPIBurst?: number;
@@ -112,6 +129,20 @@ export interface RawKubeletConfiguration {
   nodeLeaseDurationSeconds?: number;
   registerNode?: boolean;
   registerWithTaints?: RawTaint[];
+  clusterDomain?: string;
+  clusterDNS?: string[];
+  cgroupsPerQOS?: boolean;
+  cgroupRoot?: string;
+  cgroupDriver?: string;
+  podPidsLimit?: number;
+  cpuCFSQuota?: boolean;
+  cpuCFSQuotaPeriod?: string;
+  enforceNodeAllocatable?: string[];
+  serializeImagePulls?: boolean;
+  maxParallelImagePulls?: number;
+  registryPullQPS?: number;
+  registryBurst?: number;
+  nodeStatusMaxImages?: number;
 }
 
 /** A decoded configuration file and what was accepted but ignored in it. */
@@ -129,7 +160,11 @@ export interface DecodedConfigFile {
 export type FlagValues = Omit<
   RawKubeletConfiguration,
   // File-only: upstream has no flag for these.
-  'podLogsDir' | 'logging' | 'nodeStatusReportFrequency' | 'nodeLeaseDurationSeconds'
+  | 'podLogsDir'
+  | 'logging'
+  | 'nodeStatusReportFrequency'
+  | 'nodeLeaseDurationSeconds'
+  | 'maxParallelImagePulls'
 > & {
   // Flag-only (not KubeletConfiguration fields upstream).
   rootDir?: string;
@@ -176,6 +211,10 @@ export interface KubeletConfig {
   readonly nodeIP?: string;
   readonly runOnce: boolean;
   readonly runOnceTimeoutMs: number;
+  /** Containers that set no seccomp profile run with RuntimeDefault instead of Unconfined. */
+  readonly seccompDefault: boolean;
+  /** Unsafe sysctls pods may set besides the safe ones: names or `prefix*`, all namespaced. */
+  readonly allowedUnsafeSysctls: readonly string[];
   readonly verbosity: number;
   readonly logFormat: LogFormat;
   readonly kubeconfig?: string;
@@ -199,6 +238,37 @@ export interface KubeletConfig {
   readonly registerWithTaints: readonly Taint[];
   /** Labels the Node is created with (`--node-labels`); validated, namespace rules applied. */
   readonly nodeLabels: Readonly<Record<string, string>>;
+  /** DNS domain of the cluster (e.g. `cluster.local`) for ClusterFirst pods' search list; '' = none. */
+  readonly clusterDomain: string;
+  /** Nameserver IPs of ClusterFirst pods; empty: they fall back to the host's resolv.conf. */
+  readonly clusterDNS: readonly string[];
+  /** Pod cgroups per QoS class under `<cgroupRoot>/kubepods`; off: the runtime's default parent. */
+  readonly cgroupsPerQOS: boolean;
+  /** Absolute cgroupfs name the kubepods hierarchy is created under ('/' when not set). */
+  readonly cgroupRoot: string;
+  /** Only cgroupfs is implemented; systemd is refused by validation. */
+  readonly cgroupDriver: 'cgroupfs';
+  /** pids.max of each pod cgroup; 0 or less means none (-1 by default). */
+  readonly podPidsLimit: number;
+  /** CFS quota on pod cgroups for cpu limits (upstream cpuCFSQuota). */
+  readonly cpuCFSQuota: boolean;
+  /** CFS period of pod cgroups; 1 ms to 1 s. */
+  readonly cpuCFSQuotaPeriodMs: number;
+  /** Node allocatable enforcement: ['pods'] or [] ('none' is stored as []). */
+  readonly enforceNodeAllocatable: readonly string[];
+  /** Pull one image at a time (then maxParallelImagePulls is 1). */
+  readonly serializeImagePulls: boolean;
+  /**
+   * Image pulls running at once across all pods. Absent: no limit (serializeImagePulls false and
+   * no maxParallelImagePulls, as upstream). Neither field set: DEFAULT_MAX_PARALLEL_IMAGE_PULLS,
+   * tskubelet's deliberate default (upstream pulls one at a time).
+   */
+  readonly maxParallelImagePulls?: number;
+  /** Image pulls started per second; 0 = no limit. */
+  readonly registryPullQPS: number;
+  readonly registryBurst: number;
+  /** Images reported in the Node's status.images, largest first; -1 = all. */
+  readonly nodeStatusMaxImages: number;
 }
 
 export interface CompiledConfig {
@@ -234,6 +304,8 @@ const SUPPORTED_FIELDS = new Set<string>(
     port: true,
     readOnlyPort: true,
     runOnce: true,
+    seccompDefault: true,
+    allowedUnsafeSysctls: true,
     logging: true,
     kubeAPIQPS: true,
     kubeAPIBurst: true,
@@ -243,6 +315,20 @@ const SUPPORTED_FIELDS = new Set<string>(
     nodeLeaseDurationSeconds: true,
     registerNode: true,
     registerWithTaints: true,
+    clusterDomain: true,
+    clusterDNS: true,
+    cgroupsPerQOS: true,
+    cgroupRoot: true,
+    cgroupDriver: true,
+    podPidsLimit: true,
+    cpuCFSQuota: true,
+    cpuCFSQuotaPeriod: true,
+    enforceNodeAllocatable: true,
+    serializeImagePulls: true,
+    maxParallelImagePulls: true,
+    registryPullQPS: true,
+    registryBurst: true,
+    nodeStatusMaxImages: true,
   } satisfies Record<keyof RawKubeletConfiguration, true>),
 );
 
@@ -262,15 +348,11 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'serverTLSBootstrap',
   'authentication',
   'authorization',
-  'registryPullQPS',
-  'registryBurst',
   'imagePullCredentialsVerificationPolicy',
   'preloadedImagesVerificationAllowlist',
   'enableDebuggingHandlers',
   'enableContentionProfiling',
   'oomScoreAdj',
-  'clusterDomain',
-  'clusterDNS',
   'streamingConnectionIdleTimeout',
   'imageMinimumGCAge',
   'imageMaximumGCAge',
@@ -279,9 +361,6 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'volumeStatsAggPeriod',
   'kubeletCgroups',
   'systemCgroups',
-  'cgroupRoot',
-  'cgroupsPerQOS',
-  'cgroupDriver',
   'cpuManagerPolicy',
   'singleProcessOOMKill',
   'cpuManagerPolicyOptions',
@@ -294,15 +373,9 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'qosReserved',
   'hairpinMode',
   'podCIDR',
-  'podPidsLimit',
   'resolvConf',
-  'cpuCFSQuota',
-  'cpuCFSQuotaPeriod',
-  'nodeStatusMaxImages',
   'maxOpenFiles',
   'contentType',
-  'serializeImagePulls',
-  'maxParallelImagePulls',
   'evictionHard',
   'evictionSoft',
   'evictionSoftGracePeriod',
@@ -330,8 +403,6 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'showHiddenMetricsForVersion',
   'systemReservedCgroup',
   'kubeReservedCgroup',
-  'enforceNodeAllocatable',
-  'allowedUnsafeSysctls',
   'volumePluginDir',
   'providerID',
   'kernelMemcgNotification',
@@ -344,7 +415,6 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'reservedMemory',
   'enableProfilingHandler',
   'enableDebugFlagsHandler',
-  'seccompDefault',
   'memoryThrottlingFactor',
   'memoryReservationPolicy',
   'tracing',
@@ -456,6 +526,8 @@ export function decodeKubeletConfiguration(doc: unknown, filePath: string): Deco
     port: r.int32('port'),
     readOnlyPort: r.int32('readOnlyPort'),
     runOnce: r.bool('runOnce'),
+    seccompDefault: r.bool('seccompDefault'),
+    allowedUnsafeSysctls: r.stringList('allowedUnsafeSysctls'),
     logging: decodeLogging(doc.logging, errors, warnings, filePath),
     kubeAPIQPS: r.int32('kubeAPIQPS'),
     kubeAPIBurst: r.int32('kubeAPIBurst'),
@@ -465,6 +537,20 @@ export function decodeKubeletConfiguration(doc: unknown, filePath: string): Deco
     nodeLeaseDurationSeconds: r.int32('nodeLeaseDurationSeconds'),
     registerNode: r.bool('registerNode'),
     registerWithTaints: r.taints('registerWithTaints'),
+    clusterDomain: r.string('clusterDomain'),
+    clusterDNS: r.stringList('clusterDNS'),
+    cgroupsPerQOS: r.bool('cgroupsPerQOS'),
+    cgroupRoot: r.string('cgroupRoot'),
+    cgroupDriver: r.string('cgroupDriver'),
+    podPidsLimit: r.int64('podPidsLimit'),
+    cpuCFSQuota: r.bool('cpuCFSQuota'),
+    cpuCFSQuotaPeriod: r.duration('cpuCFSQuotaPeriod'),
+    enforceNodeAllocatable: r.stringList('enforceNodeAllocatable'),
+    serializeImagePulls: r.bool('serializeImagePulls'),
+    maxParallelImagePulls: r.int32('maxParallelImagePulls'),
+    registryPullQPS: r.int32('registryPullQPS'),
+    registryBurst: r.int32('registryBurst'),
+    nodeStatusMaxImages: r.int32('nodeStatusMaxImages'),
   };
   if (errors.length > 0) throw new KubeletError('InvalidArgument', op, errors.join('; '));
 
@@ -518,6 +604,15 @@ class FieldReader {
     return this.#take(key, 'a string', (v): v is string => typeof v === 'string');
   }
 
+  /** []string */
+  stringList(key: string): string[] | undefined {
+    const value = this.#obj[key];
+    if (value === undefined || value === null) return undefined;
+    if (Array.isArray(value) && value.every((v): v is string => typeof v === 'string')) return [...value];
+    this.#wrong(key, 'a list of strings', value);
+    return undefined;
+  }
+
   bool(key: string): boolean | undefined {
     return this.#take(key, 'a boolean', (v): v is boolean => typeof v === 'boolean');
   }
@@ -527,6 +622,15 @@ class FieldReader {
       key,
       'an integer',
       (v): v is number => typeof v === 'number' && Number.isInteger(v) && v >= -(2 ** 31) && v < 2 ** 31,
+    );
+  }
+
+  /** int64 (within JavaScript's safe integers). */
+  int64(key: string): number | undefined {
+    return this.#take(
+      key,
+      'an integer',
+      (v): v is number => typeof v === 'number' && Number.isSafeInteger(v),
     );
   }
 
@@ -906,6 +1010,44 @@ export function compileConfig(
   );
   const nodeLabels = flags.nodeLabels ?? {};
   checkNodeLabels(nodeLabels, errors);
+  const clusterDomain = choose(
+    flags.clusterDomain,
+    'cluster-domain',
+    raw.clusterDomain,
+    'clusterDomain',
+    '',
+    emptyString,
+  );
+  const clusterDNS = choose(flags.clusterDNS, 'cluster-dns', raw.clusterDNS, 'clusterDNS', [], never);
+  checkClusterDNS(clusterDomain, clusterDNS, errors);
+  const podCgroups = podCgroupSettings(flags, raw, errors);
+  const seccompDefault = flags.seccompDefault ?? raw.seccompDefault ?? DEFAULT_SECCOMP_DEFAULT;
+  const unsafeSysctls = choose(
+    flags.allowedUnsafeSysctls,
+    'allowed-unsafe-sysctls',
+    raw.allowedUnsafeSysctls,
+    'allowedUnsafeSysctls',
+    [],
+    never,
+  );
+  // Upstream refuses to start with such a list (sysctl.NewAllowlist); reported with the rest here.
+  for (const problem of sysctlPatternProblems(unsafeSysctls.value)) {
+    errors.push(`${unsafeSysctls.label}: ${problem}`);
+  }
+
+  const imagePulls = imagePullSettings(flags, raw, errors, warnings);
+  // nodeStatusMaxImages is a pointer upstream: an explicit 0 in the file (report none) is kept.
+  const nodeStatusMaxImages = choose(
+    flags.nodeStatusMaxImages,
+    'node-status-max-images',
+    raw.nodeStatusMaxImages,
+    'nodeStatusMaxImages',
+    DEFAULT_NODE_STATUS_MAX_IMAGES,
+    never,
+  );
+  if (nodeStatusMaxImages.value < -1) {
+    errors.push(`${nodeStatusMaxImages.label}: ${nodeStatusMaxImages.value} must be -1 or greater`);
+  }
 
   if (errors.length > 0) {
     const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
@@ -936,6 +1078,8 @@ export function compileConfig(
     nodeIP: flags.nodeIP,
     runOnce: flags.runOnce ?? raw.runOnce ?? false,
     runOnceTimeoutMs,
+    seccompDefault,
+    allowedUnsafeSysctls: unsafeSysctls.value,
     verbosity,
     logFormat,
     kubeconfig: flags.kubeconfig,
@@ -948,8 +1092,195 @@ export function compileConfig(
     registerNode,
     registerWithTaints,
     nodeLabels,
+    clusterDomain: clusterDomain.value,
+    clusterDNS: clusterDNS.value,
+    ...podCgroups,
+    ...imagePulls,
+    nodeStatusMaxImages: nodeStatusMaxImages.value,
   });
   return { config: deepFreeze(structuredClone(config)), warnings };
+}
+
+/**
+ * clusterDNS entries must be IP addresses and clusterDomain a DNS-1123 subdomain. Stricter than
+ * upstream, which skips a bad clusterDNS entry with a log line and takes any domain: a typo here
+ * would otherwise reach every pod's resolv.conf silently.
+ */
+function checkClusterDNS(
+  domain: { value: string; label: string },
+  servers: { value: string[]; label: string },
+  errors: string[],
+): void {
+  if (domain.value !== '' && !isDNS1123Subdomain(domain.value)) {
+    errors.push(
+      `${domain.label}: ${JSON.stringify(domain.value)} is not a valid DNS domain (lowercase DNS-1123 subdomain)`,
+    );
+  }
+  for (const ip of servers.value) {
+    if (isIP(ip) === 0) errors.push(`${servers.label}: ${JSON.stringify(ip)} is not a valid IP address`);
+  }
+}
+
+type ImagePullSettings = Pick<
+  KubeletConfig,
+  'serializeImagePulls' | 'maxParallelImagePulls' | 'registryPullQPS' | 'registryBurst'
+>;
+
+/**
+ * serializeImagePulls, maxParallelImagePulls, registryPullQPS and registryBurst (upstream v1beta1
+ * defaulting and validation). serializeImagePulls and maxParallelImagePulls are pointers defaulted
+ * together: an unset serializeImagePulls is true when maxParallelImagePulls is unset or below 2,
+ * else false; serializeImagePulls false without maxParallelImagePulls means no limit. The one
+ * deliberate difference: with neither field (nor --serialize-image-pulls) set, pulls run in
+ * parallel, at most DEFAULT_MAX_PARALLEL_IMAGE_PULLS at once (upstream: one at a time).
+ * registryPullQPS is a pointer (an explicit 0 = no limit), registryBurst is not (0 = default).
+ */
+function imagePullSettings(
+  flags: FlagValues,
+  raw: RawKubeletConfiguration,
+  errors: string[],
+  warnings: string[],
+): ImagePullSettings {
+  const maxParallel = raw.maxParallelImagePulls;
+  if (maxParallel !== undefined && maxParallel < 1) {
+    errors.push(`maxParallelImagePulls: ${maxParallel} must be a positive number`);
+  }
+  const serializeGiven = flags.serializeImagePulls ?? raw.serializeImagePulls;
+  const serializeLabel =
+    flags.serializeImagePulls !== undefined ? '--serialize-image-pulls' : 'serializeImagePulls';
+  const serializeImagePulls = serializeGiven ?? (maxParallel !== undefined && maxParallel < 2);
+  if (serializeImagePulls && maxParallel !== undefined && maxParallel > 1) {
+    errors.push(
+      `maxParallelImagePulls: ${maxParallel} cannot be larger than 1 unless ${serializeLabel} is set to false`,
+    );
+  }
+  let maxParallelImagePulls: number | undefined;
+  if (serializeImagePulls) maxParallelImagePulls = 1;
+  else if (maxParallel !== undefined) maxParallelImagePulls = maxParallel;
+  else if (serializeGiven === undefined) maxParallelImagePulls = DEFAULT_MAX_PARALLEL_IMAGE_PULLS;
+
+  const qpsFlag = flags.registryPullQPS;
+  const qps = qpsFlag ?? raw.registryPullQPS ?? DEFAULT_REGISTRY_PULL_QPS;
+  const qpsLabel = qpsFlag !== undefined ? '--registry-qps' : 'registryPullQPS';
+  if (qps < 0) errors.push(`${qpsLabel}: ${qps} must not be a negative number`);
+  const burstFlag = flags.registryBurst;
+  const burst = burstFlag ?? (raw.registryBurst || DEFAULT_REGISTRY_BURST);
+  const burstLabel = burstFlag !== undefined ? '--registry-burst' : 'registryBurst';
+  if (burst < 0) errors.push(`${burstLabel}: ${burst} must not be a negative number`);
+  if (burst === 0 && qps > 0) {
+    warnings.push(
+      `${burstLabel}: 0 with ${qpsLabel} ${qps} would refuse every pull upstream ("pull QPS exceeded"); ` +
+        'tskubelet uses a burst of 1',
+    );
+  }
+  return {
+    serializeImagePulls,
+    ...(maxParallelImagePulls !== undefined ? { maxParallelImagePulls } : {}),
+    registryPullQPS: qps,
+    registryBurst: burst,
+  };
+}
+
+/**
+ * cgroupsPerQOS, cgroupRoot, cgroupDriver, podPidsLimit, cpuCFSQuota, cpuCFSQuotaPeriod and
+ * enforceNodeAllocatable: upstream defaults (pointer fields keep an explicit false, 0 or [] from
+ * the file) and validation. The systemd driver and system-reserved/kube-reserved enforcement are
+ * refused: tskubelet does not implement them. cpuCFSQuotaPeriod is accepted in upstream's range
+ * (1ms–1s) without upstream's CustomCPUCFSQuotaPeriod feature gate.
+ */
+function podCgroupSettings(
+  flags: FlagValues,
+  raw: RawKubeletConfiguration,
+  errors: string[],
+): Pick<
+  KubeletConfig,
+  | 'cgroupsPerQOS'
+  | 'cgroupRoot'
+  | 'cgroupDriver'
+  | 'podPidsLimit'
+  | 'cpuCFSQuota'
+  | 'cpuCFSQuotaPeriodMs'
+  | 'enforceNodeAllocatable'
+> {
+  const label = (flag: string, field: string, fromFlag: boolean) => (fromFlag ? `--${flag}` : field);
+  const cgroupsPerQOS = flags.cgroupsPerQOS ?? raw.cgroupsPerQOS ?? DEFAULT_CGROUPS_PER_QOS;
+
+  const driver = flags.cgroupDriver ?? (raw.cgroupDriver || DEFAULT_CGROUP_DRIVER);
+  const driverLabel = label('cgroup-driver', 'cgroupDriver', flags.cgroupDriver !== undefined);
+  if (driver === 'systemd') {
+    errors.push(
+      `${driverLabel}: "systemd" is not supported by tskubelet, only "cgroupfs" is ` +
+        "(the container runtime must use cgroupfs too, e.g. containerd's SystemdCgroup = false)",
+    );
+  } else if (driver !== 'cgroupfs') {
+    errors.push(`${driverLabel}: ${JSON.stringify(driver)} is not a cgroup driver (want "cgroupfs")`);
+  }
+
+  // cmd/kubelet: an empty cgroup root becomes "/" (with cgroupsPerQOS; without, it is unused).
+  const rootValue = flags.cgroupRoot ?? raw.cgroupRoot ?? '';
+  const rootLabel = label('cgroup-root', 'cgroupRoot', flags.cgroupRoot !== undefined);
+  if (rootValue !== '' && !rootValue.startsWith('/')) {
+    errors.push(
+      `${rootLabel}: ${JSON.stringify(rootValue)} must be an absolute cgroup name such as "/" or "/pods"`,
+    );
+  }
+  const cgroupRoot = rootValue === '' ? DEFAULT_CGROUP_ROOT : cleanPath(rootValue);
+
+  const periodValue = flags.cpuCFSQuotaPeriod ?? raw.cpuCFSQuotaPeriod;
+  const periodLabel = label(
+    'cpu-cfs-quota-period',
+    'cpuCFSQuotaPeriod',
+    flags.cpuCFSQuotaPeriod !== undefined,
+  );
+  let cpuCFSQuotaPeriodMs = DEFAULT_CPU_CFS_QUOTA_PERIOD_MS;
+  if (periodValue !== undefined) {
+    const parsed = tryParseGoDuration(periodValue);
+    if (!parsed.ok) errors.push(`${periodLabel}: ${parsed.reason}`);
+    else if (parsed.ms < 1 || parsed.ms > 1000) {
+      errors.push(`${periodLabel}: ${JSON.stringify(periodValue)} must be between 1ms and 1s, inclusive`);
+    } else cpuCFSQuotaPeriodMs = parsed.ms;
+  }
+
+  // A nil list gets the default; an explicit empty one (file `[]`, flag `--enforce-node-allocatable=`) stays.
+  const enforce = flags.enforceNodeAllocatable ??
+    raw.enforceNodeAllocatable ?? [...DEFAULT_ENFORCE_NODE_ALLOCATABLE];
+  const enforceLabel = label(
+    'enforce-node-allocatable',
+    'enforceNodeAllocatable',
+    flags.enforceNodeAllocatable !== undefined,
+  );
+  for (const v of enforce) {
+    if (v === 'pods') continue;
+    if (v === 'none') {
+      if (enforce.length > 1)
+        errors.push(`${enforceLabel}: may not contain additional enforcements when "none" is specified`);
+    } else if (v === 'system-reserved' || v === 'kube-reserved') {
+      errors.push(
+        `${enforceLabel}: ${JSON.stringify(v)} is not supported by tskubelet (systemReserved and kubeReserved ` +
+          'are not implemented); use "pods" or "none"',
+      );
+    } else {
+      errors.push(
+        `${enforceLabel}: option ${JSON.stringify(v)} is not valid; valid options are "pods", ` +
+          '"system-reserved", "kube-reserved" or "none"',
+      );
+    }
+  }
+  if (!cgroupsPerQOS && enforce.length > 0) {
+    errors.push(
+      `${enforceLabel}: enforcing node allocatable is not supported unless cgroupsPerQOS (--cgroups-per-qos) ` +
+        'is set to true; with cgroups per QoS off, set it empty (--enforce-node-allocatable=)',
+    );
+  }
+  return {
+    cgroupsPerQOS,
+    cgroupRoot,
+    cgroupDriver: 'cgroupfs',
+    podPidsLimit: flags.podPidsLimit ?? raw.podPidsLimit ?? DEFAULT_POD_PIDS_LIMIT,
+    cpuCFSQuota: flags.cpuCFSQuota ?? raw.cpuCFSQuota ?? DEFAULT_CPU_CFS_QUOTA,
+    cpuCFSQuotaPeriodMs,
+    enforceNodeAllocatable: [...new Set(enforce.filter((v) => v !== 'none'))],
+  };
 }
 
 /**

@@ -15,12 +15,14 @@ import {
 } from '../config/defaults.ts';
 import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
 import { createImageManager } from '../runtime/image-manager.ts';
+import { createNodeCredentials } from '../runtime/node-credentials.ts';
 import { createRuntimeManager, type RuntimeManager } from '../runtime/runtime-manager.ts';
-import { makeEnvironment } from '../runtime/env.ts';
+import { makeEnvironment, type ServiceLister } from '../runtime/env.ts';
 import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { readHostDNS } from '../runtime/sandbox-config.ts';
 import { createPleg, type Pleg, type PodLifecycleEvent } from '../pleg/pleg.ts';
 import { computePodStatus, isTerminalPhase, type WaitingReason } from '../status/pod-status.ts';
+import { needToReconcilePodReadiness } from '../status/conditions.ts';
 import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
 import {
   createPodConfig,
@@ -39,10 +41,15 @@ import {
   type NodeView,
   type PodAdmitHandler,
 } from './admission.ts';
+import { sysctlAdmitHandler } from './sysctl-admission.ts';
+import { appArmorAdmitHandler } from './apparmor-admission.ts';
+import { seccompProfileRoot } from '../runtime/security-profiles.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import { createStatusSyncer, type StatusSyncer } from '../status/api-syncer.ts';
 import { isStaticPod, type MirrorPods } from './mirror-pods.ts';
 import { isNotFound } from '../util/errors.ts';
+import type { ContainerManager } from '../cm/index.ts';
+import { PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS } from '../config/defaults.ts';
 
 /** The settings the kubelet core needs (compiled from KubeletConfiguration + flags by the CLI). */
 export interface KubeletOptions {
@@ -53,6 +60,21 @@ export interface KubeletOptions {
   maxPods: number;
   syncFrequencyMs: number;
   resolvConf?: string;
+  /** KubeletConfiguration clusterDNS / clusterDomain (ClusterFirst pods); absent or empty: host DNS. */
+  clusterDNS?: readonly string[];
+  clusterDomain?: string;
+  /**
+   * Image pulls at once across pods (1 = serializeImagePulls; `Infinity` = no limit). Absent: the
+   * image manager's default (DEFAULT_MAX_PARALLEL_IMAGE_PULLS).
+   */
+  maxParallelImagePulls?: number;
+  /** registryPullQPS (0 = no limit) and registryBurst; absent: upstream defaults 5 / 10. */
+  registryPullQPS?: number;
+  registryBurst?: number;
+  /** KubeletConfiguration seccompDefault: RuntimeDefault for containers that set no profile. */
+  seccompDefault?: boolean;
+  /** KubeletConfiguration allowedUnsafeSysctls (validated; names or `prefix*`). */
+  allowedUnsafeSysctls?: readonly string[];
 }
 
 /** Everything from outside the kubelet, in one object that tests replace (upstream Dependencies). */
@@ -66,7 +88,15 @@ export interface KubeletDependencies {
   /** The node as admission sees it (the Node object in cluster mode, the machine standalone). */
   node: () => NodeView;
   /** Present in cluster mode: pod statuses, mirror pods and deletions go to the API server. */
-  cluster?: { api: ApiClient; mirrorPods: MirrorPods; volumeObjects?: VolumeObjectSource };
+  cluster?: {
+    api: ApiClient;
+    mirrorPods: MirrorPods;
+    volumeObjects?: VolumeObjectSource;
+    /** The Service informer, for service-link env vars (pods from the API wait for its first list). */
+    services?: ServiceLister;
+  };
+  /** Pod cgroups per QoS class (src/cm); absent or disabled: the runtime's default cgroup parent. */
+  containerManager?: ContainerManager;
   now?: () => number;
 }
 
@@ -133,13 +163,22 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     logger: log,
     ...(deps.cluster?.volumeObjects ? { objects: deps.cluster.volumeObjects } : {}),
   });
+  // The node's own docker config (config.json / .dockercfg), root dir first (upstream sets its
+  // preferred docker config path to the root directory).
+  const nodeCredentials = createNodeCredentials({ rootDir: opts.rootDir, logger: log, now });
   const images = createImageManager({
     images: deps.imageService,
     recorder: deps.recorder,
     logger: log,
     now,
+    nodeCredentials: () => nodeCredentials.keyring(),
+    ...(opts.maxParallelImagePulls !== undefined ? { maxParallelPulls: opts.maxParallelImagePulls } : {}),
+    ...(opts.registryPullQPS !== undefined ? { registryPullQPS: opts.registryPullQPS } : {}),
+    ...(opts.registryBurst !== undefined ? { registryBurst: opts.registryBurst } : {}),
     ...(deps.cluster?.volumeObjects ? { pullSecrets: pullSecretsFor(deps.cluster.volumeObjects, log) } : {}),
   });
+  const cm = deps.containerManager?.enabled ? deps.containerManager : undefined;
+  let cgroupsStarted = false;
   const runtime = createRuntimeManager({
     runtime: deps.runtimeService,
     images,
@@ -148,7 +187,15 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     backoff,
     podLogsDir: opts.podLogsDir,
     rootDir: opts.rootDir,
+    seccomp: {
+      profileRoot: seccompProfileRoot(opts.rootDir),
+      defaultToRuntimeDefault: opts.seccompDefault ?? false,
+    },
     hostDNS: () => readHostDNS(opts.resolvConf ?? '/etc/resolv.conf'),
+    clusterDNS: { servers: opts.clusterDNS ?? [], domain: opts.clusterDomain ?? '' },
+    // Only once run() started the container manager: run-once syncs through the runtime directly
+    // and keeps the runtime's default parent.
+    ...(cm ? { podCgroupParent: (pod: Pod) => (cgroupsStarted ? cm.podCgroupParent(pod) : '') } : {}),
     mountsFor: (pod, container) => volumes.mountsFor(pod, container),
     imageUser: async (imageRef, signal) => {
       const img = await deps.imageService.imageStatus({ image: imageRef }, { signal });
@@ -165,7 +212,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         nodeName: opts.nodeName,
         ...(deps.cluster?.volumeObjects ? { objects: deps.cluster.volumeObjects } : {}),
         nodeAllocatable: { cpu: `${node.allocatable.milliCPU}m`, memory: String(node.allocatable.memory) },
-        // services: the Service informer's list, once the API source has one (cluster mode).
+        ...(deps.cluster?.services ? { services: deps.cluster.services } : {}),
         onWarning: (w) => deps.recorder.event(pod, 'Warning', w.reason, w.message),
         logger: log,
         ...(signal ? { signal } : {}),
@@ -185,7 +232,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   });
   const statusManager = createStatusManager();
   const workQueue: WorkQueue = createWorkQueue(now);
-  const admitHandlers: PodAdmitHandler[] = [generalPredicatesAdmitHandler(deps.node)];
+  const admitHandlers: PodAdmitHandler[] = [
+    sysctlAdmitHandler({ allowedUnsafeSysctls: opts.allowedUnsafeSysctls ?? [] }),
+    generalPredicatesAdmitHandler(deps.node),
+    appArmorAdmitHandler(),
+  ];
   const queue = new AsyncQueue<LoopEvent>(LOOP_QUEUE_CAPACITY);
   const expectedSources = new Set<PodSourceName>(deps.sources.map((s) => s.name));
 
@@ -292,6 +343,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     let status = computeStatus(pod, rs);
     statusManager.set(uid, status);
     if (isTerminalPhase(status.phase)) return { terminal: true };
+    if (cm) rs = await ensurePodCgroup(cm, pod, rs, signal);
 
     try {
       await volumes.setUpPodVolumes(pod, signal);
@@ -305,6 +357,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     }
     const result = await runtime.syncPod(pod, rs, signal, {
       restartReason: (name) => probes.restartReason(uid, name),
+      isStarted: (name) => probes.isStarted(uid, name),
     });
     const reasons = waitingReasons.get(uid) ?? new Map<string, WaitingReason>();
     for (const name of result.started) reasons.delete(name);
@@ -338,14 +391,98 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     identity: { name: string; namespace: string },
     signal: AbortSignal,
   ): Promise<void> {
-    probes.removePod(uid);
+    // Upstream: liveness/startup stop now, readiness keeps probing while containers shut down (so
+    // Ready turns False and endpoints drain); every probe goes once the containers are stopped.
+    probes.stopLivenessAndStartup(uid);
     const rs = await runtime.getPodStatus(uid, identity.name, identity.namespace, signal);
     await runtime.killPod(pod, rs, gracePeriodOverride, signal);
+    probes.removePod(uid);
     const after = await runtime.getPodStatus(uid, identity.name, identity.namespace, signal);
     pleg.cache.set(uid, after);
     if (pod && desired.has(uid)) statusManager.set(uid, computeStatus(pod, after));
     workQueue.remove(uid);
     log.info('pod terminated', { pod: `${identity.namespace}/${identity.name}`, podUID: uid });
+  }
+
+  /**
+   * Upstream syncPod's pod cgroup step. A pod whose containers run although its cgroup is missing
+   * (started by a kubelet without cgroups per QoS, or the cgroup was removed) is killed so that it
+   * restarts inside it; a restartPolicy Never pod killed that way is not restarted and gets no
+   * cgroup. Before a pod cgroup is created the QoS tiers are updated to include the pod.
+   */
+  async function ensurePodCgroup(
+    cm: ContainerManager,
+    pod: Pod,
+    rs: RuntimePodStatus,
+    signal: AbortSignal,
+  ): Promise<RuntimePodStatus> {
+    if (await cm.podCgroupExists(pod)) {
+      await cm.ensurePodCgroup(pod, signal); // the first time after start: rewrites the values
+      return rs;
+    }
+    const plog = podLog(pod);
+    let killed = false;
+    if (rs.containers.some((c) => c.state === 'running')) {
+      plog.info('pod runs outside its pod cgroup; killing it so that it restarts inside', {
+        cgroup: cm.podCgroupParent(pod),
+      });
+      try {
+        await runtime.killPod(pod, rs, undefined, signal);
+        killed = true;
+      } catch (err) {
+        if (signal.aborted) throw err;
+        plog.error('failed to kill the pod running outside its cgroup', { err: describeError(err) });
+      }
+      rs = await runtime.getPodStatus(
+        pod.metadata.uid ?? '',
+        pod.metadata.name ?? '',
+        pod.metadata.namespace ?? '',
+        signal,
+      );
+      pleg.cache.set(pod.metadata.uid ?? '', rs);
+    }
+    if (killed && pod.spec.restartPolicy === 'Never') return rs;
+    await updateQOS();
+    try {
+      await cm.ensurePodCgroup(pod, signal);
+    } catch (err) {
+      if (!signal.aborted) {
+        deps.recorder.event(
+          pod,
+          'Warning',
+          'FailedToCreatePodContainer',
+          `unable to ensure pod container exists: ${describeError(err)}`,
+        );
+      }
+      throw err;
+    }
+    return rs;
+  }
+
+  let qosChain: Promise<void> = Promise.resolve();
+  let qosQueued: Promise<void> | undefined;
+  let lastQOSUpdate = 0;
+  /**
+   * Recomputes the QoS tiers' cpu shares from the active pods (upstream UpdateQOSCgroups).
+   * Coalesced: calls made while an update waits to start share it, and an update always starts
+   * after the latest call, so it sees the latest pods. Never rejects (failures are logged).
+   */
+  function updateQOS(): Promise<void> {
+    if (!cm) return Promise.resolve();
+    qosQueued ??= qosChain.then(async () => {
+      qosQueued = undefined;
+      lastQOSUpdate = now();
+      try {
+        await cm.updateQOSCgroups(activePods(), stopSignal.signal);
+      } catch (err) {
+        if (stopSignal.signal.aborted) return; // stopping: the next start updates them
+        log.warn('failed to update the QoS cgroups; retried at the next change or within a minute', {
+          err: describeError(err),
+        });
+      }
+    });
+    qosChain = qosQueued;
+    return qosQueued;
   }
 
   async function syncTerminatedPod(uid: string, podArg: Pod | undefined, signal: AbortSignal): Promise<void> {
@@ -360,6 +497,19 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     );
     await runtime.removePod(rs, signal);
     await volumes.cleanUpPod(uid, signal);
+    if (cm) {
+      try {
+        await cm.destroyPodCgroup(uid, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        log.warn('failed to remove the pod cgroup; housekeeping retries', {
+          pod: pod ? podFullName(pod) : undefined,
+          podUID: uid,
+          err: describeError(err),
+        });
+      }
+      void updateQOS();
+    }
     pleg.cache.delete(uid);
     waitingReasons.delete(uid);
     lastSyncEnd.delete(uid);
@@ -423,10 +573,18 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
                   namespace: m.metadata.namespace ?? '',
                   name: m.metadata.name ?? '',
                   uid: m.metadata.uid ?? '',
+                  ...(m.status ? { status: m.status } : {}),
+                  ...(m.metadata.resourceVersion ? { resourceVersion: m.metadata.resourceVersion } : {}),
                 }
               : undefined;
           }
-          return { namespace: pod.metadata.namespace ?? '', name: pod.metadata.name ?? '', uid };
+          return {
+            namespace: pod.metadata.namespace ?? '',
+            name: pod.metadata.name ?? '',
+            uid,
+            ...(pod.status ? { status: pod.status } : {}),
+            ...(pod.metadata.resourceVersion ? { resourceVersion: pod.metadata.resourceVersion } : {}),
+          };
         },
       })
     : undefined;
@@ -466,6 +624,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       }
       workers.update({ type: 'sync', pod });
     }
+    void updateQOS();
   }
 
   function handleConfig(update: PodUpdate): void {
@@ -500,9 +659,16 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
           if (workers.phase(uid) === undefined) statusManager.delete(uid);
           else workers.update({ type: 'kill', uid, pod });
         }
+        void updateQOS();
         return;
       case 'RECONCILE':
-        for (const pod of update.pods) desired.set(pod.metadata.uid ?? '', pod);
+        for (const pod of update.pods) {
+          const uid = pod.metadata.uid ?? '';
+          desired.set(uid, pod);
+          // Upstream HandlePodReconcile: a readiness-gate condition changed in the API; sync so
+          // Ready follows now rather than at the next resync.
+          if (!rejected.has(uid) && needToReconcilePodReadiness(pod)) workers.update({ type: 'sync', pod });
+        }
         return;
       case 'SET':
         log.error('unexpected SET update reached the sync loop', { source: update.source });
@@ -564,6 +730,44 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     void saveBackoff();
     reconcileMirrors();
     cleanupOrphanedPodDirs();
+    cleanupPodCgroups();
+    if (now() - lastQOSUpdate >= PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS) void updateQOS();
+  }
+
+  let cgroupCleanup: Promise<void> | undefined;
+  /**
+   * Upstream cleanupOrphanedPodCgroups: removes the cgroups of pods that cannot be running any
+   * more: no worker syncing or terminating them, not a desired pod about to start, and nothing
+   * live in the runtime (known only once the PLEG has relisted).
+   */
+  function cleanupPodCgroups(): void {
+    const runtimePods = pleg.runtimePods();
+    if (!cm || cgroupCleanup || runtimePods === undefined) return;
+    const live = new Set(
+      runtimePods
+        .filter(
+          (p) =>
+            p.sandboxes.some((s) => s.state === 'ready') || p.containers.some((c) => c.state === 'running'),
+        )
+        .map((p) => p.uid),
+    );
+    const isActive = (uid: string): boolean => {
+      const phase = workers.phase(uid);
+      if (phase === 'syncing' || phase === 'terminating') return true;
+      if (phase === undefined && desired.has(uid) && !rejected.has(uid)) return true;
+      return live.has(uid);
+    };
+    cgroupCleanup = cm
+      .cleanupOrphanedPodCgroups(isActive, stopSignal.signal)
+      .then((removed) => {
+        if (removed.length > 0) void updateQOS();
+      })
+      .catch((err: unknown) => {
+        if (!stopSignal.signal.aborted) log.warn('pod cgroup cleanup failed', { err: describeError(err) });
+      })
+      .finally(() => {
+        cgroupCleanup = undefined;
+      });
   }
 
   let dirCleanup: Promise<void> | undefined;
@@ -647,7 +851,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
             break;
           case 'probe': {
             const pod = desired.get(ev.uid);
-            if (pod && !rejected.has(ev.uid)) workers.update({ type: 'sync', pod });
+            if (!pod || rejected.has(ev.uid)) break;
+            // A terminating pod's worker is busy stopping it: readiness results reach its status here.
+            const cached = workers.phase(ev.uid) === 'terminating' ? pleg.cache.get(ev.uid) : undefined;
+            if (cached) statusManager.set(ev.uid, computeStatus(pod, cached));
+            else workers.update({ type: 'sync', pod });
             break;
           }
         }
@@ -671,6 +879,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       await mkdir(join(opts.rootDir, 'pods'), { recursive: true });
       await mkdir(opts.podLogsDir, { recursive: true });
       await loadBackoff();
+      if (cm) {
+        await cm.start(stopSignal.signal);
+        cgroupsStarted = true;
+        void updateQOS();
+      }
       loopDone = loop();
       pleg.start((event) => {
         if (!queue.push({ kind: 'pleg', event })) {
@@ -696,6 +909,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         await statusSyncer?.stop();
         await mirrorPass;
         await dirCleanup;
+        await cgroupCleanup;
+        await qosChain;
         await pleg.stop();
         await probes.stop();
         await workers.stop();

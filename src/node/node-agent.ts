@@ -11,6 +11,7 @@ import {
   DEFAULT_EVICTION_HARD_MEMORY_AVAILABLE,
   DEFAULT_EVICTION_HARD_NODEFS_AVAILABLE,
   DEFAULT_NODE_LEASE_DURATION_SECONDS,
+  DEFAULT_NODE_STATUS_MAX_IMAGES,
   DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS,
   DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
   NODE_LEASE_NAMESPACE,
@@ -30,6 +31,8 @@ import {
   nodeStatusHasChanged,
   reconcileExistingNode,
   setNodeStatus,
+  type NodeImageInfo,
+  type NodeImageList,
   type NodeStatusConfig,
   type NodeStatusEvent,
   type NodeStatusInputs,
@@ -71,6 +74,14 @@ export interface NodeAgentDeps {
   nodeStatusUpdateFrequencyMs?: number;
   nodeStatusReportFrequencyMs?: number;
   nodeLeaseDurationSeconds?: number;
+  /** Images reported in status.images, largest first; -1 = all. Default 50 (upstream). */
+  nodeStatusMaxImages?: number;
+  /**
+   * The images on the node (CRI ImageService ListImages). Called once per status update (once per
+   * registration attempt, and once per update however many times its write is retried). Absent:
+   * status.images is left as the server has it.
+   */
+  listImages?: (signal: AbortSignal) => Promise<readonly NodeImageInfo[]>;
   inputs: NodeStatusInputs;
   /** Called when heartbeats fail repeatedly (upstream: close the heartbeat client's connections). */
   onRepeatedHeartbeatFailure?: () => void;
@@ -151,7 +162,19 @@ export function createNodeAgent(deps: NodeAgentDeps): NodeAgent {
         memoryAvailable: DEFAULT_EVICTION_HARD_MEMORY_AVAILABLE,
         nodefsAvailable: DEFAULT_EVICTION_HARD_NODEFS_AVAILABLE,
       },
+      maxImages: deps.nodeStatusMaxImages ?? DEFAULT_NODE_STATUS_MAX_IMAGES,
     };
+  }
+
+  /** This round's image list; a failure is returned (the setter keeps the last list), not thrown. */
+  async function listImages(signal: AbortSignal): Promise<NodeImageList | undefined> {
+    if (!deps.listImages) return undefined;
+    try {
+      return { ok: true, images: await deps.listImages(signal) };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      return { ok: false, error: describeError(err) };
+    }
   }
 
   async function readMachine(): Promise<MachineInfo> {
@@ -182,6 +205,7 @@ export function createNodeAgent(deps: NodeAgentDeps): NodeAgent {
 
   async function tryRegister(signal: AbortSignal): Promise<boolean> {
     let built: ReturnType<typeof initialNode>;
+    const images = await listImages(signal);
     try {
       built = initialNode(
         config(),
@@ -189,6 +213,7 @@ export function createNodeAgent(deps: NodeAgentDeps): NodeAgent {
         await readMachine(),
         deps.inputs,
         now(),
+        images,
       );
     } catch (err) {
       log.error('unable to construct the Node object for this kubelet', { err: describeError(err) });
@@ -259,7 +284,11 @@ export function createNodeAgent(deps: NodeAgentDeps): NodeAgent {
 
   // ---- status (upstream updateNodeStatus / tryUpdateNodeStatus) ----
 
-  async function tryUpdateNodeStatus(attempt: number, signal: AbortSignal): Promise<void> {
+  async function tryUpdateNodeStatus(
+    attempt: number,
+    images: NodeImageList | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
     // The first attempt reads from the API server's cache (resourceVersion=0), retries from etcd.
     const got = await deps.leaseApi.request<Node>({
       method: 'GET',
@@ -270,7 +299,7 @@ export function createNodeAgent(deps: NodeAgentDeps): NodeAgent {
     const node = structuredClone(got);
     const info = machine ?? (await readMachine());
     const nowMs = now();
-    const { events, warnings } = setNodeStatus(node, config(), info, deps.inputs, nowMs);
+    const { events, warnings } = setNodeStatus(node, config(), info, deps.inputs, nowMs, images);
     for (const w of warnings) log.warn('failed to set some node status fields', { reason: w });
 
     // upstream recordNodeSchedulableEvent (cordon / uncordon)
@@ -300,9 +329,11 @@ export function createNodeAgent(deps: NodeAgentDeps): NodeAgent {
   }
 
   async function updateNodeStatus(signal: AbortSignal): Promise<'ok' | 'gone' | 'failed'> {
+    // One list per update: the retries below reuse it (upstream reads a cached list).
+    const images = await listImages(signal);
     for (let i = 0; i < NODE_STATUS_UPDATE_RETRY; i++) {
       try {
-        await tryUpdateNodeStatus(i, signal);
+        await tryUpdateNodeStatus(i, images, signal);
         return 'ok';
       } catch (err) {
         if (signal.aborted) throw err;

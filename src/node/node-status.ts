@@ -7,9 +7,10 @@ import type { ConditionStatus } from '../api/types.ts';
 import type { EventType } from '../api/events.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { describeError } from '../util/errors.ts';
+import { DEFAULT_NODE_STATUS_MAX_IMAGES, MAX_NAMES_PER_IMAGE_IN_NODE_STATUS } from '../config/defaults.ts';
 import type { MachineInfo } from './machine-info.ts';
 import { formatBinary, formatDecimal, formatDecimalMilli, formatTime } from './format.ts';
-import type { Node, NodeAddress, NodeCondition, NodeStatus, Taint } from './types.ts';
+import type { ContainerImage, Node, NodeAddress, NodeCondition, NodeStatus, Taint } from './types.ts';
 
 /** What the kubelet supplies; read at every status computation. */
 export interface NodeStatusInputs {
@@ -36,7 +37,21 @@ export interface NodeStatusConfig {
   reserved: Record<string, string>;
   /** Hard eviction thresholds that reserve capacity (upstream hardEvictionReservation). */
   evictionHard: { memoryAvailable?: string; nodefsAvailable?: string };
+  /** nodeStatusMaxImages: images reported in status.images, largest first; -1 = all. Default 50. */
+  maxImages?: number;
 }
+
+/** An image as CRI ListImages reports it (the fields the images setter reads; a CRI Image fits). */
+export interface NodeImageInfo {
+  id: string;
+  repoTags: readonly string[];
+  repoDigests: readonly string[];
+  /** Bytes. */
+  size: number;
+}
+
+/** The node's images for one status computation: the list, or why it could not be had. */
+export type NodeImageList = { ok: true; images: readonly NodeImageInfo[] } | { ok: false; error: string };
 
 /** An event a setter wants recorded; the caller records it once the status is written. */
 export interface NodeStatusEvent {
@@ -161,6 +176,45 @@ export function allocatableReservation(
 }
 
 // ---- setters ----
+
+/**
+ * upstream Images setter over the image GC manager's sorted cache: largest first (equal sizes by
+ * ID, descending), at most `maxImages` of them unless it is -1, each named by its repo digests then
+ * its repo tags, at most MAX_NAMES_PER_IMAGE_IN_NODE_STATUS names.
+ */
+export function nodeImages(images: readonly NodeImageInfo[], maxImages: number): ContainerImage[] {
+  const sorted = [...images].sort((a, b) =>
+    a.size !== b.size ? b.size - a.size : a.id > b.id ? -1 : a.id < b.id ? 1 : 0,
+  );
+  const kept = maxImages > -1 && maxImages < sorted.length ? sorted.slice(0, maxImages) : sorted;
+  return kept.map((img) => ({
+    names: [...img.repoDigests, ...img.repoTags].slice(0, MAX_NAMES_PER_IMAGE_IN_NODE_STATUS),
+    sizeBytes: img.size,
+  }));
+}
+
+/**
+ * Sets status.images from this round's list (none: the field is dropped, as upstream's empty
+ * list). When the list could not be had the field keeps what the server has (upstream reads a
+ * cache that keeps the last good list) and a warning says why. Without a list at all (no image
+ * service wired) the field is left alone.
+ */
+function setImages(
+  node: Node,
+  cfg: NodeStatusConfig,
+  list: NodeImageList | undefined,
+  warnings: string[],
+): void {
+  if (list === undefined) return;
+  if (!list.ok) {
+    warnings.push(`error getting image list: ${list.error}`);
+    return;
+  }
+  const status = (node.status ??= {});
+  const images = nodeImages(list.images, cfg.maxImages ?? DEFAULT_NODE_STATUS_MAX_IMAGES);
+  if (images.length > 0) status.images = images;
+  else delete status.images;
+}
 
 /** upstream NodeAddress setter (no cloud provider): InternalIP then Hostname. */
 function setAddresses(node: Node, cfg: NodeStatusConfig, warnings: string[]): void {
@@ -363,7 +417,8 @@ function setReadyCondition(
 /**
  * Runs every setter on `node` in upstream order, in place (upstream setNodeStatus). Returns the
  * events the transitions call for and warnings for fields that could not be set (logged by the
- * caller; the rest of the status is still set).
+ * caller; the rest of the status is still set). `images` is this round's image list (listed once
+ * per status update by the caller, since this is synchronous); absent, status.images is untouched.
  */
 export function setNodeStatus(
   node: Node,
@@ -371,6 +426,7 @@ export function setNodeStatus(
   machine: MachineInfo,
   inputs: NodeStatusInputs,
   nowMs: number,
+  images?: NodeImageList,
 ): { events: NodeStatusEvent[]; warnings: string[] } {
   const events: NodeStatusEvent[] = [];
   const warnings: string[] = [];
@@ -379,7 +435,7 @@ export function setNodeStatus(
   setMachineInfo(node, cfg, machine, events, warnings);
   setVersionInfo(node, cfg, machine, inputs);
   (node.status ??= {}).daemonEndpoints = { kubeletEndpoint: { Port: cfg.kubeletPort } };
-  // Images (upstream Images setter) are not reported yet: the field is left as the server has it.
+  setImages(node, cfg, images, warnings);
   const pressure = inputs.pressure();
   setPressureCondition(node, 'MemoryPressure', pressure.memory, now, cfg.nodeName, events);
   setPressureCondition(node, 'DiskPressure', pressure.disk, now, cfg.nodeName, events);
@@ -402,6 +458,7 @@ export function initialNode(
   machine: MachineInfo,
   inputs: NodeStatusInputs,
   nowMs: number,
+  images?: NodeImageList,
 ): { node: Node; events: NodeStatusEvent[]; warnings: string[] } {
   const os = goOS();
   const arch = goArch();
@@ -431,7 +488,7 @@ export function initialNode(
     spec: opts.taints.length > 0 ? { taints: opts.taints.map((t) => ({ ...t })) } : {},
     status: {},
   };
-  const r = setNodeStatus(node, cfg, machine, inputs, nowMs);
+  const r = setNodeStatus(node, cfg, machine, inputs, nowMs, images);
   return { node, events: r.events, warnings: [...warnings, ...r.warnings] };
 }
 

@@ -62,6 +62,12 @@ export interface NodeDaemonEndpoints {
   kubeletEndpoint?: { Port: number };
 }
 
+/** core/v1 ContainerImage: one image on the node, as reported in status.images. */
+export interface ContainerImage {
+  names?: string[];
+  sizeBytes?: number;
+}
+
 export interface NodeStatus {
   capacity?: Record<string, string>;
   allocatable?: Record<string, string>;
@@ -69,7 +75,7 @@ export interface NodeStatus {
   addresses?: NodeAddress[];
   daemonEndpoints?: NodeDaemonEndpoints;
   nodeInfo?: NodeSystemInfo;
-  images?: { names?: string[]; sizeBytes?: number }[];
+  images?: ContainerImage[];
   volumesInUse?: string[];
 }
 

@@ -314,7 +314,7 @@ function validateContainer(
   ] as const) {
     const probe = c[field];
     if (!probe) continue;
-    if (regularInit || (kind === 'init' && probeKind === 'readiness')) {
+    if (regularInit) {
       errs.push({
         path: child(path, field),
         type: 'Forbidden',

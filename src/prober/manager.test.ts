@@ -138,6 +138,7 @@ describe('probe manager', () => {
     assert.equal(h.m.isReady(UID, 'main'), true, 'liveness does not decide readiness');
     await h.clock.advance(10_000);
     assert.deepEqual(h.m.restartReason(UID, 'main'), {
+      probe: 'liveness',
       message: 'Container main failed liveness probe, will be restarted',
       terminationGracePeriodSeconds: 5,
     });
@@ -166,7 +167,10 @@ describe('probe manager', () => {
     h.running('c1');
     h.exitCode.set('c1', 1);
     await h.clock.advance(0);
-    assert.deepEqual(h.m.restartReason(UID, 'main'), { message: 'Container main failed liveness probe' });
+    assert.deepEqual(h.m.restartReason(UID, 'main'), {
+      probe: 'liveness',
+      message: 'Container main failed liveness probe',
+    });
     await h.m.stop();
   });
 
@@ -220,6 +224,7 @@ describe('probe manager', () => {
     await h.clock.advance(0);
     await h.clock.advance(10_000);
     assert.deepEqual(h.m.restartReason(UID, 'main'), {
+      probe: 'startup',
       message: 'Container main failed startup probe, will be restarted',
       terminationGracePeriodSeconds: 1,
     });
@@ -372,6 +377,79 @@ describe('probe manager', () => {
     assert.equal(h.clock.pending(), 0);
     assert.equal(h.events.length, 0, 'an aborted probe is not reported');
     assert.equal(h.m.isReady(UID, 'main'), true, 'a forgotten pod has no probes');
+  });
+
+  it('keeps probing readiness after stopLivenessAndStartup, so readiness falls while the pod shuts down', async () => {
+    const h = harness();
+    h.m.addPod(
+      makePod({
+        readinessProbe: execProbe({ exec: { command: ['ready'] }, failureThreshold: 1 }),
+        livenessProbe: execProbe({ exec: { command: ['live'] }, failureThreshold: 1 }),
+      }),
+    );
+    h.running('c1');
+    await h.clock.advance(0);
+    assert.equal(h.m.isReady(UID, 'main'), true);
+
+    h.m.stopLivenessAndStartup(UID);
+    h.m.addPod(
+      makePod({
+        readinessProbe: execProbe({ exec: { command: ['ready'] }, failureThreshold: 1 }),
+        livenessProbe: execProbe({ exec: { command: ['live'] }, failureThreshold: 1 }),
+      }),
+    );
+    const liveRuns = h.calls.filter((c) => c.cmd[0] === 'live').length;
+    h.exitCode.set('c1', 1); // the container is shutting down: both checks would fail now
+    await h.clock.advance(10_000);
+    assert.equal(h.m.isReady(UID, 'main'), false, 'readiness still probes and turns false');
+    assert.ok(h.changes.length >= 2, 'the readiness change is reported');
+    assert.equal(
+      h.calls.filter((c) => c.cmd[0] === 'live').length,
+      liveRuns,
+      'liveness stopped, even after addPod',
+    );
+    assert.equal(h.m.restartReason(UID, 'main'), undefined, 'no restart for a container being stopped');
+
+    h.m.removePod(UID);
+    await h.m.stop();
+    assert.equal(h.clock.pending(), 0);
+  });
+
+  it('keeps the startup verdict of a container that had not started when liveness and startup stop', async () => {
+    const h = harness();
+    h.m.addPod(makePod({ startupProbe: execProbe({ failureThreshold: 30 }), readinessProbe: execProbe() }));
+    h.running('c1');
+    h.exitCode.set('c1', 1);
+    await h.clock.advance(0);
+    h.m.stopLivenessAndStartup(UID);
+    await h.clock.advance(30_000);
+    assert.equal(h.m.isStarted(UID, 'main'), false);
+    assert.equal(h.m.isReady(UID, 'main'), false);
+    await h.m.stop();
+  });
+
+  it('names which probe failed for a sidecar init container, which always restarts', async () => {
+    const h = harness();
+    const pod = makePod({}, { restartPolicy: 'Never' });
+    pod.spec.initContainers = [
+      {
+        name: 'proxy',
+        image: 'busybox',
+        restartPolicy: 'Always',
+        livenessProbe: execProbe({ failureThreshold: 1 }),
+      },
+    ];
+    h.m.addPod(pod);
+    h.m.updateContainers(UID, [
+      { name: 'proxy', containerId: 'p1', state: 'running', startedAt: h.clock.now() },
+    ]);
+    h.exitCode.set('p1', 1);
+    await h.clock.advance(0);
+    assert.deepEqual(h.m.restartReason(UID, 'proxy'), {
+      probe: 'liveness',
+      message: 'Container proxy failed liveness probe, will be restarted',
+    });
+    await h.m.stop();
   });
 
   it('ignores pods after stop', async () => {

@@ -20,6 +20,8 @@ interface PodEntry {
   containers: Map<string, ProbeContainer>;
   /** Keyed by `${containerName}/${probeType}`. */
   workers: Map<string, Worker>;
+  /** Liveness and startup were stopped for termination: addPod must not start them again. */
+  terminating: boolean;
 }
 
 function workerKey(containerName: string, type: ProbeType): string {
@@ -192,6 +194,13 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
   return {
     removePod,
 
+    stopLivenessAndStartup(uid) {
+      const entry = pods.get(uid);
+      if (!entry) return;
+      entry.terminating = true;
+      for (const w of entry.workers.values()) if (w.type !== 'readiness') stopWorker(w);
+    },
+
     addPod(pod) {
       const uid = pod.metadata.uid ?? '';
       if (stopped || uid === '') return;
@@ -202,6 +211,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
           logger: deps.logger.child({ pod: podFullName(pod), podUID: uid }),
           containers: new Map(),
           workers: new Map(),
+          terminating: false,
         };
         pods.set(uid, entry);
       }
@@ -214,6 +224,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
           const key = workerKey(container.name, type);
           wanted.add(key);
           const existing = entry.workers.get(key);
+          if (entry.terminating && type !== 'readiness') continue;
           // Pod specs are immutable in the API, but a static pod's may be replaced: a changed probe
           // gets a fresh worker.
           if (existing && JSON.stringify(existing.spec) === JSON.stringify(spec)) continue;
@@ -269,6 +280,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
         const restarts = sidecar || entry.pod.spec.restartPolicy !== 'Never';
         const grace = w.spec.terminationGracePeriodSeconds;
         return {
+          probe: type,
           message: `Container ${containerName} failed ${type} probe${restarts ? ', will be restarted' : ''}`,
           ...(grace !== undefined && grace !== null ? { terminationGracePeriodSeconds: grace } : {}),
         };

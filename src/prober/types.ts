@@ -20,6 +20,8 @@ export interface RestartReason {
   message: string;
   /** The failed probe's own terminationGracePeriodSeconds, when it sets one. */
   terminationGracePeriodSeconds?: number;
+  /** Which probe failed. */
+  probe: 'liveness' | 'startup';
 }
 
 /**
@@ -35,6 +37,13 @@ export interface ProbeManager {
    * probe is gone. Regular containers and sidecar init containers (`restartPolicy: Always`) are probed.
    */
   addPod(pod: Pod): void;
+  /**
+   * The pod is terminating (upstream StopLivenessAndStartup): stops its liveness and startup workers
+   * (a container shutting down must not be killed for failing them) while readiness keeps probing,
+   * so Ready turns False as containers stop and endpoints drain. The stopped workers keep their last
+   * result. Call `removePod` once the containers are stopped.
+   */
+  stopLivenessAndStartup(uid: string): void;
   /** Pod gone: stops its workers (aborting probes in flight) and forgets its results. */
   removePod(uid: string): void;
   /**

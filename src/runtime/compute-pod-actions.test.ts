@@ -3,10 +3,10 @@ import { describe, it } from 'node:test';
 import type { Container, Pod, RestartPolicy } from '../api/types.ts';
 import {
   computePodActions,
-  findNextInitContainer,
   podSandboxChanged,
   shouldContainerBeRestarted,
   type PodActions,
+  type ProbeVerdicts,
 } from './compute-pod-actions.ts';
 import { hashContainer } from './hash.ts';
 import type {
@@ -109,7 +109,7 @@ function expectActions(actual: PodActions, expected: Partial<PodActions>): void 
     createSandbox: false,
     sandboxId: 'sandbox1',
     attempt: 0,
-    nextInitContainer: undefined,
+    initContainersToStart: [],
     containersToStart: [],
     containersToKill: [],
     ...expected,
@@ -355,13 +355,13 @@ describe('computePodActions with init containers', () => {
   it('starts the first init container when none has run', () => {
     const { pod, status } = basePodWithInits();
     status.containers = [];
-    expectActions(computePodActions(pod, status), { nextInitContainer: 0 });
+    expectActions(computePodActions(pod, status), { initContainersToStart: [0] });
   });
 
   it('starts the next init container after the previous one succeeded', () => {
     const { pod, status } = basePodWithInits();
     status.containers = [cstatus(pod.spec.initContainers![0]!, 'exited')];
-    expectActions(computePodActions(pod, status), { nextInitContainer: 1 });
+    expectActions(computePodActions(pod, status), { initContainersToStart: [1] });
   });
 
   it('waits while an init container runs', () => {
@@ -384,7 +384,7 @@ describe('computePodActions with init containers', () => {
       killPod: true,
       createSandbox: true,
       attempt: 1,
-      nextInitContainer: 0,
+      initContainersToStart: [0],
     });
   });
 
@@ -392,14 +392,14 @@ describe('computePodActions with init containers', () => {
     it(`restarts the same failed init container when restartPolicy is ${policy}`, () => {
       const { pod, status } = basePodWithInits(policy);
       byName(status, 'init3').exitCode = 137;
-      expectActions(computePodActions(pod, status), { nextInitContainer: 2 });
+      expectActions(computePodActions(pod, status), { initContainersToStart: [2] });
     });
 
     it(`kills an init container in unknown state and starts it again when restartPolicy is ${policy}`, () => {
       const { pod, status } = basePodWithInits(policy);
       byName(status, 'init3').state = 'unknown';
       expectActions(computePodActions(pod, status), {
-        nextInitContainer: 2,
+        initContainersToStart: [2],
         containersToKill: [kill('init3')],
       });
     });
@@ -419,7 +419,7 @@ describe('computePodActions with init containers', () => {
 
   it('treats an OOM-killed init container as failed even with exit code 0', () => {
     const { pod, status } = basePodWithInits('Never');
-    byName(status, 'init2').reason = 'OOMKilled';
+    byName(status, 'init3').reason = 'OOMKilled';
     expectActions(computePodActions(pod, status), { killPod: true });
   });
 
@@ -437,7 +437,7 @@ describe('computePodActions with init containers', () => {
       killPod: true,
       createSandbox: true,
       attempt: 1,
-      nextInitContainer: 0,
+      initContainersToStart: [0],
     });
   });
 
@@ -449,7 +449,7 @@ describe('computePodActions with init containers', () => {
       killPod: true,
       createSandbox: true,
       attempt: 1,
-      nextInitContainer: 0,
+      initContainersToStart: [0],
     });
   });
 
@@ -469,41 +469,148 @@ describe('computePodActions with init containers', () => {
   });
 });
 
-describe('findNextInitContainer', () => {
-  it('is done at once for a pod without init containers', () => {
-    const pod = basePod();
-    assert.deepEqual(findNextInitContainer(pod, baseStatus(pod)), {
-      done: true,
-      next: undefined,
-      failed: undefined,
+/**
+ * Sidecar init containers (restartPolicy Always), upstream computeInitContainerActions: init1
+ * (regular), sidecar (with a startup probe), init2 (regular), then the three app containers.
+ */
+function basePodWithSidecar(policy?: RestartPolicy): {
+  pod: Pod;
+  status: RuntimePodStatus;
+  sidecar: Container;
+} {
+  const pod = basePod(policy);
+  const sidecar: Container = {
+    ...container('sidecar', 'proxy:1'),
+    restartPolicy: 'Always',
+    startupProbe: { exec: { command: ['true'] } },
+  };
+  pod.spec.initContainers = [container('init1', 'bar:1'), sidecar, container('init2', 'bar:1')];
+  const status = baseStatus(pod);
+  status.containers = [cstatus(pod.spec.initContainers[0]!, 'exited'), cstatus(sidecar, 'running')];
+  return { pod, status, sidecar };
+}
+
+type Verdict = { message: string; probe?: 'liveness' | 'startup'; terminationGracePeriodSeconds?: number };
+
+function verdicts(started: Record<string, boolean>, failed: Record<string, Verdict> = {}): ProbeVerdicts {
+  return {
+    isStarted: (name) => started[name] ?? true,
+    restartReason: (name) => failed[name],
+  };
+}
+
+describe('computePodActions with sidecar init containers', () => {
+  it('waits for a running sidecar to start before the next init container', () => {
+    const { pod, status } = basePodWithSidecar();
+    expectActions(computePodActions(pod, status, verdicts({ sidecar: false })), {});
+  });
+
+  it('starts the next init container once the sidecar has started', () => {
+    const { pod, status } = basePodWithSidecar();
+    expectActions(computePodActions(pod, status, verdicts({ sidecar: true })), {
+      initContainersToStart: [2],
     });
   });
 
-  it('names the first init container when nothing ran', () => {
-    const { pod, status } = basePodWithInits();
-    status.containers = [];
-    assert.deepEqual(findNextInitContainer(pod, status), { done: false, next: 0, failed: undefined });
+  it('restarts a sidecar whose startup probe failed, and still holds back the next init container', () => {
+    const { pod, status } = basePodWithSidecar();
+    const actions = computePodActions(
+      pod,
+      status,
+      verdicts(
+        { sidecar: false },
+        { sidecar: { message: 'x', probe: 'startup', terminationGracePeriodSeconds: 3 } },
+      ),
+    );
+    expectActions(actions, { initContainersToStart: [1], containersToKill: [kill('sidecar')] });
+    assert.equal(actions.containersToKill[0]?.reason, 'Init container sidecar failed startup probe');
+    assert.equal(actions.containersToKill[0]?.gracePeriodSeconds, 3);
   });
 
-  it('returns the last failed init container with its status', () => {
-    const { pod, status } = basePodWithInits();
-    byName(status, 'init2').exitCode = 1;
-    const res = findNextInitContainer(pod, status);
-    assert.equal(res.done, false);
-    assert.equal(res.next, 1);
-    assert.equal(res.failed?.name, 'init2');
+  it('starts the app containers once every regular init container succeeded and the sidecar started', () => {
+    const { pod, status, sidecar } = basePodWithSidecar();
+    status.containers = [
+      cstatus(pod.spec.initContainers![2]!, 'exited'),
+      cstatus(sidecar, 'running'),
+      cstatus(pod.spec.initContainers![0]!, 'exited'),
+    ];
+    expectActions(computePodActions(pod, status, verdicts({})), { containersToStart: [0, 1, 2] });
   });
 
-  it('is done when the last init container exited successfully', () => {
-    const { pod, status } = basePodWithInits();
-    assert.deepEqual(findNextInitContainer(pod, status), { done: true, next: undefined, failed: undefined });
+  it('starts the app containers when the last init container is a started sidecar', () => {
+    const { pod, status } = basePodWithSidecar();
+    pod.spec.initContainers = pod.spec.initContainers!.slice(0, 2);
+    expectActions(computePodActions(pod, status, verdicts({})), { containersToStart: [0, 1, 2] });
+    expectActions(computePodActions(pod, status, verdicts({ sidecar: false })), {});
   });
 
-  it('has nothing to start while an init container runs', () => {
-    const { pod, status } = basePodWithInits();
-    byName(status, 'init2').state = 'running';
-    status.containers = status.containers.filter((c) => c.name !== 'init3');
-    assert.deepEqual(findNextInitContainer(pod, status), { done: false, next: undefined, failed: undefined });
+  it('restarts a sidecar that exited once the pod is initialized, even under restartPolicy Never', () => {
+    const { pod, status, sidecar } = basePodWithSidecar('Never');
+    status.containers = [
+      ...pod.spec.containers.map((c) => cstatus(c, 'running')),
+      cstatus(sidecar, 'exited', { exitCode: 1 }),
+    ];
+    expectActions(computePodActions(pod, status, verdicts({})), { initContainersToStart: [1] });
+  });
+
+  it('starts a sidecar again when its status is gone once the pod is initialized', () => {
+    const { pod, status } = basePodWithSidecar();
+    status.containers = pod.spec.containers.map((c) => cstatus(c, 'running'));
+    expectActions(computePodActions(pod, status, verdicts({})), { initContainersToStart: [1] });
+  });
+
+  it('restarts a sidecar whose liveness probe failed and keeps the app containers running', () => {
+    const { pod, status, sidecar } = basePodWithSidecar();
+    status.containers = [
+      ...pod.spec.containers.map((c) => cstatus(c, 'running')),
+      cstatus(sidecar, 'running'),
+    ];
+    const actions = computePodActions(
+      pod,
+      status,
+      verdicts({}, { sidecar: { message: 'Container sidecar failed liveness probe', probe: 'liveness' } }),
+    );
+    expectActions(actions, { initContainersToStart: [1], containersToKill: [kill('sidecar')] });
+    assert.equal(actions.containersToKill[0]?.reason, 'Init container sidecar failed liveness probe');
+  });
+
+  it('restarts a running sidecar whose definition changed', () => {
+    const { pod, status, sidecar } = basePodWithSidecar();
+    status.containers = [
+      ...pod.spec.containers.map((c) => cstatus(c, 'running')),
+      cstatus(sidecar, 'running', { hash: 'old-hash' }),
+    ];
+    expectActions(computePodActions(pod, status, verdicts({})), {
+      initContainersToStart: [1],
+      containersToKill: [kill('sidecar')],
+    });
+  });
+
+  it('kills and restarts a sidecar in unknown state, even under restartPolicy Never', () => {
+    const { pod, status, sidecar } = basePodWithSidecar('Never');
+    status.containers = [
+      ...pod.spec.containers.map((c) => cstatus(c, 'running')),
+      cstatus(sidecar, 'unknown'),
+    ];
+    expectActions(computePodActions(pod, status, verdicts({})), {
+      initContainersToStart: [1],
+      containersToKill: [kill('sidecar')],
+    });
+  });
+
+  it('completes the pod, sidecar included, when every regular container is done', () => {
+    const { pod, status, sidecar } = basePodWithSidecar('Never');
+    status.containers = [
+      ...pod.spec.containers.map((c) => cstatus(c, 'exited')),
+      cstatus(sidecar, 'running'),
+      cstatus(pod.spec.initContainers![2]!, 'exited'),
+    ];
+    expectActions(computePodActions(pod, status, verdicts({})), { killPod: true });
+  });
+
+  it('treats every running sidecar as started when no prober verdicts are given', () => {
+    const { pod, status } = basePodWithSidecar();
+    expectActions(computePodActions(pod, status), { initContainersToStart: [2] });
   });
 });
 
@@ -528,6 +635,15 @@ describe('shouldContainerBeRestarted', () => {
       assert.equal(shouldContainerBeRestarted(pod.spec.containers[0]!, pod, status), want);
     });
   }
+
+  it('restarts an exited sidecar init container whatever the pod restart policy', () => {
+    const pod = basePod('Never');
+    const sidecar: Container = { ...container('sidecar'), restartPolicy: 'Always' };
+    pod.spec.initContainers = [sidecar];
+    const status = baseStatus(pod);
+    status.containers = [cstatus(sidecar, 'exited', { exitCode: 0 })];
+    assert.equal(shouldContainerBeRestarted(sidecar, pod, status), true);
+  });
 
   it('never restarts a container of a pod being deleted', () => {
     const pod = basePod('Always');

@@ -14,12 +14,20 @@ export interface PodActions {
   sandboxId: string;
   /** Sandbox attempt number for a new sandbox. */
   attempt: number;
-  /** Index into spec.initContainers of the next init container to start, if any. */
-  nextInitContainer: number | undefined;
+  /**
+   * Indexes into spec.initContainers to start, in spec order (upstream InitContainersToStart): the
+   * next init container, and sidecar init containers (`restartPolicy: Always`) to (re)start.
+   */
+  initContainersToStart: number[];
   /** Indexes into spec.containers to start, in spec order. */
   containersToStart: number[];
   /** Running or unknown containers to kill before starting anything, with the reason. */
   containersToKill: { id: string; name: string; reason: string; gracePeriodSeconds?: number }[];
+}
+
+/** A sidecar: an init container with `restartPolicy: Always` (upstream IsRestartableInitContainer). */
+export function isRestartableInitContainer(container: Container): boolean {
+  return container.restartPolicy === 'Always';
 }
 
 export function restartPolicy(pod: Pod): 'Always' | 'OnFailure' | 'Never' {
@@ -31,7 +39,10 @@ export function shouldRestartOnFailure(pod: Pod): boolean {
   return restartPolicy(pod) !== 'Never';
 }
 
-/** Upstream kubecontainer.ShouldContainerBeRestarted. */
+/**
+ * Upstream kubecontainer.ShouldContainerBeRestarted. A sidecar init container restarts whatever
+ * the pod's restart policy says (its own policy is Always), as computePodActions restarts it.
+ */
 export function shouldContainerBeRestarted(
   container: Container,
   pod: Pod,
@@ -42,6 +53,7 @@ export function shouldContainerBeRestarted(
   if (!cs) return true;
   if (cs.state === 'running') return false;
   if (cs.state === 'unknown' || cs.state === 'created') return true;
+  if (isRestartableInitContainer(container)) return true;
   const policy = restartPolicy(pod);
   if (policy === 'Never') return false;
   if (policy === 'OnFailure' && cs.exitCode === 0) return false;
@@ -59,41 +71,12 @@ export function isInitContainerFailed(cs: RuntimeContainerStatus): boolean {
   return cs.state === 'unknown';
 }
 
-interface InitProgress {
-  /** All init containers completed successfully (or an app container already runs). */
-  done: boolean;
-  /** The next init container to run (or re-run after a failure). */
-  next: number | undefined;
-  /** The status of the last failed init container, if one failed. */
-  failed: RuntimeContainerStatus | undefined;
-}
-
-/** Upstream findNextInitContainerToRun: init containers run strictly in order, one at a time. */
-export function findNextInitContainer(pod: Pod, status: RuntimePodStatus): InitProgress {
-  const inits = pod.spec.initContainers ?? [];
-  if (inits.length === 0) return { done: true, next: undefined, failed: undefined };
-  // A running app container means initialization finished earlier (e.g. before a kubelet restart).
-  for (const c of pod.spec.containers) {
-    if (findContainerStatus(status, c.name)?.state === 'running') {
-      return { done: true, next: undefined, failed: undefined };
-    }
-  }
-  for (let i = inits.length - 1; i >= 0; i--) {
-    const cs = findContainerStatus(status, inits[i]!.name);
-    if (cs && isInitContainerFailed(cs)) return { done: false, next: i, failed: cs };
-  }
-  for (let i = inits.length - 1; i >= 0; i--) {
-    const cs = findContainerStatus(status, inits[i]!.name);
-    if (!cs) continue;
-    if (cs.state === 'running') return { done: false, next: undefined, failed: undefined };
-    if (cs.state === 'exited') {
-      if (i === inits.length - 1) return { done: true, next: undefined, failed: undefined };
-      return { done: false, next: i + 1, failed: undefined };
-    }
-    // created or unknown: start it again
-    return { done: false, next: i, failed: undefined };
-  }
-  return { done: false, next: 0, failed: undefined };
+/** Upstream hasAnyRegularContainerCreated: a regular container exists, so initialization finished once. */
+function hasAnyRegularContainerCreated(pod: Pod, status: RuntimePodStatus): boolean {
+  return pod.spec.containers.some((c) => {
+    const state = findContainerStatus(status, c.name)?.state;
+    return state === 'created' || state === 'running' || state === 'exited';
+  });
 }
 
 interface SandboxDecision {
@@ -115,11 +98,147 @@ export function podSandboxChanged(pod: Pod, status: RuntimePodStatus): SandboxDe
   return { create: false, attempt: latest.attempt, sandboxId: latest.id };
 }
 
-/** What the prober says about running containers (liveness / startup failures). */
+/** What the prober says about running containers. */
 export interface ProbeVerdicts {
+  /**
+   * Set when the container's liveness or startup probe failed for good: the container is killed
+   * (and restarted per restart policy). `probe` names which one.
+   */
   restartReason(
     containerName: string,
-  ): { message: string; terminationGracePeriodSeconds?: number } | undefined;
+  ): { message: string; terminationGracePeriodSeconds?: number; probe?: 'liveness' | 'startup' } | undefined;
+  /**
+   * Whether the running container counts as started: true without a startup probe, else once it
+   * succeeded. Absent: every running container counts as started. A sidecar init container must
+   * have started before the next init container runs.
+   */
+  isStarted?(containerName: string): boolean;
+}
+
+type KillEntry = PodActions['containersToKill'][number];
+
+function killFor(cs: RuntimeContainerStatus, reason: string, gracePeriodSeconds?: number): KillEntry {
+  return {
+    id: cs.id,
+    name: cs.name,
+    reason,
+    ...(gracePeriodSeconds !== undefined ? { gracePeriodSeconds } : {}),
+  };
+}
+
+/**
+ * Upstream computeInitContainerActions (the SidecarContainers path, the only one since 1.33): walks
+ * the init containers from the last one seen backwards. It starts the first init container that
+ * has not run (or re-runs a failed one), keeps sidecar init containers running (restart when
+ * exited, unknown, changed, or failing liveness/startup), and starts the init container after a
+ * sidecar only once that sidecar has started. Returns whether the pod is initialized.
+ */
+function computeInitContainerActions(
+  pod: Pod,
+  status: RuntimePodStatus,
+  actions: PodActions,
+  probes: ProbeVerdicts | undefined,
+): boolean {
+  const inits = pod.spec.initContainers ?? [];
+  if (inits.length === 0) return true;
+  // A created or running regular container means initialization finished earlier; init statuses may
+  // have been removed since, and regular init containers must then not run again. (An exited one
+  // does not count: after a reboot every container has exited and the new sandbox starts afresh.)
+  let initialized = pod.spec.containers.some((c) => {
+    const state = findContainerStatus(status, c.name)?.state;
+    return state === 'created' || state === 'running';
+  });
+  let previousInitialized = initialized;
+  const restartOnFailure = shouldRestartOnFailure(pod);
+  const toStart: number[] = [];
+
+  for (let i = inits.length - 1; i >= 0; i--) {
+    const c = inits[i]!;
+    const sidecar = isRestartableInitContainer(c);
+    const cs = findContainerStatus(status, c.name);
+    if (!cs) {
+      // Status gone (removed): a sidecar that should be running is started again.
+      if (previousInitialized && sidecar) toStart.push(i);
+      continue;
+    }
+    if (previousInitialized && !sidecar) continue; // done for good
+
+    switch (cs.state) {
+      case 'created':
+        // Created and started are one step; a container stuck in created failed to start.
+        toStart.push(i);
+        break;
+      case 'running': {
+        if (!sidecar) break; // wait for it to finish
+        if (probes?.isStarted?.(c.name) === false) {
+          // Upstream: a startup probe not yet concluded means wait; one that failed restarts it.
+          const failed = probes.restartReason(c.name);
+          if (failed) {
+            actions.containersToKill.push(
+              killFor(
+                cs,
+                `Init container ${c.name} failed startup probe`,
+                failed.terminationGracePeriodSeconds,
+              ),
+            );
+            toStart.push(i);
+          }
+          break;
+        }
+        if (i === inits.length - 1) initialized = true;
+        else if (!previousInitialized) toStart.push(i + 1); // started for the first time: next one
+        if (cs.hash !== '' && cs.hash !== hashContainer(c)) {
+          actions.containersToKill.push(killFor(cs, `Init container ${c.name} definition changed`));
+          toStart.push(i);
+          break;
+        }
+        const failed = probes?.restartReason(c.name);
+        if (failed) {
+          actions.containersToKill.push(
+            killFor(
+              cs,
+              `Init container ${c.name} failed ${failed.probe ?? 'liveness'} probe`,
+              failed.terminationGracePeriodSeconds,
+            ),
+          );
+          toStart.push(i);
+        }
+        break;
+      }
+      case 'exited':
+        if (sidecar) {
+          toStart.push(i);
+          break;
+        }
+        if (isInitContainerFailed(cs)) {
+          if (!restartOnFailure) {
+            actions.killPod = true;
+            actions.initContainersToStart = [];
+            return false;
+          }
+          toStart.push(i);
+          break;
+        }
+        if (i === inits.length - 1) initialized = true;
+        else toStart.push(i + 1);
+        break;
+      case 'unknown':
+        if (!sidecar && !restartOnFailure) {
+          actions.killPod = true;
+          actions.initContainersToStart = [];
+          return false;
+        }
+        actions.containersToKill.push(
+          killFor(cs, 'Init container is in unknown state, try killing it before restart'),
+        );
+        toStart.push(i);
+        break;
+    }
+    previousInitialized = true;
+  }
+  if (!previousInitialized) toStart.push(0); // nothing has run yet: the first one
+  actions.initContainersToStart = [...new Set(toStart)].sort((a, b) => a - b);
+  return initialized;
 }
 
 export function computePodActions(pod: Pod, status: RuntimePodStatus, probes?: ProbeVerdicts): PodActions {
@@ -129,7 +248,7 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, probes?: P
     createSandbox: sandbox.create,
     sandboxId: sandbox.sandboxId,
     attempt: sandbox.attempt,
-    nextInitContainer: undefined,
+    initContainersToStart: [],
     containersToStart: [],
     containersToKill: [],
   };
@@ -147,36 +266,20 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, probes?: P
       toStart.push(i);
     });
     // Initialization done and nothing left to run (OnFailure, all succeeded): no sandbox needed.
-    if (toStart.length === 0 && findNextInitContainer(pod, status).done) {
+    if (toStart.length === 0 && hasAnyRegularContainerCreated(pod, status)) {
       actions.createSandbox = false;
       return actions;
     }
     if (inits.length > 0) {
-      actions.nextInitContainer = 0;
+      actions.initContainersToStart = [0];
       return actions;
     }
     actions.containersToStart = toStart;
     return actions;
   }
 
-  const init = findNextInitContainer(pod, status);
-  if (!init.done) {
-    if (init.next !== undefined) {
-      if (init.failed && !shouldRestartOnFailure(pod)) {
-        actions.killPod = true;
-      } else {
-        if (init.failed?.state === 'unknown') {
-          actions.containersToKill.push({
-            id: init.failed.id,
-            name: init.failed.name,
-            reason: 'Init container is in unknown state, try killing it before restart',
-          });
-        }
-        actions.nextInitContainer = init.next;
-      }
-    }
-    return actions;
-  }
+  const initialized = computeInitContainerActions(pod, status, actions, probes);
+  if (actions.killPod || !initialized) return actions;
 
   let keepCount = 0;
   pod.spec.containers.forEach((c, i) => {
@@ -185,22 +288,16 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, probes?: P
       if (shouldContainerBeRestarted(c, pod, status)) {
         actions.containersToStart.push(i);
         if (cs?.state === 'unknown') {
-          actions.containersToKill.push({
-            id: cs.id,
-            name: c.name,
-            reason: 'Container is in unknown state, try killing it before restart',
-          });
+          actions.containersToKill.push(
+            killFor(cs, 'Container is in unknown state, try killing it before restart'),
+          );
         }
       }
       return;
     }
     if (cs.hash !== '' && cs.hash !== hashContainer(c)) {
       actions.containersToStart.push(i);
-      actions.containersToKill.push({
-        id: cs.id,
-        name: c.name,
-        reason: `Container ${c.name} definition changed, will be restarted`,
-      });
+      actions.containersToKill.push(killFor(cs, `Container ${c.name} definition changed, will be restarted`));
       return;
     }
     // Upstream: a failed liveness/startup probe kills the container; it is started again only
@@ -208,18 +305,15 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, probes?: P
     const failed = probes?.restartReason(c.name);
     if (failed) {
       if (shouldRestartOnFailure(pod)) actions.containersToStart.push(i);
-      actions.containersToKill.push({
-        id: cs.id,
-        name: c.name,
-        reason: failed.message,
-        ...(failed.terminationGracePeriodSeconds !== undefined
-          ? { gracePeriodSeconds: failed.terminationGracePeriodSeconds }
-          : {}),
-      });
+      actions.containersToKill.push(killFor(cs, failed.message, failed.terminationGracePeriodSeconds));
       return;
     }
     keepCount++;
   });
-  if (keepCount === 0 && actions.containersToStart.length === 0) actions.killPod = true;
+  if (keepCount === 0 && actions.containersToStart.length === 0) {
+    // Every regular container is done: the pod completes, and its sidecars must not keep it alive.
+    actions.killPod = true;
+    actions.initContainersToStart = [];
+  }
   return actions;
 }

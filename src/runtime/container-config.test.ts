@@ -7,6 +7,7 @@ import {
   containerResources,
   generateContainerConfig,
   oomScoreAdj,
+  procMountPaths,
 } from './container-config.ts';
 import { hashContainer } from './hash.ts';
 
@@ -284,12 +285,34 @@ describe('container security context', () => {
     assert.ok(sc?.readonlyPaths?.includes('/proc/sys'));
   });
 
-  it('masks nothing for a privileged container', () => {
+  it('sends the default masked and read-only paths for a privileged container too (the runtime drops them)', () => {
     const c: Container = { name: 'app', image: 'x:1', securityContext: { privileged: true } };
     const sc = config(makePod([c]), c).linux?.securityContext;
     assert.equal(sc?.privileged, true);
-    assert.equal(sc?.maskedPaths, undefined);
-    assert.equal(sc?.readonlyPaths, undefined);
+    assert.deepEqual(sc?.maskedPaths, procMountPaths(undefined).masked);
+    assert.deepEqual(sc?.readonlyPaths, procMountPaths(undefined).readonly);
+  });
+
+  it('masks the upstream default paths, /proc/asound and powercap included, for the Default procMount', () => {
+    const c: Container = { name: 'app', image: 'x:1', securityContext: { procMount: 'Default' } };
+    const sc = config(makePod([c]), c).linux?.securityContext;
+    assert.ok(sc?.maskedPaths?.includes('/proc/asound'));
+    assert.ok(sc?.maskedPaths?.includes('/sys/devices/virtual/powercap'));
+    assert.equal(sc?.readonlyPaths?.includes('/proc/asound'), false);
+    assert.deepEqual(sc?.readonlyPaths, [
+      '/proc/bus',
+      '/proc/fs',
+      '/proc/irq',
+      '/proc/sys',
+      '/proc/sysrq-trigger',
+    ]);
+  });
+
+  it('sends empty masked and read-only path lists for the Unmasked procMount', () => {
+    const c: Container = { name: 'app', image: 'x:1', securityContext: { procMount: 'Unmasked' } };
+    const sc = config(makePod([c]), c).linux?.securityContext;
+    assert.deepEqual(sc?.maskedPaths, []);
+    assert.deepEqual(sc?.readonlyPaths, []);
   });
 
   it('lets the container override the pod run-as user and group', () => {
@@ -314,5 +337,65 @@ describe('container security context', () => {
     const pod = makePod([allowed, denied]);
     assert.equal(config(pod, allowed).linux?.securityContext?.noNewPrivs, false);
     assert.equal(config(pod, denied).linux?.securityContext?.noNewPrivs, true);
+  });
+});
+
+describe('container seccomp and AppArmor profiles', () => {
+  const seccomp = { profileRoot: '/var/lib/k/seccomp', defaultToRuntimeDefault: false };
+
+  it('sends Unconfined seccomp when nothing is set and seccompDefault is off', () => {
+    const c: Container = { name: 'app', image: 'x:1' };
+    const cfg = generateContainerConfig(makePod([c]), c, { restartCount: 0, imageRef: 'i', seccomp });
+    assert.deepEqual(cfg.linux?.securityContext?.seccomp, { profileType: 'Unconfined' });
+    assert.equal(cfg.linux?.securityContext?.apparmor, undefined);
+  });
+
+  it('sends RuntimeDefault seccomp when nothing is set and seccompDefault is on', () => {
+    const c: Container = { name: 'app', image: 'x:1' };
+    const cfg = generateContainerConfig(makePod([c]), c, {
+      restartCount: 0,
+      imageRef: 'i',
+      seccomp: { ...seccomp, defaultToRuntimeDefault: true },
+    });
+    assert.deepEqual(cfg.linux?.securityContext?.seccomp, { profileType: 'RuntimeDefault' });
+  });
+
+  it('resolves a Localhost profile below the seccomp profile root', () => {
+    const c: Container = {
+      name: 'app',
+      image: 'x:1',
+      securityContext: { seccompProfile: { type: 'Localhost', localhostProfile: 'deny-mkdir.json' } },
+    };
+    const cfg = generateContainerConfig(makePod([c]), c, { restartCount: 0, imageRef: 'i', seccomp });
+    assert.deepEqual(cfg.linux?.securityContext?.seccomp, {
+      profileType: 'Localhost',
+      localhostRef: '/var/lib/k/seccomp/deny-mkdir.json',
+    });
+  });
+
+  it('sends the container AppArmor profile from the deprecated annotation', () => {
+    const c: Container = { name: 'app', image: 'x:1' };
+    const pod = makePod([c], (p) => {
+      p.metadata.annotations = {
+        'container.apparmor.security.beta.kubernetes.io/app': 'localhost/k8s-nginx',
+      };
+    });
+    const cfg = generateContainerConfig(pod, c, { restartCount: 0, imageRef: 'i', seccomp });
+    assert.deepEqual(cfg.linux?.securityContext?.apparmor, {
+      profileType: 'Localhost',
+      localhostRef: 'k8s-nginx',
+    });
+  });
+
+  it('fails with InvalidArgument when a Localhost seccomp profile has no name', () => {
+    const c: Container = {
+      name: 'app',
+      image: 'x:1',
+      securityContext: { seccompProfile: { type: 'Localhost' } },
+    };
+    assert.throws(
+      () => generateContainerConfig(makePod([c]), c, { restartCount: 0, imageRef: 'i', seccomp }),
+      (err: unknown) => hasCode(err, 'InvalidArgument') && /localhostProfile must be set/.test(String(err)),
+    );
   });
 });

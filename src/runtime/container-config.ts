@@ -14,9 +14,24 @@ import { containerAnnotations, containerLabels } from './labels.ts';
 import { expandVars } from './expand.ts';
 import { literalEnvironment } from './env.ts';
 import { podNamespaceOptions } from './sandbox-config.ts';
+import {
+  containerAppArmorProfile,
+  containerSeccompProfile,
+  seccompProfileRoot,
+  type SeccompOptions,
+} from './security-profiles.ts';
+import { DEFAULT_ROOT_DIR, DEFAULT_SECCOMP_DEFAULT } from '../config/defaults.ts';
 
-// Upstream securitycontext defaults for a non-privileged container with the Default procMount.
-const DEFAULT_MASKED_PATHS = [
+const DEFAULT_SECCOMP_OPTIONS: SeccompOptions = {
+  profileRoot: seccompProfileRoot(DEFAULT_ROOT_DIR),
+  defaultToRuntimeDefault: DEFAULT_SECCOMP_DEFAULT,
+};
+
+// Upstream securitycontext defaultMaskedPaths / defaultReadonlyPaths (the Default procMount), kept in
+// step with moby: /proc/asound moved from read-only to masked in 1.27 (kubernetes#112037),
+// /sys/devices/virtual/powercap masked since 1.31 and its patch releases down to 1.28 (#125970).
+const DEFAULT_MASKED_PATHS: readonly string[] = [
+  '/proc/asound',
   '/proc/acpi',
   '/proc/kcore',
   '/proc/keys',
@@ -26,15 +41,26 @@ const DEFAULT_MASKED_PATHS = [
   '/proc/sched_debug',
   '/proc/scsi',
   '/sys/firmware',
+  '/sys/devices/virtual/powercap',
 ];
-const DEFAULT_READONLY_PATHS = [
-  '/proc/asound',
+const DEFAULT_READONLY_PATHS: readonly string[] = [
   '/proc/bus',
   '/proc/fs',
   '/proc/irq',
   '/proc/sys',
   '/proc/sysrq-trigger',
 ];
+
+/**
+ * Upstream ConvertToRuntimeMaskedPaths / ConvertToRuntimeReadonlyPaths: `Unmasked` means both lists
+ * empty, anything else the defaults. Sent for privileged containers too, as upstream does; the
+ * runtime drops them for privileged containers. An empty list is meaningful on the wire: CRI
+ * runtimes read it as "mask nothing", not as "use your defaults" (containerd#5029).
+ */
+export function procMountPaths(procMount: string | undefined): { masked: string[]; readonly: string[] } {
+  if (procMount === 'Unmasked') return { masked: [], readonly: [] };
+  return { masked: [...DEFAULT_MASKED_PATHS], readonly: [...DEFAULT_READONLY_PATHS] };
+}
 
 const MIN_SHARES = 2;
 const SHARES_PER_CPU = 1024;
@@ -80,7 +106,11 @@ export function containerResources(
   return r;
 }
 
-function securityContext(pod: Pod, container: Container): LinuxContainerSecurityContext {
+function securityContext(
+  pod: Pod,
+  container: Container,
+  seccomp: SeccompOptions,
+): LinuxContainerSecurityContext {
   const psc = pod.spec.securityContext ?? {};
   const sc = container.securityContext ?? {};
   const runAsUser = sc.runAsUser ?? psc.runAsUser;
@@ -104,10 +134,12 @@ function securityContext(pod: Pod, container: Container): LinuxContainerSecurity
       dropCapabilities: sc.capabilities.drop ?? [],
     };
   }
-  if (!privileged && sc.procMount !== 'Unmasked') {
-    out.maskedPaths = DEFAULT_MASKED_PATHS;
-    out.readonlyPaths = DEFAULT_READONLY_PATHS;
-  }
+  const paths = procMountPaths(sc.procMount);
+  out.maskedPaths = paths.masked;
+  out.readonlyPaths = paths.readonly;
+  out.seccomp = containerSeccompProfile(pod, container, seccomp);
+  const apparmor = containerAppArmorProfile(pod, container);
+  if (apparmor) out.apparmor = apparmor;
   return out;
 }
 
@@ -131,6 +163,11 @@ export interface ContainerConfigOptions {
    * valueFrom). Absent: literal values only (`containerEnv`).
    */
   envs?: KeyValue[];
+  /**
+   * Where Localhost seccomp profiles live and whether an unset profile means RuntimeDefault
+   * (`seccompDefault`). Absent: `<DEFAULT_ROOT_DIR>/seccomp`, Unconfined.
+   */
+  seccomp?: SeccompOptions;
 }
 
 /** Upstream generateContainerConfig; mounts come prepared from the volume manager. */
@@ -158,7 +195,7 @@ export function generateContainerConfig(
     tty: container.tty ?? false,
     linux: {
       resources: containerResources(pod, container, opts.memoryCapacity ?? totalmem()),
-      securityContext: securityContext(pod, container),
+      securityContext: securityContext(pod, container, opts.seccomp ?? DEFAULT_SECCOMP_OPTIONS),
     },
   };
   return config;

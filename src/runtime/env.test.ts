@@ -15,6 +15,7 @@ import {
   type EnvContext,
   type EnvWarning,
   type Service,
+  type ServiceLister,
 } from './env.ts';
 
 // Facts below follow upstream TestMakeEnvironmentVariables (pkg/kubelet/kubelet_pods_test.go),
@@ -66,11 +67,27 @@ function makePod(
   return p;
 }
 
+/** A lister over a fixed list, as the Service informer answers once synced; records namespaces asked. */
+function listerOf(services: Service[], synced = true): ServiceLister & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    hasSynced: () => synced,
+    list: (ns) => {
+      asked.push(ns);
+      return services.filter((s) => s.metadata?.namespace === ns);
+    },
+  };
+}
+
 function ctxFor(
   c: Container,
-  opts: Partial<Omit<EnvContext, 'container'>> & { namespace?: string } = {},
+  opts: Partial<Omit<EnvContext, 'container' | 'services'>> & {
+    namespace?: string;
+    services?: Service[] | ServiceLister;
+  } = {},
 ): EnvContext {
-  const { namespace, ...rest } = opts;
+  const { namespace, services, ...rest } = opts;
   return {
     pod: opts.pod ?? makePod(namespace ?? 'test1', [c]),
     container: c,
@@ -78,6 +95,7 @@ function ctxFor(
     podIPs: ['1.2.3.4'],
     nodeName: 'node-name',
     nodeAllocatable: { cpu: '4', memory: '8Gi', 'ephemeral-storage': '100Gi' },
+    ...(services ? { services: Array.isArray(services) ? listerOf(services) : services } : {}),
     ...rest,
   };
 }
@@ -159,9 +177,62 @@ describe('service link variables', () => {
     );
   });
 
-  it('gives no service variables without a service list (standalone)', async () => {
+  it('gives no service variables without a service list (standalone), and no error', async () => {
     const c: Container = { name: 'app', env: [{ name: 'FOO', value: 'BAR' }] };
     assert.deepEqual(await makeEnvironment(ctxFor(c)), [{ key: 'FOO', value: 'BAR' }]);
+  });
+
+  // Upstream makeEnvironmentVariables: with an API client, a pod from the API waits until the
+  // service informer has listed once (else a restarted kubelet would start pods without
+  // KUBERNETES_SERVICE_HOST); the error becomes CreateContainerConfigError and the sync is retried.
+  it('fails a pod from the API while the services have never been listed', async () => {
+    const c: Container = { name: 'app', env: [{ name: 'FOO', value: 'BAR' }] };
+    for (const annotations of [{ 'kubernetes.io/config.source': 'api' }, undefined]) {
+      const pod = makePod('test1', [c], (p) => (p.metadata.annotations = annotations));
+      await rejectsWith(
+        makeEnvironment(ctxFor(c, { pod, services: listerOf(SERVICES, false) })),
+        'Unavailable',
+        'services have not yet been read at least once, cannot construct envvars',
+      );
+    }
+  });
+
+  it('fails even with enableServiceLinks false while unsynced (the master service is always injected)', async () => {
+    const c: Container = { name: 'app' };
+    const pod = makePod('test1', [c], (p) => (p.spec.enableServiceLinks = false));
+    await rejectsWith(
+      makeEnvironment(ctxFor(c, { pod, services: listerOf(SERVICES, false) })),
+      'Unavailable',
+      'services have not yet been read',
+    );
+  });
+
+  it('starts a static pod before the services were listed, with the services known so far', async () => {
+    const c: Container = { name: 'app' };
+    for (const source of ['file', 'http']) {
+      const pod = makePod(
+        'test1',
+        [c],
+        (p) => (p.metadata.annotations = { 'kubernetes.io/config.source': source }),
+      );
+      const envs = await makeEnvironment(ctxFor(c, { pod, services: listerOf(SERVICES, false) }));
+      assert.deepEqual(
+        sorted(envs),
+        sorted([...kubernetesVars('1.2.3.1', 8081), ...testVars('1.2.3.3', 8083)]),
+        source,
+      );
+    }
+  });
+
+  it("reads only the master namespace and the pod's own", async () => {
+    const c: Container = { name: 'app' };
+    const lister = listerOf(SERVICES);
+    await makeEnvironment(ctxFor(c, { namespace: 'test2', services: lister }));
+    assert.deepEqual(lister.asked, ['default', 'test2']);
+    const noLinks = listerOf(SERVICES);
+    const pod = makePod('test2', [c], (p) => (p.spec.enableServiceLinks = false));
+    await makeEnvironment(ctxFor(c, { pod, services: noLinks }));
+    assert.deepEqual(noLinks.asked, ['default']);
   });
 
   it('names named ports, upper-cases dashes, brackets IPv6 and keeps the protocol', () => {

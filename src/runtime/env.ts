@@ -11,7 +11,8 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Container, EnvVar, Pod } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
-import { abortReason, combineSignals } from '../util/abort.ts';
+import { abortReason, combineSignals, untilAborted } from '../util/abort.ts';
+import { ANNOTATION_CONFIG_SOURCE } from '../config/defaults.ts';
 import { KubeletError, describeError, isKubeletError, type ErrorCode } from '../util/errors.ts';
 import type { ConfigMap, Secret, VolumeObjectSource } from '../volume/index.ts';
 import { containerResourceValue, podFieldValue } from '../volume/downward-api.ts';
@@ -25,6 +26,17 @@ export interface Service {
     clusterIP?: string;
     ports?: { name?: string; port: number; protocol?: string }[];
   };
+}
+
+/**
+ * Where service-link variables come from: in cluster mode the Service informer
+ * (src/api/service-informer.ts), whose summaries fit `Service`.
+ */
+export interface ServiceLister {
+  /** False until the services were listed once; pods from the API then cannot start (as upstream). */
+  hasSynced(): boolean;
+  /** The services of one namespace (those without a cluster IP may be left out). */
+  list(namespace: string): readonly Service[];
 }
 
 /** Something about the environment worth an Event on the pod, that does not stop the container. */
@@ -48,15 +60,18 @@ export interface EnvContext {
   objects?: VolumeObjectSource;
   /** Node allocatable for resourceFieldRef when the container has no limit. */
   nodeAllocatable: { cpu: string; memory: string; 'ephemeral-storage'?: string };
-  /** Services for service-link env vars (enableServiceLinks); omit → none. */
-  services?: Service[];
+  /**
+   * Services for service-link env vars. Cluster mode passes the Service informer; omitted
+   * (standalone, no API server) the pod gets no service variables, and no error (as upstream).
+   */
+  services?: ServiceLister;
   /** Where warnings go (an Event on the pod, typically); without it they are logged through `logger`. */
   onWarning?: (warning: EnvWarning) => void;
   logger?: Logger;
   signal?: AbortSignal;
 }
 
-/** Upstream metav1.NamespaceDefault and kubelet masterServices. */
+/** Upstream metav1.NamespaceDefault (the kubelet's masterServiceNamespace) and masterServices. */
 const MASTER_SERVICE_NAMESPACE = 'default';
 const MASTER_SERVICES = new Set(['kubernetes']);
 const REASON_INVALID_ENV_NAMES = 'InvalidEnvironmentVariableNames';
@@ -142,6 +157,35 @@ export function serviceEnvMap(
   }
   const ordered = [...byName.keys()].sort().map((n) => byName.get(n) as Service);
   return new Map(serviceEnvVars(ordered).map((e) => [e.key, e.value]));
+}
+
+/** Upstream kubetypes.IsStaticPod: a config source annotation other than the API server's. */
+function isStaticPod(pod: Pod): boolean {
+  const source = pod.metadata.annotations?.[ANNOTATION_CONFIG_SOURCE];
+  return source !== undefined && source !== 'api';
+}
+
+/**
+ * The service-link variables of a pod (upstream makeEnvironmentVariables + getServiceEnvVarMap):
+ * none without a lister (standalone); with one, a pod from the API fails while the services have
+ * never been listed, so that a kubelet restart does not start pods without KUBERNETES_SERVICE_HOST.
+ * Static pods do not wait (they run before, and without, an API server).
+ */
+function serviceEnvFor(ctx: EnvContext, namespace: string): Map<string, string> {
+  const lister = ctx.services;
+  if (lister === undefined) return new Map();
+  if (!isStaticPod(ctx.pod) && !lister.hasSynced()) {
+    throw fail(
+      'Unavailable',
+      'services',
+      'services have not yet been read at least once, cannot construct envvars',
+    );
+  }
+  const enableServiceLinks = ctx.pod.spec.enableServiceLinks ?? true;
+  const candidates = [...lister.list(MASTER_SERVICE_NAMESPACE)];
+  if (enableServiceLinks && namespace !== MASTER_SERVICE_NAMESPACE)
+    candidates.push(...lister.list(namespace));
+  return serviceEnvMap(candidates, namespace, enableServiceLinks);
 }
 
 // ---- names (upstream validation.IsEnvVarName, as the 1.20 kubelet applied it to envFrom keys) ----
@@ -309,16 +353,6 @@ class ObjectCache {
   }
 }
 
-/** Settles with `p`, or rejects when `signal` aborts first (a source that ignores its signal). */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    void p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /** Upstream's NotFound wording from the kubelet's configmap/secret managers. */
 function notFound(kind: Kind, objName: string): string {
   return `${kind === 'configMap' ? 'configmap' : 'secret'} "${objName}" not found`;
@@ -371,7 +405,7 @@ export async function resolveEnvironment(
   ctx.signal?.throwIfAborted();
   const { pod, container } = ctx;
   const namespace = pod.metadata.namespace || 'default';
-  const serviceEnv = serviceEnvMap(ctx.services ?? [], namespace, pod.spec.enableServiceLinks ?? true);
+  const serviceEnv = serviceEnvFor(ctx, namespace);
   const cache = new ObjectCache(ctx, namespace);
   const env = new Map<string, string>();
   const warnings: EnvWarning[] = [];

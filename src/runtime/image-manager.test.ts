@@ -22,7 +22,13 @@ import {
   shouldPullImage,
   type ImageManagerDeps,
 } from './image-manager.ts';
-import { DOCKER_CONFIG_JSON_KEY, SECRET_TYPE_DOCKER_CONFIG_JSON, type PullSecret } from './pull-secrets.ts';
+import {
+  DOCKER_CONFIG_JSON_KEY,
+  SECRET_TYPE_DOCKER_CONFIG_JSON,
+  keyringFromEntries,
+  type Keyring,
+  type PullSecret,
+} from './pull-secrets.ts';
 import { KubeletError } from '../util/errors.ts';
 
 const SANDBOX: PodSandboxConfig = { metadata: { name: 'p', uid: 'u', namespace: 'ns', attempt: 0 } };
@@ -476,6 +482,84 @@ void describe('pull secrets', () => {
   });
 });
 
+void describe('node credentials', () => {
+  const image = '127.0.0.1:5001/team/app:1';
+  const nodeKeyring = (entries: Record<string, string>): Keyring =>
+    keyringFromEntries(
+      Object.entries(entries).map(([loc, user]) => [
+        loc,
+        { username: user, password: `${user}-pw`, source: '/var/lib/kubelet/config.json' },
+      ]),
+    );
+
+  void it('pulls with the node credentials when the pod has no pull secrets', async () => {
+    let asked = 0;
+    const s = setup({
+      nodeCredentials: () => {
+        asked++;
+        return Promise.resolve(nodeKeyring({ '127.0.0.1:5001': 'node' }));
+      },
+    });
+    s.images.answer(() => 'sha256:ok');
+    await s.manager.ensureImage(pod('p', []), ctr(image), SANDBOX);
+    assert.deepEqual(
+      s.images.pulls.map((c) => c.auth),
+      [{ username: 'node', password: 'node-pw' }],
+    );
+    assert.equal(asked, 1);
+  });
+
+  void it('tries the pod secrets first, then the node credentials', async () => {
+    const s = setup({
+      pullSecrets: () =>
+        Promise.resolve([secret('mine', { '127.0.0.1:5001': { username: 'pod', password: 'x' } })]),
+      nodeCredentials: () => Promise.resolve(nodeKeyring({ '127.0.0.1:5001': 'node' })),
+    });
+    s.images.answer((_img, auth) => {
+      if (auth?.username !== 'node') throw new Error('401 Unauthorized');
+      return 'sha256:ok';
+    });
+    assert.equal(await s.manager.ensureImage(pod('p', [], ['mine']), ctr(image), SANDBOX), 'sha256:ok');
+    assert.deepEqual(
+      s.images.pulls.map((c) => c.auth?.username),
+      ['pod', 'node'],
+    );
+  });
+
+  void it('does not read the node credentials for an image already present', async () => {
+    let asked = 0;
+    const s = setup({
+      nodeCredentials: () => {
+        asked++;
+        return Promise.resolve(nodeKeyring({}));
+      },
+    });
+    s.images.present.add(image);
+    await s.manager.ensureImage(pod('p', []), ctr(image), SANDBOX);
+    assert.equal(asked, 0);
+  });
+
+  void it('pulls with the pod secrets only when the node credentials cannot be read', async () => {
+    const s = setup({ nodeCredentials: () => Promise.reject(new Error('EACCES')) });
+    s.images.answer(() => 'sha256:ok');
+    assert.equal(await s.manager.ensureImage(pod('p', []), ctr(image), SANDBOX), 'sha256:ok');
+    assert.deepEqual(
+      s.images.pulls.map((c) => c.auth),
+      [undefined],
+    );
+  });
+
+  void it('ignores node credentials for other registries', async () => {
+    const s = setup({ nodeCredentials: () => Promise.resolve(nodeKeyring({ 'quay.io': 'node' })) });
+    s.images.answer(() => 'sha256:ok');
+    await s.manager.ensureImage(pod('p', []), ctr(image), SANDBOX);
+    assert.deepEqual(
+      s.images.pulls.map((c) => c.auth),
+      [undefined],
+    );
+  });
+});
+
 void describe('parallel pulls', () => {
   void it('runs at most maxParallelPulls at once, starting the next when one ends', async () => {
     const s = setup({ maxParallelPulls: 2 });
@@ -533,6 +617,17 @@ void describe('parallel pulls', () => {
     );
     s.images.pulls[1]?.result.resolve('sha256:c');
     await Promise.all([first, third]);
+  });
+
+  void it('runs every pull at once with maxParallelPulls Infinity (serializeImagePulls false)', async () => {
+    const s = setup({ maxParallelPulls: Infinity });
+    const results = ['a', 'b', 'c', 'd', 'e', 'f'].map((n) =>
+      s.manager.ensureImage(pod(n, []), ctr(`reg.io/${n}:1`), SANDBOX),
+    );
+    await flush();
+    assert.equal(s.images.pulls.length, 6);
+    for (const c of s.images.pulls) c.result.resolve('sha256:x');
+    await Promise.all(results);
   });
 
   void it('rejects a maxParallelPulls below 1', () => {
@@ -624,6 +719,12 @@ void describe('registry pull rate limit', () => {
     await s.advance(1);
     assert.equal(s.images.pulls.length, 3);
     await Promise.all(results);
+  });
+
+  void it('takes a registryBurst of 0 as 1, so pulls still go (upstream would refuse them all)', async () => {
+    const s = setup({ rateLimiter: undefined, registryPullQPS: 1, registryBurst: 0 });
+    s.images.answer(() => 'sha256:ok');
+    assert.equal(await s.manager.ensureImage(pod('p', []), ctr('reg.io/a:1'), SANDBOX), 'sha256:ok');
   });
 
   void it('takes one token per pull, however many credentials it tries', async () => {

@@ -17,8 +17,11 @@ import { KubeletError, describeError, isCanceled } from '../util/errors.ts';
 import { untilAborted, abortReason, combineSignals } from '../util/abort.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import {
+  EMPTY_KEYRING,
   keyringFromSecrets,
   toAuthConfig,
+  unionKeyring,
+  type Keyring,
   type PullSecret,
   type RegistryCredential,
 } from './pull-secrets.ts';
@@ -38,7 +41,9 @@ export class ImageError extends Error {
 
 /**
  * Makes sure a container's image is present, honouring imagePullPolicy, the pod's imagePullSecrets
- * and the per-image pull back-off (upstream images.ImageManager + puller + kuberuntime PullImage).
+ * and the node's own credentials (each matching one tried in turn), the parallel-pull limit, the
+ * registry QPS and the per-image pull back-off (upstream images.ImageManager + puller + kuberuntime
+ * PullImage).
  */
 export interface ImageManager {
   /**
@@ -67,13 +72,22 @@ export interface ImageManagerDeps {
    */
   pullSecrets?: (pod: Pod, signal?: AbortSignal) => Promise<PullSecret[]>;
   /**
+   * The node's own credentials (its docker config file, src/runtime/node-credentials.ts), looked
+   * up after the pod's secrets, as upstream's default keyring. Absent: none. A rejection is logged
+   * and the pull goes on with the pod's credentials only.
+   */
+  nodeCredentials?: () => Promise<Keyring>;
+  /**
    * Pulls running at once across all pods (maxParallelImagePulls; 1 = serializeImagePulls).
    * Default 5. `Infinity` means no limit.
    */
   maxParallelPulls?: number;
   /** registryPullQPS (0 = no limit), default 5. Ignored when `rateLimiter` is given. */
   registryPullQPS?: number;
-  /** registryBurst, default 10. */
+  /**
+   * registryBurst, default 10. A burst of 0 with a QPS limit is taken as 1: upstream's token bucket
+   * would then refuse every pull ("pull QPS exceeded"), ours would wait forever.
+   */
   registryBurst?: number;
   /** Replaces the token bucket built from registryPullQPS/registryBurst (tests). */
   rateLimiter?: RateLimiter;
@@ -285,7 +299,7 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
     deps.rateLimiter ??
     createRateLimiter(
       deps.registryPullQPS ?? DEFAULT_REGISTRY_PULL_QPS,
-      deps.registryBurst ?? DEFAULT_REGISTRY_BURST,
+      Math.max(1, deps.registryBurst ?? DEFAULT_REGISTRY_BURST),
     );
   const pullTimeoutMs = deps.pullTimeoutMs ?? IMAGE_PULL_TIMEOUT_MS;
   const inflight = new Map<string, InflightPull>();
@@ -391,6 +405,19 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
     }
   }
 
+  async function nodeKeyring(signal: AbortSignal | undefined, plog: Logger): Promise<Keyring> {
+    if (!deps.nodeCredentials) return EMPTY_KEYRING;
+    try {
+      return await untilAborted(deps.nodeCredentials(), signal);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      plog.warn('Unable to read the node registry credentials; pulling with the pod secrets only', {
+        err: describeError(err),
+      });
+      return EMPTY_KEYRING;
+    }
+  }
+
   return {
     async ensureImage(pod, container, sandboxConfig, signal) {
       const plog = log.child({ pod: podFullName(pod), podUID: podUID(pod), container: container.name });
@@ -446,7 +473,9 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
       let imageRef: string;
       try {
         const secrets = await secretsFor(pod, signal, plog);
-        const creds = keyringFromSecrets(secrets).lookup(ref.repository);
+        // Upstream MakeDockerKeyring: the pod's secrets first, then the node's own credentials.
+        const keyring = unionKeyring(keyringFromSecrets(secrets), await nodeKeyring(signal, plog));
+        const creds = keyring.lookup(ref.repository);
         imageRef = await sharedPull(spec, creds, sandboxConfig, signal, plog);
       } catch (err) {
         // The caller gave up (pod terminating, kubelet stopping): not the image's fault.

@@ -8,11 +8,15 @@ import {
   decodeAuthField,
   globMatch,
   isDefaultRegistryMatch,
+  keyringFromEntries,
   keyringFromSecrets,
   locationKey,
   locationMatches,
   parseDockerConfigSecret,
+  parseDockerConfigJSON,
+  parseDockercfg,
   toAuthConfig,
+  unionKeyring,
   type PullSecret,
 } from './pull-secrets.ts';
 import { KubeletError } from '../util/errors.ts';
@@ -262,6 +266,49 @@ void describe('keyring matching', () => {
     assert.equal(isDefaultRegistryMatch('quay.io/x'), false);
     assert.equal(isDefaultRegistryMatch('localhost:5000/x'), false);
     assert.equal(isDefaultRegistryMatch('/x'), false);
+  });
+});
+
+void describe('docker config files and keyring unions', () => {
+  void it('reads the auths of a config.json, ignoring other keys, each credential naming the file', () => {
+    const text = JSON.stringify({
+      auths: { 'r.io': { auth: b64('u:p') }, 'q.io': { username: 'q', password: 'w' } },
+      credsStore: 'desktop',
+      HttpHeaders: { 'X-A': 'b' },
+    });
+    assert.deepEqual(parseDockerConfigJSON(text, '/root/.docker/config.json'), [
+      ['r.io', { username: 'u', password: 'p', source: '/root/.docker/config.json' }],
+      ['q.io', { username: 'q', password: 'w', source: '/root/.docker/config.json' }],
+    ]);
+    assert.deepEqual(parseDockerConfigJSON('{}', 'f'), []);
+    assert.deepEqual(parseDockerConfigJSON('null', 'f'), []);
+  });
+
+  void it('reads a .dockercfg as a registry map at top level', () => {
+    assert.deepEqual(parseDockercfg(JSON.stringify({ 'r.io': { auth: b64('u:p') } }), '/.dockercfg'), [
+      ['r.io', { username: 'u', password: 'p', source: '/.dockercfg' }],
+    ]);
+  });
+
+  void it('throws on files that are not docker configs', () => {
+    assert.throws(() => parseDockerConfigJSON('{', 'f'), SyntaxError);
+    assert.throws(() => parseDockerConfigJSON('[]', 'f'), /not a JSON object/);
+    assert.throws(() => parseDockercfg('"x"', 'f'), /registry map is not an object/);
+  });
+
+  void it('a union keyring returns the first keyring matches before the second', () => {
+    const cred = (username: string) => ({ username, password: '', source: 's' });
+    const pod = keyringFromEntries([['r.io', cred('pod')]]);
+    const node = keyringFromEntries([
+      ['r.io', cred('node')],
+      ['r.io/team', cred('node-team')],
+    ]);
+    const union = unionKeyring(pod, node);
+    assert.deepEqual(
+      union.lookup('r.io/team/app').map((c) => c.username),
+      ['pod', 'node-team', 'node'],
+    );
+    assert.equal(union.size(), 3);
   });
 });
 

@@ -35,7 +35,10 @@ export interface RegistryCredential {
   identityToken?: string;
   /** docker config `registrytoken` (a bearer token). */
   registryToken?: string;
-  /** The secret it came from (`namespace/name`), for logs; never the credential itself. */
+  /**
+   * Where it came from, for logs, never the credential itself: the secret (`namespace/name`) or
+   * the node's docker config file (its path).
+   */
   source: string;
 }
 
@@ -259,21 +262,28 @@ export function isDefaultRegistryMatch(repository: string): boolean {
 }
 
 /**
- * Builds the keyring from a pod's pull secrets (upstream MakeDockerKeyring with an empty default
- * keyring). Secrets of other types are skipped; a docker config secret that does not parse throws.
+ * Builds the keyring from a pod's pull secrets (upstream MakeDockerKeyring, without the node's
+ * keyring: `unionKeyring` adds it). Secrets of other types are skipped; a docker config secret
+ * that does not parse throws.
  */
 export function keyringFromSecrets(secrets: readonly PullSecret[]): Keyring {
+  const entries: [string, RegistryCredential][] = [];
+  for (const secret of secrets) entries.push(...(parseDockerConfigSecret(secret) ?? []));
+  return keyringFromEntries(entries);
+}
+
+/**
+ * A keyring over `[location, credential]` entries, in the order given (upstream BasicDockerKeyring
+ * after Add). A location that does not parse is left out, as upstream does.
+ */
+export function keyringFromEntries(entries: readonly (readonly [string, RegistryCredential])[]): Keyring {
   const creds = new Map<string, RegistryCredential[]>();
-  for (const secret of secrets) {
-    const entries = parseDockerConfigSecret(secret);
-    if (entries === undefined) continue;
-    for (const [loc, cred] of entries) {
-      const key = locationKey(loc);
-      if (key === undefined) continue;
-      const list = creds.get(key) ?? [];
-      list.push(cred);
-      creds.set(key, list);
-    }
+  for (const [loc, cred] of entries) {
+    const key = locationKey(loc);
+    if (key === undefined) continue;
+    const list = creds.get(key) ?? [];
+    list.push(cred);
+    creds.set(key, list);
   }
   // Reverse-sorted so that a longer (more specific) location sharing a prefix comes first:
   // `quay.io/team` before `quay.io`.
@@ -288,6 +298,38 @@ export function keyringFromSecrets(secrets: readonly PullSecret[]): Keyring {
     },
     size: () => index.length,
   };
+}
+
+/**
+ * Every keyring's matches, keyring by keyring (upstream UnionDockerKeyring): the pod's secrets
+ * before the node's own credentials.
+ */
+export function unionKeyring(...keyrings: readonly Keyring[]): Keyring {
+  return {
+    lookup: (repository) => keyrings.flatMap((k) => k.lookup(repository)),
+    size: () => keyrings.reduce((n, k) => n + k.size(), 0),
+  };
+}
+
+/** A keyring that matches nothing. */
+export const EMPTY_KEYRING: Keyring = { lookup: () => [], size: () => 0 };
+
+/**
+ * The registry entries of a docker `config.json` (its `auths` map), as upstream's
+ * readDockerConfigJSONFileFromBytes reads them; other keys (`credsStore`, `credHelpers`, …) are
+ * ignored, as upstream does. `source` names the file in each credential. Throws an Error saying
+ * what is wrong when the text is not such a document.
+ */
+export function parseDockerConfigJSON(text: string, source: string): [string, RegistryCredential][] {
+  const doc = JSON.parse(text) as unknown;
+  if (doc !== null && !isObject(doc)) throw new Error('not a JSON object');
+  const entries = parseConfigMap(doc === null ? undefined : goField(doc, 'auths'));
+  return entries.map(([loc, e]) => [loc, { ...e, source }]);
+}
+
+/** The registry entries of a legacy `.dockercfg` (the registry map at top level); throws like above. */
+export function parseDockercfg(text: string, source: string): [string, RegistryCredential][] {
+  return parseConfigMap(JSON.parse(text) as unknown).map(([loc, e]) => [loc, { ...e, source }]);
 }
 
 /**

@@ -47,7 +47,8 @@ import {
   type RuntimePodStatus,
   type RuntimeSandboxStatus,
 } from './runtime-pod.ts';
-import { generateSandboxConfig, podLogsDirectory } from './sandbox-config.ts';
+import { generateSandboxConfig, podLogsDirectory, type ClusterDNS } from './sandbox-config.ts';
+import type { SeccompOptions } from './security-profiles.ts';
 import {
   createHookRunner,
   graceAfterPreStop,
@@ -129,6 +130,13 @@ export interface RuntimeManagerDeps {
   backoff: Backoff;
   podLogsDir: string;
   hostDNS: () => DNSConfig;
+  /** clusterDNS/clusterDomain for ClusterFirst pods; absent: they get `hostDNS` (MissingClusterDNS). */
+  clusterDNS?: ClusterDNS;
+  /**
+   * The pod's cgroup for the sandbox's cgroup_parent (the container manager; the caller has made
+   * sure it exists). Absent or '': the runtime's default parent.
+   */
+  podCgroupParent?: (pod: Pod) => string;
   /** CRI mounts for a container's volumeMounts (the volume manager). */
   mountsFor: (pod: Pod, container: Container) => Promise<Mount[]>;
   /** The container environment (env.ts makeEnvironment); absent: literal values only. */
@@ -141,6 +149,8 @@ export interface RuntimeManagerDeps {
    * from one); a warning says so once.
    */
   rootDir?: string;
+  /** Seccomp profile root and `seccompDefault`; absent: `<DEFAULT_ROOT_DIR>/seccomp`, Unconfined. */
+  seccomp?: SeccompOptions;
   /** Runs postStart/preStop handlers. Default: exec through `runtime.execSync`, HTTP from this host. */
   hooks?: HookRunner;
   now?: () => number;
@@ -569,7 +579,8 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       const mounts = await deps.mountsFor(pod, container);
       const message = await terminationMessageMount(pod, container, log);
       let envs: KeyValue[] | undefined;
-      if (deps.makeEnv && needsResolvedEnv(container)) {
+      // Every container: service-link variables need the full environment even without valueFrom.
+      if (deps.makeEnv) {
         // Only a fieldRef to status.podIP(s) needs the sandbox's IPs: spare the CRI call otherwise.
         let ips: string[] = [];
         if (refersToPodIPs(container)) {
@@ -585,6 +596,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
         imageRef,
         mounts: message ? [...mounts, message] : mounts,
         ...(envs ? { envs } : {}),
+        ...(deps.seccomp ? { seccomp: deps.seccomp } : {}),
       });
       await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), { recursive: true });
     } catch (err) {
@@ -723,6 +735,12 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       podLogsDir: deps.podLogsDir,
       hostDNS: deps.hostDNS(),
       attempt: actions.attempt,
+      cgroupParent: deps.podCgroupParent?.(pod) ?? '',
+      ...(deps.clusterDNS ? { clusterDNS: deps.clusterDNS } : {}),
+      // Upstream records DNS warnings on every sync; without event aggregation, once per sandbox.
+      ...(actions.createSandbox
+        ? { onDNSWarning: (w) => deps.recorder.event(pod, 'Warning', w.reason, w.message) }
+        : {}),
     });
     if (actions.createSandbox) {
       try {
@@ -738,10 +756,13 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     }
     if (!actions.createSandbox && actions.killPod) return result;
 
-    if (actions.nextInitContainer !== undefined) {
-      const init = pod.spec.initContainers?.[actions.nextInitContainer];
-      if (init) await startContainer(pod, init, status, sandboxId, sandboxConfig, result, signal);
-      return result;
+    // Upstream SyncPod step 6: init containers in spec order. A regular one that fails to start ends
+    // the sync; a sidecar (restartPolicy Always) that fails is skipped.
+    for (const i of actions.initContainersToStart) {
+      const init = pod.spec.initContainers?.[i];
+      if (!init) continue;
+      await startContainer(pod, init, status, sandboxId, sandboxConfig, result, signal);
+      if (result.startFailures.has(init.name) && init.restartPolicy !== 'Always') return result;
     }
     // Start app containers concurrently (CRI does the heavy lifting), except that, as upstream, a
     // container with a postStart hook holds back the containers after it until the hook is done:
@@ -767,11 +788,6 @@ function formatSeconds(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
   return `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : '0s'}`;
-}
-
-/** Literal env values are handled synchronously by generateContainerConfig; anything else needs makeEnv. */
-function needsResolvedEnv(container: Container): boolean {
-  return (container.env ?? []).some((e) => e.valueFrom !== undefined) || (container.envFrom ?? []).length > 0;
 }
 
 function refersToPodIPs(container: Container): boolean {

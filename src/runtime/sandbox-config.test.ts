@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../api/types.ts';
 import type { DNSConfig } from './cri/types.ts';
+import type { ClusterDNS, DNSWarning } from './sandbox-config.ts';
 import {
   generateSandboxConfig,
   parseResolvConf,
+  podDNS,
   podDNSConfig,
   podHostname,
   podLogsDirectory,
@@ -251,5 +253,184 @@ describe('generateSandboxConfig', () => {
     assert.deepEqual(linux?.securityContext?.runAsUser, { value: 1000 });
     assert.deepEqual(linux?.securityContext?.runAsGroup, { value: 2000 });
     assert.deepEqual(linux?.securityContext?.supplementalGroups, [10, 3000]);
+  });
+});
+
+describe('generateSandboxConfig cgroup parent', () => {
+  const base = { podLogsDir: '/var/log/pods', hostDNS: {}, attempt: 0 };
+
+  it("passes the pod's cgroup as linux.cgroupParent, and '' (runtime default) without one", () => {
+    const parent = '/kubepods/burstable/poduid-123';
+    assert.equal(
+      generateSandboxConfig(makePod(), { ...base, cgroupParent: parent }).linux?.cgroupParent,
+      parent,
+    );
+    assert.equal(generateSandboxConfig(makePod(), base).linux?.cgroupParent, '');
+  });
+});
+
+// Upstream pkg/kubelet/network/dns GetPodDNS (dns_test.go TestGetPodDNSType, TestGetPodDNS,
+// TestGetPodDNSCustom, TestDNSConfigForming): which base each policy selects, and the limits.
+describe('podDNS with cluster DNS (clusterDNS, clusterDomain)', () => {
+  const host: DNSConfig = {
+    servers: ['10.0.0.2'],
+    searches: ['corp.example', 'example.com'],
+    options: ['ndots:1', 'rotate'],
+  };
+  const cluster: ClusterDNS = { servers: ['10.96.0.10'], domain: 'cluster.local' };
+  const clusterConfig: DNSConfig = {
+    servers: ['10.96.0.10'],
+    searches: ['prod.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example', 'example.com'],
+    options: ['ndots:5'],
+  };
+  const withPolicy = (policy: Pod['spec']['dnsPolicy'], hostNetwork = false) =>
+    makePod((p) => {
+      if (policy !== undefined) p.spec.dnsPolicy = policy;
+      if (hostNetwork) p.spec.hostNetwork = true;
+    });
+
+  it('gives a ClusterFirst pod the cluster nameservers, cluster search domains before the host ones, and ndots:5', () => {
+    assert.deepEqual(podDNS(withPolicy('ClusterFirst'), host, cluster), {
+      config: clusterConfig,
+      warnings: [],
+    });
+    assert.deepEqual(
+      podDNSConfig(withPolicy(undefined), host, cluster),
+      clusterConfig,
+      'ClusterFirst is the default',
+    );
+  });
+
+  it('uses every configured cluster nameserver and drops a host search domain the cluster ones repeat', () => {
+    const cfg = podDNSConfig(
+      withPolicy('ClusterFirst'),
+      { ...host, searches: ['cluster.local', 'corp.example'] },
+      { servers: ['10.96.0.10', 'fd00::a'], domain: 'cluster.local' },
+    );
+    assert.deepEqual(cfg.servers, ['10.96.0.10', 'fd00::a']);
+    assert.deepEqual(cfg.searches, [
+      'prod.svc.cluster.local',
+      'svc.cluster.local',
+      'cluster.local',
+      'corp.example',
+    ]);
+  });
+
+  it('keeps the host search domains alone when no cluster domain is configured', () => {
+    const cfg = podDNSConfig(withPolicy('ClusterFirst'), host, { servers: ['10.96.0.10'], domain: '' });
+    assert.deepEqual(cfg, { servers: ['10.96.0.10'], searches: host.searches, options: ['ndots:5'] });
+  });
+
+  it('gives a host-network ClusterFirst pod the host configuration, and ClusterFirstWithHostNet the cluster one', () => {
+    assert.deepEqual(podDNS(withPolicy('ClusterFirst', true), host, cluster), { config: host, warnings: [] });
+    assert.deepEqual(podDNSConfig(withPolicy('ClusterFirstWithHostNet', true), host, cluster), clusterConfig);
+    assert.deepEqual(podDNSConfig(withPolicy('ClusterFirstWithHostNet'), host, cluster), clusterConfig);
+  });
+
+  it('gives a Default pod the host configuration even with cluster DNS configured', () => {
+    assert.deepEqual(podDNS(withPolicy('Default'), host, cluster), { config: host, warnings: [] });
+  });
+
+  it('gives a None pod only its dnsConfig, ignoring cluster DNS', () => {
+    const p = withPolicy('None');
+    p.spec.dnsConfig = { nameservers: ['1.1.1.1'], searches: ['a.example'], options: [{ name: 'edns0' }] };
+    assert.deepEqual(podDNS(p, host, cluster), {
+      config: { servers: ['1.1.1.1'], searches: ['a.example'], options: ['edns0'] },
+      warnings: [],
+    });
+  });
+
+  it('falls back to the host configuration with a MissingClusterDNS warning when clusterDNS is empty', () => {
+    for (const [policy, hostNetwork] of [
+      ['ClusterFirst', false],
+      ['ClusterFirstWithHostNet', true],
+    ] as const) {
+      for (const c of [undefined, { servers: [], domain: 'cluster.local' }]) {
+        const { config, warnings } = podDNS(withPolicy(policy, hostNetwork), host, c);
+        assert.deepEqual(config, host, policy);
+        assert.deepEqual(
+          warnings.map((w) => w.reason),
+          ['MissingClusterDNS'],
+          policy,
+        );
+        assert.match(warnings[0]?.message ?? '', /prod\/web/);
+      }
+    }
+    assert.deepEqual(podDNS(withPolicy('Default'), host).warnings, [], 'Default never asks for cluster DNS');
+  });
+
+  it('merges dnsConfig on top of the cluster configuration; a pod option replaces ndots', () => {
+    const p = withPolicy('ClusterFirst');
+    p.spec.dnsConfig = {
+      nameservers: ['10.96.0.10', '10.96.0.11'],
+      searches: ['svc.cluster.local', 'extra.example'],
+      options: [{ name: 'ndots', value: '2' }, { name: 'edns0' }, { name: 'timeout', value: '' }],
+    };
+    const cfg = podDNSConfig(p, host, cluster);
+    assert.deepEqual(cfg.servers, ['10.96.0.10', '10.96.0.11']);
+    assert.deepEqual(cfg.searches, [...(clusterConfig.searches ?? []), 'extra.example']);
+    assert.deepEqual(sorted(cfg.options), ['edns0', 'ndots:2', 'timeout']);
+  });
+
+  it('keeps at most 3 nameservers, with a DNSConfigForming warning', () => {
+    const p = withPolicy('ClusterFirst');
+    p.spec.dnsConfig = { nameservers: ['1.1.1.1', '8.8.8.8', '9.9.9.9'] };
+    const { config, warnings } = podDNS(p, host, cluster);
+    assert.deepEqual(config.servers, ['10.96.0.10', '1.1.1.1', '8.8.8.8']);
+    assert.deepEqual(
+      warnings.map((w: DNSWarning) => w.reason),
+      ['DNSConfigForming'],
+    );
+    assert.match(warnings[0]?.message ?? '', /10\.96\.0\.10 1\.1\.1\.1 8\.8\.8\.8/);
+  });
+
+  it('keeps at most 32 search domains', () => {
+    const p = withPolicy('ClusterFirst');
+    p.spec.dnsConfig = { searches: Array.from({ length: 40 }, (_, i) => `d${i}.example`) };
+    const { config, warnings } = podDNS(p, host, cluster);
+    assert.equal(config.searches?.length, 32);
+    assert.deepEqual(config.searches?.slice(0, 5), clusterConfig.searches);
+    assert.equal(config.searches?.at(-1), 'd26.example');
+    assert.deepEqual(
+      warnings.map((w) => w.reason),
+      ['DNSConfigForming'],
+    );
+  });
+
+  it('drops search domains longer than 253 characters', () => {
+    const long = `${'a'.repeat(250)}.com`;
+    const { config, warnings } = podDNS(withPolicy('Default'), { ...host, searches: ['ok.example', long] });
+    assert.deepEqual(config.searches, ['ok.example']);
+    assert.equal(warnings.length, 1);
+  });
+
+  it('cuts search domains from the end until the line fits 2048 characters', () => {
+    // 12 domains of 200 characters: 12 × 201 - 1 = 2411 characters; 10 fit (2009).
+    const domains = Array.from(
+      { length: 12 },
+      (_, i) => `${String(i).padStart(2, '0')}${'x'.repeat(194)}.com`,
+    );
+    const { config, warnings } = podDNS(withPolicy('Default'), { ...host, searches: domains });
+    assert.deepEqual(config.searches, domains.slice(0, 10));
+    assert.ok((config.searches ?? []).join(' ').length <= 2048);
+    assert.equal(warnings[0]?.reason, 'DNSConfigForming');
+  });
+
+  it('passes the configuration into the sandbox and its warnings to onDNSWarning', () => {
+    const warnings: DNSWarning[] = [];
+    const opts = { podLogsDir: '/var/log/pods', hostDNS: host, attempt: 0 };
+    const withCluster = generateSandboxConfig(makePod(), {
+      ...opts,
+      clusterDNS: cluster,
+      onDNSWarning: (w) => warnings.push(w),
+    });
+    assert.deepEqual(withCluster.dnsConfig, clusterConfig);
+    assert.equal(warnings.length, 0);
+    const without = generateSandboxConfig(makePod(), { ...opts, onDNSWarning: (w) => warnings.push(w) });
+    assert.deepEqual(without.dnsConfig, host);
+    assert.deepEqual(
+      warnings.map((w) => w.reason),
+      ['MissingClusterDNS'],
+    );
   });
 });

@@ -3,6 +3,14 @@ import { join } from 'node:path';
 import type { Pod } from '../api/types.ts';
 import type { DNSConfig, NamespaceOption, PodSandboxConfig, PortMapping } from './cri/types.ts';
 import { sandboxAnnotations, sandboxLabels } from './labels.ts';
+import {
+  DEFAULT_DNS_OPTIONS,
+  MAX_DNS_NAMESERVERS,
+  MAX_DNS_SEARCH_LIST_CHARS,
+  MAX_DNS_SEARCH_PATHS,
+  MAX_DNS_SEARCH_PATH_LENGTH,
+} from '../config/defaults.ts';
+import { sandboxSeccompProfile, sysctlToDots } from './security-profiles.ts';
 
 /** Upstream BuildPodLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>`. */
 export function podLogsDirectory(podLogsDir: string, pod: Pod): string {
@@ -47,23 +55,129 @@ export function readHostDNS(resolvConfPath: string): DNSConfig {
   }
 }
 
+/** The kubelet's cluster DNS settings (KubeletConfiguration `clusterDNS`, `clusterDomain`). */
+export interface ClusterDNS {
+  /** Nameservers of ClusterFirst pods; empty: they fall back to the host's, with a warning. */
+  readonly servers: readonly string[];
+  /** The cluster's DNS domain (e.g. `cluster.local`); '' adds no cluster search domains. */
+  readonly domain: string;
+}
+
+/** A problem with a pod's DNS worth a Warning event on the pod; the pod still starts. */
+export interface DNSWarning {
+  reason: 'MissingClusterDNS' | 'DNSConfigForming';
+  message: string;
+}
+
+/** Upstream getPodDNSType: which base configuration a pod's dnsPolicy selects. */
+function podDNSType(pod: Pod): 'cluster' | 'host' | 'none' {
+  switch (pod.spec.dnsPolicy ?? 'ClusterFirst') {
+    case 'None':
+      return 'none';
+    case 'Default':
+      return 'host';
+    case 'ClusterFirst':
+      // A host-network pod cannot rely on cluster DNS unless it asks (ClusterFirstWithHostNet).
+      return pod.spec.hostNetwork ? 'host' : 'cluster';
+    default:
+      // ClusterFirstWithHostNet; anything else is refused by validation, and upstream treats it so too.
+      return 'cluster';
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+/** Upstream formDNSSearchFitsLimits: count, per-domain length, then total line length. */
+function fitSearches(searches: string[], warnings: DNSWarning[]): string[] {
+  let out = searches.slice(0, MAX_DNS_SEARCH_PATHS);
+  let exceeded = out.length < searches.length;
+  const short = out.filter((d) => d.length <= MAX_DNS_SEARCH_PATH_LENGTH);
+  exceeded ||= short.length < out.length;
+  out = short;
+  while (out.length > 0 && out.join(' ').length > MAX_DNS_SEARCH_LIST_CHARS) {
+    out = out.slice(0, -1);
+    exceeded = true;
+  }
+  if (exceeded) {
+    warnings.push({
+      reason: 'DNSConfigForming',
+      message:
+        `search domains exceed the limits (${MAX_DNS_SEARCH_PATHS} domains, ${MAX_DNS_SEARCH_PATH_LENGTH} ` +
+        `characters each, ${MAX_DNS_SEARCH_LIST_CHARS} in all); some were left out, the pod uses: ${out.join(' ')}`,
+    });
+  }
+  return out;
+}
+
+/** Upstream formDNSNameserversFitsLimits. */
+function fitServers(servers: string[], warnings: DNSWarning[]): string[] {
+  if (servers.length <= MAX_DNS_NAMESERVERS) return servers;
+  const out = servers.slice(0, MAX_DNS_NAMESERVERS);
+  warnings.push({
+    reason: 'DNSConfigForming',
+    message: `more than ${MAX_DNS_NAMESERVERS} nameservers; some were left out, the pod uses: ${out.join(' ')}`,
+  });
+  return out;
+}
+
 /**
- * Upstream getPodDNS without cluster DNS configured: ClusterFirst falls back to the host's
- * resolv.conf (`Default`), `None` uses only spec.dnsConfig, and spec.dnsConfig is merged on top.
+ * Upstream GetPodDNS. The base is chosen by dnsPolicy: `ClusterFirst` (not host-network) and
+ * `ClusterFirstWithHostNet` get the cluster's nameservers, the search domains
+ * `<ns>.svc.<domain> svc.<domain> <domain>` before the host's, and `ndots:5`; without cluster
+ * nameservers they fall back to `Default` with a MissingClusterDNS warning. `Default` (and a
+ * host-network ClusterFirst pod) get the host's resolv.conf, `None` starts empty. spec.dnsConfig
+ * is merged on top (duplicates dropped, a pod option replaces a base option of the same name),
+ * then the resolver limits are applied (DNSConfigForming warnings).
  */
-export function podDNSConfig(pod: Pod, hostDNS: DNSConfig): DNSConfig {
-  const policy = pod.spec.dnsPolicy ?? 'ClusterFirst';
-  const base: DNSConfig = policy === 'None' ? {} : { ...hostDNS };
+export function podDNS(
+  pod: Pod,
+  hostDNS: DNSConfig,
+  cluster?: ClusterDNS,
+): { config: DNSConfig; warnings: DNSWarning[] } {
+  const warnings: DNSWarning[] = [];
+  let servers = [...(hostDNS.servers ?? [])];
+  let searches = [...(hostDNS.searches ?? [])];
+  let options = [...(hostDNS.options ?? [])];
+  const type = podDNSType(pod);
+  if (type === 'none') {
+    servers = [];
+    searches = [];
+    options = [];
+  } else if (type === 'cluster' && cluster && cluster.servers.length > 0) {
+    servers = [...cluster.servers];
+    if (cluster.domain !== '') {
+      const d = cluster.domain;
+      searches = unique([`${pod.metadata.namespace ?? ''}.svc.${d}`, `svc.${d}`, d, ...searches]);
+    }
+    options = [...DEFAULT_DNS_OPTIONS];
+  } else if (type === 'cluster') {
+    warnings.push({
+      reason: 'MissingClusterDNS',
+      message:
+        `pod "${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}" asks for cluster DNS ` +
+        `(dnsPolicy ${pod.spec.dnsPolicy ?? 'ClusterFirst'}) but the kubelet has no clusterDNS configured; ` +
+        'it gets the node\'s resolv.conf (dnsPolicy "Default") instead',
+    });
+  }
   const extra = pod.spec.dnsConfig;
-  if (!extra) return base;
-  const podOptions = (extra.options ?? []).map((o) =>
-    o.value !== undefined ? `${o.name}:${o.value}` : o.name,
-  );
+  if (extra) {
+    // Upstream mergeDNSOptions: an option without a value (or with an empty one) is its name alone.
+    const podOptions = (extra.options ?? []).map((o) => (o.value ? `${o.name}:${o.value}` : o.name));
+    servers = unique([...servers, ...(extra.nameservers ?? [])]);
+    searches = unique([...searches, ...(extra.searches ?? [])]);
+    options = dedupeOptions([...options, ...podOptions]);
+  }
   return {
-    servers: [...new Set([...(base.servers ?? []), ...(extra.nameservers ?? [])])],
-    searches: [...new Set([...(base.searches ?? []), ...(extra.searches ?? [])])],
-    options: dedupeOptions([...(base.options ?? []), ...podOptions]),
+    config: { servers: fitServers(servers, warnings), searches: fitSearches(searches, warnings), options },
+    warnings,
   };
+}
+
+/** `podDNS` without the warnings. */
+export function podDNSConfig(pod: Pod, hostDNS: DNSConfig, cluster?: ClusterDNS): DNSConfig {
+  return podDNS(pod, hostDNS, cluster).config;
 }
 
 /** Upstream GeneratePodHostNameAndDomain, truncated to 63 characters as upstream does. */
@@ -101,13 +215,26 @@ export interface SandboxConfigOptions {
   podLogsDir: string;
   hostDNS: DNSConfig;
   attempt: number;
+  /** The pod's cgroup (e.g. `/kubepods/burstable/pod<uid>`); '' or absent: the runtime's default. */
+  cgroupParent?: string;
+  /** Cluster DNS for ClusterFirst pods; absent: they fall back to `hostDNS`. */
+  clusterDNS?: ClusterDNS;
+  /** Receives the pod's DNS warnings (MissingClusterDNS, DNSConfigForming); absent: dropped. */
+  onDNSWarning?: (warning: DNSWarning) => void;
+}
+
+function sandboxDNS(pod: Pod, opts: SandboxConfigOptions): DNSConfig {
+  const { config, warnings } = podDNS(pod, opts.hostDNS, opts.clusterDNS);
+  for (const w of warnings) opts.onDNSWarning?.(w);
+  return config;
 }
 
 /** Upstream generatePodSandboxConfig. */
 export function generateSandboxConfig(pod: Pod, opts: SandboxConfigOptions): PodSandboxConfig {
   const sc = pod.spec.securityContext ?? {};
   const sysctls: Record<string, string> = {};
-  for (const s of sc.sysctls ?? []) sysctls[s.name] = s.value;
+  // Upstream converts slash-separated names first (runc only knows the dotted form).
+  for (const s of sc.sysctls ?? []) sysctls[sysctlToDots(s.name)] = s.value;
   const config: PodSandboxConfig = {
     metadata: {
       name: pod.metadata.name ?? '',
@@ -116,12 +243,12 @@ export function generateSandboxConfig(pod: Pod, opts: SandboxConfigOptions): Pod
       attempt: opts.attempt,
     },
     logDirectory: podLogsDirectory(opts.podLogsDir, pod),
-    dnsConfig: podDNSConfig(pod, opts.hostDNS),
+    dnsConfig: sandboxDNS(pod, opts),
     portMappings: portMappings(pod),
     labels: sandboxLabels(pod),
     annotations: sandboxAnnotations(pod),
     linux: {
-      cgroupParent: '',
+      cgroupParent: opts.cgroupParent ?? '',
       sysctls,
       securityContext: {
         namespaceOptions: podNamespaceOptions(pod),
@@ -131,6 +258,12 @@ export function generateSandboxConfig(pod: Pod, opts: SandboxConfigOptions): Pod
           ...(sc.supplementalGroups ?? []),
           ...(sc.fsGroup !== undefined ? [sc.fsGroup] : []),
         ],
+        // Upstream HasPrivilegedContainer: runtimes refuse a privileged container in a sandbox
+        // that was not created privileged.
+        privileged: [...(pod.spec.initContainers ?? []), ...pod.spec.containers].some(
+          (c) => c.securityContext?.privileged === true,
+        ),
+        seccomp: sandboxSeccompProfile(),
       },
     },
   };

@@ -1,16 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { PodStatus } from '../api/types.ts';
+import type { PodCondition, PodStatus } from '../api/types.ts';
 import { FakeApi, apiError, apiPod, deferred, flush, type Deferred } from '../api/testing.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createStatusManager } from './status-manager.ts';
 import { createStatusSyncer, type StatusSyncerDeps, type StatusTarget } from './api-syncer.ts';
+import { FakePodStatusServer } from './testing.ts';
 
 const RESYNC_MS = 1000;
 const STATUS_PATH = /^\/api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/status$/;
 
 function running(ip = '10.0.0.5'): PodStatus {
   return { phase: 'Running', podIP: ip, conditions: [{ type: 'Ready', status: 'True' }] };
+}
+
+function withReady(status: 'True' | 'False'): PodStatus {
+  return { phase: 'Running', conditions: [{ type: 'Ready', status }] };
+}
+
+function gate(status: 'True' | 'False'): PodCondition {
+  return { type: 'example.com/lb', status };
 }
 
 /**
@@ -20,7 +29,8 @@ function running(ip = '10.0.0.5'): PodStatus {
 function setup(t: TestContext, over: Partial<StatusSyncerDeps> = {}) {
   t.mock.timers.enable({ apis: ['setInterval'] });
   const api = new FakeApi();
-  api.respond('PATCH', STATUS_PATH, (req: { body: unknown }) => req.body);
+  const server = new FakePodStatusServer();
+  api.respond('PATCH', STATUS_PATH, server.patch);
   const statuses = createStatusManager();
   const targets = new Map<string, StatusTarget>();
   const syncer = createStatusSyncer({
@@ -33,19 +43,22 @@ function setup(t: TestContext, over: Partial<StatusSyncerDeps> = {}) {
     ...over,
   });
   const patches = () => api.requestsFor('PATCH');
-  const target = (uid: string, name = `pod-${uid}`, ns = 'default') =>
+  /** The pod exists in the API (with no status yet) and is where uid's status goes. */
+  const target = (uid: string, name = `pod-${uid}`, ns = 'default') => {
+    if (!server.get(ns, name)) server.add(apiPod(name, uid, { namespace: ns }));
     targets.set(uid, { namespace: ns, name, uid });
+  };
   const resync = async () => {
     t.mock.timers.tick(RESYNC_MS);
     await syncer.idle();
     await flush();
   };
-  return { api, statuses, targets, syncer, patches, target, resync };
+  return { api, server, statuses, targets, syncer, patches, target, resync };
 }
 
 describe('pod status syncer', () => {
-  it('writes a status change as one merge patch of status, with the pod UID as precondition', async (t) => {
-    const { statuses, syncer, patches, target } = setup(t);
+  it('writes a status change as one strategic merge patch of status, with the pod UID as precondition', async (t) => {
+    const { server, statuses, syncer, patches, target } = setup(t);
     target('uid-1', 'web', 'apps');
     syncer.start();
     statuses.set('uid-1', running());
@@ -53,8 +66,12 @@ describe('pod status syncer', () => {
     assert.equal(patches().length, 1);
     const p = patches()[0];
     assert.equal(p?.path, '/api/v1/namespaces/apps/pods/web/status');
-    assert.equal(p?.contentType, 'application/merge-patch+json');
-    assert.deepEqual(p?.body, { metadata: { uid: 'uid-1' }, status: running() });
+    assert.equal(p?.contentType, 'application/strategic-merge-patch+json');
+    assert.deepEqual(p?.body, {
+      metadata: { uid: 'uid-1' },
+      status: { ...running(), '$setElementOrder/conditions': [{ type: 'Ready' }] },
+    });
+    assert.deepEqual(server.get('apps', 'web')?.status, running());
     await syncer.stop();
   });
 
@@ -98,11 +115,13 @@ describe('pod status syncer', () => {
   });
 
   it('writes to a new target UID even with the same status (the pod was recreated)', async (t) => {
-    const { statuses, syncer, patches, targets } = setup(t);
+    const { server, statuses, syncer, patches, targets } = setup(t);
+    server.add(apiPod('web', 'mirror-1'));
     targets.set('uid-1', { namespace: 'default', name: 'web', uid: 'mirror-1' });
     syncer.start();
     statuses.set('uid-1', running());
     await syncer.idle();
+    server.add(apiPod('web', 'mirror-2'));
     targets.set('uid-1', { namespace: 'default', name: 'web', uid: 'mirror-2' });
     syncer.markDirty(['uid-1']);
     await syncer.idle();
@@ -296,5 +315,118 @@ describe('pod status syncer', () => {
     assert.equal(lines[0]?.fields.pod, 'apps/web');
     assert.equal(lines[0]?.fields.podUID, 'uid-1');
     await syncer.stop();
+  });
+  it('keeps a condition someone else set between our read and our write (merge by type)', async (t) => {
+    const { server, statuses, syncer, target } = setup(t);
+    target('uid-1', 'web');
+    syncer.start();
+    statuses.set('uid-1', withReady('False'));
+    await syncer.idle();
+    // A readiness-gate controller sets its condition; the kubelet has not seen it yet.
+    server.edit('default', 'web', (p) => p.status?.conditions?.push(gate('True')));
+    statuses.set('uid-1', withReady('True'));
+    await syncer.idle();
+    assert.deepEqual(
+      server.get('default', 'web')?.status?.conditions?.map((c) => `${c.type}=${c.status}`),
+      ['example.com/lb=True', 'Ready=True'],
+    );
+    await syncer.stop();
+  });
+
+  it('never changes a condition it does not own, even when its own copy of it is stale', async (t) => {
+    const { server, statuses, syncer, patches, target } = setup(t);
+    target('uid-1', 'web');
+    server.edit('default', 'web', (p) => (p.status = { conditions: [gate('False')] }));
+    syncer.start();
+    statuses.set('uid-1', {
+      ...withReady('False'),
+      conditions: [gate('False'), ...withReady('False').conditions!],
+    });
+    await syncer.idle();
+    server.edit('default', 'web', (p) => {
+      p.status!.conditions = p.status!.conditions!.map((c) =>
+        c.type === 'example.com/lb' ? gate('True') : c,
+      );
+    });
+    // Ours still says the gate is False (the watch has not delivered the change yet).
+    statuses.set('uid-1', {
+      ...withReady('True'),
+      conditions: [gate('False'), ...withReady('True').conditions!],
+    });
+    await syncer.idle();
+    const sent = (patches().at(-1)?.body as { status: { conditions: { type: string }[] } }).status.conditions;
+    assert.deepEqual(
+      sent.map((c) => c.type),
+      ['Ready'],
+    );
+    assert.equal(
+      server.get('default', 'web')?.status?.conditions?.find((c) => c.type === 'example.com/lb')?.status,
+      'True',
+    );
+    await syncer.stop();
+  });
+
+  it('diffs against the API source copy of the pod when it is newer than the last answer', async (t) => {
+    const { server, statuses, syncer, patches, targets, target } = setup(t);
+    target('uid-1', 'web');
+    syncer.start();
+    statuses.set('uid-1', running('10.0.0.1'));
+    await syncer.idle();
+    const answered = server.get('default', 'web')!;
+    // The watch delivers a newer version of the pod that already shows the next IP.
+    const newer = server.edit('default', 'web', (p) => {
+      p.status = { ...p.status, podIP: '10.0.0.2' };
+    });
+    targets.set('uid-1', {
+      namespace: 'default',
+      name: 'web',
+      uid: 'uid-1',
+      status: newer.status!,
+      resourceVersion: newer.metadata.resourceVersion!,
+    });
+    statuses.set('uid-1', running('10.0.0.2'));
+    await syncer.idle();
+    assert.equal(patches().length, 1, 'nothing left to change');
+    // An older copy from the watch does not replace the server's answer as the base.
+    targets.set('uid-1', {
+      namespace: 'default',
+      name: 'web',
+      uid: 'uid-1',
+      status: answered.status!,
+      resourceVersion: '1',
+    });
+    statuses.set('uid-1', running('10.0.0.3'));
+    await syncer.idle();
+    assert.equal(patches().length, 2);
+    await syncer.stop();
+  });
+
+  it('sends a whole status on the first write of a pod the API source has no status for', async (t) => {
+    const { statuses, syncer, patches, target } = setup(t);
+    target('uid-1', 'web');
+    syncer.start();
+    const s: PodStatus = { ...running(), containerStatuses: [] };
+    statuses.set('uid-1', s);
+    await syncer.idle();
+    const body = patches()[0]?.body as { status: PodStatus };
+    assert.deepEqual(body.status.containerStatuses, []);
+    assert.equal(body.status.phase, 'Running');
+    await syncer.stop();
+  });
+
+  it('idle() resolves after stop() even while statuses are still waiting to be written', async (t) => {
+    const { api, statuses, syncer, target } = setup(t, { concurrency: 1 });
+    api.respond('PATCH', STATUS_PATH, () => new Promise(() => {}));
+    syncer.start();
+    for (const uid of ['uid-1', 'uid-2']) {
+      target(uid);
+      statuses.set(uid, running());
+    }
+    await flush();
+    await syncer.stop();
+    let idle = false;
+    void syncer.idle().then(() => (idle = true));
+    await flush();
+    assert.equal(idle, true, 'idle() must not wait for statuses that will never be sent');
   });
 });

@@ -5,18 +5,24 @@ import type { Logger } from '../util/logger.ts';
 import { describeError, isNotFound } from '../util/errors.ts';
 import { isConflict } from '../api/client-types.ts';
 import type { StatusManager } from './status-manager.ts';
+import { mergePodStatusForApi, podStatusPatch } from './status-patch.ts';
 
-/** Where a pod's status goes in the API: the pod itself, or a static pod's mirror pod. */
-export type StatusTarget = { namespace: string; name: string; uid: string } | undefined;
+/**
+ * Where a pod's status goes in the API: the pod itself, or a static pod's mirror pod. `status` and
+ * `resourceVersion` are that object as the API source last delivered it (the base of the patch
+ * until the server answers one of ours).
+ */
+export type StatusTarget =
+  { namespace: string; name: string; uid: string; status?: PodStatus; resourceVersion?: string } | undefined;
 
 export interface StatusSyncer {
   start(): void;
   stop(): Promise<void>;
-  /** Forces a resend of everything (e.g. after the API server came back). */
+  /** Forgets what the server has and writes everything again (e.g. after the API server came back). */
   resyncAll(): void;
   /** Schedules these pods' statuses for writing (e.g. their mirror pod just appeared). */
   markDirty(uids: string[]): void;
-  /** Resolves when nothing is dirty or in flight; for tests. */
+  /** Resolves when nothing is dirty or in flight (at once after stop()); for tests. */
   idle(): Promise<void>;
 }
 
@@ -33,15 +39,34 @@ export interface StatusSyncerDeps {
   concurrency?: number;
 }
 
+/** The API's status of a target as last seen: from the server's answer to our patch, or the watch. */
+interface KnownStatus {
+  targetUid: string;
+  status: PodStatus;
+  resourceVersion: string | undefined;
+}
+
+/** resourceVersions are opaque, but etcd's are increasing integers; compare only those. */
+function newerThan(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) > BigInt(b);
+}
+
 /**
- * Writes pod statuses to the API server (upstream status.Manager syncBatch/syncPod): one merge
- * patch of `status` per change, carrying the pod UID as a precondition, deduplicated against what
- * the server last acknowledged; a periodic pass resends anything unacknowledged, so an API outage
- * converges as soon as the server is back. At most `concurrency` patches are in flight.
+ * Writes pod statuses to the API server (upstream status.Manager syncBatch/syncPod): per change one
+ * strategic merge patch of `pods/<name>/status` from the status the API has (the server's answer
+ * to our last patch, or the API source's copy when that is newer) to ours, carrying the pod UID as
+ * a precondition. Conditions merge by type, and the ones the kubelet does not own are left as the
+ * API has them (upstream mergePodStatus). Deduplicated against what the server last acknowledged;
+ * a periodic pass resends anything unacknowledged, so an API outage converges as soon as the
+ * server is back. At most `concurrency` patches are in flight, never two for one pod.
  */
 export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
   const dirty = new Set<string>();
+  /** Per pod UID: `<target uid>:<our status JSON>` the server acknowledged. */
   const acked = new Map<string, string>();
+  /** Per pod UID: the target's status as the server returned it after our last patch. */
+  const known = new Map<string, KnownStatus>();
   const stop = new AbortController();
   const concurrency = deps.concurrency ?? 5;
   let inFlight = 0;
@@ -49,33 +74,60 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
   let unsubscribe: (() => void) | undefined;
   const idleWaiters: (() => void)[] = [];
 
+  function isIdle(): boolean {
+    return (dirty.size === 0 || stop.signal.aborted) && inFlight === 0;
+  }
+
   function checkIdle(): void {
-    if ((dirty.size === 0 || stop.signal.aborted) && inFlight === 0)
-      for (const r of idleWaiters.splice(0)) r();
+    if (isIdle()) for (const r of idleWaiters.splice(0)) r();
+  }
+
+  /** The status the API has for this target, as far as we know. */
+  function baseFor(uid: string, target: NonNullable<StatusTarget>): KnownStatus | undefined {
+    const ours = known.get(uid);
+    const mine = ours?.targetUid === target.uid ? ours : undefined;
+    const watched: KnownStatus | undefined = target.status
+      ? { targetUid: target.uid, status: target.status, resourceVersion: target.resourceVersion }
+      : undefined;
+    if (!mine) return watched;
+    if (watched && newerThan(watched.resourceVersion, mine.resourceVersion)) return watched;
+    return mine;
   }
 
   async function syncOne(uid: string): Promise<void> {
     const status = deps.statuses.get(uid);
     const target = deps.targetFor(uid);
     if (!status || !target) return;
-    const body = JSON.stringify(status);
-    const key = `${target.uid}:${body}`;
+    const key = `${target.uid}:${JSON.stringify(status)}`;
     if (acked.get(uid) === key) return;
     const pod = deps.podFor(uid);
     const log = deps.logger.child({
       pod: pod ? podFullName(pod) : `${target.namespace}/${target.name}`,
       podUID: uid,
     });
+    const base = baseFor(uid, target);
+    const merged = mergePodStatusForApi(base?.status, status);
+    const patch = podStatusPatch(base?.status, merged, target.uid);
+    if (!patch) {
+      acked.set(uid, key);
+      log.trace('pod status unchanged in the API; nothing to write');
+      return;
+    }
     try {
-      await deps.api.request<Pod>({
+      const updated = await deps.api.request<Pod | undefined>({
         method: 'PATCH',
         path: `/api/v1/namespaces/${target.namespace}/pods/${target.name}/status`,
-        contentType: 'application/merge-patch+json',
-        // The UID makes the patch fail on a different pod that reuses the name.
-        body: { metadata: { uid: target.uid }, status: status satisfies PodStatus },
+        contentType: 'application/strategic-merge-patch+json',
+        body: patch,
         signal: stop.signal,
       });
       acked.set(uid, key);
+      const answered = updated?.status && updated.metadata?.uid === target.uid ? updated : undefined;
+      known.set(uid, {
+        targetUid: target.uid,
+        status: answered?.status ?? merged,
+        resourceVersion: answered?.metadata.resourceVersion,
+      });
       log.debug('pod status written', { phase: status.phase });
     } catch (err) {
       if (stop.signal.aborted) return;
@@ -110,7 +162,11 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
   }
 
   function markAll(): void {
-    for (const uid of deps.statuses.uids()) dirty.add(uid);
+    const live = new Set(deps.statuses.uids());
+    for (const uid of live) dirty.add(uid);
+    // Pods whose status left the manager: forget what we knew of them.
+    for (const uid of [...known.keys()]) if (!live.has(uid)) known.delete(uid);
+    for (const uid of [...acked.keys()]) if (!live.has(uid)) acked.delete(uid);
     pump();
   }
 
@@ -134,6 +190,7 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
     },
     resyncAll() {
       acked.clear();
+      known.clear();
       markAll();
     },
     markDirty(uids) {
@@ -141,7 +198,8 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
       pump();
     },
     idle() {
-      if (dirty.size === 0 && inFlight === 0) return Promise.resolve();
+      // After stop() nothing is written any more: statuses still dirty do not keep it waiting.
+      if (isIdle()) return Promise.resolve();
       return new Promise((resolve) => idleWaiters.push(resolve));
     },
   };

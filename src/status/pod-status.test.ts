@@ -531,3 +531,177 @@ describe('computePodStatus', () => {
     assert.equal(s.phase, 'Pending');
   });
 });
+
+describe('computePodStatus with readiness gates', () => {
+  function gated(): Pod {
+    const pod = makePod();
+    (pod.spec as PodSpec & { readinessGates: { conditionType: string }[] }).readinessGates = [
+      { conditionType: 'example.com/lb' },
+    ];
+    return pod;
+  }
+
+  it('keeps Ready False with ReadinessGatesNotReady while containers are ready and the gate is missing', () => {
+    const s = computePodStatus(inputs(gated(), runtimeOf([rc('app', 'running')])));
+    assert.equal(cond(s, 'ContainersReady').status, 'True');
+    assert.deepEqual(
+      { ...cond(s, 'Ready'), lastTransitionTime: undefined },
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'ReadinessGatesNotReady',
+        message: 'corresponding condition of pod readiness gate "example.com/lb" does not exist.',
+        lastProbeTime: null,
+        lastTransitionTime: undefined,
+      },
+    );
+  });
+
+  it("turns Ready True once the API's pod carries the gate condition True, and keeps that condition first", () => {
+    const pod = gated();
+    const gate: PodCondition = {
+      type: 'example.com/lb',
+      status: 'True',
+      lastProbeTime: null,
+      lastTransitionTime: '2026-03-01T09:00:00Z',
+    };
+    // The API's status also has kubelet-owned conditions: ours replace them, never duplicate them.
+    pod.status = {
+      conditions: [{ type: 'Ready', status: 'False' }, gate, { type: 'PodScheduled', status: 'True' }],
+    };
+    const s = computePodStatus(inputs(pod, runtimeOf([rc('app', 'running')])));
+    assert.deepEqual(
+      s.conditions?.map((c) => c.type),
+      ['example.com/lb', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'],
+    );
+    assert.deepEqual(cond(s, 'example.com/lb'), gate);
+    assert.equal(cond(s, 'Ready').status, 'True');
+  });
+
+  it('names the status of a gate condition that is not True', () => {
+    const pod = gated();
+    pod.status = { conditions: [{ type: 'example.com/lb', status: 'False' }] };
+    const s = computePodStatus(inputs(pod, runtimeOf([rc('app', 'running')])));
+    assert.equal(
+      cond(s, 'Ready').message,
+      'the status of pod readiness gate "example.com/lb" is not "True", but False',
+    );
+  });
+
+  it('takes conditions it does not own from the API pod, not from its own previous status', () => {
+    const pod = gated();
+    const prev = computePodStatus(
+      inputs(
+        { ...pod, status: { conditions: [{ type: 'example.com/lb', status: 'True' }] } },
+        runtimeOf([rc('app', 'running')]),
+      ),
+    );
+    pod.status = { conditions: [{ type: 'example.com/lb', status: 'False' }] };
+    const s = computePodStatus(
+      inputs(pod, runtimeOf([rc('app', 'running')]), { previous: prev, now: () => T1 }),
+    );
+    assert.equal(cond(s, 'example.com/lb').status, 'False');
+    assert.equal(cond(s, 'Ready').status, 'False');
+    assert.equal(cond(s, 'Ready').lastTransitionTime, iso(T1));
+  });
+
+  it('reports PodFailed (no message) on ContainersReady and Ready of a Failed pod', () => {
+    const s = computePodStatus(inputs(makePod('Never'), runtimeOf([rc('app', 'exited', { exitCode: 1 })])));
+    assert.equal(s.phase, 'Failed');
+    for (const type of ['Ready', 'ContainersReady']) {
+      assert.equal(cond(s, type).reason, 'PodFailed');
+      assert.equal(cond(s, type).message, undefined);
+    }
+  });
+
+  it('keeps a terminal phase the API already shows', () => {
+    const pod = makePod('Always');
+    pod.status = { phase: 'Failed' };
+    const s = computePodStatus(inputs(pod, runtimeOf([rc('app', 'running')])));
+    assert.equal(s.phase, 'Failed');
+  });
+});
+
+describe('computePodStatus with sidecar init containers', () => {
+  function withSidecar(): Pod {
+    const pod = makePod();
+    pod.spec.initContainers = [
+      { name: 'setup', image: 'busybox:1.29' },
+      { name: 'proxy', image: 'busybox:1.29', restartPolicy: 'Always' },
+    ];
+    return pod;
+  }
+  const probes = (started: boolean, ready: boolean) => ({
+    isStarted: (name: string) => (name === 'proxy' ? started : true),
+    isReady: (name: string) => (name === 'proxy' ? ready : true),
+  });
+
+  it('keeps the pod Pending and not Initialized until the sidecar started', () => {
+    const rt = runtimeOf([rc('proxy', 'running'), rc('setup', 'exited')]);
+    const s = computePodStatus(inputs(withSidecar(), rt, { probes: probes(false, false) }));
+    const proxy = s.initContainerStatuses?.find((c) => c.name === 'proxy');
+    assert.equal(proxy?.started, false);
+    assert.equal(proxy?.ready, false);
+    assert.equal(s.phase, 'Pending');
+    assert.equal(cond(s, 'Initialized').status, 'False');
+    assert.equal(cond(s, 'Initialized').message, 'containers with incomplete status: [proxy]');
+  });
+
+  it('reports the sidecar started and ready from its probes, and counts it in ContainersReady', () => {
+    const rt = runtimeOf([rc('app', 'running'), rc('proxy', 'running'), rc('setup', 'exited')]);
+    const unready = computePodStatus(inputs(withSidecar(), rt, { probes: probes(true, false) }));
+    const proxy = unready.initContainerStatuses?.find((c) => c.name === 'proxy');
+    assert.equal(proxy?.started, true);
+    assert.equal(proxy?.ready, false);
+    assert.equal(unready.phase, 'Running');
+    assert.equal(cond(unready, 'Initialized').status, 'True');
+    assert.equal(cond(unready, 'ContainersReady').message, 'containers with unready status: [proxy]');
+    assert.equal(cond(unready, 'Ready').status, 'False');
+
+    const ready = computePodStatus(inputs(withSidecar(), rt, { probes: probes(true, true) }));
+    assert.equal(ready.initContainerStatuses?.find((c) => c.name === 'proxy')?.ready, true);
+    assert.equal(cond(ready, 'Ready').status, 'True');
+  });
+
+  it('stays Running while the sidecar restarts after the app container started', () => {
+    const rt = runtimeOf([
+      rc('app', 'running'),
+      rc('proxy', 'exited', { exitCode: 1 }),
+      rc('setup', 'exited'),
+    ]);
+    const waitingReasons = new Map([['proxy', { reason: 'CrashLoopBackOff', message: 'back-off' }]]);
+    const s = computePodStatus(inputs(withSidecar(), rt, { waiting: waitingReasons }));
+    const proxy = s.initContainerStatuses?.find((c) => c.name === 'proxy');
+    assert.equal(proxy?.state.waiting?.reason, 'CrashLoopBackOff');
+    assert.equal(s.phase, 'Running');
+    assert.equal(cond(s, 'Initialized').status, 'True');
+  });
+});
+
+describe('podPhase with sidecar init containers', () => {
+  const sidecarSpec: PodSpec = {
+    initContainers: [{ name: 'proxy', restartPolicy: 'Always' }],
+    containers: [{ name: 'a' }],
+    restartPolicy: 'Never',
+  };
+  const proxy = (state: ContainerState, started: boolean, lastState: ContainerState = {}) => ({
+    ...apiStatus('proxy', state, lastState),
+    started,
+  });
+
+  it('is Pending while a running sidecar has not started', () => {
+    assert.equal(podPhase(sidecarSpec, [proxy(running, false)], [apiStatus('a', waiting)]), 'Pending');
+  });
+
+  it('is Running with a started sidecar and a running container', () => {
+    assert.equal(podPhase(sidecarSpec, [proxy(running, true)], [apiStatus('a', running)]), 'Running');
+  });
+
+  it('ignores a stopped sidecar once the regular containers finished', () => {
+    assert.equal(podPhase(sidecarSpec, [proxy(failed, false)], [apiStatus('a', succeeded)]), 'Succeeded');
+  });
+
+  it('is Running while the regular container finished but the sidecar still runs', () => {
+    assert.equal(podPhase(sidecarSpec, [proxy(running, true)], [apiStatus('a', succeeded)]), 'Running');
+  });
+});

@@ -9,7 +9,15 @@ import type {
   PodStatus,
 } from '../api/types.ts';
 import { podQOSClass } from '../api/qos.ts';
-import { shouldContainerBeRestarted } from '../runtime/compute-pod-actions.ts';
+import { isRestartableInitContainer, shouldContainerBeRestarted } from '../runtime/compute-pod-actions.ts';
+import {
+  generateContainersReadyCondition,
+  generatePodInitializedCondition,
+  generatePodReadyCondition,
+  hasAnyRegularContainerStarted,
+  isKubeletOwnedCondition,
+  type GeneratedCondition,
+} from './conditions.ts';
 import {
   findContainerStatus,
   podIPs,
@@ -93,9 +101,11 @@ function containerStatuses(
     });
   }
   const seen = new Map<string, number>();
+  const specs = new Map(containers.map((c) => [c.name, c]));
   for (const cs of runtime.containers) {
     const status = statuses.get(cs.name);
-    if (!status) continue;
+    const c = specs.get(cs.name);
+    if (!status || !c) continue;
     const n = seen.get(cs.name) ?? 0;
     if (n >= 2) continue;
     seen.set(cs.name, n + 1);
@@ -107,10 +117,12 @@ function containerStatuses(
       status.restartCount = cs.restartCount;
       const running = cs.state === 'running';
       status.started = running && (inputs.probes?.isStarted(cs.name) ?? true);
-      // Upstream UpdatePodStatus: an init container is ready once it completed successfully.
-      status.ready = isInit
-        ? cs.state === 'exited' && cs.exitCode === 0
-        : running && status.started && (inputs.probes?.isReady(cs.name) ?? true);
+      // Upstream UpdatePodStatus: a regular init container is ready once it completed successfully;
+      // a sidecar init container, like a regular container, once started and its readiness passes.
+      status.ready =
+        isInit && !isRestartableInitContainer(c)
+          ? cs.state === 'exited' && cs.exitCode === 0
+          : running && status.started && (inputs.probes?.isReady(cs.name) ?? true);
       status.lastState = {};
     } else {
       status.lastState = convertState(cs);
@@ -132,12 +144,38 @@ function containerStatuses(
   return containers.map((c) => statuses.get(c.name)!);
 }
 
-/** Upstream getPhase. */
+/**
+ * Upstream getPhase. Sidecar init containers (restartPolicy Always) count with the regular
+ * containers once started; one still starting keeps the pod Pending until a regular container ran.
+ */
 export function podPhase(spec: PodSpec, init: ContainerStatus[], app: ContainerStatus[]): PodPhase {
   let pendingInit = 0;
   let failedInit = 0;
+  let unknown = 0;
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
   for (const c of spec.initContainers ?? []) {
     const s = init.find((x) => x.name === c.name);
+    if (isRestartableInitContainer(c)) {
+      if (!s) unknown++;
+      else if (s.state.running) {
+        if (s.started !== true) pendingInit++;
+        running++;
+      } else if (s.state.terminated) {
+        // A stopped sidecar does not count towards the phase.
+      } else if (s.state.waiting) {
+        if (!s.lastState.terminated) {
+          pendingInit++;
+          waiting++;
+        }
+      } else {
+        pendingInit++;
+        unknown++;
+      }
+      continue;
+    }
     if (!s) {
       pendingInit++;
       continue;
@@ -151,11 +189,6 @@ export function podPhase(spec: PodSpec, init: ContainerStatus[], app: ContainerS
       } else pendingInit++;
     } else pendingInit++;
   }
-  let unknown = 0;
-  let running = 0;
-  let waiting = 0;
-  let stopped = 0;
-  let succeeded = 0;
   for (const c of spec.containers) {
     const s = app.find((x) => x.name === c.name);
     if (!s) {
@@ -173,7 +206,9 @@ export function podPhase(spec: PodSpec, init: ContainerStatus[], app: ContainerS
   }
   const policy = spec.restartPolicy ?? 'Always';
   if (failedInit > 0 && policy === 'Never') return 'Failed';
-  if (pendingInit > 0 || waiting > 0) return 'Pending';
+  // Once a regular container ran, restarting sidecars do not send the pod back to Pending.
+  if (pendingInit > 0 && !hasAnyRegularContainerStarted(spec, app)) return 'Pending';
+  if (waiting > 0) return 'Pending';
   if (running > 0 && unknown === 0) return 'Running';
   if (running === 0 && stopped > 0 && unknown === 0) {
     if (policy === 'Always') return 'Running';
@@ -184,34 +219,30 @@ export function podPhase(spec: PodSpec, init: ContainerStatus[], app: ContainerS
   return 'Pending';
 }
 
-function condition(
-  type: string,
-  ok: boolean,
-  previous: PodCondition[] | undefined,
-  nowIso: string,
-  reason?: string,
-  message?: string,
-): PodCondition {
-  const status = ok ? 'True' : 'False';
-  const old = previous?.find((c) => c.type === type);
-  const c: PodCondition = {
-    type,
-    status,
+/** Stamps a generated condition with transition times, kept from the previous status while unchanged. */
+function stamp(c: GeneratedCondition, previous: PodCondition[] | undefined, nowIso: string): PodCondition {
+  const old = previous?.find((p) => p.type === c.type);
+  const out: PodCondition = {
+    type: c.type,
+    status: c.status,
     lastProbeTime: null,
     lastTransitionTime:
-      old && old.status === status && old.lastTransitionTime ? old.lastTransitionTime : nowIso,
+      old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : nowIso,
   };
-  if (!ok && reason) c.reason = reason;
-  if (!ok && message) c.message = message;
-  return c;
+  if (c.reason !== undefined) out.reason = c.reason;
+  if (c.message !== undefined) out.message = c.message;
+  return out;
 }
 
-/** Upstream generateAPIPodStatus + the kubelet's status conditions, without probes (ready = running). */
+/**
+ * Upstream generateAPIPodStatus: phase, container statuses with probe results, conditions and IPs.
+ * Conditions the kubelet does not own (readiness gates' and others') are taken from the pod as
+ * the API has it and kept first, as upstream orders them; Ready also waits for every readiness gate.
+ */
 export function computePodStatus(inputs: StatusInputs): PodStatus {
   const { pod, runtime, previous } = inputs;
   const nowIso = iso(inputs.now());
   const inits = pod.spec.initContainers ?? [];
-  const initDone = (s: ContainerStatus) => s.state.terminated?.exitCode === 0;
   const initStatuses = containerStatuses(
     inputs,
     inits,
@@ -228,51 +259,22 @@ export function computePodStatus(inputs: StatusInputs): PodStatus {
     inits.length > 0 ? 'PodInitializing' : 'ContainerCreating',
   );
   let phase = podPhase(pod.spec, initStatuses, appStatuses);
-  // Never regress out of a terminal phase.
-  if (previous?.phase === 'Succeeded' || previous?.phase === 'Failed') phase = previous.phase;
+  // Never regress out of a terminal phase (ours, or the API's).
+  if (isTerminalPhase(previous?.phase)) phase = previous?.phase ?? phase;
+  else if (isTerminalPhase(pod.status?.phase)) phase = pod.status?.phase ?? phase;
 
-  const unreadyInit = initStatuses.filter((s) => !initDone(s)).map((s) => s.name);
-  const unready = appStatuses.filter((s) => !s.ready).map((s) => s.name);
-  const initialized = unreadyInit.length === 0 || phase === 'Succeeded';
-  const containersReady = unready.length === 0;
-  const notReadyMsg = `containers with unready status: [${unready.join(' ')}]`;
-  const readyReason = phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady';
-  const conditions = [
-    condition(
-      'Initialized',
-      initialized,
-      previous?.conditions,
-      nowIso,
-      'ContainersNotInitialized',
-      `containers with incomplete status: [${unreadyInit.join(' ')}]`,
-    ),
-    condition(
-      'Ready',
-      containersReady && phase === 'Running',
-      previous?.conditions,
-      nowIso,
-      readyReason,
-      notReadyMsg,
-    ),
-    condition(
-      'ContainersReady',
-      containersReady && phase === 'Running',
-      previous?.conditions,
-      nowIso,
-      readyReason,
-      notReadyMsg,
-    ),
-    condition('PodScheduled', true, previous?.conditions, nowIso),
+  const others = (pod.status?.conditions ?? []).filter((c) => !isKubeletOwnedCondition(c.type));
+  const all = [...initStatuses, ...appStatuses];
+  const generated = [
+    generatePodInitializedCondition(pod.spec, all, phase),
+    generatePodReadyCondition(pod.spec, others, all, phase),
+    generateContainersReadyCondition(pod.spec, all, phase),
+    { type: 'PodScheduled', status: 'True' } satisfies GeneratedCondition,
   ];
-  if (phase === 'Succeeded') {
-    // Upstream: a completed pod's containers are not "unready", the pod is simply done.
-    for (const c of conditions) {
-      if (c.type === 'Ready' || c.type === 'ContainersReady') {
-        c.reason = 'PodCompleted';
-        delete c.message;
-      }
-    }
-  }
+  const conditions = [
+    ...others.map((c) => structuredClone(c)),
+    ...generated.map((c) => stamp(c, previous?.conditions, nowIso)),
+  ];
   const ips = podIPs(runtime);
   const status: PodStatus = {
     phase,

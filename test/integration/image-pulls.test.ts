@@ -3,13 +3,22 @@
  * open one (127.0.0.1:5000) and one that answers 401 without credentials (127.0.0.1:5001).
  *
  * The image manager is driven directly with our CRI client for what needs pull secrets (the
- * standalone kubelet has none to give), and a standalone kubelet shows the pod-level outcome.
+ * standalone kubelet has none to give), and a standalone kubelet shows the pod-level outcome: with
+ * the node's own credentials (a docker `config.json` in its root dir) it pulls from the registry
+ * that wants credentials for pods without pull secrets, and a `tskubelet run` process configured
+ * by a KubeletConfiguration file (image pull settings) does the same.
  *
  * Run under the shared bed lock:
  *   flock /tmp/tskubelet-itest.lock node_modules/.bin/node --test test/integration/image-pulls.test.ts
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { BUSYBOX_IMAGE, buildImage } from '../harness/index.ts';
 import { startRegistry, type Registry } from '../harness/registry.ts';
 import {
@@ -24,7 +33,7 @@ import {
   type PullSecret,
 } from '../../src/runtime/pull-secrets.ts';
 import { createMemoryRecorder } from '../../src/api/events.ts';
-import type { Container, Pod, PullPolicy } from '../../src/api/types.ts';
+import type { Container, Pod, PodList, PullPolicy } from '../../src/api/types.ts';
 import type { ImageService, PodSandboxConfig } from '../../src/runtime/cri/types.ts';
 import { isNotFound, describeError } from '../../src/util/errors.ts';
 import {
@@ -305,5 +314,153 @@ void describe('a standalone kubelet pulling for its pods', () => {
     const backOff = await waitingReason('ImagePullBackOff');
     assert.match(backOff.state.waiting?.message ?? '', /Back-off pulling image/);
     assert.equal(findPod(kubelet, 'denied')?.status?.phase, 'Pending');
+  });
+});
+
+/** A docker config.json granting the registry's credentials, as `docker login` writes it. */
+async function writeNodeDockerConfig(dir: string, server: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, 'config.json');
+  const auth = Buffer.from(`${CREDS.user}:${CREDS.password}`).toString('base64');
+  await writeFile(file, JSON.stringify({ auths: { [server]: { auth } } }, null, 2));
+  return file;
+}
+
+void describe('a standalone kubelet with node credentials (config.json in its root dir)', () => {
+  let k: RunningKubelet | undefined;
+  let nodeEnv: Env | undefined;
+  before(async () => {
+    await forget(privateImage());
+    // Its own root and manifests: the kubelet above had none of this and stays unaffected.
+    const base = bed().env;
+    nodeEnv = {
+      ...base,
+      rootDir: join(base.dir, 'root-creds'),
+      manifests: join(base.dir, 'manifests-creds'),
+    };
+    await writeNodeDockerConfig(nodeEnv.rootDir, bed().priv.url);
+    k = await startKubelet(nodeEnv);
+  });
+  after(async () => {
+    await k?.stop();
+  });
+
+  void it('pulls for a pod without imagePullSecrets from the registry that wants credentials', async () => {
+    const kubelet = k?.kubelet;
+    if (!kubelet || !nodeEnv) throw new Error('kubelet not started');
+    await writeManifest(
+      nodeEnv,
+      'node-creds.yaml',
+      podManifest('node-creds', {
+        containers: [{ name: 'main', image: privateImage(), command: ['sleep', '3600'] }],
+      }),
+    );
+    await waitForPhase(kubelet, 'node-creds', 'Running', 60_000);
+    const reasons = (k?.events ?? []).filter((e) => e.pod.includes('node-creds')).map((e) => e.reason);
+    assert.ok(reasons.includes('Pulling') && reasons.includes('Pulled'), reasons.join(','));
+    assert.ok(!reasons.includes('Failed'), reasons.join(','));
+    assert.notEqual(await bed().env.cri.image.imageStatus({ image: privateImage() }), null);
+  });
+});
+
+/** A TCP port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+void describe('a tskubelet process with image pull settings in its config file', () => {
+  const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
+  let proc: ChildProcess | undefined;
+  let dir = '';
+  let logFile = '';
+  let port = 0;
+
+  before(async () => {
+    await forget(openImage());
+    await forget(privateImage());
+    dir = join(bed().env.dir, 'proc');
+    const rootDir = join(dir, 'root');
+    const manifests = join(dir, 'manifests');
+    await mkdir(manifests, { recursive: true });
+    await writeNodeDockerConfig(rootDir, bed().priv.url);
+    port = await freePort();
+    const configFile = join(dir, 'kubelet.yaml');
+    await writeFile(
+      configFile,
+      stringify({
+        apiVersion: 'kubelet.config.k8s.io/v1beta1',
+        kind: 'KubeletConfiguration',
+        staticPodPath: manifests,
+        containerRuntimeEndpoint: bed().env.bed.endpoint,
+        podLogsDir: join(dir, 'logs'),
+        healthzPort: port,
+        fileCheckFrequency: '1s',
+        serializeImagePulls: false,
+        maxParallelImagePulls: 2,
+        registryPullQPS: 10,
+        registryBurst: 20,
+        nodeStatusMaxImages: 10,
+      }),
+    );
+    await writeFile(
+      join(manifests, 'two-registries.yaml'),
+      stringify(
+        podManifest('two-registries', {
+          containers: [
+            { name: 'open', image: openImage(), command: ['sleep', '3600'] },
+            { name: 'private', image: privateImage(), command: ['sleep', '3600'] },
+          ],
+        }),
+      ),
+    );
+    logFile = join(dir, 'tskubelet.log');
+    const fd = openSync(logFile, 'a');
+    proc = spawn(
+      BIN,
+      ['run', '--config', configFile, '--root-dir', rootDir, '--hostname-override', 'itest-proc', '--v=3'],
+      { stdio: ['ignore', fd, fd], cwd: dir },
+    );
+  });
+
+  after(async () => {
+    const p = proc;
+    proc = undefined;
+    if (!p || p.exitCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    await exited;
+  });
+
+  async function pods(): Promise<PodList | undefined> {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/pods`, { signal: AbortSignal.timeout(2_000) });
+      return res.ok ? ((await res.json()) as PodList) : undefined;
+    } catch {
+      return undefined; // not listening yet
+    }
+  }
+
+  void it('starts, accepts the settings without warnings and runs a pod pulled from both registries', async () => {
+    const running = await eventually(
+      'pod two-registries Running (via /pods)',
+      async () => {
+        if (proc?.exitCode !== null && proc?.exitCode !== undefined) {
+          throw new Error(`tskubelet exited ${proc.exitCode}: ${await readFile(logFile, 'utf8')}`);
+        }
+        const pod = (await pods())?.items.find((p) => p.metadata.name === 'two-registries-itest-proc');
+        return pod?.status?.phase === 'Running' ? pod : undefined;
+      },
+      90_000,
+      () => logFile,
+    );
+    assert.equal(running.status?.containerStatuses?.length, 2);
+    const log = await readFile(logFile, 'utf8');
+    assert.doesNotMatch(log, /is not implemented by tskubelet yet/);
+    assert.match(log, /node registry credentials/);
+    assert.ok(log.includes(join(dir, 'root', 'config.json')), 'the log names the credentials file');
   });
 });

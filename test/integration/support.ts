@@ -16,6 +16,7 @@ import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts'
 import { createFileSource, createHttpSource } from '../../src/podsource/index.ts';
 import { createKubelet, type Kubelet, type PodView } from '../../src/kubelet/kubelet.ts';
 import { machineNodeView } from '../../src/kubelet/node-view.ts';
+import { createContainerManager } from '../../src/cm/index.ts';
 import { sleep } from '../../src/util/abort.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { LABEL_POD_UID } from '../../src/config/defaults.ts';
@@ -85,6 +86,8 @@ export interface KubeletTestOptions {
   maxPods?: number;
   /** Also read pods from this URL (the HTTP source), polled every second. */
   manifestURL?: string;
+  /** Pod cgroups per QoS class under /kubepods, as the CLI's default (true). */
+  cgroupsPerQOS?: boolean;
 }
 
 export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Promise<RunningKubelet> {
@@ -121,6 +124,17 @@ export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Pro
       recorder,
       logger,
       node: () => machineNodeView(NODE, opts.maxPods ?? 110),
+      containerManager: createContainerManager({
+        cgroupsPerQOS: opts.cgroupsPerQOS ?? true,
+        cgroupRoot: '/',
+        cgroupDriver: 'cgroupfs',
+        podPidsLimit: -1,
+        cpuCFSQuota: true,
+        cpuCFSQuotaPeriodMs: 100,
+        enforceNodeAllocatable: opts.cgroupsPerQOS === false ? [] : ['pods'],
+        nodeCapacity: () => machineNodeView(NODE, 110).allocatable,
+        logger,
+      }),
     },
   );
   const done = kubelet.run();

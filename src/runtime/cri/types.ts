@@ -62,6 +62,7 @@ export interface LinuxSandboxSecurityContext {
   supplementalGroups?: number[];
   privileged?: boolean;
   seccomp?: SecurityProfile;
+  apparmor?: SecurityProfile;
 }
 
 export interface LinuxContainerResources {
@@ -169,6 +170,7 @@ export interface LinuxContainerSecurityContext {
   maskedPaths?: string[];
   readonlyPaths?: string[];
   seccomp?: SecurityProfile;
+  apparmor?: SecurityProfile;
 }
 
 export interface LinuxContainerConfig {

@@ -1,0 +1,302 @@
+/**
+ * Pod-level cgroups per QoS class (upstream pkg/kubelet/cm: the node-allocatable `kubepods`
+ * cgroup, the QoS container manager and the pod container manager, cgroupfs driver only).
+ */
+import path from 'node:path';
+import type { Pod } from '../api/types.ts';
+import { podFullName } from '../api/types.ts';
+import { podQOSClass } from '../api/qos.ts';
+import { KubeletError, describeError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import {
+  createCgroups,
+  detectLayout,
+  nodeCgroupFs,
+  readMaxPids,
+  settableControllers,
+  type CgroupFsOps,
+  type Cgroups,
+} from './cgroupfs.ts';
+import {
+  cleanCgroupName,
+  isSafeUid,
+  parsePodCgroupDirName,
+  podCgroupDirName,
+  podCgroupName,
+  qosCgroupNames,
+  type QOSCgroupNames,
+} from './names.ts';
+import {
+  nodeAllocatableConfig,
+  qosTierConfigs,
+  resourceConfigForPod,
+  type NodeResources,
+  type ResourceConfig,
+} from './resources.ts';
+
+/**
+ * The kubelet's pod cgroup manager. With cgroupsPerQOS off every method does nothing and the
+ * cgroup parent is '' (the runtime's default), exactly as before pod cgroups existed.
+ */
+export interface ContainerManager {
+  /** Whether pod cgroups are managed (cgroupsPerQOS). */
+  readonly enabled: boolean;
+  /**
+   * Finds the cgroup hierarchies, checks that cgroupRoot exists, creates or updates `kubepods`
+   * (node-allocatable limits) and its `burstable` and `besteffort` children. Called once from
+   * Kubelet.run(); throws `KubeletError` (FailedPrecondition) when the hierarchy cannot be set up.
+   */
+  start(signal: AbortSignal): Promise<void>;
+  /** The pod's cgroup as CRI cgroup_parent (`/kubepods/burstable/pod<uid>`), or '' when disabled. */
+  podCgroupParent(pod: Pod): string;
+  /** The pod's cgroup exists in every required hierarchy (always true when disabled). */
+  podCgroupExists(pod: Pod): Promise<boolean>;
+  /**
+   * Creates the pod's cgroup with upstream ResourceConfigForPod values (and podPidsLimit) if it is
+   * missing; the first call per pod after start also rewrites the values of an existing one.
+   */
+  ensurePodCgroup(pod: Pod, signal: AbortSignal): Promise<void>;
+  /** Recomputes the burstable (sum of Burstable cpu requests) and besteffort (2) cpu shares. */
+  updateQOSCgroups(activePods: readonly Pod[], signal: AbortSignal): Promise<void>;
+  /**
+   * Removes the cgroups of pods for which `isActive(uid)` is false (checked again right before each
+   * removal): leftover processes are killed first, as upstream. Returns the UIDs removed; a pod
+   * whose removal failed is logged and left for the next call.
+   */
+  cleanupOrphanedPodCgroups(isActive: (uid: string) => boolean, signal: AbortSignal): Promise<string[]>;
+  /** Kills whatever is left in the pod's cgroup and removes it from every hierarchy (any QoS). */
+  destroyPodCgroup(uid: string, signal: AbortSignal): Promise<void>;
+}
+
+export interface ContainerManagerOptions {
+  cgroupsPerQOS: boolean;
+  /** Absolute cgroupfs name under which `kubepods` lives; '/' by default. */
+  cgroupRoot: string;
+  /** Only 'cgroupfs' is implemented (the config pipeline refuses 'systemd'). */
+  cgroupDriver: 'cgroupfs';
+  /** Pod-level pids.max when > 0 (podPidsLimit). */
+  podPidsLimit: number;
+  /** cpuCFSQuota: false writes no CFS quota on pod cgroups (-1). */
+  cpuCFSQuota: boolean;
+  /** cpuCFSQuotaPeriod. */
+  cpuCFSQuotaPeriodMs: number;
+  /** enforceNodeAllocatable; with "pods", kubepods gets `nodeAllocatable`, else `nodeCapacity`. */
+  enforceNodeAllocatable: readonly string[];
+  /** The machine's capacity (cpu in millicores, memory in bytes; pids read from /proc if absent). */
+  nodeCapacity: () => NodeResources;
+  /**
+   * Capacity minus system/kube reservations (neither is implemented yet, so by default the capacity).
+   */
+  nodeAllocatable?: () => NodeResources;
+  logger: Logger;
+  /** Where the hierarchies are mounted (default /sys/fs/cgroup); tests pass a fake tree. */
+  cgroupFsRoot?: string;
+  /** File operations (default the real file system); tests pass the fake's. */
+  fs?: CgroupFsOps;
+  /** The node's task limit for kubepods (default: min of kernel.pid_max and kernel.threads-max). */
+  maxPids?: () => Promise<number | undefined>;
+}
+
+export function createContainerManager(opts: ContainerManagerOptions): ContainerManager {
+  const log = opts.logger;
+  if (!opts.cgroupsPerQOS) return disabledManager();
+  const names: QOSCgroupNames = qosCgroupNames(opts.cgroupRoot);
+  const ops = opts.fs ?? nodeCgroupFs;
+  const fsRoot = opts.cgroupFsRoot ?? '/sys/fs/cgroup';
+  const cpuPeriodUs = Math.round(opts.cpuCFSQuotaPeriodMs * 1000);
+  let cgroups: Cgroups | undefined;
+  /** Pods whose cgroup values were written since start (later ensures only check existence). */
+  const applied = new Set<string>();
+  /** Per-UID serialization: create and destroy of one pod's cgroup never overlap. */
+  const locks = new Map<string, Promise<unknown>>();
+  /** The node-allocatable values could not be written at start (e.g. usage above the new limit). */
+  let nodeAllocatablePending: ResourceConfig | undefined;
+
+  function withLock<T>(uid: string, fn: () => Promise<T>): Promise<T> {
+    const prev = locks.get(uid) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    locks.set(uid, tail);
+    void tail.then(() => {
+      if (locks.get(uid) === tail) locks.delete(uid);
+    });
+    return run;
+  }
+
+  function started(op: string): Cgroups {
+    if (!cgroups) throw new KubeletError('FailedPrecondition', op, 'the container manager has not started');
+    return cgroups;
+  }
+
+  function podLog(pod: Pod): Logger {
+    return log.child({ pod: podFullName(pod), podUID: pod.metadata.uid });
+  }
+
+  async function applyNodeAllocatable(
+    cg: Cgroups,
+    config: ResourceConfig,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await cg.apply(names.guaranteed, config, signal);
+      if (nodeAllocatablePending) log.info('node allocatable limits applied', { cgroup: names.guaranteed });
+      nodeAllocatablePending = undefined;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      // Upstream keeps retrying (every minute) until evictions bring usage under the new limits.
+      nodeAllocatablePending = config;
+      log.warn('failed to apply node allocatable limits; will retry', {
+        cgroup: names.guaranteed,
+        err: describeError(err),
+      });
+    }
+  }
+
+  async function destroyAll(uid: string, cg: Cgroups, signal: AbortSignal): Promise<boolean> {
+    const dir = podCgroupDirName(uid);
+    let removed = false;
+    for (const parent of [names.guaranteed, names.burstable, names.besteffort]) {
+      const name = path.posix.join(parent, dir);
+      if (!(await cg.existsAnywhere(name))) continue;
+      await cg.destroy(name, signal);
+      removed = true;
+    }
+    applied.delete(uid);
+    return removed;
+  }
+
+  return {
+    enabled: true,
+    async start(signal) {
+      const layout = await detectLayout(fsRoot, ops);
+      const cg = createCgroups(layout, ops, log);
+      const root = cleanCgroupName(opts.cgroupRoot);
+      if (!(await cg.exists(root))) {
+        throw new KubeletError(
+          'FailedPrecondition',
+          'start container manager',
+          `cgroup root ${JSON.stringify(root)} does not exist in every cgroup hierarchy under ${fsRoot}`,
+        );
+      }
+      const controllers = settableControllers(layout);
+      const missing = ['cpu', 'memory', 'pids'].filter((c) => !controllers.has(c));
+      if (missing.length > 0) {
+        log.warn('cgroup controllers missing; their pod limits are not enforced', {
+          missing,
+          mode: layout.mode,
+        });
+      }
+      const enforcePods = opts.enforceNodeAllocatable.includes('pods');
+      const node = (enforcePods ? (opts.nodeAllocatable ?? opts.nodeCapacity) : opts.nodeCapacity)();
+      const pids = node.pids ?? (await (opts.maxPids ?? readMaxPids)());
+      const nodeConfig = nodeAllocatableConfig(pids !== undefined ? { ...node, pids } : node);
+      await applyNodeAllocatable(cg, nodeConfig, signal);
+      if (nodeAllocatablePending) {
+        // The directory must exist even when the limits could not be written.
+        await cg.apply(names.guaranteed, {}, signal);
+      }
+      const tiers = qosTierConfigs([]);
+      // Upstream creates both tiers, or updates existing ones to have the right state on start.
+      await cg.apply(names.burstable, (await cg.exists(names.burstable)) ? {} : tiers.burstable, signal);
+      await cg.apply(names.besteffort, tiers.besteffort, signal);
+      cgroups = cg;
+      log.info('pod cgroups per QoS class', {
+        mode: layout.mode,
+        kubepods: names.guaranteed,
+        hierarchies: layout.hierarchies.map((h) => h.dir),
+        nodeAllocatable: nodeConfig,
+        enforceNodeAllocatable: opts.enforceNodeAllocatable,
+      });
+    },
+    podCgroupParent(pod) {
+      return podCgroupName(names, pod);
+    },
+    async podCgroupExists(pod) {
+      return started('check pod cgroup').exists(podCgroupName(names, pod));
+    },
+    async ensurePodCgroup(pod, signal) {
+      const uid = pod.metadata.uid ?? '';
+      const name = podCgroupName(names, pod);
+      const cg = started(`ensure pod cgroup ${name}`);
+      await withLock(uid, async () => {
+        if (applied.has(uid) && (await cg.exists(name))) return;
+        const config = resourceConfigForPod(pod, { enforceCPULimits: opts.cpuCFSQuota, cpuPeriodUs });
+        if (opts.podPidsLimit > 0) config.pidsLimit = opts.podPidsLimit;
+        try {
+          await cg.apply(name, config, signal);
+        } catch (err) {
+          throw new KubeletError(
+            err instanceof KubeletError ? err.code : 'Internal',
+            `ensure pod cgroup ${name}`,
+            describeError(err),
+            { cause: err },
+          );
+        }
+        applied.add(uid);
+        podLog(pod).debug('pod cgroup ready', {
+          cgroup: name,
+          qosClass: podQOSClass(pod),
+          resources: config,
+        });
+      });
+    },
+    async updateQOSCgroups(activePods, signal) {
+      const cg = started('update QoS cgroups');
+      if (nodeAllocatablePending) await applyNodeAllocatable(cg, nodeAllocatablePending, signal);
+      const tiers = qosTierConfigs(activePods);
+      await cg.apply(names.burstable, tiers.burstable, signal);
+      await cg.apply(names.besteffort, tiers.besteffort, signal);
+      log.debug('QoS cgroups updated', { burstable: tiers.burstable, besteffort: tiers.besteffort });
+    },
+    async cleanupOrphanedPodCgroups(isActive, signal) {
+      const cg = started('clean up orphaned pod cgroups');
+      const found = new Set<string>();
+      for (const parent of [names.guaranteed, names.burstable, names.besteffort]) {
+        for (const child of await cg.children(parent)) {
+          const uid = parsePodCgroupDirName(child);
+          if (uid !== undefined) found.add(uid);
+        }
+      }
+      const removed: string[] = [];
+      for (const uid of found) {
+        if (isActive(uid)) continue;
+        signal.throwIfAborted();
+        try {
+          const done = await withLock(uid, async () => (isActive(uid) ? false : destroyAll(uid, cg, signal)));
+          if (done) {
+            removed.push(uid);
+            log.info('removed orphaned pod cgroup', { podUID: uid });
+          }
+        } catch (err) {
+          if (signal.aborted) throw err;
+          log.warn('failed to remove orphaned pod cgroup; will retry', {
+            podUID: uid,
+            err: describeError(err),
+          });
+        }
+      }
+      return removed;
+    },
+    async destroyPodCgroup(uid, signal) {
+      if (!isSafeUid(uid)) return; // no such cgroup can exist
+      const cg = started(`destroy pod cgroup of ${uid}`);
+      await withLock(uid, () => destroyAll(uid, cg, signal));
+    },
+  };
+}
+
+function disabledManager(): ContainerManager {
+  return {
+    enabled: false,
+    start: () => Promise.resolve(),
+    podCgroupParent: () => '',
+    podCgroupExists: () => Promise.resolve(true),
+    ensurePodCgroup: () => Promise.resolve(),
+    updateQOSCgroups: () => Promise.resolve(),
+    cleanupOrphanedPodCgroups: () => Promise.resolve([]),
+    destroyPodCgroup: () => Promise.resolve(),
+  };
+}

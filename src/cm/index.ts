@@ -1,0 +1,11 @@
+/**
+ * Pod-level cgroups per QoS class (upstream pkg/kubelet/cm, cgroupfs driver): `kubepods` sized to
+ * the node, `kubepods/burstable` and `kubepods/besteffort` tiers, one `pod<uid>` cgroup per pod
+ * handed to CRI as the sandbox's cgroup_parent. cgroup v1 (incl. hybrid) and v2.
+ */
+export { createContainerManager } from './container-manager.ts';
+export type { ContainerManager, ContainerManagerOptions } from './container-manager.ts';
+export type { NodeResources, ResourceConfig } from './resources.ts';
+export { resourceConfigForPod, milliCPUToShares, milliCPUToQuota, cpuSharesToWeight } from './resources.ts';
+export { qosCgroupNames, podCgroupName } from './names.ts';
+export type { QOSCgroupNames } from './names.ts';

@@ -1,0 +1,204 @@
+/**
+ * Test helpers for this folder (not exported from index.ts): a fake cgroupfs in a temporary
+ * directory that behaves like the kernel's where our code can tell: new cgroups come with their
+ * control files, cpuset files start empty, cgroup v2 children see the controllers their parent
+ * enabled, `cgroup.subtree_control` takes `+ctrl` writes, rmdir refuses a cgroup with children or
+ * tasks, and a kill removes the pid from every cgroup.procs.
+ */
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { nodeCgroupFs, type CgroupFsOps } from './cgroupfs.ts';
+
+export type FakeLayout = 'v1' | 'v1-comounted' | 'v2';
+
+/** Control files a v1 cgroup gets, with their kernel defaults, per hierarchy type. */
+const V1_FILES: Record<string, Record<string, string>> = {
+  cpu: { 'cpu.shares': '1024', 'cpu.cfs_quota_us': '-1', 'cpu.cfs_period_us': '100000' },
+  cpuset: { 'cpuset.cpus': '', 'cpuset.mems': '' },
+  memory: { 'memory.limit_in_bytes': '9223372036854771712' },
+  pids: { 'pids.max': 'max' },
+};
+const V2_FILES: Record<string, Record<string, string>> = {
+  cpu: { 'cpu.weight': '100', 'cpu.max': 'max 100000' },
+  memory: { 'memory.max': 'max' },
+  pids: { 'pids.max': 'max' },
+};
+
+function errno(code: string, message: string): NodeJS.ErrnoException {
+  const err: NodeJS.ErrnoException = new Error(`${code}: ${message}`);
+  err.code = code;
+  return err;
+}
+
+export interface FakeCgroupFs {
+  /** The fake /sys/fs/cgroup. */
+  root: string;
+  ops: CgroupFsOps;
+  /** Every kill, in order. */
+  kills: { pid: number; signal: string }[];
+  /** Puts a task into a cgroup directory (relative to `root`, e.g. `memory/kubepods/pod1`). */
+  addTask(dir: string, pid: number): Promise<void>;
+  /** Reads a file relative to `root`, trimmed; undefined when missing. */
+  read(file: string): Promise<string | undefined>;
+  exists(file: string): Promise<boolean>;
+  /** Directories (relative to `root`) that exist for a cgroup name, e.g. `/kubepods/pod1`. */
+  dirsOf(name: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+async function has(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+function allDirsSync(dir: string): string[] {
+  const out = [dir];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) out.push(...allDirsSync(path.join(dir, e.name)));
+  }
+  return out;
+}
+
+/**
+ * A fake cgroupfs: `v1` is this VM's layout (one mount per controller, name=systemd, and a hybrid
+ * cgroup2 mount at `unified` holding only hugetlb); `v1-comounted` has `cpu,cpuacct` (with the
+ * usual `cpu` and `cpuacct` symlinks); `v2` is a unified hierarchy with cpu, memory, pids and more.
+ */
+export async function createFakeCgroupFs(layout: FakeLayout): Promise<FakeCgroupFs> {
+  const root = await mkdtemp(path.join(tmpdir(), 'tskubelet-cgroupfs-'));
+  const kills: { pid: number; signal: string }[] = [];
+
+  async function makeRootV1(name: string, kinds: string[]): Promise<void> {
+    const dir = path.join(root, name);
+    await mkdir(dir);
+    await writeFile(path.join(dir, 'cgroup.procs'), '1\n');
+    for (const k of kinds) {
+      for (const [f, v] of Object.entries(V1_FILES[k] ?? {})) await writeFile(path.join(dir, f), v);
+    }
+    if (kinds.includes('cpuset')) {
+      await writeFile(path.join(dir, 'cpuset.cpus'), '0-1\n');
+      await writeFile(path.join(dir, 'cpuset.mems'), '0\n');
+    }
+  }
+
+  if (layout === 'v2') {
+    await writeFile(path.join(root, 'cgroup.procs'), '1\n');
+    await writeFile(path.join(root, 'cgroup.controllers'), 'cpuset cpu io memory hugetlb pids rdma misc\n');
+    await writeFile(path.join(root, 'cgroup.subtree_control'), '');
+  } else {
+    if (layout === 'v1') {
+      await makeRootV1('cpu', ['cpu']);
+      await makeRootV1('cpuacct', []);
+    } else {
+      await makeRootV1('cpu,cpuacct', ['cpu']);
+      await symlink('cpu,cpuacct', path.join(root, 'cpu'));
+      await symlink('cpu,cpuacct', path.join(root, 'cpuacct'));
+    }
+    for (const c of ['cpuset', 'memory', 'pids']) await makeRootV1(c, [c]);
+    for (const c of ['blkio', 'devices', 'freezer', 'systemd']) await makeRootV1(c, []);
+    const unified = path.join(root, 'unified');
+    await mkdir(unified);
+    await writeFile(path.join(unified, 'cgroup.procs'), '');
+    await writeFile(path.join(unified, 'cgroup.controllers'), 'hugetlb\n');
+    await writeFile(path.join(unified, 'cgroup.subtree_control'), '');
+  }
+
+  const ops: CgroupFsOps = {
+    ...nodeCgroupFs,
+    async writeFile(file, data) {
+      if (!(await has(path.dirname(file)))) throw errno('ENOENT', file);
+      if (path.basename(file) === 'cgroup.subtree_control') {
+        const dir = path.dirname(file);
+        const available = (await readFile(path.join(dir, 'cgroup.controllers'), 'utf8')).split(/\s+/);
+        const enabled = new Set((await readFile(file, 'utf8')).split(/\s+/).filter((c) => c !== ''));
+        for (const token of data.split(/\s+/).filter((t) => t !== '')) {
+          const c = token.slice(1);
+          if (!available.includes(c)) throw errno('ENOENT', `controller ${c} not available in ${dir}`);
+          if (token.startsWith('+')) enabled.add(c);
+          else enabled.delete(c);
+        }
+        await writeFile(file, [...enabled].sort().join(' '));
+        return;
+      }
+      if (path.basename(file) === 'cpu.shares' && Number(data) < 2) throw errno('EINVAL', file);
+      await writeFile(file, data);
+    },
+    async mkdir(dir) {
+      const parent = path.dirname(dir);
+      if (!(await has(path.join(parent, 'cgroup.procs')))) throw errno('ENOENT', `${parent} is not a cgroup`);
+      if (await has(dir)) return false;
+      await mkdir(dir);
+      await writeFile(path.join(dir, 'cgroup.procs'), '');
+      if (await has(path.join(parent, 'cgroup.controllers'))) {
+        const enabled = (await readFile(path.join(parent, 'cgroup.subtree_control'), 'utf8')).trim();
+        await writeFile(path.join(dir, 'cgroup.controllers'), enabled);
+        await writeFile(path.join(dir, 'cgroup.subtree_control'), '');
+        for (const c of enabled.split(/\s+/)) {
+          for (const [f, v] of Object.entries(V2_FILES[c] ?? {})) await writeFile(path.join(dir, f), v);
+        }
+        return true;
+      }
+      for (const files of Object.values(V1_FILES)) {
+        for (const [f, v] of Object.entries(files)) {
+          if (await has(path.join(parent, f))) await writeFile(path.join(dir, f), v);
+        }
+      }
+      return true;
+    },
+    async rmdir(dir) {
+      if (!(await has(dir))) throw errno('ENOENT', dir);
+      const entries = await readdir(dir, { withFileTypes: true });
+      if (entries.some((e) => e.isDirectory())) throw errno('EBUSY', `${dir} has child cgroups`);
+      if ((await readFile(path.join(dir, 'cgroup.procs'), 'utf8')).trim() !== '') {
+        throw errno('EBUSY', `${dir} has tasks`);
+      }
+      await rm(dir, { recursive: true });
+    },
+    kill(pid, signal) {
+      kills.push({ pid, signal });
+      // The process dies at once: it leaves every cgroup (synchronous, so tests need no waiting).
+      for (const d of allDirsSync(root)) {
+        const procs = path.join(d, 'cgroup.procs');
+        if (!existsSync(procs)) continue;
+        const lines = readFileSync(procs, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim() !== '');
+        const left = lines.filter((l) => Number(l) !== pid);
+        if (left.length !== lines.length) writeFileSync(procs, left.map((l) => `${l}\n`).join(''));
+      }
+    },
+  };
+
+  return {
+    root,
+    ops,
+    kills,
+    async addTask(dir, pid) {
+      const procs = path.join(root, dir, 'cgroup.procs');
+      const current = await readFile(procs, 'utf8');
+      await writeFile(procs, `${current}${pid}\n`);
+    },
+    async read(file) {
+      return readFile(path.join(root, file), 'utf8').then(
+        (t) => t.trim(),
+        () => undefined,
+      );
+    },
+    exists: (file) => has(path.join(root, file)),
+    async dirsOf(name) {
+      if (layout === 'v2') return (await has(path.join(root, name))) ? [name] : [];
+      const out: string[] = [];
+      for (const e of await readdir(root, { withFileTypes: true })) {
+        if (!e.isDirectory()) continue;
+        const rel = path.join(e.name, name);
+        if (await has(path.join(root, rel))) out.push(rel);
+      }
+      return out.sort();
+    },
+    close: () => rm(root, { recursive: true, force: true }),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The Node's status.images, as a tskubelet process in a real cluster reports them: the images in
+ * the bed containerd (pause and busybox at least), named by digests then tags, with their sizes,
+ * largest first (upstream Images setter, nodeStatusMaxImages 50).
+ *
+ * Run under the shared bed lock:
+ *   flock /tmp/tskubelet-itest.lock node_modules/.bin/node --test test/integration/cluster-node-images.test.ts
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
+import { BUSYBOX_IMAGE, PAUSE_IMAGE } from '../harness/index.ts';
+import { createApiClient } from '../../src/api/client.ts';
+import type { ApiClient } from '../../src/api/client-types.ts';
+import type { Node } from '../../src/node/types.ts';
+import { describeError } from '../../src/util/errors.ts';
+import { eventually, setupEnv, type Env } from './support.ts';
+
+const NODE = 'tsk-images';
+const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
+
+void describe('node status images against a real kube-apiserver', () => {
+  let env: Env | undefined;
+  let cluster: ClusterBed | undefined;
+  let admin: ApiClient | undefined;
+  let kubelet: ChildProcess | undefined;
+  let logFile = '';
+
+  before(async () => {
+    env = await setupEnv();
+    await mkdir(env.manifests, { recursive: true });
+    cluster = await startCluster();
+    admin = await createApiClient({ kubeconfig: cluster.adminKubeconfig, qps: 0, burst: 0 });
+    // A clean slate: no Node left by an earlier run, so the images seen are this run's.
+    await admin.request({ method: 'DELETE', path: `/api/v1/nodes/${NODE}` }).catch(() => undefined);
+    const kubeconfig = await cluster.kubeletKubeconfig(NODE);
+    logFile = join(env.dir, 'tskubelet.log');
+    const fd = openSync(logFile, 'a');
+    kubelet = spawn(
+      BIN,
+      [
+        'run',
+        '--kubeconfig',
+        kubeconfig,
+        '--pod-manifest-path',
+        env.manifests,
+        '--container-runtime-endpoint',
+        env.bed.endpoint,
+        '--root-dir',
+        env.rootDir,
+        '--hostname-override',
+        NODE,
+        '--node-ip',
+        '127.0.0.1',
+        '--healthz-port',
+        '0',
+      ],
+      { stdio: ['ignore', fd, fd] },
+    );
+  });
+
+  after(async () => {
+    const failures: string[] = [];
+    const k = kubelet;
+    if (k && k.exitCode === null) {
+      const exited = new Promise((r) => k.once('exit', r));
+      k.kill('SIGTERM');
+      await exited;
+    }
+    const steps = [
+      () => admin?.request({ method: 'DELETE', path: `/api/v1/nodes/${NODE}` }),
+      () => admin?.close(),
+      () => env?.close(),
+      () => cluster?.stop(),
+    ];
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (err) {
+        failures.push(describeError(err));
+      }
+    }
+    if (failures.length > 0) throw new Error(`teardown: ${failures.join('; ')}`);
+  });
+
+  void it('lists the pause and busybox images with their sizes, largest first', async () => {
+    const api = admin;
+    if (!api) throw new Error('not set up');
+    const has = (n: Node | undefined, ref: string) => n?.status?.images?.find((i) => i.names?.includes(ref));
+    const node = await eventually(
+      'status.images with pause and busybox',
+      async () => {
+        if (kubelet?.exitCode !== null && kubelet?.exitCode !== undefined) {
+          throw new Error(`tskubelet exited ${kubelet.exitCode}: ${await readFile(logFile, 'utf8')}`);
+        }
+        const n = await api
+          .request<Node>({ method: 'GET', path: `/api/v1/nodes/${NODE}` })
+          .catch(() => undefined);
+        return has(n, PAUSE_IMAGE) && has(n, BUSYBOX_IMAGE) ? n : undefined;
+      },
+      60_000,
+    );
+    const images = node.status?.images ?? [];
+    for (const ref of [PAUSE_IMAGE, BUSYBOX_IMAGE]) {
+      const size = has(node, ref)?.sizeBytes ?? 0;
+      assert.ok(size > 0, `${ref} has a size (${size})`);
+    }
+    const sizes = images.map((i) => i.sizeBytes ?? 0);
+    assert.deepEqual(
+      sizes,
+      [...sizes].sort((a, b) => b - a),
+      'largest first',
+    );
+    assert.ok(images.length <= 50, 'nodeStatusMaxImages 50');
+    for (const i of images) assert.ok((i.names?.length ?? 0) >= 1 && (i.names?.length ?? 0) <= 5);
+  });
+});

@@ -754,7 +754,9 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     const isActive = (uid: string): boolean => {
       const phase = workers.phase(uid);
       if (phase === 'syncing' || phase === 'terminating') return true;
-      if (phase === undefined && desired.has(uid) && !rejected.has(uid)) return true;
+      // A finished pod still in its source keeps its cgroup (its sandbox and shim may live there)
+      // until it is deleted; upstream likewise waits while the pod's volumes exist.
+      if (desired.has(uid) && !rejected.has(uid)) return true;
       return live.has(uid);
     };
     cgroupCleanup = cm

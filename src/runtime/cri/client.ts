@@ -23,6 +23,7 @@ import type {
   Container,
   ContainerConfig,
   ContainerFilter,
+  ContainerStats,
   ContainerStatus,
   ExecSyncResult,
   FilesystemUsage,
@@ -32,6 +33,7 @@ import type {
   PodSandbox,
   PodSandboxConfig,
   PodSandboxFilter,
+  PodSandboxStats,
   PodSandboxStatus,
   RuntimeService,
   RuntimeStatus,
@@ -314,6 +316,50 @@ function createRuntimeService(inv: Invoker, timeoutMs: number): RuntimeService {
       const secs = Math.max(0, Math.trunc(timeoutSeconds));
       const deadline = secs > 0 ? timeoutMs + secs * 1000 : undefined;
       return call<ExecSyncResult>('ExecSync', { containerId, cmd, timeout: secs }, opts, deadline);
+    },
+
+    async exec(containerId, cmd, flags, opts) {
+      const res = await call<{ url: string }>('Exec', { containerId, cmd, ...flags }, opts);
+      if (!res.url) throw contractError('CRI Exec', 'empty streaming URL');
+      return res.url;
+    },
+
+    async attach(containerId, flags, opts) {
+      const res = await call<{ url: string }>('Attach', { containerId, ...flags }, opts);
+      if (!res.url) throw contractError('CRI Attach', 'empty streaming URL');
+      return res.url;
+    },
+
+    async portForward(podSandboxId, ports, opts) {
+      const res = await call<{ url: string }>('PortForward', { podSandboxId, port: ports }, opts);
+      if (!res.url) throw contractError('CRI PortForward', 'empty streaming URL');
+      return res.url;
+    },
+
+    async reopenContainerLog(containerId, opts) {
+      await call('ReopenContainerLog', { containerId }, opts);
+    },
+
+    async containerStats(containerId, opts) {
+      const res = await call<{ stats?: ContainerStats }>('ContainerStats', { containerId }, opts);
+      if (!res.stats) throw contractError('CRI ContainerStats', `no stats for container ${containerId}`);
+      return res.stats;
+    },
+
+    async listContainerStats(filter, opts) {
+      const res = await call<{ stats: ContainerStats[] }>('ListContainerStats', { filter }, opts);
+      return res.stats;
+    },
+
+    async podSandboxStats(podSandboxId, opts) {
+      const res = await call<{ stats?: PodSandboxStats }>('PodSandboxStats', { podSandboxId }, opts);
+      if (!res.stats) throw contractError('CRI PodSandboxStats', `no stats for sandbox ${podSandboxId}`);
+      return res.stats;
+    },
+
+    async listPodSandboxStats(filter, opts) {
+      const res = await call<{ stats: PodSandboxStats[] }>('ListPodSandboxStats', { filter }, opts);
+      return res.stats;
     },
   };
 }

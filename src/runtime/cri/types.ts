@@ -283,6 +283,85 @@ export interface FilesystemUsage {
   inodesUsed?: { value: number };
 }
 
+export interface UInt64Value {
+  value: number;
+}
+
+/** What Exec/Attach stream; the runtime refuses a request where none is true. */
+export interface StreamFlags {
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  tty: boolean;
+}
+
+export interface CpuUsage {
+  timestamp: number;
+  usageCoreNanoSeconds?: UInt64Value;
+  usageNanoCores?: UInt64Value;
+}
+
+export interface MemoryUsage {
+  timestamp: number;
+  workingSetBytes?: UInt64Value;
+  availableBytes?: UInt64Value;
+  usageBytes?: UInt64Value;
+  rssBytes?: UInt64Value;
+  pageFaults?: UInt64Value;
+  majorPageFaults?: UInt64Value;
+}
+
+export interface ContainerStats {
+  attributes?: {
+    id: string;
+    metadata?: ContainerMetadata;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+  };
+  cpu?: CpuUsage;
+  memory?: MemoryUsage;
+  writableLayer?: FilesystemUsage;
+}
+
+export interface ContainerStatsFilter {
+  id?: string;
+  podSandboxId?: string;
+  labelSelector?: Record<string, string>;
+}
+
+export interface NetworkInterfaceUsage {
+  name: string;
+  rxBytes?: UInt64Value;
+  rxErrors?: UInt64Value;
+  txBytes?: UInt64Value;
+  txErrors?: UInt64Value;
+}
+
+export interface PodSandboxStats {
+  attributes?: {
+    id: string;
+    metadata?: PodSandboxMetadata;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+  };
+  linux?: {
+    cpu?: CpuUsage;
+    memory?: MemoryUsage;
+    network?: {
+      timestamp: number;
+      defaultInterface?: NetworkInterfaceUsage;
+      interfaces: NetworkInterfaceUsage[];
+    };
+    process?: { timestamp: number; processCount?: UInt64Value };
+    containers: ContainerStats[];
+  };
+}
+
+export interface PodSandboxStatsFilter {
+  id?: string;
+  labelSelector?: Record<string, string>;
+}
+
 /** Per-call options: every call has a deadline; callers may also cancel. */
 export interface CallOptions {
   signal?: AbortSignal;
@@ -320,6 +399,18 @@ export interface RuntimeService {
     timeoutSeconds: number,
     opts?: CallOptions,
   ): Promise<ExecSyncResult>;
+  /** Prepares an exec session on the runtime's streaming server; returns its URL. */
+  exec(containerId: string, cmd: string[], flags: StreamFlags, opts?: CallOptions): Promise<string>;
+  /** Prepares an attach session; returns its URL. */
+  attach(containerId: string, flags: StreamFlags, opts?: CallOptions): Promise<string>;
+  /** Prepares a port-forward session into the sandbox's network namespace; returns its URL. */
+  portForward(podSandboxId: string, ports: number[], opts?: CallOptions): Promise<string>;
+  /** Asks the runtime to reopen the container's log file (after the kubelet rotated it). */
+  reopenContainerLog(containerId: string, opts?: CallOptions): Promise<void>;
+  containerStats(containerId: string, opts?: CallOptions): Promise<ContainerStats>;
+  listContainerStats(filter?: ContainerStatsFilter, opts?: CallOptions): Promise<ContainerStats[]>;
+  podSandboxStats(podSandboxId: string, opts?: CallOptions): Promise<PodSandboxStats>;
+  listPodSandboxStats(filter?: PodSandboxStatsFilter, opts?: CallOptions): Promise<PodSandboxStats[]>;
 }
 
 /** CRI ImageService; same error and deadline contract as RuntimeService. */

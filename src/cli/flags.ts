@@ -39,6 +39,7 @@ import {
   type CompiledConfig,
   type FlagValues,
   type RawTaint,
+  type ServerFlagValues,
 } from '../config/index.ts';
 import { KubeletError } from '../util/errors.ts';
 
@@ -93,6 +94,23 @@ type RunOptions = Pick<
   podMaxPids?: number;
   cpuCfsQuota?: boolean;
   cpuCfsQuotaPeriod?: string;
+  enableServer?: boolean;
+  tlsCertFile?: string;
+  tlsPrivateKeyFile?: string;
+  tlsCipherSuites?: string[];
+  tlsMinVersion?: string;
+  anonymousAuth?: boolean;
+  clientCaFile?: string;
+  authenticationTokenWebhook?: boolean;
+  authenticationTokenWebhookCacheTtl?: string;
+  authorizationMode?: string;
+  authorizationWebhookCacheAuthorizedTtl?: string;
+  authorizationWebhookCacheUnauthorizedTtl?: string;
+  enableDebuggingHandlers?: boolean;
+  contentionProfiling?: boolean;
+  streamingConnectionIdleTimeout?: string;
+  containerLogMaxSize?: string;
+  containerLogMaxFiles?: number;
 };
 
 /**
@@ -115,27 +133,12 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'keep-terminated-pod-volumes': true,
   'experimental-mounter-path': false,
   'experimental-allocatable-ignore-eviction': true,
-  'enable-server': true,
   'fail-swap-on': true,
   'image-service-endpoint': false,
-  'anonymous-auth': true,
-  'authentication-token-webhook': true,
-  'authentication-token-webhook-cache-ttl': false,
-  'client-ca-file': false,
-  'authorization-mode': false,
-  'authorization-webhook-cache-authorized-ttl': false,
-  'authorization-webhook-cache-unauthorized-ttl': false,
-  'tls-cert-file': false,
-  'tls-private-key-file': false,
   'rotate-server-certificates': true,
-  'tls-cipher-suites': false,
-  'tls-min-version': false,
   'rotate-certificates': true,
-  'enable-debugging-handlers': true,
-  'contention-profiling': true,
   'oom-score-adj': false,
   'volume-plugin-dir': false,
-  'streaming-connection-idle-timeout': false,
   'minimum-image-ttl-duration': false,
   'image-gc-high-threshold': false,
   'image-gc-low-threshold': false,
@@ -158,8 +161,6 @@ const NOT_IMPLEMENTED_FLAGS: Readonly<Record<string, boolean>> = {
   'make-iptables-util-chains': true,
   'iptables-masquerade-bit': false,
   'iptables-drop-bit': false,
-  'container-log-max-size': false,
-  'container-log-max-files': false,
   'kernel-memcg-notification': true,
   'local-storage-capacity-isolation': true,
   'max-open-files': false,
@@ -264,11 +265,77 @@ export function buildRunCommand(
       '--healthz-bind-address <ip>',
       `IP address for the healthz server (default ${DEFAULT_HEALTHZ_BIND_ADDRESS})`,
     )
-    .option('--address <ip>', 'IP address for the kubelet server (default 0.0.0.0; not served yet)')
+    .option('--address <ip>', 'IP address the kubelet API listens on (default 0.0.0.0)')
+    .addOption(intOption('--port <port>', `port of the kubelet API (HTTPS; default ${DEFAULT_PORT})`))
     .addOption(
-      intOption('--port <port>', `port for the kubelet server (default ${DEFAULT_PORT}; not served yet)`),
+      intOption(
+        '--read-only-port <port>',
+        'plain-HTTP port for read-only endpoints without authentication; 0 disables (default 0)',
+      ),
     )
-    .addOption(intOption('--read-only-port <port>', 'read-only port, 0 disables (default 0; not served yet)'))
+    .addOption(boolOption('--enable-server', 'serve the kubelet API (default true)'))
+    .option(
+      '--tls-cert-file <file>',
+      'serving certificate (with intermediates); default: self-signed under <root-dir>/pki',
+    )
+    .option('--tls-private-key-file <file>', 'private key of --tls-cert-file')
+    .addOption(
+      new Option(
+        '--tls-cipher-suites <names,...>',
+        'cipher suites (Go names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)',
+      ).argParser(parseStringSlice),
+    )
+    .option(
+      '--tls-min-version <version>',
+      'minimum TLS version: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13',
+    )
+    .addOption(
+      boolOption(
+        '--anonymous-auth',
+        'let unauthenticated requests in as system:anonymous (default false; upstream flags default to true)',
+      ),
+    )
+    .option('--client-ca-file <file>', 'CA bundle for client certificates (user = CN, groups = O)')
+    .addOption(
+      boolOption('--authentication-token-webhook', 'check bearer tokens with a TokenReview (default true)'),
+    )
+    .option(
+      '--authentication-token-webhook-cache-ttl <duration>',
+      'how long TokenReview answers are cached (default 2m0s)',
+    )
+    .option(
+      '--authorization-mode <mode>',
+      'Webhook (a SubjectAccessReview per request; default) or AlwaysAllow (upstream flags default to it)',
+    )
+    .option(
+      '--authorization-webhook-cache-authorized-ttl <duration>',
+      'cache of allowed decisions (default 5m0s)',
+    )
+    .option(
+      '--authorization-webhook-cache-unauthorized-ttl <duration>',
+      'cache of denied decisions (default 30s)',
+    )
+    .addOption(
+      boolOption(
+        '--enable-debugging-handlers',
+        'serve logs, exec, attach, port-forward and run (default true)',
+      ),
+    )
+    .addOption(boolOption('--contention-profiling', 'accepted for compatibility; has no effect'))
+    .option(
+      '--streaming-connection-idle-timeout <duration>',
+      'idle timeout of exec/attach/port-forward (default 4h0m0s)',
+    )
+    .option(
+      '--container-log-max-size <quantity>',
+      'rotate a container log file above this size (default 10Mi)',
+    )
+    .addOption(
+      intOption(
+        '--container-log-max-files <n>',
+        'log files kept per container, the live one included (default 5)',
+      ),
+    )
     .option('--root-dir <dir>', `directory for kubelet files (default ${DEFAULT_ROOT_DIR})`)
     .option('--hostname-override <name>', 'use this as the node name instead of the hostname')
     .option('--node-ip <ip>', 'IP address of the node (or a comma-separated IPv4/IPv6 pair)')
@@ -463,6 +530,29 @@ export function buildRunCommand(
     for (const key of Object.keys(flags) as (keyof FlagValues)[]) {
       if (flags[key] === undefined) delete flags[key];
     }
+    const server: ServerFlagValues = {
+      enableServer: o.enableServer,
+      tlsCertFile: o.tlsCertFile,
+      tlsPrivateKeyFile: o.tlsPrivateKeyFile,
+      tlsCipherSuites: o.tlsCipherSuites,
+      tlsMinVersion: o.tlsMinVersion,
+      anonymousAuth: o.anonymousAuth,
+      clientCAFile: o.clientCaFile,
+      authenticationTokenWebhook: o.authenticationTokenWebhook,
+      authenticationTokenWebhookCacheTTL: o.authenticationTokenWebhookCacheTtl,
+      authorizationMode: o.authorizationMode,
+      authorizationWebhookCacheAuthorizedTTL: o.authorizationWebhookCacheAuthorizedTtl,
+      authorizationWebhookCacheUnauthorizedTTL: o.authorizationWebhookCacheUnauthorizedTtl,
+      enableDebuggingHandlers: o.enableDebuggingHandlers,
+      contentionProfiling: o.contentionProfiling,
+      streamingConnectionIdleTimeout: o.streamingConnectionIdleTimeout,
+      containerLogMaxSize: o.containerLogMaxSize,
+      containerLogMaxFiles: o.containerLogMaxFiles,
+    };
+    for (const key of Object.keys(server) as (keyof ServerFlagValues)[]) {
+      if (server[key] === undefined) delete server[key];
+    }
+    if (Object.keys(server).length > 0) flags.server = server;
     // Upstream treats an empty --config as "no file".
     const file = o.config ? await loadConfigFile(o.config) : undefined;
     const compiled = compileConfig(file, flags, options);

@@ -80,6 +80,12 @@ export const DEFAULT_SA_TOKEN_EXPIRATION_SECONDS = 3600; // SetDefaults_ServiceA
 /** pkg/kubelet/apis/config/v1beta1 defaults (KubeletConfiguration), serving fields. */
 export const DEFAULT_ADDRESS = '0.0.0.0'; // address
 export const DEFAULT_PORT = 10250; // port (ports.KubeletPort)
+export const DEFAULT_AUTHENTICATION_WEBHOOK_CACHE_TTL_MS = 2 * 60_000; // authentication.webhook.cacheTTL
+export const DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_AUTHORIZED_TTL_MS = 5 * 60_000; // authorization.webhook.cacheAuthorizedTTL
+export const DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_UNAUTHORIZED_TTL_MS = 30_000; // authorization.webhook.cacheUnauthorizedTTL
+export const DEFAULT_STREAMING_CONNECTION_IDLE_TIMEOUT_MS = 4 * 3600_000; // streamingConnectionIdleTimeout
+export const DEFAULT_CONTAINER_LOG_MAX_SIZE = '10Mi'; // containerLogMaxSize
+export const DEFAULT_CONTAINER_LOG_MAX_FILES = 5; // containerLogMaxFiles
 
 /** pkg/kubelet/runonce.go */
 export const RUN_ONCE_MANIFEST_DELAY_MS = 1_000; // runOnceManifestDelay (wait for the first pod update)

@@ -24,5 +24,6 @@ export type {
   Taint,
   TaintEffect,
 } from './kubelet-config.ts';
+export type { AuthorizationMode, ServerFlagValues, ServerSettings, TlsVersion } from './server-config.ts';
 export { formatGoDuration, parseGoDuration, tryParseGoDuration } from './duration.ts';
 export type { DurationParseResult } from './duration.ts';

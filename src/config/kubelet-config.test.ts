@@ -58,6 +58,19 @@ describe('compileConfig defaults', () => {
       address: '0.0.0.0',
       port: 10250,
       readOnlyPort: 0,
+      // Secure defaults from flags alone too (upstream's flag defaults: anonymous, AlwaysAllow).
+      server: {
+        enableServer: true,
+        tlsCipherSuites: [],
+        authentication: { anonymous: false, webhook: true, webhookCacheTTLMs: 120_000 },
+        authorization: { mode: 'Webhook', cacheAuthorizedTTLMs: 300_000, cacheUnauthorizedTTLMs: 30_000 },
+        enableDebuggingHandlers: true,
+        enableContentionProfiling: false,
+        enableSystemLogHandler: true,
+        streamingConnectionIdleTimeoutMs: 4 * 3600_000,
+        containerLogMaxSizeBytes: 10 * 1024 * 1024,
+        containerLogMaxFiles: 5,
+      },
       rootDir: '/var/lib/kubelet',
       nodeName: 'node-a',
       runOnce: false,
@@ -573,11 +586,11 @@ describe('decodeKubeletConfiguration', () => {
   it('accepts known-but-unimplemented upstream fields with a warning each', () => {
     const decoded = decode({
       kernelMemcgNotification: true,
-      authentication: { anonymous: { enabled: false } },
+      evictionHard: { 'memory.available': '100Mi' },
     });
     assert.equal(decoded.warnings.length, 2);
     assert.match(decoded.warnings[0] ?? '', /"kernelMemcgNotification" is not implemented/);
-    assert.match(decoded.warnings[1] ?? '', /"authentication" is not implemented/);
+    assert.match(decoded.warnings[1] ?? '', /"evictionHard" is not implemented/);
     assert.deepEqual(compileConfig(decoded, {}, opts).warnings, decoded.warnings);
   });
 

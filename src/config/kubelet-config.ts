@@ -56,6 +56,13 @@ import {
   DEFAULT_POD_PIDS_LIMIT,
 } from './defaults.ts';
 import { sysctlPatternProblems } from '../kubelet/sysctl-admission.ts';
+import {
+  compileServerSettings,
+  decodeAuthFields,
+  type RawServerConfiguration,
+  type ServerFlagValues,
+  type ServerSettings,
+} from './server-config.ts';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
@@ -100,7 +107,7 @@ export const DEFAULT_RUN_ONCE_TIMEOUT_MS = Array.from(
  * durations are Go duration strings, absent fields are `undefined`. Relative `staticPodPath` and
  * `podLogsDir` are already resolved against the file's directory (upstream does the same).
  */
-export interface RawKubeletConfiguration {
+export interface RawKubeletConfiguration extends RawServerConfiguration {
   staticPodPath?: string;
   staticPodURL?: string;
   staticPodURLHeader?: Record<string, string[]>;
@@ -159,6 +166,8 @@ export interface DecodedConfigFile {
  */
 export type FlagValues = Omit<
   RawKubeletConfiguration,
+  // Serving and auth settings come as `server` (their flags are shaped differently).
+  | keyof RawServerConfiguration
   // File-only: upstream has no flag for these.
   | 'podLogsDir'
   | 'logging'
@@ -177,6 +186,8 @@ export type FlagValues = Omit<
   logFormat?: string;
   /** tskubelet-only: how long run-once mode waits for pods to run. */
   runOnceTimeout?: string;
+  /** The kubelet API's flags (`--anonymous-auth`, `--client-ca-file`, `--tls-cert-file`, …). */
+  server?: ServerFlagValues;
 };
 
 /** The compiled configuration: everything defaulted and validated, durations in ms, deep-frozen. */
@@ -198,10 +209,12 @@ export interface KubeletConfig {
   readonly runtimeRequestTimeoutMs: number;
   readonly nodeStatusUpdateFrequencyMs: number;
   readonly podLogsDir: string;
-  /** Kubelet server address/ports: accepted and stored, not served yet. readOnlyPort 0 = disabled. */
+  /** The kubelet API: HTTPS on address:port; plain-HTTP read-only endpoints on readOnlyPort (0 = off). */
   readonly address: string;
   readonly port: number;
   readonly readOnlyPort: number;
+  /** TLS, authentication, authorization, debugging handlers and container log rotation. */
+  readonly server: ServerSettings;
   /** Absolute. */
   readonly rootDir: string;
   readonly hostnameOverride?: string;
@@ -329,6 +342,19 @@ const SUPPORTED_FIELDS = new Set<string>(
     registryPullQPS: true,
     registryBurst: true,
     nodeStatusMaxImages: true,
+    enableServer: true,
+    tlsCertFile: true,
+    tlsPrivateKeyFile: true,
+    tlsCipherSuites: true,
+    tlsMinVersion: true,
+    authentication: true,
+    authorization: true,
+    enableDebuggingHandlers: true,
+    enableContentionProfiling: true,
+    enableSystemLogHandler: true,
+    streamingConnectionIdleTimeout: true,
+    containerLogMaxSize: true,
+    containerLogMaxFiles: true,
   } satisfies Record<keyof RawKubeletConfiguration, true>),
 );
 
@@ -338,22 +364,12 @@ const SUPPORTED_FIELDS = new Set<string>(
  * loads here too, with a warning; anything not in either list is a typo and fails.
  */
 const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
-  'enableServer',
-  'tlsCertFile',
-  'tlsPrivateKeyFile',
-  'tlsCipherSuites',
   'tlsCurvePreferences',
-  'tlsMinVersion',
   'rotateCertificates',
   'serverTLSBootstrap',
-  'authentication',
-  'authorization',
   'imagePullCredentialsVerificationPolicy',
   'preloadedImagesVerificationAllowlist',
-  'enableDebuggingHandlers',
-  'enableContentionProfiling',
   'oomScoreAdj',
-  'streamingConnectionIdleTimeout',
   'imageMinimumGCAge',
   'imageMaximumGCAge',
   'imageGCHighThresholdPercent',
@@ -392,8 +408,6 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'featureGates',
   'failSwapOn',
   'memorySwap',
-  'containerLogMaxSize',
-  'containerLogMaxFiles',
   'containerLogMaxWorkers',
   'containerLogMonitorInterval',
   'configMapAndSecretChangeDetectionStrategy',
@@ -406,7 +420,6 @@ const NOT_IMPLEMENTED_FIELDS: ReadonlySet<string> = new Set([
   'volumePluginDir',
   'providerID',
   'kernelMemcgNotification',
-  'enableSystemLogHandler',
   'enableSystemLogQuery',
   'shutdownGracePeriod',
   'shutdownGracePeriodCriticalPods',
@@ -551,6 +564,18 @@ export function decodeKubeletConfiguration(doc: unknown, filePath: string): Deco
     registryPullQPS: r.int32('registryPullQPS'),
     registryBurst: r.int32('registryBurst'),
     nodeStatusMaxImages: r.int32('nodeStatusMaxImages'),
+    enableServer: r.bool('enableServer'),
+    tlsCertFile: r.string('tlsCertFile'),
+    tlsPrivateKeyFile: r.string('tlsPrivateKeyFile'),
+    tlsCipherSuites: r.stringList('tlsCipherSuites'),
+    tlsMinVersion: r.string('tlsMinVersion'),
+    ...decodeAuthFields(doc, errors, (obj, prefix) => new FieldReader(obj, errors, prefix)),
+    enableDebuggingHandlers: r.bool('enableDebuggingHandlers'),
+    enableContentionProfiling: r.bool('enableContentionProfiling'),
+    enableSystemLogHandler: r.bool('enableSystemLogHandler'),
+    streamingConnectionIdleTimeout: r.duration('streamingConnectionIdleTimeout'),
+    containerLogMaxSize: r.string('containerLogMaxSize'),
+    containerLogMaxFiles: r.int32('containerLogMaxFiles'),
   };
   if (errors.length > 0) throw new KubeletError('InvalidArgument', op, errors.join('; '));
 
@@ -561,6 +586,11 @@ export function decodeKubeletConfiguration(doc: unknown, filePath: string): Deco
   }
   if (raw.podLogsDir && !path.isAbsolute(raw.podLogsDir))
     raw.podLogsDir = path.resolve(baseDir, raw.podLogsDir);
+  const resolve = (p: string | undefined) => (p && !path.isAbsolute(p) ? path.resolve(baseDir, p) : p);
+  raw.tlsCertFile = resolve(raw.tlsCertFile);
+  raw.tlsPrivateKeyFile = resolve(raw.tlsPrivateKeyFile);
+  const x509 = raw.authentication?.x509;
+  if (x509?.clientCAFile) x509.clientCAFile = resolve(x509.clientCAFile);
 
   return { path: filePath, raw: withoutUndefined(raw), warnings };
 }
@@ -1049,6 +1079,8 @@ export function compileConfig(
     errors.push(`${nodeStatusMaxImages.label}: ${nodeStatusMaxImages.value} must be -1 or greater`);
   }
 
+  const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
+
   if (errors.length > 0) {
     const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
     throw new KubeletError('InvalidArgument', op, errors.join('; '));
@@ -1072,6 +1104,7 @@ export function compileConfig(
     address: address.value,
     port: port.value,
     readOnlyPort: readOnlyPort.value,
+    server,
     rootDir,
     hostnameOverride: hostnameOverride?.trim() || undefined,
     nodeName,

@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { hasCode } from '../util/errors.ts';
+import { parseRunArgs } from '../cli/flags.ts';
+import { compileConfig, decodeKubeletConfiguration, type FlagValues } from './kubelet-config.ts';
+
+const opts = { hostname: () => 'node-a', cwd: '/work' };
+
+function decode(fields: Record<string, unknown>, filePath = '/etc/kubernetes/kubelet.yaml') {
+  return decodeKubeletConfiguration(
+    { apiVersion: 'kubelet.config.k8s.io/v1beta1', kind: 'KubeletConfiguration', ...fields },
+    filePath,
+  );
+}
+
+function compile(fields: Record<string, unknown> | undefined, flags: FlagValues = {}) {
+  return compileConfig(fields === undefined ? undefined : decode(fields), flags, opts);
+}
+
+function invalid(fn: () => unknown, pattern: RegExp): void {
+  assert.throws(fn, (err: unknown) => {
+    assert.ok(hasCode(err, 'InvalidArgument'), String(err));
+    assert.match(String(err), pattern);
+    return true;
+  });
+}
+
+describe('kubelet API settings', () => {
+  it('reads authentication and authorization from the file, with relative paths resolved', () => {
+    const { config, warnings } = compile({
+      authentication: {
+        anonymous: { enabled: false },
+        webhook: { enabled: true, cacheTTL: '30s' },
+        x509: { clientCAFile: 'pki/ca.crt' },
+      },
+      authorization: { mode: 'Webhook', webhook: { cacheAuthorizedTTL: '1m', cacheUnauthorizedTTL: '5s' } },
+      tlsCertFile: 'pki/kubelet.crt',
+      tlsPrivateKeyFile: '/abs/kubelet.key',
+      tlsMinVersion: 'VersionTLS12',
+      tlsCipherSuites: ['TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', 'TLS_AES_128_GCM_SHA256'],
+    });
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(config.server.authentication, {
+      anonymous: false,
+      webhook: true,
+      webhookCacheTTLMs: 30_000,
+      clientCAFile: '/etc/kubernetes/pki/ca.crt',
+    });
+    assert.deepEqual(config.server.authorization, {
+      mode: 'Webhook',
+      cacheAuthorizedTTLMs: 60_000,
+      cacheUnauthorizedTTLMs: 5_000,
+    });
+    assert.equal(config.server.tlsCertFile, '/etc/kubernetes/pki/kubelet.crt');
+    assert.equal(config.server.tlsPrivateKeyFile, '/abs/kubelet.key');
+    assert.equal(config.server.tlsMinVersion, 'TLSv1.2');
+    // TLS 1.3 suites are always on (as in Go): accepted, nothing to configure.
+    assert.deepEqual(config.server.tlsCipherSuites, ['ECDHE-RSA-AES128-GCM-SHA256']);
+  });
+
+  it('takes insecure settings only when asked, and warns about each', async () => {
+    const { config, warnings } = await parseRunArgs(
+      ['--anonymous-auth', '--authorization-mode', 'AlwaysAllow', '--client-ca-file', '/ca.crt'],
+      opts,
+    );
+    assert.equal(config.server.authentication.anonymous, true);
+    assert.equal(config.server.authorization.mode, 'AlwaysAllow');
+    assert.equal(config.server.authentication.clientCAFile, '/ca.crt');
+    assert.equal(warnings.filter((w) => /anonymous requests are enabled/.test(w)).length, 1);
+    assert.equal(warnings.filter((w) => /AlwaysAllow/.test(w)).length, 1);
+  });
+
+  it('lets flags override the file field by field', async () => {
+    const { config } = compileConfig(
+      decode({ authentication: { webhook: { enabled: true } }, authorization: { mode: 'AlwaysAllow' } }),
+      { server: { authenticationTokenWebhook: false, authorizationMode: 'Webhook' } },
+      opts,
+    );
+    assert.equal(config.server.authentication.webhook, false);
+    assert.equal(config.server.authorization.mode, 'Webhook');
+  });
+
+  it('parses the log rotation fields and flags', async () => {
+    assert.equal(
+      compile({ containerLogMaxSize: '1Mi', containerLogMaxFiles: 3 }).config.server.containerLogMaxSizeBytes,
+      1 << 20,
+    );
+    const { config } = await parseRunArgs(
+      ['--container-log-max-size=200Ki', '--container-log-max-files=2'],
+      opts,
+    );
+    assert.equal(config.server.containerLogMaxSizeBytes, 200 * 1024);
+    assert.equal(config.server.containerLogMaxFiles, 2);
+  });
+
+  it('refuses bad values, naming the field or flag', async () => {
+    invalid(
+      () => compile({ authorization: { mode: 'RBAC' } }),
+      /authorization\.mode: "RBAC" is not supported/,
+    );
+    invalid(
+      () => compile({ authentication: { anonymous: { enabled: 'yes' } } }),
+      /authentication\.anonymous\.enabled/,
+    );
+    invalid(
+      () => compile({ authentication: { anonymous: true } }),
+      /field "authentication\.anonymous": expected an object/,
+    );
+    invalid(() => compile({ authentication: { oidc: {} } }), /unknown field "authentication\.oidc"/);
+    invalid(
+      () => compile({ authentication: { webhook: { cacheTTL: 'soon' } } }),
+      /authentication\.webhook\.cacheTTL/,
+    );
+    invalid(() => compile({ tlsCertFile: '/a.crt' }), /must be given together/);
+    invalid(() => compile({ tlsMinVersion: 'TLS1.2' }), /tlsMinVersion: "TLS1.2" is not a TLS version/);
+    invalid(() => compile({ tlsCipherSuites: ['RC4'] }), /"RC4" is not a supported cipher suite/);
+    invalid(() => compile({ containerLogMaxFiles: 1 }), /containerLogMaxFiles: 1 must be at least 2/);
+    invalid(() => compile({ containerLogMaxSize: 'ten megs' }), /containerLogMaxSize/);
+    await assert.rejects(
+      parseRunArgs(['--authorization-mode', 'Node'], opts),
+      /--authorization-mode: "Node"/,
+    );
+  });
+});

@@ -70,7 +70,7 @@ describe('kubelet API settings', () => {
     assert.equal(warnings.filter((w) => /AlwaysAllow/.test(w)).length, 1);
   });
 
-  it('lets flags override the file field by field', async () => {
+  it('lets flags override the file field by field', () => {
     const { config } = compileConfig(
       decode({ authentication: { webhook: { enabled: true } }, authorization: { mode: 'AlwaysAllow' } }),
       { server: { authenticationTokenWebhook: false, authorizationMode: 'Webhook' } },

@@ -1,0 +1,95 @@
+/**
+ * Wires the kubelet API (src/server) and container log rotation (src/logs) to a running kubelet:
+ * the host functions the handlers call, metrics and stats providers, the listeners.
+ */
+import type { ApiClient } from '../api/client-types.ts';
+import { toKubeletConfiguration } from '../config/configz.ts';
+import type { KubeletConfig } from '../config/index.ts';
+import { createApiHost } from '../kubelet/api-host.ts';
+import type { Kubelet } from '../kubelet/kubelet.ts';
+import { createContainerLogManager, type ContainerLogManager } from '../logs/index.ts';
+import { readMachineInfo, type MachineInfo } from '../node/index.ts';
+import type { RuntimeService } from '../runtime/cri/types.ts';
+import { createKubeletApi, type KubeletServer, type TextBody } from '../server/index.ts';
+import type { Logger } from '../util/logger.ts';
+
+export interface ApiProviders {
+  metrics(which: 'main' | 'probes' | 'resource' | 'cadvisor'): Promise<TextBody>;
+  statsSummary(onlyCpuAndMemory: boolean, signal: AbortSignal): Promise<unknown>;
+}
+
+export interface ServedApi {
+  server?: KubeletServer;
+  logRotation?: ContainerLogManager;
+  close(): Promise<void>;
+}
+
+/** cadvisor MachineInfo's JSON names, for /spec/. */
+function machineSpec(m: MachineInfo): Record<string, unknown> {
+  return {
+    num_cores: m.numCores,
+    memory_capacity: m.memoryCapacityBytes,
+    machine_id: m.machineID,
+    system_uuid: m.systemUUID,
+    boot_id: m.bootID,
+    filesystems: m.rootfsCapacityBytes === undefined ? [] : [{ capacity: m.rootfsCapacityBytes }],
+    hugepages: m.hugePages.map((h) => ({ page_size: h.pageSizeKiB, num_pages: h.numPages })),
+  };
+}
+
+export async function serveKubeletApi(opts: {
+  config: KubeletConfig;
+  kubelet: Kubelet;
+  runtime: RuntimeService;
+  nodeIP: string;
+  api?: ApiClient;
+  providers: ApiProviders;
+  logger: Logger;
+}): Promise<ServedApi> {
+  const { config, logger } = opts;
+  const s = config.server;
+  let logRotation: ContainerLogManager | undefined;
+  if (s.containerLogMaxSizeBytes > 0) {
+    logRotation = createContainerLogManager({
+      runtime: opts.runtime,
+      maxSizeBytes: s.containerLogMaxSizeBytes,
+      maxFiles: s.containerLogMaxFiles,
+      logger: logger.child({ component: 'container-logs' }),
+    });
+    logRotation.start();
+  }
+  let server: KubeletServer | undefined;
+  if (s.enableServer) {
+    const machine = await readMachineInfo(config.rootDir, undefined, logger);
+    const configz = toKubeletConfiguration(config);
+    const host = createApiHost({
+      nodeName: config.nodeName,
+      kubelet: opts.kubelet,
+      runtime: opts.runtime,
+      configz: () => configz,
+      spec: () => machineSpec(machine),
+      metrics: (which) => opts.providers.metrics(which),
+      statsSummary: (only, signal) => opts.providers.statsSummary(only, signal),
+    });
+    server = await createKubeletApi({
+      settings: s,
+      address: config.address,
+      port: config.port,
+      readOnlyPort: config.readOnlyPort,
+      rootDir: config.rootDir,
+      nodeName: config.nodeName,
+      nodeIPs: [opts.nodeIP, ...(config.nodeIP ? config.nodeIP.split(',').map((ip) => ip.trim()) : [])],
+      host,
+      ...(opts.api ? { api: opts.api } : {}),
+      logger,
+    });
+    await server.start();
+  }
+  return {
+    ...(server ? { server } : {}),
+    ...(logRotation ? { logRotation } : {}),
+    async close() {
+      await Promise.all([server?.close(), logRotation?.stop()]);
+    },
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * Who is calling the kubelet API (upstream's delegating authenticator): a client certificate
+ * verified against the client CA (user = CN, groups = O), else a bearer token checked with a
+ * TokenReview against the API server (answers cached), else `system:anonymous` when anonymous
+ * requests are enabled. As upstream, a token that fails is never anonymous, and every
+ * authenticated user gets the `system:authenticated` group.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { ApiClient } from '../../api/client-types.ts';
+import { describeError } from '../../util/errors.ts';
+import { createReviewCache } from './review-cache.ts';
+
+export interface UserInfo {
+  name: string;
+  uid?: string;
+  groups: string[];
+  extra?: Record<string, string[]>;
+}
+
+export type AuthnResult =
+  | { ok: true; user: UserInfo; method: 'x509' | 'token' | 'anonymous' }
+  /** `reason` is for the log only; the client sees `401 Unauthorized`. */
+  | { ok: false; reason: string };
+
+export interface Authenticator {
+  authenticate(req: IncomingMessage): Promise<AuthnResult>;
+}
+
+export interface AuthenticatorOptions {
+  anonymous: boolean;
+  /** Whether client certificates are requested and verified (a client CA is configured). */
+  x509: boolean;
+  /** TokenReview client; absent: bearer tokens are refused. */
+  tokenReview?: { api: ApiClient; cacheTTLMs: number; timeoutMs?: number };
+  now?: () => number;
+}
+
+const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+const AUTHENTICATED_GROUP = 'system:authenticated';
+/** How long a TokenReview may take before the request is answered 401 (the API server may be down). */
+const TOKEN_REVIEW_TIMEOUT_MS = 5_000;
+const TOKEN_CACHE_ENTRIES = 4_096;
+
+interface TokenAnswer {
+  authenticated: boolean;
+  user?: UserInfo;
+  error?: string;
+}
+
+export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
+  const review = opts.tokenReview;
+  const tokens = createReviewCache<TokenAnswer>({
+    // Upstream caches successes and failures for the same TTL.
+    ttlMs: () => review?.cacheTTLMs ?? 0,
+    maxEntries: TOKEN_CACHE_ENTRIES,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+
+  async function tokenReview(token: string): Promise<TokenAnswer> {
+    if (!review)
+      return { authenticated: false, error: 'bearer tokens are not accepted (token webhook is off)' };
+    const key = createHash('sha256').update(token).digest('hex');
+    return tokens.get(key, async () => {
+      const res = await review.api.request<TokenReviewResponse>({
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/tokenreviews',
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } },
+        timeoutMs: review.timeoutMs ?? TOKEN_REVIEW_TIMEOUT_MS,
+      });
+      const status = res.status ?? {};
+      if (!status.authenticated || !status.user?.username) {
+        return { authenticated: false, error: status.error || 'token not authenticated' };
+      }
+      const u = status.user;
+      return {
+        authenticated: true,
+        user: {
+          name: u.username ?? '',
+          ...(u.uid ? { uid: u.uid } : {}),
+          groups: u.groups ?? [],
+          ...(u.extra ? { extra: u.extra } : {}),
+        },
+      };
+    });
+  }
+
+  return {
+    async authenticate(req) {
+      if (opts.x509) {
+        const cert = clientCertificate(req);
+        if (cert.present) {
+          if (!cert.verified) return { ok: false, reason: `client certificate rejected: ${cert.error}` };
+          return { ok: true, method: 'x509', user: withAuthenticated(cert.user) };
+        }
+      }
+      const token = bearerToken(req);
+      if (token !== undefined) {
+        if (token === '') return { ok: false, reason: 'empty bearer token' };
+        try {
+          const answer = await tokenReview(token);
+          if (!answer.authenticated || !answer.user)
+            return { ok: false, reason: answer.error ?? 'invalid token' };
+          return { ok: true, method: 'token', user: withAuthenticated(answer.user) };
+        } catch (err) {
+          // Never anonymous after a failed token check (upstream FailOnError).
+          return { ok: false, reason: `TokenReview failed: ${describeError(err)}` };
+        }
+      }
+      if (opts.anonymous) return { ok: true, method: 'anonymous', user: ANONYMOUS };
+      return {
+        ok: false,
+        reason: 'no client certificate or bearer token, and anonymous requests are disabled',
+      };
+    },
+  };
+}
+
+interface TokenReviewResponse {
+  status?: {
+    authenticated?: boolean;
+    error?: string;
+    user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  };
+}
+
+function withAuthenticated(user: UserInfo): UserInfo {
+  if (user.groups.includes(AUTHENTICATED_GROUP)) return user;
+  return { ...user, groups: [...user.groups, AUTHENTICATED_GROUP] };
+}
+
+/** `Authorization: Bearer <token>`: the token ('' for an empty one), or undefined without the header. */
+export function bearerToken(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const m = /^\s*bearer\s+(.*)$/i.exec(header);
+  if (!m) return undefined;
+  return (m[1] ?? '').trim();
+}
+
+type ClientCert =
+  | { present: false }
+  | { present: true; verified: false; error: string }
+  | { present: true; verified: true; user: UserInfo };
+
+function clientCertificate(req: IncomingMessage): ClientCert {
+  const socket = req.socket as Partial<TLSSocket>;
+  if (typeof socket.getPeerCertificate !== 'function') return { present: false };
+  const cert = socket.getPeerCertificate();
+  if (!cert || Object.keys(cert).length === 0) return { present: false };
+  if (!socket.authorized) {
+    return { present: true, verified: false, error: String(socket.authorizationError ?? 'not verified') };
+  }
+  const subject = cert.subject as unknown as Record<string, string | string[] | undefined>;
+  const list = (v: string | string[] | undefined): string[] =>
+    v === undefined ? [] : Array.isArray(v) ? v : [v];
+  const cn = list(subject.CN)[0] ?? '';
+  if (cn === '') return { present: true, verified: false, error: 'certificate has no common name' };
+  return { present: true, verified: true, user: { name: cn, groups: list(subject.O) } };
+}

@@ -1,0 +1,50 @@
+/** Small response helpers shared by the kubelet API handlers. */
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    // A stream already started (logs -f): the status cannot change any more; end it.
+    res.end();
+    return;
+  }
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'x-content-type-options': 'nosniff',
+    ...headers,
+  });
+  res.end(body.endsWith('\n') ? body : `${body}\n`);
+}
+
+export function sendJSON(res: ServerResponse, body: unknown, status = 200): void {
+  const data = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
+  res.end(data);
+}
+
+/**
+ * A complete HTTP/1.1 response written straight to a socket (for upgrade requests, which never get
+ * a ServerResponse), then the socket is closed.
+ */
+export function rejectUpgrade(
+  socket: Duplex,
+  status: number,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
+  if (socket.destroyed) return;
+  const text = body.endsWith('\n') ? body : `${body}\n`;
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    'Content-Type: text/plain; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(text)}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
+}

@@ -1,0 +1,111 @@
+/**
+ * Assembles the kubelet API from the compiled settings: serving certificate, client CA,
+ * authenticator, authorizer, handlers, listeners. Nothing listens until `start()`.
+ */
+import { readFile } from 'node:fs/promises';
+import type { ApiClient } from '../api/client-types.ts';
+import type { ServerSettings } from '../config/index.ts';
+import { KubeletError, describeError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { createApiHandlers } from './api-handlers.ts';
+import { createAuthenticator } from './auth/authenticator.ts';
+import {
+  createAlwaysAllowAuthorizer,
+  createUnavailableAuthorizer,
+  createWebhookAuthorizer,
+  type Authorizer,
+} from './auth/authorizer.ts';
+import type { KubeletApiHost } from './host.ts';
+import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
+import { loadServingCert } from './serving-cert.ts';
+
+export interface KubeletApiOptions {
+  settings: ServerSettings;
+  address: string;
+  port: number;
+  readOnlyPort: number;
+  rootDir: string;
+  nodeName: string;
+  /** For the self-signed certificate's SANs. */
+  nodeIPs: readonly string[];
+  host: KubeletApiHost;
+  /** The API server (cluster mode): TokenReview and SubjectAccessReview go there. */
+  api?: ApiClient;
+  logger: Logger;
+}
+
+export async function createKubeletApi(opts: KubeletApiOptions): Promise<KubeletServer> {
+  const s = opts.settings;
+  const log = opts.logger.child({ component: 'kubelet-api' });
+  const cert = await loadServingCert({
+    rootDir: opts.rootDir,
+    nodeName: opts.nodeName,
+    ips: opts.nodeIPs,
+    ...(s.tlsCertFile ? { tlsCertFile: s.tlsCertFile } : {}),
+    ...(s.tlsPrivateKeyFile ? { tlsPrivateKeyFile: s.tlsPrivateKeyFile } : {}),
+    logger: log,
+  });
+  let clientCA: Buffer | undefined;
+  if (s.authentication.clientCAFile) {
+    try {
+      clientCA = await readFile(s.authentication.clientCAFile);
+    } catch (err) {
+      throw new KubeletError(
+        'InvalidArgument',
+        'read client CA',
+        `${s.authentication.clientCAFile} (authentication.x509.clientCAFile): ${describeError(err)}`,
+        { cause: err },
+      );
+    }
+  }
+  if (s.authentication.webhook && !opts.api) {
+    log.warn('token webhook authentication needs an API server (--kubeconfig); bearer tokens are refused');
+  }
+  let authorizer: Authorizer;
+  if (s.authorization.mode === 'AlwaysAllow') {
+    authorizer = createAlwaysAllowAuthorizer();
+  } else if (opts.api) {
+    authorizer = createWebhookAuthorizer({
+      api: opts.api,
+      cacheAuthorizedTTLMs: s.authorization.cacheAuthorizedTTLMs,
+      cacheUnauthorizedTTLMs: s.authorization.cacheUnauthorizedTTLMs,
+    });
+  } else {
+    const why =
+      'authorization mode Webhook needs an API server (--kubeconfig); every request is refused. ' +
+      'Standalone, use authorization.mode AlwaysAllow with a client CA (authentication.x509.clientCAFile)';
+    log.warn(`kubelet API: ${why}`);
+    authorizer = createUnavailableAuthorizer(why);
+  }
+  const authenticator = createAuthenticator({
+    anonymous: s.authentication.anonymous,
+    x509: clientCA !== undefined,
+    ...(s.authentication.webhook && opts.api
+      ? { tokenReview: { api: opts.api, cacheTTLMs: s.authentication.webhookCacheTTLMs } }
+      : {}),
+  });
+  const handlers = createApiHandlers({
+    host: opts.host,
+    enableDebuggingHandlers: s.enableDebuggingHandlers,
+    enableSystemLogHandler: s.enableSystemLogHandler,
+    streamingIdleTimeoutMs: s.streamingConnectionIdleTimeoutMs,
+    logger: log,
+  });
+  return createKubeletServer({
+    address: opts.address,
+    port: opts.port,
+    readOnlyPort: opts.readOnlyPort,
+    tls: {
+      cert: cert.cert,
+      key: cert.key,
+      ...(clientCA ? { clientCA } : {}),
+      ciphers: s.tlsCipherSuites,
+      ...(s.tlsMinVersion ? { minVersion: s.tlsMinVersion } : {}),
+    },
+    nodeName: opts.nodeName,
+    authenticator,
+    authorizer,
+    handlers,
+    logger: opts.logger,
+  });
+}

@@ -1,0 +1,221 @@
+/**
+ * The kubelet API listeners: HTTPS on address:port, every request authenticated and authorized
+ * before any handler runs, and (when readOnlyPort > 0) plain HTTP for the read-only routes without
+ * authentication, as upstream.
+ *
+ * Unlike upstream (which exits when the port is taken), a listener that cannot bind logs the
+ * error and retries every few seconds: pods keep running and the API appears once the port frees.
+ */
+import {
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { describeError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { ApiHandlers } from './api-handlers.ts';
+import type { Authenticator } from './auth/authenticator.ts';
+import { requestAttributes, type Authorizer } from './auth/authorizer.ts';
+import { rejectUpgrade, sendText } from './http-util.ts';
+import { matchRoute, READ_ONLY_ROUTES, type Route } from './routes.ts';
+
+export interface KubeletServerOptions {
+  address: string;
+  port: number;
+  /** 0: no read-only listener. */
+  readOnlyPort: number;
+  tls: {
+    cert: Buffer;
+    key: Buffer;
+    /** Client CA bundle: client certificates are requested (not required) and verified against it. */
+    clientCA?: Buffer;
+    ciphers?: readonly string[];
+    minVersion?: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
+  };
+  nodeName: string;
+  authenticator: Authenticator;
+  authorizer: Authorizer;
+  handlers: ApiHandlers;
+  logger: Logger;
+  /** Delay between bind attempts when the port is taken. */
+  bindRetryMs?: number;
+}
+
+export interface KubeletServer {
+  /** Starts the listeners; resolves after the first bind attempt of each (retries go on in the background). */
+  start(): Promise<void>;
+  /** The bound ports (0 while not bound); useful with port 0 in tests. */
+  ports(): { secure: number; readOnly: number };
+  close(): Promise<void>;
+}
+
+type Admission = { ok: true } | { ok: false; status: number; body: string };
+
+export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
+  const log = opts.logger.child({ component: 'kubelet-api' });
+
+  async function admit(req: IncomingMessage, path: string): Promise<Admission> {
+    const authn = await opts.authenticator.authenticate(req);
+    if (!authn.ok) {
+      log.debug('unauthenticated request', { path, reason: authn.reason });
+      return { ok: false, status: 401, body: 'Unauthorized' };
+    }
+    const attrs = requestAttributes(authn.user, req.method, path, opts.nodeName);
+    const what = `user=${attrs.user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource}`;
+    try {
+      const decision = await opts.authorizer.authorize(attrs);
+      if (decision.allowed) return { ok: true };
+      log.debug('forbidden', { path, user: attrs.user.name, reason: decision.reason });
+      return { ok: false, status: 403, body: `Forbidden (${what})` };
+    } catch (err) {
+      // No decision (the API server is unreachable): 503, so clients retry; upstream answers 500.
+      log.warn('authorization failed', { path, user: attrs.user.name, err: describeError(err) });
+      return { ok: false, status: 503, body: `Authorization error (${what})` };
+    }
+  }
+
+  function parse(req: IncomingMessage): { url: URL; route: Route } {
+    const url = new URL(req.url ?? '/', 'https://kubelet');
+    return { url, route: matchRoute(url.pathname) };
+  }
+
+  function failed(res: ServerResponse, path: string, err: unknown): void {
+    log.error('kubelet API handler failed', { path, err: describeError(err) });
+    if (!res.headersSent) sendText(res, 500, `internal error: ${describeError(err)}`);
+    else res.destroy();
+  }
+
+  const secure = createHttpsServer(
+    {
+      cert: opts.tls.cert,
+      key: opts.tls.key,
+      ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
+      ...(opts.tls.ciphers && opts.tls.ciphers.length > 0 ? { ciphers: opts.tls.ciphers.join(':') } : {}),
+      ...(opts.tls.minVersion ? { minVersion: opts.tls.minVersion } : {}),
+    },
+    (req, res) => {
+      const { url, route } = parse(req);
+      admit(req, url.pathname)
+        .then((a) => {
+          if (!a.ok) {
+            sendText(res, a.status, a.body);
+            return undefined;
+          }
+          return opts.handlers.request(req, res, route, url);
+        })
+        .catch((err: unknown) => failed(res, url.pathname, err));
+    },
+  );
+  secure.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const { url, route } = parse(req);
+    socket.on('error', (err) =>
+      log.debug('upgrade socket error', { path: url.pathname, err: describeError(err) }),
+    );
+    admit(req, url.pathname)
+      .then((a) => {
+        if (!a.ok) {
+          rejectUpgrade(socket, a.status, a.body);
+          return undefined;
+        }
+        return opts.handlers.upgrade(req, socket, head, route, url);
+      })
+      .catch((err: unknown) => {
+        log.error('kubelet API upgrade failed', { path: url.pathname, err: describeError(err) });
+        rejectUpgrade(socket, 500, `internal error: ${describeError(err)}`);
+      });
+  });
+
+  const readOnly =
+    opts.readOnlyPort > 0
+      ? createHttpServer((req, res) => {
+          const { url, route } = parse(req);
+          const allowed = READ_ONLY_ROUTES.has(route.kind) ? route : ({ kind: 'not-found' } as const);
+          opts.handlers
+            .request(req, res, allowed, url)
+            .catch((err: unknown) => failed(res, url.pathname, err));
+        })
+      : undefined;
+
+  for (const s of [secure, readOnly]) {
+    if (!s) continue;
+    s.headersTimeout = 30_000;
+    s.requestTimeout = 60_000;
+    s.keepAliveTimeout = 30_000;
+    s.maxHeadersCount = 200;
+  }
+
+  let closed = false;
+  const retryTimers = new Set<NodeJS.Timeout>();
+  const bound = { secure: 0, readOnly: 0 };
+
+  function listen(server: Server, port: number, which: 'secure' | 'readOnly'): Promise<void> {
+    return new Promise((resolve) => {
+      const attempt = (first: boolean): void => {
+        if (closed) {
+          resolve();
+          return;
+        }
+        const onError = (err: NodeJS.ErrnoException): void => {
+          server.off('listening', onListening);
+          log.error('kubelet API cannot listen; retrying', {
+            address: `${opts.address}:${port}`,
+            which,
+            err: describeError(err),
+          });
+          const t = setTimeout(() => {
+            retryTimers.delete(t);
+            attempt(false);
+          }, opts.bindRetryMs ?? 5_000);
+          retryTimers.add(t);
+          if (first) resolve();
+        };
+        const onListening = (): void => {
+          server.off('error', onError);
+          bound[which] = (server.address() as AddressInfo).port;
+          log.info(
+            which === 'secure' ? 'serving the kubelet API (HTTPS)' : 'serving the read-only API (HTTP)',
+            {
+              address: `${opts.address}:${bound[which]}`,
+            },
+          );
+          resolve();
+        };
+        server.once('error', onError);
+        server.once('listening', onListening);
+        server.listen(port, opts.address);
+      };
+      attempt(true);
+    });
+  }
+
+  function closeServer(server: Server): Promise<void> {
+    return new Promise((resolve) => {
+      if (!server.listening) {
+        resolve();
+        return;
+      }
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  return {
+    async start() {
+      await Promise.all([
+        listen(secure, opts.port, 'secure'),
+        ...(readOnly ? [listen(readOnly, opts.readOnlyPort, 'readOnly')] : []),
+      ]);
+    },
+    ports: () => ({ ...bound }),
+    async close() {
+      closed = true;
+      for (const t of retryTimers) clearTimeout(t);
+      retryTimers.clear();
+      await Promise.all([closeServer(secure), ...(readOnly ? [closeServer(readOnly)] : [])]);
+    },
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * Test helpers for the kubelet API (not exported from the index): certificates made with openssl
+ * in a temporary directory, an HTTPS client that presents them, and a fake host.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Pod } from '../api/types.ts';
+import type { HostPod, KubeletApiHost } from './host.ts';
+
+const run = promisify(execFile);
+
+export interface TestPki {
+  caCert: Buffer;
+  /** Signed by the CA: CN=`name`, O=`groups`. */
+  client(name: string, groups: string[]): Promise<{ cert: Buffer; key: Buffer }>;
+}
+
+export async function makeTestPki(dir: string, caName = 'test-ca'): Promise<TestPki> {
+  const caKey = join(dir, `${caName}.key`);
+  const caCrt = join(dir, `${caName}.crt`);
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    caKey,
+    '-out',
+    caCrt,
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${caName}`,
+  ]);
+  let n = 0;
+  return {
+    caCert: await readFile(caCrt),
+    async client(name, groups) {
+      const base = join(dir, `${caName}-client-${n++}`);
+      const subj = [...groups.map((g) => `/O=${g}`), `/CN=${name}`].join('');
+      await run('openssl', [
+        'req',
+        '-new',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        `${base}.key`,
+        '-out',
+        `${base}.csr`,
+        '-subj',
+        subj,
+      ]);
+      await run('bash', [
+        '-c',
+        `openssl x509 -req -in ${base}.csr -CA ${caCrt} -CAkey ${caKey} -CAcreateserial -days 2 -out ${base}.crt ` +
+          `-extfile <(printf 'extendedKeyUsage=clientAuth')`,
+      ]);
+      return { cert: await readFile(`${base}.crt`), key: await readFile(`${base}.key`) };
+    },
+  };
+}
+
+export interface TestResponse {
+  status: number;
+  body: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export function get(
+  port: number,
+  path: string,
+  opts: {
+    method?: string;
+    token?: string;
+    cert?: { cert: Buffer; key: Buffer };
+    headers?: Record<string, string>;
+  } = {},
+): Promise<TestResponse> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: opts.method ?? 'GET',
+        rejectUnauthorized: false,
+        ...(opts.cert ? { cert: opts.cert.cert, key: opts.cert.key } : {}),
+        headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...opts.headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            headers: res.headers,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export function testPod(namespace: string, name: string, uid: string, containers: string[] = ['c']): Pod {
+  return {
+    metadata: { namespace, name, uid },
+    spec: { containers: containers.map((c) => ({ name: c, image: 'busybox' })) },
+  };
+}
+
+/** A host over a fixed pod list; every runtime-facing function can be replaced per test. */
+export function fakeHost(pods: HostPod[], overrides: Partial<KubeletApiHost> = {}): KubeletApiHost {
+  const fail = (what: string) => () => Promise.reject(new Error(`fake host: ${what} not scripted`));
+  return {
+    nodeName: 'node-1',
+    healthz: () => ({ ok: true, message: 'ok' }),
+    pods: () => pods,
+    getPod: (ns, name) => pods.find((p) => p.pod.metadata.namespace === ns && p.pod.metadata.name === name),
+    runningPods: () => Promise.resolve(pods.map((p) => p.pod)),
+    findRunningContainer: () => Promise.resolve(undefined),
+    findReadySandbox: () => Promise.resolve(undefined),
+    containerLogPath: fail('containerLogPath'),
+    isContainerRunning: () => Promise.resolve(false),
+    runtime: {
+      exec: fail('exec'),
+      attach: fail('attach'),
+      portForward: fail('portForward'),
+      execSync: fail('execSync'),
+    },
+    configz: () => ({ kind: 'KubeletConfiguration' }),
+    spec: () => ({ num_cores: 2 }),
+    metrics: () =>
+      Promise.resolve({ contentType: 'text/plain; version=0.0.4', body: 'kubelet_running_pods 1\n' }),
+    statsSummary: () => Promise.resolve({ node: { nodeName: 'node-1' }, pods: [] }),
+    systemLogDir: '/nonexistent',
+    ...overrides,
+  };
+}

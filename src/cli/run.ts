@@ -18,7 +18,15 @@ import { createMirrorPods } from '../kubelet/mirror-pods.ts';
 import { createNodeAgent } from '../node/index.ts';
 import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
 import { runOnce } from '../kubelet/run-once.ts';
-import { createLocalServer, type LocalServer } from '../server/server.ts';
+import { createLocalServer, type LocalServer } from '../server/index.ts';
+import {
+  createKubeletMetrics,
+  instrumentImageService,
+  instrumentRuntimeService,
+  metricsText,
+} from '../metrics/index.ts';
+import { createStatsProvider } from '../stats/index.ts';
+import { serveKubeletApi } from './serve-api.ts';
 
 function buildSources(config: KubeletConfig, logger: Logger): PodSource[] {
   const sources: PodSource[] = [];
@@ -65,6 +73,10 @@ export async function runKubelet(
     timeoutMs: config.runtimeRequestTimeoutMs,
     logger,
   });
+  const metrics = createKubeletMetrics({ nodeName: config.nodeName });
+  // Every CRI call the kubelet makes is counted and timed (kubelet_runtime_operations_*).
+  const runtimeService = instrumentRuntimeService(cri.runtime, metrics.runtime);
+  const imageService = instrumentImageService(cri.image, metrics.runtime);
   try {
     const v = await cri.runtime.version({ timeoutMs: 10_000 });
     logger.info('container runtime', {
@@ -83,7 +95,7 @@ export async function runKubelet(
   const sources = buildSources(config, logger);
   const cluster =
     config.kubeconfig && !config.runOnce
-      ? await connectCluster(config, logger, version, cri.image)
+      ? await connectCluster(config, logger, version, imageService)
       : undefined;
   if (cluster) sources.push(cluster.source);
   if (sources.length === 0)
@@ -107,8 +119,9 @@ export async function runKubelet(
       registryBurst: config.registryBurst,
     },
     {
-      runtimeService: cri.runtime,
-      imageService: cri.image,
+      runtimeService,
+      imageService,
+      metrics,
       sources,
       recorder: cluster?.recorder ?? createLoggingRecorder(logger),
       logger,
@@ -184,6 +197,40 @@ export async function runKubelet(
       server = undefined;
     }
   }
+  const stats = createStatsProvider({
+    runtime: runtimeService,
+    imageService,
+    rootDir: config.rootDir,
+    podLogsDir: config.podLogsDir,
+    nodeName: config.nodeName,
+    pods: () => kubelet.pods().map((p) => p.pod),
+    logger: logger.child({ component: 'stats' }),
+    ...(config.cgroupsPerQOS ? { podsCgroup: `${config.cgroupRoot.replace(/\/$/, '')}/kubepods` } : {}),
+  });
+  // The kubelet API and container log rotation; a bad TLS or client CA file stops the start here.
+  const api = await serveKubeletApi({
+    config,
+    kubelet,
+    runtime: runtimeService,
+    nodeIP,
+    ...(cluster ? { api: cluster.api } : {}),
+    providers: {
+      metrics: (which) => {
+        switch (which) {
+          case 'main':
+            return metricsText(metrics.registry);
+          case 'probes':
+            return metricsText(metrics.probeRegistry);
+          case 'resource':
+            return stats.resourceMetricsText();
+          case 'cadvisor':
+            return stats.cadvisorMetricsText();
+        }
+      },
+      statsSummary: (onlyCpuAndMemory) => stats.summary({ onlyCpuAndMemory }),
+    },
+    logger,
+  });
   const shutdown = (signal: string) => {
     logger.info('shutting down', { signal });
     void kubelet.stop();
@@ -196,6 +243,7 @@ export async function runKubelet(
     // Rejects when the kubelet cannot start (e.g. the pod cgroup hierarchy cannot be set up).
     await kubelet.run();
   } finally {
+    await api.close();
     await cluster?.close();
     await server?.close();
     cri.close();

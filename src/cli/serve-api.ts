@@ -41,7 +41,7 @@ export async function serveKubeletApi(opts: {
   config: KubeletConfig;
   kubelet: Kubelet;
   runtime: RuntimeService;
-  nodeIP: string;
+  nodeIP: string | undefined;
   api?: ApiClient;
   providers: ApiProviders;
   logger: Logger;
@@ -78,7 +78,10 @@ export async function serveKubeletApi(opts: {
       readOnlyPort: config.readOnlyPort,
       rootDir: config.rootDir,
       nodeName: config.nodeName,
-      nodeIPs: [opts.nodeIP, ...(config.nodeIP ? config.nodeIP.split(',').map((ip) => ip.trim()) : [])],
+      nodeIPs: [
+        ...(opts.nodeIP ? [opts.nodeIP] : []),
+        ...(config.nodeIP ? config.nodeIP.split(',').map((ip) => ip.trim()) : []),
+      ],
       host,
       ...(opts.api ? { api: opts.api } : {}),
       logger,

@@ -34,6 +34,7 @@ import {
 import { createVolumeManager, type Secret, type VolumeObjectSource } from '../volume/index.ts';
 import { createProbeManager, type ProbeContainer } from '../prober/index.ts';
 import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
+import type { KubeletMetrics } from '../metrics/index.ts';
 import { createWorkQueue, type WorkQueue } from './work-queue.ts';
 import {
   generalPredicatesAdmitHandler,
@@ -97,6 +98,8 @@ export interface KubeletDependencies {
   };
   /** Pod cgroups per QoS class (src/cm); absent or disabled: the runtime's default cgroup parent. */
   containerManager?: ContainerManager;
+  /** Prometheus metrics (src/metrics); absent: nothing is measured. */
+  metrics?: KubeletMetrics;
   now?: () => number;
 }
 
@@ -220,7 +223,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     },
     now,
   });
-  const pleg = createPleg({ runtime, logger: log, now });
+  const metrics = deps.metrics;
+  const pleg = createPleg({ runtime, logger: log, now, ...(metrics ? { metrics: metrics.pleg } : {}) });
+  metrics?.setRuntimePodsProvider(() => pleg.runtimePods());
+  /** When each pod UID was first handed to a worker, until it first runs (pod start duration). */
+  const firstSeen = new Map<string, number>();
   const probes = createProbeManager({
     exec: (containerId, cmd, timeoutSeconds, signal) =>
       deps.runtimeService.execSync(containerId, cmd, timeoutSeconds, { signal }),
@@ -229,6 +236,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     logger: log,
     onChange: (uid) => queue.push({ kind: 'probe', uid }),
     now,
+    ...(metrics ? { metrics: metrics.prober } : {}),
   });
   const statusManager = createStatusManager();
   const workQueue: WorkQueue = createWorkQueue(now);
@@ -337,6 +345,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   async function syncPod(pod: Pod, signal: AbortSignal): Promise<SyncOutcome> {
     const uid = pod.metadata.uid ?? '';
     const plog = podLog(pod);
+    if (metrics && !firstSeen.has(uid)) firstSeen.set(uid, now());
     let rs = await runtimeStatusFor(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '', signal);
     probes.addPod(pod);
     probes.updateContainers(uid, currentContainers(rs));
@@ -359,6 +368,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       restartReason: (name) => probes.restartReason(uid, name),
       isStarted: (name) => probes.isStarted(uid, name),
     });
+    metrics?.recordContainerStarts(pod, result);
     const reasons = waitingReasons.get(uid) ?? new Map<string, WaitingReason>();
     for (const name of result.started) reasons.delete(name);
     for (const [name, f] of result.startFailures) reasons.set(name, f);
@@ -381,6 +391,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       requeue(uid, jittered(opts.syncFrequencyMs));
     }
     if (result.started.length > 0) plog.info('pod synced', { started: result.started, phase: status.phase });
+    const seen = firstSeen.get(uid);
+    if (metrics && seen !== undefined && status.phase === 'Running' && seen >= 0) {
+      metrics.observePodStartDuration((now() - seen) / 1000);
+      firstSeen.set(uid, -1);
+    }
     return { terminal: isTerminalPhase(status.phase) };
   }
 
@@ -513,6 +528,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     pleg.cache.delete(uid);
     waitingReasons.delete(uid);
     lastSyncEnd.delete(uid);
+    firstSeen.delete(uid);
     for (const k of [...backoff.entries().keys()]) if (k.includes(`_${uid}_`)) backoff.reset(k);
     if (pod && desired.has(uid) && deps.cluster && !isStaticPod(pod)) {
       await finalizeDeletion(pod, signal);
@@ -554,6 +570,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       onSyncError: (uid) => requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS)),
     },
     log,
+    metrics ? { metrics: metrics.podWorkers } : {},
   );
 
   const stopSignal = new AbortController();

@@ -335,4 +335,46 @@ describe('pod workers', () => {
     await flush();
     assert.deepEqual(s.kinds(), ['terminating', 'terminating']);
   });
+
+  it('reports worker start and per-operation durations to the optional metrics hook', async () => {
+    const f = fakeHandlers();
+    let t = 1000;
+    const started: number[] = [];
+    const done: [string, number][] = [];
+    const workers = createPodWorkers(f.handlers, nullLogger, {
+      now: () => t,
+      metrics: {
+        workerStarted: (s) => started.push(s),
+        workDone: (op, s) => done.push([op, s]),
+      },
+    });
+    workers.update({ type: 'sync', pod: pod('u1', 1) });
+    t += 250; // the first sync starts in the same tick; its duration runs until it resolves
+    await flush();
+    assert.deepEqual(started, [0]);
+    workers.update({ type: 'sync', pod: pod('u1', 2), syncType: 'update' });
+    t += 500;
+    f.last('sync').done.resolve({ terminal: false });
+    await flush();
+    assert.deepEqual(done, [['create', 0.75]]);
+    t += 1000;
+    f.last('sync').done.resolve({ terminal: false });
+    await flush();
+    assert.deepEqual(done[1], ['update', 1.5]);
+    workers.update({ type: 'sync', pod: pod('u1', 3) });
+    await flush();
+    f.last('sync').done.reject(new Error('boom'));
+    await flush();
+    assert.deepEqual(done[2], ['sync', 0], 'a failed sync is measured too');
+    workers.update({ type: 'kill', uid: 'u1', pod: undefined });
+    await flush();
+    t += 2000;
+    f.last('terminating').done.resolve();
+    await flush();
+    f.last('terminated').done.resolve();
+    await flush();
+    assert.deepEqual(done[3], ['kill', 2]);
+    assert.equal(done.length, 4, 'the cleanup of a terminated pod is not an operation');
+    assert.deepEqual(started, [0], 'only the first sync of a pod starts its worker');
+  });
 });

@@ -5,7 +5,12 @@ import { KubeletError, describeError, isCanceled } from '../util/errors.ts';
 
 /** What the sync loop asks of a pod's worker (upstream UpdatePodOptions). */
 export type PodWork =
-  | { type: 'sync'; pod: Pod }
+  /**
+   * `syncType` labels the pod worker duration metric as upstream does (config ADD → create, config
+   * UPDATE → update, anything else → sync); absent, the first sync of a UID counts as create and
+   * later ones as sync.
+   */
+  | { type: 'sync'; pod: Pod; syncType?: 'create' | 'update' | 'sync' }
   /** Stop the pod: graceful kill, then cleanup. `pod` is absent for orphans found in the runtime. */
   | {
       type: 'kill';
@@ -56,6 +61,24 @@ export interface PodWorkers {
   stop(): Promise<void>;
 }
 
+/** upstream kubelet_pod_worker_duration_seconds{operation_type}. */
+export type PodWorkOperation = 'create' | 'update' | 'sync' | 'kill';
+
+/** Pod worker timings; every method must be cheap and must not throw. */
+export interface PodWorkerMetrics {
+  /** A pod's first sync started, `seconds` after its first update reached the workers. */
+  workerStarted(seconds: number): void;
+  /** A sync or kill finished (successfully or not), `seconds` after it was handed to the worker. */
+  workDone(operation: PodWorkOperation, seconds: number): void;
+}
+
+export interface PodWorkersOptions {
+  /** Optional; absent, nothing is measured (and the clock is never read). */
+  metrics?: PodWorkerMetrics;
+  /** ms clock for the metrics; defaults to performance.now. */
+  now?: () => number;
+}
+
 interface WorkerRecord {
   uid: string;
   pod: Pod | undefined;
@@ -66,6 +89,10 @@ interface WorkerRecord {
   loop: Promise<void> | undefined;
   /** Aborts the work in flight: a sync when the pod is killed, a kill when its grace period shortens. */
   abort: AbortController | undefined;
+  /** Metrics only: when the record was made, when `pending` was handed over, whether a sync ran. */
+  createdAt: number;
+  pendingSince: number;
+  synced: boolean;
 }
 
 /**
@@ -73,7 +100,14 @@ interface WorkerRecord {
  * a newer update supersedes a pending one, a kill aborts a sync in flight, and the phases
  * syncing → terminating → terminated only move forward: a terminated UID is never started again.
  */
-export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): PodWorkers {
+export function createPodWorkers(
+  handlers: PodSyncHandlers,
+  logger: Logger,
+  opts: PodWorkersOptions = {},
+): PodWorkers {
+  const metrics = opts.metrics;
+  const clock = opts.now ?? (() => performance.now());
+  const now = metrics ? clock : () => 0;
   const workers = new Map<string, WorkerRecord>();
   let stopped = false;
   const idleWaiters: (() => void)[] = [];
@@ -91,26 +125,36 @@ export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): Pod
     const log = logFor(rec);
     while (rec.pending && !stopped) {
       const work = rec.pending;
+      const handedAt = rec.pendingSince;
       rec.pending = undefined;
       const ctrl = new AbortController();
       rec.abort = ctrl;
+      let operation: PodWorkOperation | undefined;
       try {
         switch (rec.state.phase) {
           case 'syncing': {
             if (work.type !== 'sync') break; // a kill already moved the state on
+            operation = work.syncType ?? (rec.synced ? 'sync' : 'create');
+            if (!rec.synced && metrics) metrics.workerStarted((now() - rec.createdAt) / 1000);
+            rec.synced = true;
             const outcome = await handlers.syncPod(work.pod, ctrl.signal);
             if (outcome.terminal && rec.state.phase === 'syncing') {
               log.info('pod reached a terminal phase; stopping it');
               rec.state = { phase: 'terminating', gracePeriodOverride: undefined };
-              rec.pending ??= { type: 'kill', uid: rec.uid, pod: rec.pod };
+              if (!rec.pending) {
+                rec.pending = { type: 'kill', uid: rec.uid, pod: rec.pod };
+                rec.pendingSince = now();
+              }
             }
             break;
           }
           case 'terminating': {
+            operation = 'kill';
             const grace = rec.state.gracePeriodOverride;
             await handlers.syncTerminatingPod(rec.uid, rec.pod, grace, rec.identity, ctrl.signal);
             rec.state = { phase: 'terminated' };
             rec.pending = { type: 'kill', uid: rec.uid, pod: rec.pod };
+            rec.pendingSince = now();
             break;
           }
           case 'terminated':
@@ -126,6 +170,7 @@ export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): Pod
         }
       } finally {
         rec.abort = undefined;
+        if (metrics && operation) metrics.workDone(operation, (now() - handedAt) / 1000);
       }
     }
     rec.loop = undefined;
@@ -150,10 +195,14 @@ export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): Pod
           pending: undefined,
           loop: undefined,
           abort: undefined,
+          createdAt: now(),
+          pendingSince: 0,
+          synced: false,
         };
         workers.set(uid, rec);
       }
       if (work.pod) rec.pod = work.pod;
+      const pendingBefore = rec.pending;
       switch (rec.state.phase) {
         case 'syncing':
           if (work.type === 'kill') {
@@ -178,6 +227,7 @@ export function createPodWorkers(handlers: PodSyncHandlers, logger: Logger): Pod
           if (work.type === 'kill') rec.pending = work; // cleanup of a finished pod is still allowed
           break;
       }
+      if (rec.pending !== pendingBefore) rec.pendingSince = now();
       if (!rec.loop && rec.pending) rec.loop = runLoop(rec);
     },
     phase: (uid) => workers.get(uid)?.state.phase,

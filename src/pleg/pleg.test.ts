@@ -350,4 +350,39 @@ describe('PLEG relist', () => {
     s.pleg.cache.set('u1', status(11));
     assert.equal(s.pleg.cache.get('u1')?.timestamp, 11);
   });
+
+  it('reports every relist to the optional metrics hook: duration, and interval since the last good one', async () => {
+    const runtime = new FakeRuntime();
+    let now = 5_000;
+    const relists: [number, number | undefined][] = [];
+    const pleg = createPleg({
+      runtime,
+      logger: nullLogger,
+      now: () => now,
+      periodMs: 3_600_000,
+      metrics: { relisted: (d, i) => relists.push([d, i]) },
+    });
+    running.push(pleg);
+    const slowList = runtime.listPods.bind(runtime);
+    runtime.listPods = () => {
+      now += 40; // the list call takes 40 ms
+      return slowList();
+    };
+    await pleg.relist();
+    now += 960;
+    await pleg.relist();
+    runtime.failList = true;
+    now += 1000;
+    await pleg.relist();
+    runtime.failList = false;
+    now += 1000;
+    await pleg.relist();
+    assert.deepEqual(relists, [
+      [0.04, undefined],
+      [0.04, 1],
+      [0.04, 1.04],
+      // measured from the start of the last successful relist: the failed one does not count
+      [0.04, 2.08],
+    ]);
+  });
 });

@@ -73,11 +73,22 @@ function statesOf(pod: RuntimePodSummary): Map<string, State> {
   return m;
 }
 
+/** Relist timings (upstream kubelet_pleg_relist_duration_seconds / _interval_seconds). */
+export interface PlegMetrics {
+  /**
+   * Called after every relist, failed ones included. `intervalSeconds` is the time since the start
+   * of the previous successful relist; undefined before the first one.
+   */
+  relisted(durationSeconds: number, intervalSeconds: number | undefined): void;
+}
+
 export interface PlegDeps {
   runtime: RuntimeManager;
   logger: Logger;
   periodMs?: number;
   now?: () => number;
+  /** Optional; absent, nothing is measured. */
+  metrics?: PlegMetrics;
 }
 
 export function createPleg(deps: PlegDeps): Pleg {
@@ -95,13 +106,26 @@ export function createPleg(deps: PlegDeps): Pleg {
   let previous = new Map<string, Map<string, State>>();
   let lastPods: RuntimePodSummary[] | undefined;
   let lastRelistOk = now();
+  /** Start of the last successful relist, for the relist interval metric. */
+  let lastSuccessStart: number | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let handler: ((e: PodLifecycleEvent) => void) | undefined;
   const abort = new AbortController();
 
   async function relistOnce(): Promise<void> {
+    const metrics = deps.metrics;
+    if (!metrics) return relistAt(now());
     const started = now();
+    const interval = lastSuccessStart === undefined ? undefined : (started - lastSuccessStart) / 1000;
+    try {
+      await relistAt(started);
+    } finally {
+      metrics.relisted((now() - started) / 1000, interval);
+    }
+  }
+
+  async function relistAt(started: number): Promise<void> {
     let pods: RuntimePodSummary[];
     try {
       pods = await deps.runtime.listPods(abort.signal);
@@ -110,6 +134,7 @@ export function createPleg(deps: PlegDeps): Pleg {
       return;
     }
     lastRelistOk = started;
+    lastSuccessStart = started;
     lastPods = pods;
     const current = new Map<string, Map<string, State>>();
     for (const p of pods) current.set(p.uid, statesOf(p));

@@ -3,6 +3,8 @@ export type {
   ProbeContainer,
   ProbeManager,
   ProbeManagerDeps,
+  ProbeMetricLabels,
+  ProbeMetrics,
   ProbeTimers,
   ProbeType,
   RestartReason,

@@ -6,6 +6,7 @@ import { KubeletError } from '../util/errors.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createProbeManager } from './index.ts';
 import type { ProbeContainer, ProbeManager } from './index.ts';
+import type { ProbeMetrics } from './types.ts';
 import { createFakeClock, type FakeClock } from './testing.ts';
 
 const UID = 'uid-1';
@@ -40,7 +41,9 @@ interface Harness {
   running(id: string, startedAt?: number): void;
 }
 
-function harness(opts: { random?: number; hang?: (signal?: AbortSignal) => Promise<never> } = {}): Harness {
+function harness(
+  opts: { random?: number; hang?: (signal?: AbortSignal) => Promise<never>; metrics?: ProbeMetrics } = {},
+): Harness {
   const clock = createFakeClock();
   const recorder = createMemoryRecorder();
   const changes: string[] = [];
@@ -61,6 +64,7 @@ function harness(opts: { random?: number; hang?: (signal?: AbortSignal) => Promi
     now: () => clock.now(),
     random: () => opts.random ?? 0,
     timers: clock.timers,
+    metrics: opts.metrics,
   });
   return {
     m,
@@ -476,6 +480,39 @@ describe('probe manager', () => {
     h.running('c1');
     await h.clock.advance(0);
     assert.deepEqual(h.calls[0]?.cmd, ['cat', '/tmp/healthy', '$(REF)', '$(FILE)']);
+    await h.m.stop();
+  });
+
+  it('counts concluded probes per worker for the metrics hook, and forgets a stopped worker', async () => {
+    const counted: string[] = [];
+    const stopped: string[] = [];
+    const h = harness({
+      metrics: {
+        probed: (l, result) =>
+          counted.push(`${l.probeType}/${l.container}/${l.pod}/${l.namespace}/${l.podUID}=${result}`),
+        workerStopped: (l) => stopped.push(`${l.probeType}/${l.container}`),
+      },
+    });
+    h.m.addPod(makePod({ readinessProbe: execProbe(), livenessProbe: execProbe() }));
+    h.running('c1');
+    await h.clock.advance(0);
+    h.exitCode.set('c1', 1);
+    await h.clock.advance(10_000);
+    h.exitCode.set('c1', new KubeletError('Unavailable', 'CRI ExecSync', 'runtime down'));
+    await h.clock.advance(10_000);
+    assert.deepEqual(counted.sort(), [
+      'Liveness/main/web/default/uid-1=failed',
+      'Liveness/main/web/default/uid-1=successful',
+      'Readiness/main/web/default/uid-1=failed',
+      'Readiness/main/web/default/uid-1=successful',
+    ]);
+    h.m.stopLivenessAndStartup(UID);
+    assert.deepEqual(stopped, ['Liveness/main']);
+    h.m.removePod(UID);
+    assert.deepEqual(stopped, ['Liveness/main', 'Readiness/main']);
+    const before = counted.length;
+    await h.clock.advance(30_000);
+    assert.equal(counted.length, before, 'stopped workers count nothing more');
     await h.m.stop();
   });
 });

@@ -6,12 +6,23 @@ import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ProbeOutcome } from './outcome.ts';
 import { runProbe } from './run-probe.ts';
-import type { ProbeContainer, ProbeManager, ProbeManagerDeps, ProbeType, RestartReason } from './types.ts';
+import type {
+  ProbeContainer,
+  ProbeManager,
+  ProbeManagerDeps,
+  ProbeMetricLabels,
+  ProbeType,
+  RestartReason,
+} from './types.ts';
 import { startWorker, type ProbeResult, type Worker } from './worker.ts';
 
 const PROBE_TYPES: readonly ProbeType[] = ['startup', 'readiness', 'liveness'];
 
-const TITLE: Record<ProbeType, string> = { liveness: 'Liveness', readiness: 'Readiness', startup: 'Startup' };
+const TITLE: Record<ProbeType, ProbeMetricLabels['probeType']> = {
+  liveness: 'Liveness',
+  readiness: 'Readiness',
+  startup: 'Startup',
+};
 
 interface PodEntry {
   pod: Pod;
@@ -65,6 +76,9 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
   const pods = new Map<string, PodEntry>();
   /** Loops still winding down after stop(), so the manager's stop() can wait for them. */
   const running = new Set<Promise<void>>();
+  const metrics = deps.metrics;
+  /** Metrics only: the labels of each live worker; a stopped worker is removed and counts no more. */
+  const metricLabels = new WeakMap<Worker, ProbeMetricLabels>();
   let stopped = false;
 
   function notify(uid: string): void {
@@ -147,6 +161,11 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
   }
 
   function stopWorker(w: Worker): void {
+    const labels = metricLabels.get(w);
+    if (labels && metrics) {
+      metricLabels.delete(w);
+      metrics.workerStopped(labels);
+    }
     w.stop();
     running.add(w.done);
     void w.done.finally(() => running.delete(w.done));
@@ -166,7 +185,14 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
       pod: () => pods.get(uid)?.pod,
       container: () => pods.get(uid)?.containers.get(name),
       isStarted: () => isStartedIn(pods.get(uid), name),
-      probe: (c, signal) => probeWithEvents(entry, uid, type, spec, c, signal),
+      probe: metrics
+        ? async (c, signal) => {
+            const result = await probeWithEvents(entry, uid, type, spec, c, signal);
+            const labels = metricLabels.get(worker);
+            if (labels) metrics.probed(labels, result === 'success' ? 'successful' : 'failed');
+            return result;
+          }
+        : (c, signal) => probeWithEvents(entry, uid, type, spec, c, signal),
       resultChanged: (result: ProbeResult, containerId) => {
         if (entry.workers.get(workerKey(name, type)) !== worker) return; // replaced or removed meanwhile
         logger.debug('probe result changed', { result, containerID: containerId });
@@ -180,6 +206,15 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
       managerStartedAt,
       logger,
     });
+    if (metrics) {
+      metricLabels.set(worker, {
+        probeType: TITLE[type],
+        container: name,
+        pod: entry.pod.metadata.name ?? '',
+        namespace: entry.pod.metadata.namespace ?? '',
+        podUID: uid,
+      });
+    }
     return worker;
   }
 

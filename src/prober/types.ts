@@ -74,6 +74,27 @@ export interface ProbeTimers {
   clearTimeout(handle: unknown): void;
 }
 
+/** The labels of upstream prober_probe_total, which identify one probe worker. */
+export interface ProbeMetricLabels {
+  /** Upstream's spelling: `Liveness`, `Readiness`, `Startup`. */
+  probeType: 'Liveness' | 'Readiness' | 'Startup';
+  container: string;
+  pod: string;
+  namespace: string;
+  podUID: string;
+}
+
+/** Probe counts (upstream prober_probe_total); every method must be cheap and must not throw. */
+export interface ProbeMetrics {
+  /**
+   * A probe concluded (after its retries). Probes that could not conclude are not counted, as
+   * upstream discards them; `unknown` is never reported today and is there for upstream parity.
+   */
+  probed(labels: ProbeMetricLabels, result: 'successful' | 'failed' | 'unknown'): void;
+  /** The worker stopped: its series should go (upstream deletes them when the worker exits). */
+  workerStopped(labels: ProbeMetricLabels): void;
+}
+
 export interface ProbeManagerDeps {
   /** CRI ExecSync. */
   exec: ExecFn;
@@ -89,4 +110,6 @@ export interface ProbeManagerDeps {
   random?: () => number;
   /** Defaults to the global setTimeout/clearTimeout. */
   timers?: ProbeTimers;
+  /** Optional; absent, nothing is counted. */
+  metrics?: ProbeMetrics;
 }

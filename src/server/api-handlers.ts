@@ -292,6 +292,13 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
     const target = await streamURL(req, route, url.searchParams, ac.signal);
     socket.off('close', onClose);
     if (!target.ok) {
+      logger.debug('stream refused', {
+        kind: route.kind,
+        pod: `${route.namespace}/${route.pod}`,
+        query: url.search,
+        status: target.status,
+        reason: target.message,
+      });
       rejectUpgrade(socket, target.status, target.message);
       return;
     }

@@ -27,6 +27,8 @@ const DROPPED_HEADERS: ReadonlySet<string> = new Set([
   'x-remote-group',
 ]);
 const CONNECT_TIMEOUT_MS = 10_000;
+/** How long the surviving side may take to flush after the other side closed. */
+const DRAIN_TIMEOUT_MS = 10_000;
 
 export interface ProxyOptions {
   idleTimeoutMs: number;
@@ -50,10 +52,13 @@ export function proxyUpgrade(
       : netConnect({ host: target.hostname, port });
   let closed = false;
   let connected = false;
+  let drainTimer: NodeJS.Timeout | undefined;
+  /** Tears both sockets down at once: errors, timeouts, a failed connect. */
   const close = (why: string, err?: unknown): void => {
     if (closed) return;
     closed = true;
     clearTimeout(connectTimer);
+    clearTimeout(drainTimer);
     if (err !== undefined) opts.logger.debug('stream proxy closed', { why, err: describeError(err) });
     if (!connected && !client.destroyed) {
       rejectUpgrade(client, 502, `cannot reach the container runtime's streaming server: ${why}`);
@@ -62,6 +67,18 @@ export function proxyUpgrade(
     }
     upstream.destroy();
     opts.onClose?.();
+  };
+  /**
+   * One side closed: the pipe ends the other side, which still has to flush what it was given
+   * (the last output and the exit status of an exec); it is destroyed only if that takes too long.
+   */
+  const sideClosed = (): void => {
+    if (closed) return;
+    if (client.destroyed && upstream.destroyed) {
+      close('closed');
+      return;
+    }
+    drainTimer ??= setTimeout(() => close('drain timeout'), DRAIN_TIMEOUT_MS);
   };
   const connectTimer = setTimeout(() => close('connect timeout'), CONNECT_TIMEOUT_MS);
 
@@ -87,6 +104,6 @@ export function proxyUpgrade(
     (s as Partial<Socket>).setTimeout?.(opts.idleTimeoutMs);
     s.on('timeout', () => close('idle timeout'));
     s.on('error', (err) => close('socket error', err));
-    s.on('close', () => close('closed'));
+    s.on('close', sideClosed);
   }
 }

@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { register as globalRegistry } from 'prom-client';
+import type { Pod } from '../api/types.ts';
+import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
+import { createKubeletMetrics } from './kubelet-metrics.ts';
+import { metricsText } from './metrics-text.ts';
+
+/** The sample lines of a family (no HELP/TYPE), as `name{labels} value`. */
+function samples(text: string, name: string): string[] {
+  return text.split('\n').filter((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
+}
+
+function runtimePod(uid: string, ready: boolean, states: RuntimePodSummary['containers'][number]['state'][]) {
+  return {
+    uid,
+    name: uid,
+    namespace: 'ns',
+    sandboxes: [{ id: `s-${uid}`, state: ready ? ('ready' as const) : ('notready' as const), createdAt: 0 }],
+    containers: states.map((state, i) => ({
+      id: `c-${uid}-${i}`,
+      name: `c${i}`,
+      state,
+      createdAt: 0,
+      podSandboxId: `s-${uid}`,
+    })),
+  };
+}
+
+describe('kubelet metrics', () => {
+  it('uses a registry of its own, never the global one', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    assert.notEqual(m.registry, globalRegistry);
+    assert.deepEqual(await globalRegistry.getMetricsAsJSON(), []);
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_node_name'), [
+      'kubelet_node_name{node="n1"} 1',
+    ]);
+  });
+
+  it('computes running pods and containers at scrape time from the runtime pods provider', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    let pods: RuntimePodSummary[] | undefined;
+    m.setRuntimePodsProvider(() => pods);
+    let text = await m.registry.metrics();
+    assert.deepEqual(
+      samples(text, 'kubelet_running_pods'),
+      ['kubelet_running_pods 0'],
+      'before the first relist',
+    );
+    pods = [runtimePod('a', true, ['running', 'exited']), runtimePod('b', false, ['exited'])];
+    text = await m.registry.metrics();
+    assert.deepEqual(samples(text, 'kubelet_running_pods'), ['kubelet_running_pods 1']);
+    assert.deepEqual(samples(text, 'kubelet_running_containers').sort(), [
+      'kubelet_running_containers{container_state="created"} 0',
+      'kubelet_running_containers{container_state="exited"} 2',
+      'kubelet_running_containers{container_state="running"} 1',
+      'kubelet_running_containers{container_state="unknown"} 0',
+    ]);
+    pods = [];
+    text = await m.registry.metrics();
+    assert.deepEqual(samples(text, 'kubelet_running_pods'), ['kubelet_running_pods 0']);
+  });
+
+  it('records pod worker, PLEG and pod start timings with upstream names and buckets', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    m.podWorkers.workDone('create', 0.3);
+    m.podWorkers.workDone('sync', 0.02);
+    m.podWorkers.workerStarted(0.001);
+    m.pleg.relisted(0.004, undefined);
+    m.pleg.relisted(0.006, 1.01);
+    m.observePodStartDuration(2);
+    const text = await m.registry.metrics();
+    assert.ok(text.includes('kubelet_pod_worker_duration_seconds_count{operation_type="create"} 1'));
+    assert.ok(
+      text.includes('kubelet_pod_worker_duration_seconds_bucket{le="0.5",operation_type="create"} 1'),
+    );
+    assert.ok(
+      text.includes('kubelet_pod_worker_duration_seconds_bucket{le="0.25",operation_type="create"} 0'),
+    );
+    assert.ok(text.includes('kubelet_pod_worker_start_duration_seconds_count 1'));
+    assert.ok(text.includes('kubelet_pleg_relist_duration_seconds_count 2'));
+    assert.ok(text.includes('kubelet_pleg_relist_interval_seconds_count 1'));
+    assert.ok(text.includes('kubelet_pod_start_duration_seconds_sum 2'));
+    const le = [...text.matchAll(/kubelet_pleg_relist_duration_seconds_bucket\{le="([^"]+)"\}/g)].map(
+      (x) => x[1],
+    );
+    assert.deepEqual(le, [
+      '0.005',
+      '0.01',
+      '0.025',
+      '0.05',
+      '0.1',
+      '0.25',
+      '0.5',
+      '1',
+      '2.5',
+      '5',
+      '10',
+      '+Inf',
+    ]);
+    assert.match(text, /# HELP kubelet_pleg_relist_duration_seconds \[ALPHA\] /);
+  });
+
+  it('counts container starts by type and failures by code, but not crash-loop back-off', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    const pod: Pod = {
+      metadata: { name: 'p', namespace: 'ns', uid: 'u' },
+      spec: { initContainers: [{ name: 'init' }], containers: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] },
+    };
+    m.recordContainerStarts(pod, {
+      started: ['init', 'a'],
+      startFailures: new Map([
+        ['b', { reason: 'ErrImagePull', message: 'x' }],
+        ['c', { reason: 'CrashLoopBackOff', message: 'y' }],
+      ]),
+    });
+    const text = await m.registry.metrics();
+    assert.deepEqual(samples(text, 'kubelet_started_containers_total').sort(), [
+      'kubelet_started_containers_total{container_type="container"} 2',
+      'kubelet_started_containers_total{container_type="init_container"} 1',
+    ]);
+    assert.deepEqual(samples(text, 'kubelet_started_containers_errors_total'), [
+      'kubelet_started_containers_errors_total{container_type="container",code="ErrImagePull"} 1',
+    ]);
+  });
+
+  it('labels API client requests by host and by templated URL', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    m.restClient.requestDone({
+      verb: 'PATCH',
+      url: new URL('https://10.0.0.1:6443/api/v1/namespaces/default/pods/web-1/status'),
+      status: 200,
+      durationSeconds: 0.012,
+    });
+    m.restClient.requestDone({
+      verb: 'GET',
+      url: new URL('https://10.0.0.1:6443/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&watch=true'),
+      status: undefined,
+      durationSeconds: 0.5,
+    });
+    const text = await m.registry.metrics();
+    assert.deepEqual(samples(text, 'rest_client_requests_total').sort(), [
+      'rest_client_requests_total{code="200",method="PATCH",host="10.0.0.1:6443"} 1',
+      'rest_client_requests_total{code="<error>",method="GET",host="10.0.0.1:6443"} 1',
+    ]);
+    assert.ok(
+      text.includes(
+        'rest_client_request_duration_seconds_count{verb="PATCH",url="https://10.0.0.1:6443/api/v1/namespaces/%7Bnamespace%7D/pods/%7Bname%7D/status"} 1',
+      ),
+      text,
+    );
+    assert.ok(
+      text.includes('url="https://10.0.0.1:6443/api/v1/pods?fieldSelector=%7Bvalue%7D&watch=%7Bvalue%7D"'),
+    );
+  });
+
+  it("serves probe counts from a registry of their own and drops a stopped worker's series", async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    const l = { probeType: 'Readiness', container: 'c', pod: 'p', namespace: 'ns', podUID: 'u' } as const;
+    m.prober.probed(l, 'successful');
+    m.prober.probed(l, 'successful');
+    m.prober.probed(l, 'failed');
+    let probes = await metricsText(m.probeRegistry);
+    assert.match(probes.contentType, /^text\/plain; version=0\.0\.4/);
+    assert.deepEqual(samples(probes.body, 'prober_probe_total'), [
+      'prober_probe_total{probe_type="Readiness",result="successful",container="c",pod="p",namespace="ns",pod_uid="u"} 2',
+      'prober_probe_total{probe_type="Readiness",result="failed",container="c",pod="p",namespace="ns",pod_uid="u"} 1',
+    ]);
+    assert.ok(!(await m.registry.metrics()).includes('prober_probe_total'));
+    m.prober.workerStopped(l);
+    probes = await metricsText(m.probeRegistry);
+    assert.deepEqual(samples(probes.body, 'prober_probe_total'), []);
+  });
+
+  it('adds the Node.js process metrics when asked (the default)', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1' });
+    const text = await m.registry.metrics();
+    assert.match(text, /^process_cpu_seconds_total \d/m);
+    assert.match(text, /^process_resident_memory_bytes \d/m);
+    assert.match(text, /^process_start_time_seconds \d/m);
+  });
+});

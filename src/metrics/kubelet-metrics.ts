@@ -1,0 +1,315 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Pod } from '../api/types.ts';
+import type { PodWorkerMetrics } from '../kubelet/pod-workers.ts';
+import type { PlegMetrics } from '../pleg/pleg.ts';
+import type { ProbeMetrics } from '../prober/types.ts';
+import type { PodSyncResult, RuntimePodSummary } from '../runtime/runtime-manager.ts';
+import { DEF_BUCKETS, REST_CLIENT_BUCKETS, RUNTIME_OPERATION_BUCKETS } from './buckets.ts';
+import { restClientURLTemplate } from './rest-client.ts';
+
+/** Container states as kubelet_running_containers labels them (upstream kubecontainer.State). */
+const CONTAINER_STATES = ['created', 'running', 'exited', 'unknown'] as const;
+
+/** Runtime calls, timed by `instrumentRuntimeService` (upstream instrumentedRuntimeService). */
+export interface RuntimeOperationMetrics {
+  /** One CRI call `operation` (upstream's operation_type name) took `seconds`; `failed` if it threw. */
+  operation(operation: string, seconds: number, failed: boolean): void;
+  /** RunPodSandbox also counts per runtime handler and as a started pod. */
+  runPodSandbox(runtimeHandler: string, seconds: number, failed: boolean): void;
+}
+
+/** One finished request of the API client (client-go's request metrics). */
+export interface RestClientRequest {
+  /** HTTP method, upper case (`GET` for watches too). */
+  verb: string;
+  /** The full request URL (query included); only its host and templated path become labels. */
+  url: URL;
+  /** The HTTP status; undefined when the request failed without one (label `<error>`). */
+  status: number | undefined;
+  durationSeconds: number;
+}
+
+export interface RestClientMetrics {
+  requestDone(r: RestClientRequest): void;
+}
+
+/** The kubelet's own view of what the runtime holds: the PLEG's last relist. */
+export type RuntimePodsProvider = () => readonly RuntimePodSummary[] | undefined;
+
+/**
+ * The kubelet's Prometheus metrics (upstream pkg/kubelet/metrics), in two registries of their own
+ * (never prom-client's global one): `registry` for /metrics, `probeRegistry` for /metrics/probes.
+ * Components get narrow hook objects (`pleg`, `podWorkers`, `prober`, `runtime`, `restClient`);
+ * gauges about runtime state are computed when scraped, from the provider the kubelet sets.
+ * Every method is cheap and never throws.
+ */
+export interface KubeletMetrics {
+  readonly registry: Registry;
+  readonly probeRegistry: Registry;
+  readonly pleg: PlegMetrics;
+  readonly podWorkers: PodWorkerMetrics;
+  readonly prober: ProbeMetrics;
+  readonly runtime: RuntimeOperationMetrics;
+  readonly restClient: RestClientMetrics;
+  /** kubelet_running_pods / kubelet_running_containers read this at each scrape. */
+  setRuntimePodsProvider(provider: RuntimePodsProvider): void;
+  /** kubelet_pod_start_duration_seconds: from first seeing a pod to seeing it Running. */
+  observePodStartDuration(seconds: number): void;
+  /**
+   * kubelet_started_containers_total / _errors_total from one RuntimeManager.syncPod result:
+   * every container it tried to start, by type (`container`, `init_container`); failures by code
+   * (the waiting reason). A crash-loop back-off is not an attempt, as upstream.
+   */
+  recordContainerStarts(pod: Pod, result: Pick<PodSyncResult, 'started' | 'startFailures'>): void;
+  /** kubelet_evictions{eviction_signal}; declared for the eviction manager, unused so far. */
+  recordEviction(signal: string): void;
+}
+
+export interface KubeletMetricsOptions {
+  nodeName: string;
+  /**
+   * Node.js process metrics (prom-client's default collectors: process_*, nodejs_*) in `registry`.
+   * Default true; tests turn them off.
+   */
+  processMetrics?: boolean;
+}
+
+/** Upstream marks these metrics ALPHA and says so in front of the help text. */
+function help(text: string): string {
+  return `[ALPHA] ${text}`;
+}
+
+export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetrics {
+  const registry = new Registry();
+  const probeRegistry = new Registry();
+  const registers = [registry];
+  let runtimePods: RuntimePodsProvider = () => undefined;
+
+  new Gauge({
+    name: 'kubelet_node_name',
+    help: help("The node's name; the value is always 1."),
+    labelNames: ['node'],
+    registers,
+  }).set({ node: opts.nodeName }, 1);
+
+  new Gauge({
+    name: 'kubelet_running_pods',
+    help: help('Number of pods with a ready sandbox.'),
+    registers,
+    collect(this: Gauge) {
+      const pods = runtimePods();
+      if (!pods) return;
+      this.set(pods.filter((p) => p.sandboxes.some((s) => s.state === 'ready')).length);
+    },
+  });
+
+  new Gauge({
+    name: 'kubelet_running_containers',
+    help: help('Number of containers in the runtime, by state.'),
+    labelNames: ['container_state'],
+    registers,
+    collect(this: Gauge<'container_state'>) {
+      const pods = runtimePods();
+      if (!pods) return;
+      const counts = new Map<string, number>(CONTAINER_STATES.map((s) => [s, 0]));
+      for (const p of pods) for (const c of p.containers) counts.set(c.state, (counts.get(c.state) ?? 0) + 1);
+      for (const [state, n] of counts) this.set({ container_state: state }, n);
+    },
+  });
+
+  const podStart = new Histogram({
+    name: 'kubelet_pod_start_duration_seconds',
+    help: help('Seconds from first seeing a pod to seeing it running.'),
+    buckets: [...DEF_BUCKETS],
+    registers,
+  });
+  const podWorker = new Histogram({
+    name: 'kubelet_pod_worker_duration_seconds',
+    help: help('Seconds to sync one pod, by operation type: create, update, sync or kill.'),
+    labelNames: ['operation_type'],
+    buckets: [...DEF_BUCKETS],
+    registers,
+  });
+  const podWorkerStart = new Histogram({
+    name: 'kubelet_pod_worker_start_duration_seconds',
+    help: help("Seconds from seeing a pod to its worker's first sync."),
+    buckets: [...DEF_BUCKETS],
+    registers,
+  });
+  const relistDuration = new Histogram({
+    name: 'kubelet_pleg_relist_duration_seconds',
+    help: help('Seconds one PLEG relist took.'),
+    buckets: [...DEF_BUCKETS],
+    registers,
+  });
+  const relistInterval = new Histogram({
+    name: 'kubelet_pleg_relist_interval_seconds',
+    help: help('Seconds between PLEG relists.'),
+    buckets: [...DEF_BUCKETS],
+    registers,
+  });
+  const runtimeOps = new Counter({
+    name: 'kubelet_runtime_operations_total',
+    help: help('Runtime (CRI) calls, by operation type.'),
+    labelNames: ['operation_type'],
+    registers,
+  });
+  const runtimeOpErrors = new Counter({
+    name: 'kubelet_runtime_operations_errors_total',
+    help: help('Runtime (CRI) calls that failed, by operation type.'),
+    labelNames: ['operation_type'],
+    registers,
+  });
+  const runtimeOpDuration = new Histogram({
+    name: 'kubelet_runtime_operations_duration_seconds',
+    help: help('Seconds per runtime (CRI) call, by operation type.'),
+    labelNames: ['operation_type'],
+    buckets: [...RUNTIME_OPERATION_BUCKETS],
+    registers,
+  });
+  const sandboxDuration = new Histogram({
+    name: 'kubelet_run_podsandbox_duration_seconds',
+    help: help('Seconds per RunPodSandbox call, by runtime handler.'),
+    labelNames: ['runtime_handler'],
+    buckets: [...DEF_BUCKETS],
+    registers,
+  });
+  const sandboxErrors = new Counter({
+    name: 'kubelet_run_podsandbox_errors_total',
+    help: help('RunPodSandbox calls that failed, by runtime handler.'),
+    labelNames: ['runtime_handler'],
+    registers,
+  });
+  const startedPods = new Counter({
+    name: 'kubelet_started_pods_total',
+    help: help('Pod sandboxes the kubelet tried to start.'),
+    registers,
+  });
+  const startedPodErrors = new Counter({
+    name: 'kubelet_started_pods_errors_total',
+    help: help('Pod sandboxes that failed to start.'),
+    registers,
+  });
+  const startedContainers = new Counter({
+    name: 'kubelet_started_containers_total',
+    help: help('Containers the kubelet tried to start, by container type.'),
+    labelNames: ['container_type'],
+    registers,
+  });
+  const startedContainerErrors = new Counter({
+    name: 'kubelet_started_containers_errors_total',
+    help: help('Containers that failed to start, by container type and error code.'),
+    labelNames: ['container_type', 'code'],
+    registers,
+  });
+  const evictions = new Counter({
+    name: 'kubelet_evictions',
+    help: help('Pod evictions, by eviction signal.'),
+    labelNames: ['eviction_signal'],
+    registers,
+  });
+  const restRequests = new Counter({
+    name: 'rest_client_requests_total',
+    help: help('API server requests, by status code, method and host.'),
+    labelNames: ['code', 'method', 'host'],
+    registers,
+  });
+  const restDuration = new Histogram({
+    name: 'rest_client_request_duration_seconds',
+    help: help('Seconds per API server request, by verb and templated URL.'),
+    labelNames: ['verb', 'url'],
+    buckets: [...REST_CLIENT_BUCKETS],
+    registers,
+  });
+  const probes = new Counter({
+    name: 'prober_probe_total',
+    help: help('Liveness, readiness and startup probe results, per container.'),
+    labelNames: ['probe_type', 'result', 'container', 'pod', 'namespace', 'pod_uid'],
+    registers: [probeRegistry],
+  });
+
+  // A 100 ms event-loop-delay sampling (prom-client's default is 10 ms: 100 wake-ups a second).
+  if (opts.processMetrics ?? true)
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+
+  const runtime: RuntimeOperationMetrics = {
+    operation(operation, seconds, failed) {
+      runtimeOps.inc({ operation_type: operation });
+      runtimeOpDuration.observe({ operation_type: operation }, seconds);
+      if (failed) runtimeOpErrors.inc({ operation_type: operation });
+    },
+    runPodSandbox(handler, seconds, failed) {
+      sandboxDuration.observe({ runtime_handler: handler }, seconds);
+      startedPods.inc();
+      if (failed) {
+        sandboxErrors.inc({ runtime_handler: handler });
+        startedPodErrors.inc();
+      }
+    },
+  };
+
+  return {
+    registry,
+    probeRegistry,
+    runtime,
+    pleg: {
+      relisted(duration, interval) {
+        relistDuration.observe(duration);
+        if (interval !== undefined) relistInterval.observe(interval);
+      },
+    },
+    podWorkers: {
+      workerStarted: (seconds) => podWorkerStart.observe(seconds),
+      workDone: (operation, seconds) => podWorker.observe({ operation_type: operation }, seconds),
+    },
+    prober: {
+      probed(l, result) {
+        probes.inc({
+          probe_type: l.probeType,
+          result,
+          container: l.container,
+          pod: l.pod,
+          namespace: l.namespace,
+          pod_uid: l.podUID,
+        });
+      },
+      workerStopped(l) {
+        for (const result of ['successful', 'failed', 'unknown']) {
+          probes.remove({
+            probe_type: l.probeType,
+            result,
+            container: l.container,
+            pod: l.pod,
+            namespace: l.namespace,
+            pod_uid: l.podUID,
+          });
+        }
+      },
+    },
+    restClient: {
+      requestDone(r) {
+        restRequests.inc({
+          code: r.status === undefined ? '<error>' : String(r.status),
+          method: r.verb,
+          host: r.url.host,
+        });
+        restDuration.observe({ verb: r.verb, url: restClientURLTemplate(r.url) }, r.durationSeconds);
+      },
+    },
+    setRuntimePodsProvider(provider) {
+      runtimePods = provider;
+    },
+    observePodStartDuration: (seconds) => podStart.observe(seconds),
+    recordContainerStarts(pod, result) {
+      const init = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
+      const typeOf = (name: string): string => (init.has(name) ? 'init_container' : 'container');
+      for (const name of result.started) startedContainers.inc({ container_type: typeOf(name) });
+      for (const [name, failure] of result.startFailures) {
+        if (failure.reason === 'CrashLoopBackOff') continue;
+        startedContainers.inc({ container_type: typeOf(name) });
+        startedContainerErrors.inc({ container_type: typeOf(name), code: failure.reason });
+      }
+    },
+    recordEviction: (signal) => evictions.inc({ eviction_signal: signal }),
+  };
+}

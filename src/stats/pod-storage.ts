@@ -1,0 +1,208 @@
+/**
+ * The storage part of the full summary: container rootfs (the runtime's writable layer) and logs,
+ * pod volumes under `<rootDir>/pods/<uid>/volumes`, and the pod's ephemeral-storage total, which
+ * eviction compares with ephemeral-storage limits (upstream calcEphemeralStorage).
+ */
+import { lstat, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Pod, Volume } from '../api/types.ts';
+import type { Logger } from '../util/logger.ts';
+import { describeError } from '../util/errors.ts';
+import { diskUsage, type DiskUsage, type FsCapacity } from './fs-usage.ts';
+import type { PodEntry } from './pod-stats.ts';
+import type { FsStats, VolumeStats } from './types.ts';
+
+export interface StorageContext {
+  rootDir: string;
+  podLogsDir: string;
+  /** ms of this computation. */
+  seenAt: number;
+  /** The kubelet's pods by UID (volume names and kinds come from the spec). */
+  pods: ReadonlyMap<string, Pod>;
+  /** statfs, memoized for this computation; undefined when it failed. */
+  capacity(dir: string): Promise<FsCapacity | undefined>;
+  volumeUsage: VolumeUsageCache;
+  logger: Logger;
+}
+
+/**
+ * Volume usage measured at most once per period (upstream volumeStatsAggPeriod, 1 min), walks run
+ * a few at a time. Entries for volumes not asked for by a computation are dropped at its sweep.
+ */
+export interface VolumeUsageCache {
+  get(dir: string, now: number): Promise<{ usage: DiskUsage; time: number }>;
+  sweep(keep: ReadonlySet<string>): void;
+}
+
+export function createVolumeUsageCache(periodMs: number, maxConcurrentWalks = 2): VolumeUsageCache {
+  const entries = new Map<string, { at: number; result: Promise<{ usage: DiskUsage; time: number }> }>();
+  let active = 0;
+  const queue: (() => void)[] = [];
+  async function limited<T>(fn: () => Promise<T>): Promise<T> {
+    if (active >= maxConcurrentWalks) await new Promise<void>((r) => queue.push(r));
+    active++;
+    try {
+      return await fn();
+    } finally {
+      active--;
+      queue.shift()?.();
+    }
+  }
+  return {
+    get(dir, now) {
+      const e = entries.get(dir);
+      if (e && now - e.at < periodMs) return e.result;
+      const result = limited(() => diskUsage(dir)).then((usage) => ({ usage, time: now }));
+      entries.set(dir, { at: now, result });
+      result.catch(() => entries.delete(dir));
+      return result;
+    },
+    sweep(keep) {
+      for (const k of entries.keys()) if (!keep.has(k)) entries.delete(k);
+    },
+  };
+}
+
+/** upstream isVolumeEphemeral: what counts towards the pod's ephemeral storage. */
+function isEphemeral(v: Volume | undefined, pluginDir: string): boolean {
+  if (v)
+    return (v.emptyDir !== undefined && v.emptyDir.medium !== 'Memory') || 'configMap' in v || 'gitRepo' in v;
+  // Not in the spec (a pod we no longer know): judge by the plugin directory.
+  return pluginDir === 'kubernetes.io~empty-dir' || pluginDir === 'kubernetes.io~configmap';
+}
+
+function withCapacity(
+  time: number,
+  c: FsCapacity | undefined,
+  used: { usedBytes?: number; inodesUsed?: number },
+): FsStats<number> {
+  return {
+    time,
+    ...(c
+      ? {
+          availableBytes: c.availableBytes,
+          capacityBytes: c.capacityBytes,
+          inodesFree: c.inodesFree,
+          inodes: c.inodes,
+        }
+      : {}),
+    ...(used.usedBytes !== undefined ? { usedBytes: used.usedBytes } : {}),
+    ...(used.inodesUsed !== undefined ? { inodesUsed: used.inodesUsed } : {}),
+  };
+}
+
+function podLogDir(ctx: StorageContext, e: PodEntry): string {
+  const r = e.stats.podRef;
+  return path.join(ctx.podLogsDir, `${r.namespace}_${r.name}_${r.uid}`);
+}
+
+async function volumesOf(
+  ctx: StorageContext,
+  e: PodEntry,
+  wanted: Set<string>,
+): Promise<{ stats: VolumeStats<number>; ephemeral: boolean }[]> {
+  const uid = e.stats.podRef.uid;
+  const base = path.join(ctx.rootDir, 'pods', uid, 'volumes');
+  const spec = new Map((ctx.pods.get(uid)?.spec.volumes ?? []).map((v) => [v.name, v]));
+  let plugins: string[];
+  try {
+    plugins = await readdir(base);
+  } catch {
+    return []; // no volumes directory: a pod without volumes
+  }
+  const found: { name: string; dir: string; plugin: string }[] = [];
+  for (const plugin of plugins) {
+    const names = await readdir(path.join(base, plugin)).catch(() => [] as string[]);
+    for (const name of names) {
+      if (spec.size > 0 && !spec.has(name)) continue;
+      found.push({ name, dir: path.join(base, plugin, name), plugin });
+    }
+  }
+  const out = await Promise.all(
+    found.map(async (v) => {
+      wanted.add(v.dir);
+      try {
+        const [{ usage, time }, cap] = await Promise.all([
+          ctx.volumeUsage.get(v.dir, ctx.seenAt),
+          ctx.capacity(v.dir),
+        ]);
+        if (usage.truncated)
+          ctx.logger.warn('volume usage walk stopped at its entry limit', { podUID: uid, volume: v.name });
+        return {
+          stats: { name: v.name, ...withCapacity(time, cap, usage) },
+          ephemeral: isEphemeral(spec.get(v.name), v.plugin),
+        };
+      } catch (err) {
+        ctx.logger.debug('cannot measure volume', { podUID: uid, volume: v.name, err: describeError(err) });
+        return undefined;
+      }
+    }),
+  );
+  return out.filter((v) => v !== undefined).sort((a, b) => a.stats.name.localeCompare(b.stats.name));
+}
+
+/** Files directly in the pod's log directory (upstream getPodLogStats skips the container dirs). */
+async function podLogFilesUsage(dir: string): Promise<{ usedBytes: number; inodesUsed: number } | undefined> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return undefined; // no log directory yet
+  }
+  let usedBytes = 0;
+  let inodesUsed = 0;
+  for (const n of names) {
+    const s = await lstat(path.join(dir, n)).catch(() => undefined);
+    if (!s || s.isDirectory()) continue;
+    usedBytes += s.blocks * 512;
+    inodesUsed++;
+  }
+  return { usedBytes, inodesUsed };
+}
+
+/** Adds rootfs, logs, volumes and ephemeral-storage to a pod entry; `wanted` collects volume dirs. */
+export async function addPodStorage(ctx: StorageContext, e: PodEntry, wanted: Set<string>): Promise<void> {
+  const logDir = podLogDir(ctx, e);
+  const logsCap = await ctx.capacity(ctx.podLogsDir);
+  await Promise.all(
+    e.containers.map(async (c) => {
+      const layer = c.criStats.writableLayer;
+      if (layer) {
+        const mount = layer.fsId?.mountpoint;
+        const cap = mount ? await ctx.capacity(mount) : undefined;
+        const time = layer.timestamp > 0 ? layer.timestamp / 1e6 : ctx.seenAt;
+        c.stats.rootfs = withCapacity(time, cap, {
+          ...(layer.usedBytes ? { usedBytes: layer.usedBytes.value } : {}),
+          ...(layer.inodesUsed ? { inodesUsed: layer.inodesUsed.value } : {}),
+        });
+      }
+      const logs = await diskUsage(path.join(logDir, c.stats.name), { maxEntries: 10_000 }).catch(
+        () => undefined,
+      );
+      if (logs) c.stats.logs = withCapacity(ctx.seenAt, logsCap, logs);
+    }),
+  );
+  const volumes = await volumesOf(ctx, e, wanted);
+  if (volumes.length > 0) e.stats.volume = volumes.map((v) => v.stats);
+
+  const rootCap = await ctx.capacity(ctx.rootDir);
+  let usedBytes = 0;
+  let inodesUsed = 0;
+  let time = rootCap ? ctx.seenAt : 0;
+  const add = (s: FsStats<number> | undefined): void => {
+    if (!s) return;
+    usedBytes += s.usedBytes ?? 0;
+    inodesUsed += s.inodesUsed ?? 0;
+    time = Math.max(time, s.time);
+  };
+  for (const c of e.stats.containers) {
+    // upstream counts a container's logs only together with its rootfs
+    if (!c.rootfs) continue;
+    add(c.rootfs);
+    add(c.logs);
+  }
+  for (const v of volumes) if (v.ephemeral) add(v.stats);
+  const files = await podLogFilesUsage(logDir);
+  if (files) add({ time: ctx.seenAt, ...files });
+  e.stats['ephemeral-storage'] = withCapacity(time || ctx.seenAt, rootCap, { usedBytes, inodesUsed });
+}

@@ -11,6 +11,7 @@ export const TAIL_BLOCK_BYTES = 64 * 1024;
 
 /** pkg/kubelet/logs/container_log_manager.go */
 export const LOG_MONITOR_PERIOD_MS = 10_000; // logMonitorPeriod
+export const LOG_SIZE_CHECK_INTERVAL_MS = 1_000; // tskubelet: stat of known live log files between passes
 export const ROTATED_LOG_COMPRESS_SUFFIX = '.gz'; // compressSuffix
 export const ROTATED_LOG_TMP_SUFFIX = '.tmp'; // tmpSuffix
 

@@ -203,4 +203,25 @@ describe('container log manager', () => {
       assert.equal((await done).ended, 'not-running');
     });
   });
+
+  it('rotates an oversized live file within the quick size check, without waiting for the next pass', async () => {
+    await withTmpDir(async (dir) => {
+      const runtime = await setup(dir, ['chatty'], 10);
+      const path = runtime.containers[0]!.logPath;
+      const { m } = manager(runtime, { intervalMs: 60_000, sizeCheckIntervalMs: 20 });
+      m.start();
+      try {
+        await until(() => runtime.calls.includes('ListContainers'));
+        const lists = runtime.calls.filter((c) => c === 'ListContainers').length;
+        await appendFile(path, 'z'.repeat(200));
+        const files = () => readdir(join(dir, 'default_chatty_uid', 'chatty'));
+        for (let i = 0; i < 250 && (await files()).length < 2; i++)
+          await new Promise((r) => setTimeout(r, 20));
+        assert.equal((await files()).length, 2, 'the live file and one rotated file');
+        assert.equal(runtime.calls.filter((c) => c === 'ListContainers').length, lists, 'no new full pass');
+      } finally {
+        await m.stop();
+      }
+    });
+  });
 });

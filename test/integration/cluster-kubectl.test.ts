@@ -8,7 +8,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -341,6 +342,53 @@ ${extra}`;
     };
     assert.equal(configz.kubeletconfig.authentication.anonymous.enabled, false);
     assert.equal(configz.kubeletconfig.authorization.mode, 'Webhook');
+  });
+
+  it('rotates a chatty container log (50 MiB) within containerLogMaxSize/MaxFiles, and logs --tail still works', async () => {
+    // 50 writes of 1 MiB of 64-byte lines, one a second: ~1.6 MiB a write in the CRI log format.
+    const chunk = 'seq -w 1 16384 | sed "s/$/ 0123456789abcdef0123456789abcdef0123456789abcdef0123/"';
+    await ok(
+      ['apply', '-f', '-'],
+      podYaml(
+        'chatty',
+        `i=0; while [ $i -lt 50 ]; do ${chunk}; i=$((i+1)); sleep 1; done; echo done-writing; sleep 3600`,
+      ),
+    );
+    await waitRunning('chatty');
+    const uid = (await ok(['get', 'pod', 'chatty', '-o', 'jsonpath={.metadata.uid}'])).trim();
+    const dir = join('/var/log/pods', `${NS}_chatty_${uid}`, 'main');
+    let largest = 0;
+    let mostFiles = 0;
+    const MAX = 10 * 1024 * 1024;
+    const ONE_WRITE = 2 * 1024 * 1024;
+    await eventually(
+      'the writer to finish',
+      async () => {
+        const files = await readdir(dir);
+        mostFiles = Math.max(mostFiles, files.length);
+        for (const f of files) {
+          if (f.endsWith('.tmp')) continue;
+          const size = f.endsWith('.gz')
+            ? gunzipSync(await readFile(join(dir, f))).length
+            : (await stat(join(dir, f)).catch(() => ({ size: 0 }))).size;
+          largest = Math.max(largest, size);
+        }
+        const tail = await ok(['logs', 'chatty', '--tail=1']);
+        return tail === 'done-writing\n' ? true : undefined;
+      },
+      150_000,
+      () => ({ mostFiles, largest }),
+    );
+    assert.ok(mostFiles <= 5, `at most containerLogMaxFiles (5) files, saw ${mostFiles}`);
+    assert.ok(largest <= MAX + ONE_WRITE, `no file above 10 MiB by more than one write, largest ${largest}`);
+    const files = await readdir(dir);
+    assert.ok(
+      files.some((f) => f.endsWith('.gz')),
+      `older rotations compressed: ${files.join(' ')}`,
+    );
+    const last = await ok(['logs', 'chatty', '--tail=2']);
+    assert.match(last, /^16384 0123456789abcdef.*\ndone-writing\n$/);
+    await kubectl(['delete', 'pod', 'chatty', '--grace-period=0', '--force']);
   });
 
   it('straight at the kubelet port: anonymous 401, a token without RBAC 403, with nodes/proxy 200, the API server 200', async () => {

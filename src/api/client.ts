@@ -16,6 +16,16 @@ export interface ApiClientOptions {
   requestTimeoutMs?: number;
   /** Content type for PATCH when the request names none. */
   userAgent?: string;
+  /**
+   * Called once per finished request (client-go's request metrics): the method, the full URL, the
+   * HTTP status (undefined when none came back) and the duration. Must be cheap and never throw.
+   */
+  onRequestDone?: (r: {
+    verb: string;
+    url: URL;
+    status: number | undefined;
+    durationSeconds: number;
+  }) => void;
 }
 
 interface Connection {
@@ -138,18 +148,31 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
     async request<T>(req: ApiRequest): Promise<T> {
       const op = `${req.method} ${req.path}`;
       const signal = combineSignals([req.signal, closed.signal], req.timeoutMs ?? timeoutMs);
+      let started: number | undefined;
+      let status: number | undefined;
+      const fullPath = buildPath(req.path, req.query);
       try {
         await limiter.acquire(signal);
         const body = req.body === undefined ? undefined : JSON.stringify(req.body);
         const contentType =
           req.contentType ?? (req.method === 'PATCH' ? 'application/strategic-merge-patch+json' : undefined);
-        const res = await send(req.method, buildPath(req.path, req.query), body, contentType, signal);
+        started = performance.now();
+        const res = await send(req.method, fullPath, body, contentType, signal);
+        status = res.statusCode ?? 0;
         const text = await readBody(res);
-        const status = res.statusCode ?? 0;
         if (status < 200 || status >= 300) throw errorFromBody(op, status, text);
         return (text === '' ? undefined : JSON.parse(text)) as T;
       } catch (err) {
         throw wrapNetworkError(op, err, signal);
+      } finally {
+        if (opts.onRequestDone && started !== undefined) {
+          opts.onRequestDone({
+            verb: req.method,
+            url: new URL(fullPath, conn.server),
+            status,
+            durationSeconds: (performance.now() - started) / 1000,
+          });
+        }
       }
     },
     async watch(path, query, onEvent, wopts) {

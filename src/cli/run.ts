@@ -24,6 +24,8 @@ import {
   instrumentImageService,
   instrumentRuntimeService,
   metricsText,
+  type KubeletMetrics,
+  type RestClientRequest,
 } from '../metrics/index.ts';
 import { createStatsProvider } from '../stats/index.ts';
 import { serveKubeletApi } from './serve-api.ts';
@@ -95,7 +97,7 @@ export async function runKubelet(
   const sources = buildSources(config, logger);
   const cluster =
     config.kubeconfig && !config.runOnce
-      ? await connectCluster(config, logger, version, imageService)
+      ? await connectCluster(config, logger, version, imageService, metrics)
       : undefined;
   if (cluster) sources.push(cluster.source);
   if (sources.length === 0)
@@ -266,10 +268,17 @@ async function connectCluster(
   logger: Logger,
   version: string,
   imageService: ImageService,
+  metrics: KubeletMetrics,
 ) {
   const kubeconfig = config.kubeconfig ?? '';
-  const api = await createApiClient({ kubeconfig, qps: config.kubeAPIQPS, burst: config.kubeAPIBurst });
-  const leaseApi = await createApiClient({ kubeconfig, qps: config.kubeAPIQPS, burst: config.kubeAPIBurst });
+  const client = {
+    kubeconfig,
+    qps: config.kubeAPIQPS,
+    burst: config.kubeAPIBurst,
+    onRequestDone: (r: RestClientRequest) => metrics.restClient.requestDone(r),
+  };
+  const api = await createApiClient(client);
+  const leaseApi = await createApiClient(client);
   logger.info('cluster mode', { server: api.server, nodeName: config.nodeName });
   const recorder = createApiEventRecorder({
     api,

@@ -60,14 +60,15 @@ export async function serveKubeletApi(opts: {
   }
   let server: KubeletServer | undefined;
   if (s.enableServer) {
-    const machine = await readMachineInfo(config.rootDir, undefined, logger);
+    // Read on the first /spec/ request: the root dir may not exist before the kubelet runs.
+    let machine: Promise<MachineInfo> | undefined;
     const configz = toKubeletConfiguration(config);
     const host = createApiHost({
       nodeName: config.nodeName,
       kubelet: opts.kubelet,
       runtime: opts.runtime,
       configz: () => configz,
-      spec: () => machineSpec(machine),
+      spec: async () => machineSpec(await (machine ??= readMachineInfo(config.rootDir, undefined, logger))),
       metrics: (which) => opts.providers.metrics(which),
       statsSummary: (only, signal) => opts.providers.statsSummary(only, signal),
     });

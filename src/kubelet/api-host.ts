@@ -19,7 +19,7 @@ export interface ApiHostDeps {
   };
   runtime: RuntimeService;
   configz: () => unknown;
-  spec: () => unknown;
+  spec: () => Promise<unknown>;
   metrics: (which: 'main' | 'probes' | 'resource' | 'cadvisor') => Promise<TextBody>;
   statsSummary: (onlyCpuAndMemory: boolean, signal: AbortSignal) => Promise<unknown>;
   systemLogDir?: string;

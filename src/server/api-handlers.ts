@@ -139,7 +139,7 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
         return;
       case 'spec':
         if (!methodAllowed(req, res, ['GET'])) return;
-        sendJSON(res, host.spec());
+        sendJSON(res, await host.spec());
         return;
       case 'metrics': {
         if (!methodAllowed(req, res, ['GET'])) return;

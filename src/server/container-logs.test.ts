@@ -13,7 +13,7 @@ import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { loadServingCert } from './serving-cert.ts';
 import { fakeHost, get, testPod } from './testing.ts';
 
-const running = (id: string) => ({
+const running_ = (id: string) => ({
   name: 'c',
   state: { running: { startedAt: '2026-01-01T00:00:00Z' } },
   lastState: { terminated: { exitCode: 3, containerID: 'containerd://old' } },
@@ -26,14 +26,14 @@ const running = (id: string) => ({
 
 describe('which container a log request means (upstream validateContainerLogStatus)', () => {
   it('picks the running instance, or the previous one with previous=true', () => {
-    const status: PodStatus = { containerStatuses: [running('new')] };
+    const status: PodStatus = { containerStatuses: [running_('new')] };
     assert.deepEqual(containerForLogs('p', status, 'c', false), { ok: true, containerID: 'new' });
     assert.deepEqual(containerForLogs('p', status, 'c', true), { ok: true, containerID: 'old' });
   });
 
   it('explains why there are no logs, in upstream words', () => {
     const waiting = (reason: string): PodStatus => ({
-      containerStatuses: [{ ...running('x'), state: { waiting: { reason } }, lastState: {} }],
+      containerStatuses: [{ ...running_('x'), state: { waiting: { reason } }, lastState: {} }],
     });
     const msg = (s: PodStatus | undefined, previous = false) => {
       const r = containerForLogs('p', s, 'c', previous);
@@ -77,7 +77,7 @@ describe('GET /containerLogs', () => {
       ].join('\n'),
     );
     const host = fakeHost(
-      [{ pod: testPod('default', 'web', 'uid-1'), status: { containerStatuses: [running('cid')] } }],
+      [{ pod: testPod('default', 'web', 'uid-1'), status: { containerStatuses: [running_('cid')] } }],
       {
         containerLogPath: (id) =>
           id === 'cid' ? Promise.resolve(log) : Promise.reject(new Error('unknown')),
@@ -136,5 +136,89 @@ describe('GET /containerLogs', () => {
       400,
     );
     assert.equal((await get(port, '/containerLogs/default/web/c?previous=true')).status, 400);
+  });
+
+  it('serves 1,000 concurrent followers, and closes every file and socket when they go away', async () => {
+    const { request } = await import('node:https');
+    const { readdir } = await import('node:fs/promises');
+    const fds = async () => (await readdir('/proc/self/fd')).length;
+    const followDir = await mkdtemp(join(tmpdir(), 'tsk-follow-'));
+    const log = join(followDir, '0.log');
+    await writeFile(log, '2026-01-01T00:00:01.000000001Z stdout F first\n');
+    let running = true;
+    const host = fakeHost(
+      [{ pod: testPod('default', 'f', 'uid-f'), status: { containerStatuses: [running_('cid')] } }],
+      {
+        containerLogPath: () => Promise.resolve(log),
+        isContainerRunning: () => Promise.resolve(running),
+      },
+    );
+    const srv = createKubeletServer({
+      address: '127.0.0.1',
+      port: 0,
+      readOnlyPort: 0,
+      tls: await loadServingCert({ rootDir: followDir, nodeName: 'n', ips: [], logger: nullLogger }),
+      nodeName: 'n',
+      authenticator: createAuthenticator({ anonymous: true, x509: false }),
+      authorizer: createAlwaysAllowAuthorizer(),
+      handlers: createApiHandlers({
+        host,
+        enableDebuggingHandlers: true,
+        enableSystemLogHandler: false,
+        streamingIdleTimeoutMs: 1000,
+        logger: nullLogger,
+      }),
+      logger: nullLogger,
+    });
+    await srv.start();
+    const p = srv.ports().secure;
+    const baseline = await fds();
+    const N = 1000;
+    const requests: ReturnType<typeof request>[] = [];
+    let firstLines = 0;
+    let sawSecond = 0;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        for (let i = 0; i < N; i++) {
+          const req = request(
+            {
+              host: '127.0.0.1',
+              port: p,
+              path: '/containerLogs/default/f/c?follow=true',
+              rejectUnauthorized: false,
+              agent: false,
+            },
+            (res) => {
+              let seen = '';
+              res.once('data', () => {
+                if (++firstLines === N) resolve();
+              });
+              res.on('data', (d: Buffer) => {
+                if (seen.includes('second')) return;
+                seen += d.toString();
+                if (seen.includes('second')) sawSecond++;
+              });
+              res.on('error', () => undefined);
+            },
+          );
+          req.on('error', (err) => (firstLines < N ? reject(err) : undefined));
+          req.end();
+          requests.push(req);
+        }
+      });
+      // Every follower sees a line written later.
+      const { appendFile } = await import('node:fs/promises');
+      await appendFile(log, '2026-01-01T00:00:02.000000001Z stdout F second\n');
+      for (let i = 0; i < 200 && sawSecond < N; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(sawSecond, N);
+    } finally {
+      for (const r of requests) r.destroy();
+      running = false;
+      for (let i = 0; i < 100 && (await fds()) > baseline; i++) await new Promise((r) => setTimeout(r, 50));
+      const after = await fds();
+      await srv.close();
+      await rm(followDir, { recursive: true, force: true });
+      assert.ok(after <= baseline, `fds ${after} after the followers left, ${baseline} before`);
+    }
   });
 });

@@ -38,7 +38,7 @@ export interface KubeletApiHost {
   /** The effective configuration as a KubeletConfiguration (for /configz). */
   configz(): unknown;
   /** Machine info (upstream cadvisor MachineInfo subset) for /spec/. */
-  spec(): unknown;
+  spec(): Promise<unknown>;
   metrics(which: 'main' | 'probes' | 'resource' | 'cadvisor'): Promise<TextBody>;
   /** The Summary API (/stats/summary). */
   statsSummary(onlyCpuAndMemory: boolean, signal: AbortSignal): Promise<unknown>;

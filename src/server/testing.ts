@@ -142,7 +142,7 @@ export function fakeHost(pods: HostPod[], overrides: Partial<KubeletApiHost> = {
       execSync: fail('execSync'),
     },
     configz: () => ({ kind: 'KubeletConfiguration' }),
-    spec: () => ({ num_cores: 2 }),
+    spec: () => Promise.resolve({ num_cores: 2 }),
     metrics: () =>
       Promise.resolve({ contentType: 'text/plain; version=0.0.4', body: 'kubelet_running_pods 1\n' }),
     statsSummary: () => Promise.resolve({ node: { nodeName: 'node-1' }, pods: [] }),

@@ -331,6 +331,12 @@ ${extra}`;
     const metrics = await ok(['get', '--raw', `${base}/metrics`]);
     assert.match(metrics, /^kubelet_running_pods \d+/m);
     assert.match(metrics, /kubelet_node_name\{node="tsk-kubectl"\} 1/);
+    assert.match(metrics, /^kubelet_runtime_operations_total\{operation_type="list_containers"\} \d+/m);
+    assert.match(
+      metrics,
+      /^rest_client_requests_total\{code="200",method="GET",host="127\.0\.0\.1:16443"\} \d+/m,
+    );
+    assert.match(metrics, /^kubelet_pleg_relist_duration_seconds_count \d+/m);
     const summary = JSON.parse(await ok(['get', '--raw', `${base}/stats/summary`])) as {
       node: { nodeName: string };
       pods: { podRef: { name: string } }[];

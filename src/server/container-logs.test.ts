@@ -4,16 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PodStatus } from '../api/types.ts';
-import { nullLogger } from '../util/logger.ts';
-import { createApiHandlers } from './api-handlers.ts';
-import { createAuthenticator } from './auth/authenticator.ts';
-import { createAlwaysAllowAuthorizer } from './auth/authorizer.ts';
 import { containerForLogs } from './container-logs.ts';
-import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
-import { loadServingCert } from './serving-cert.ts';
-import { fakeHost, get, testPod } from './testing.ts';
+import type { KubeletServer } from './kubelet-server.ts';
+import { fakeHost, get, startOpenServer, testPod } from './testing.ts';
 
-const running_ = (id: string) => ({
+const runningStatus = (id: string) => ({
   name: 'c',
   state: { running: { startedAt: '2026-01-01T00:00:00Z' } },
   lastState: { terminated: { exitCode: 3, containerID: 'containerd://old' } },
@@ -26,14 +21,14 @@ const running_ = (id: string) => ({
 
 describe('which container a log request means (upstream validateContainerLogStatus)', () => {
   it('picks the running instance, or the previous one with previous=true', () => {
-    const status: PodStatus = { containerStatuses: [running_('new')] };
+    const status: PodStatus = { containerStatuses: [runningStatus('new')] };
     assert.deepEqual(containerForLogs('p', status, 'c', false), { ok: true, containerID: 'new' });
     assert.deepEqual(containerForLogs('p', status, 'c', true), { ok: true, containerID: 'old' });
   });
 
   it('explains why there are no logs, in upstream words', () => {
     const waiting = (reason: string): PodStatus => ({
-      containerStatuses: [{ ...running_('x'), state: { waiting: { reason } }, lastState: {} }],
+      containerStatuses: [{ ...runningStatus('x'), state: { waiting: { reason } }, lastState: {} }],
     });
     const msg = (s: PodStatus | undefined, previous = false) => {
       const r = containerForLogs('p', s, 'c', previous);
@@ -77,32 +72,14 @@ describe('GET /containerLogs', () => {
       ].join('\n'),
     );
     const host = fakeHost(
-      [{ pod: testPod('default', 'web', 'uid-1'), status: { containerStatuses: [running_('cid')] } }],
+      [{ pod: testPod('default', 'web', 'uid-1'), status: { containerStatuses: [runningStatus('cid')] } }],
       {
         containerLogPath: (id) =>
           id === 'cid' ? Promise.resolve(log) : Promise.reject(new Error('unknown')),
         isContainerRunning: () => Promise.resolve(false),
       },
     );
-    server = createKubeletServer({
-      address: '127.0.0.1',
-      port: 0,
-      readOnlyPort: 0,
-      tls: await loadServingCert({ rootDir: dir, nodeName: 'n', ips: [], logger: nullLogger }),
-      nodeName: 'n',
-      authenticator: createAuthenticator({ anonymous: true, x509: false }),
-      authorizer: createAlwaysAllowAuthorizer(),
-      handlers: createApiHandlers({
-        host,
-        enableDebuggingHandlers: true,
-        enableSystemLogHandler: false,
-        streamingIdleTimeoutMs: 1000,
-        logger: nullLogger,
-      }),
-      logger: nullLogger,
-    });
-    await server.start();
-    port = server.ports().secure;
+    ({ server, port } = await startOpenServer(host, dir));
   });
   after(async () => {
     await server.close();
@@ -147,31 +124,13 @@ describe('GET /containerLogs', () => {
     await writeFile(log, '2026-01-01T00:00:01.000000001Z stdout F first\n');
     let running = true;
     const host = fakeHost(
-      [{ pod: testPod('default', 'f', 'uid-f'), status: { containerStatuses: [running_('cid')] } }],
+      [{ pod: testPod('default', 'f', 'uid-f'), status: { containerStatuses: [runningStatus('cid')] } }],
       {
         containerLogPath: () => Promise.resolve(log),
         isContainerRunning: () => Promise.resolve(running),
       },
     );
-    const srv = createKubeletServer({
-      address: '127.0.0.1',
-      port: 0,
-      readOnlyPort: 0,
-      tls: await loadServingCert({ rootDir: followDir, nodeName: 'n', ips: [], logger: nullLogger }),
-      nodeName: 'n',
-      authenticator: createAuthenticator({ anonymous: true, x509: false }),
-      authorizer: createAlwaysAllowAuthorizer(),
-      handlers: createApiHandlers({
-        host,
-        enableDebuggingHandlers: true,
-        enableSystemLogHandler: false,
-        streamingIdleTimeoutMs: 1000,
-        logger: nullLogger,
-      }),
-      logger: nullLogger,
-    });
-    await srv.start();
-    const p = srv.ports().secure;
+    const { server: srv, port: p } = await startOpenServer(host, followDir);
     const baseline = await fds();
     const N = 1000;
     const requests: ReturnType<typeof request>[] = [];

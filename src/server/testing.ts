@@ -8,7 +8,13 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Pod } from '../api/types.ts';
+import { nullLogger } from '../util/logger.ts';
+import { createApiHandlers } from './api-handlers.ts';
+import { createAuthenticator } from './auth/authenticator.ts';
+import { createAlwaysAllowAuthorizer } from './auth/authorizer.ts';
 import type { HostPod, KubeletApiHost } from './host.ts';
+import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
+import { loadServingCert } from './serving-cert.ts';
 
 const run = promisify(execFile);
 
@@ -149,4 +155,30 @@ export function fakeHost(pods: HostPod[], overrides: Partial<KubeletApiHost> = {
     systemLogDir: '/nonexistent',
     ...overrides,
   };
+}
+
+/** An open (anonymous + AlwaysAllow) kubelet API on a free loopback port, over `host`. */
+export async function startOpenServer(
+  host: KubeletApiHost,
+  certDir: string,
+): Promise<{ server: KubeletServer; port: number }> {
+  const server = createKubeletServer({
+    address: '127.0.0.1',
+    port: 0,
+    readOnlyPort: 0,
+    tls: await loadServingCert({ rootDir: certDir, nodeName: 'n', ips: [], logger: nullLogger }),
+    nodeName: 'n',
+    authenticator: createAuthenticator({ anonymous: true, x509: false }),
+    authorizer: createAlwaysAllowAuthorizer(),
+    handlers: createApiHandlers({
+      host,
+      enableDebuggingHandlers: true,
+      enableSystemLogHandler: false,
+      streamingIdleTimeoutMs: 1000,
+      logger: nullLogger,
+    }),
+    logger: nullLogger,
+  });
+  await server.start();
+  return { server, port: server.ports().secure };
 }

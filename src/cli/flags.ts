@@ -7,6 +7,8 @@
  * warnings, so an existing kubelet command line keeps working; anything else is an error.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { boolOption, intOption, parseInt64, parseStringSlice } from './option-parsers.ts';
+import { addServerFlags, serverFlagValues } from './server-flags.ts';
 import {
   CLIENT_GO_DEFAULT_BURST,
   CLIENT_GO_DEFAULT_QPS,
@@ -39,7 +41,6 @@ import {
   type CompiledConfig,
   type FlagValues,
   type RawTaint,
-  type ServerFlagValues,
 } from '../config/index.ts';
 import { KubeletError } from '../util/errors.ts';
 
@@ -94,23 +95,6 @@ type RunOptions = Pick<
   podMaxPids?: number;
   cpuCfsQuota?: boolean;
   cpuCfsQuotaPeriod?: string;
-  enableServer?: boolean;
-  tlsCertFile?: string;
-  tlsPrivateKeyFile?: string;
-  tlsCipherSuites?: string[];
-  tlsMinVersion?: string;
-  anonymousAuth?: boolean;
-  clientCaFile?: string;
-  authenticationTokenWebhook?: boolean;
-  authenticationTokenWebhookCacheTtl?: string;
-  authorizationMode?: string;
-  authorizationWebhookCacheAuthorizedTtl?: string;
-  authorizationWebhookCacheUnauthorizedTtl?: string;
-  enableDebuggingHandlers?: boolean;
-  contentionProfiling?: boolean;
-  streamingConnectionIdleTimeout?: string;
-  containerLogMaxSize?: string;
-  containerLogMaxFiles?: number;
 };
 
 /**
@@ -273,69 +257,6 @@ export function buildRunCommand(
         'plain-HTTP port for read-only endpoints without authentication; 0 disables (default 0)',
       ),
     )
-    .addOption(boolOption('--enable-server', 'serve the kubelet API (default true)'))
-    .option(
-      '--tls-cert-file <file>',
-      'serving certificate (with intermediates); default: self-signed under <root-dir>/pki',
-    )
-    .option('--tls-private-key-file <file>', 'private key of --tls-cert-file')
-    .addOption(
-      new Option(
-        '--tls-cipher-suites <names,...>',
-        'cipher suites (Go names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)',
-      ).argParser(parseStringSlice),
-    )
-    .option(
-      '--tls-min-version <version>',
-      'minimum TLS version: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13',
-    )
-    .addOption(
-      boolOption(
-        '--anonymous-auth',
-        'let unauthenticated requests in as system:anonymous (default false; upstream flags default to true)',
-      ),
-    )
-    .option('--client-ca-file <file>', 'CA bundle for client certificates (user = CN, groups = O)')
-    .addOption(
-      boolOption('--authentication-token-webhook', 'check bearer tokens with a TokenReview (default true)'),
-    )
-    .option(
-      '--authentication-token-webhook-cache-ttl <duration>',
-      'how long TokenReview answers are cached (default 2m0s)',
-    )
-    .option(
-      '--authorization-mode <mode>',
-      'Webhook (a SubjectAccessReview per request; default) or AlwaysAllow (upstream flags default to it)',
-    )
-    .option(
-      '--authorization-webhook-cache-authorized-ttl <duration>',
-      'cache of allowed decisions (default 5m0s)',
-    )
-    .option(
-      '--authorization-webhook-cache-unauthorized-ttl <duration>',
-      'cache of denied decisions (default 30s)',
-    )
-    .addOption(
-      boolOption(
-        '--enable-debugging-handlers',
-        'serve logs, exec, attach, port-forward and run (default true)',
-      ),
-    )
-    .addOption(boolOption('--contention-profiling', 'accepted for compatibility; has no effect'))
-    .option(
-      '--streaming-connection-idle-timeout <duration>',
-      'idle timeout of exec/attach/port-forward (default 4h0m0s)',
-    )
-    .option(
-      '--container-log-max-size <quantity>',
-      'rotate a container log file above this size (default 10Mi)',
-    )
-    .addOption(
-      intOption(
-        '--container-log-max-files <n>',
-        'log files kept per container, the live one included (default 5)',
-      ),
-    )
     .option('--root-dir <dir>', `directory for kubelet files (default ${DEFAULT_ROOT_DIR})`)
     .option('--hostname-override <name>', 'use this as the node name instead of the hostname')
     .option('--node-ip <ip>', 'IP address of the node (or a comma-separated IPv4/IPv6 pair)')
@@ -453,6 +374,8 @@ export function buildRunCommand(
       ).argParser(parseStringSlice),
     );
 
+  addServerFlags(cmd);
+
   const notImplemented: Option[] = [];
   for (const [name, isBool] of Object.entries(NOT_IMPLEMENTED_FLAGS)) {
     const option = isBool
@@ -530,29 +453,8 @@ export function buildRunCommand(
     for (const key of Object.keys(flags) as (keyof FlagValues)[]) {
       if (flags[key] === undefined) delete flags[key];
     }
-    const server: ServerFlagValues = {
-      enableServer: o.enableServer,
-      tlsCertFile: o.tlsCertFile,
-      tlsPrivateKeyFile: o.tlsPrivateKeyFile,
-      tlsCipherSuites: o.tlsCipherSuites,
-      tlsMinVersion: o.tlsMinVersion,
-      anonymousAuth: o.anonymousAuth,
-      clientCAFile: o.clientCaFile,
-      authenticationTokenWebhook: o.authenticationTokenWebhook,
-      authenticationTokenWebhookCacheTTL: o.authenticationTokenWebhookCacheTtl,
-      authorizationMode: o.authorizationMode,
-      authorizationWebhookCacheAuthorizedTTL: o.authorizationWebhookCacheAuthorizedTtl,
-      authorizationWebhookCacheUnauthorizedTTL: o.authorizationWebhookCacheUnauthorizedTtl,
-      enableDebuggingHandlers: o.enableDebuggingHandlers,
-      contentionProfiling: o.contentionProfiling,
-      streamingConnectionIdleTimeout: o.streamingConnectionIdleTimeout,
-      containerLogMaxSize: o.containerLogMaxSize,
-      containerLogMaxFiles: o.containerLogMaxFiles,
-    };
-    for (const key of Object.keys(server) as (keyof ServerFlagValues)[]) {
-      if (server[key] === undefined) delete server[key];
-    }
-    if (Object.keys(server).length > 0) flags.server = server;
+    const server = serverFlagValues(cmd);
+    if (server) flags.server = server;
     // Upstream treats an empty --config as "no file".
     const file = o.config ? await loadConfigFile(o.config) : undefined;
     const compiled = compileConfig(file, flags, options);
@@ -651,15 +553,6 @@ export function parseRegisterWithTaints(value: string): RawTaint[] {
  * at the first `=`, both sides trimmed, a pair without `=` gets an empty value, empty pairs are
  * skipped. Repeated flags accumulate, a later key replaces an earlier one. Validated when compiling.
  */
-/**
- * One value of a pflag StringSlice flag (`--allowed-unsafe-sysctls`): comma-separated values taken
- * as written, an empty value adds nothing; repeated flags accumulate.
- */
-export function parseStringSlice(value: string, previous: string[] | undefined): string[] {
-  const values = value === '' ? [] : value.split(',');
-  return [...(previous ?? []), ...values];
-}
-
 export function parseNodeLabels(
   value: string,
   previous: Record<string, string> | undefined,
@@ -674,36 +567,4 @@ export function parseNodeLabels(
   return out;
 }
 
-/** A decimal int32, as pflag's Int32Var reads it (`-v=3`, pflag style, reaches us as `=3`). */
-function parseInt32(value: string): number {
-  const text = value.replace(/^=/, '').trim();
-  if (!/^[+-]?\d+$/.test(text)) throw new InvalidArgumentError('not an integer');
-  const n = Number(text);
-  if (n < -(2 ** 31) || n >= 2 ** 31) throw new InvalidArgumentError('out of range for a 32-bit integer');
-  return n;
-}
-
-/** A decimal int64 within JavaScript's safe integers (pflag Int64Var). */
-function parseInt64(value: string): number {
-  const text = value.replace(/^=/, '').trim();
-  if (!/^[+-]?\d+$/.test(text)) throw new InvalidArgumentError('not an integer');
-  const n = Number(text);
-  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError('out of range');
-  return n;
-}
-
-/** Go's strconv.ParseBool. */
-function parseGoBool(value: string): boolean {
-  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false;
-  throw new InvalidArgumentError('not a boolean (true or false)');
-}
-
-function intOption(flags: string, description: string): Option {
-  return new Option(flags, description).argParser(parseInt32);
-}
-
-/** `--flag` means true; `--flag=false` (pflag style) is accepted too. */
-function boolOption(flag: string, description: string): Option {
-  return new Option(`${flag} [bool]`, description).argParser(parseGoBool);
-}
+export { parseStringSlice };

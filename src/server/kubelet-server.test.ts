@@ -204,6 +204,24 @@ describe('kubelet API authentication', () => {
     }
   });
 
+  it('takes a bearer token from the WebSocket subprotocol, as upstream', async () => {
+    const api = new FakeApi().respond(
+      'POST',
+      '/apis/authentication.k8s.io/v1/tokenreviews',
+      tokenReviewReply({ 'ws-token': { username: 'carol', groups: [] } }),
+    );
+    const { server, port } = await start({ api });
+    try {
+      const proto = `base64url.bearer.authorization.k8s.io.${Buffer.from('ws-token').toString('base64url')}`;
+      const res = await get(port, '/pods', {
+        headers: { 'sec-websocket-protocol': `v4.channel.k8s.io, ${proto}` },
+      });
+      assert.equal(res.status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('answers promptly when the API server cannot be reached: 401 for tokens, 503 for authorization', async () => {
     const api = new FakeApi().respond(
       'POST',

@@ -13,6 +13,7 @@ import type { Duplex } from 'node:stream';
 import { connect as tlsConnect } from 'node:tls';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { WEBSOCKET_TOKEN_PROTOCOL_PREFIX } from './auth/authenticator.ts';
 import { rejectUpgrade } from './http-util.ts';
 
 /** Request headers not passed on to the runtime (hop-by-hop ones are rewritten; credentials stay here). */
@@ -91,8 +92,19 @@ export function proxyUpgrade(
     ];
     for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
       const name = req.rawHeaders[i] ?? '';
-      if (DROPPED_HEADERS.has(name.toLowerCase())) continue;
-      lines.push(`${name}: ${req.rawHeaders[i + 1] ?? ''}`);
+      const lower = name.toLowerCase();
+      if (DROPPED_HEADERS.has(lower)) continue;
+      let value = req.rawHeaders[i + 1] ?? '';
+      if (lower === 'sec-websocket-protocol') {
+        // The bearer token subprotocol was for us; the runtime gets the stream protocols only.
+        value = value
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => !p.startsWith(WEBSOCKET_TOKEN_PROTOCOL_PREFIX))
+          .join(', ');
+        if (value === '') continue;
+      }
+      lines.push(`${name}: ${value}`);
     }
     upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
     if (head.length > 0) upstream.write(head);

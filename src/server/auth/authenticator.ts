@@ -130,13 +130,30 @@ function withAuthenticated(user: UserInfo): UserInfo {
   return { ...user, groups: [...user.groups, AUTHENTICATED_GROUP] };
 }
 
-/** `Authorization: Bearer <token>`: the token ('' for an empty one), or undefined without the header. */
+/** The WebSocket subprotocol that carries a bearer token (browsers cannot set Authorization). */
+export const WEBSOCKET_TOKEN_PROTOCOL_PREFIX = 'base64url.bearer.authorization.k8s.io.';
+
+/**
+ * The bearer token: `Authorization: Bearer <token>` ('' for an empty one), else, on a WebSocket
+ * upgrade, a `base64url.bearer.authorization.k8s.io.<token>` subprotocol (as upstream); undefined
+ * when there is neither.
+ */
 export function bearerToken(req: IncomingMessage): string | undefined {
   const header = req.headers.authorization;
-  if (header === undefined) return undefined;
-  const m = /^\s*bearer\s+(.*)$/i.exec(header);
-  if (!m) return undefined;
-  return (m[1] ?? '').trim();
+  if (header !== undefined) {
+    const m = /^\s*bearer\s+(.*)$/i.exec(header);
+    if (m) return (m[1] ?? '').trim();
+  }
+  const protocols = req.headers['sec-websocket-protocol'];
+  if (typeof protocols === 'string') {
+    for (const p of protocols.split(',')) {
+      const v = p.trim();
+      if (v.startsWith(WEBSOCKET_TOKEN_PROTOCOL_PREFIX)) {
+        return Buffer.from(v.slice(WEBSOCKET_TOKEN_PROTOCOL_PREFIX.length), 'base64url').toString('utf8');
+      }
+    }
+  }
+  return undefined;
 }
 
 type ClientCert =

@@ -31,6 +31,7 @@ import type {
   PodSandboxStatus,
   RuntimeService,
 } from './cri/types.ts';
+import { isCriNotFound } from './cri/errors.ts';
 import { computePodActions, type PodActions, type ProbeVerdicts } from './compute-pod-actions.ts';
 import {
   generateContainerConfig,
@@ -220,6 +221,20 @@ function toSandboxStatus(s: PodSandboxStatus): RuntimeSandboxStatus {
   };
 }
 
+/**
+ * Between a list call and the status call for one of its items, the object may be removed (the pod
+ * worker prunes a container while the PLEG relists): as upstream, it is left out as if the list had
+ * not seen it, rather than failing the whole status read.
+ */
+function unlessGone(err: unknown): undefined {
+  if (isCriNotFound(err)) return undefined;
+  throw err;
+}
+
+function present<T>(items: (T | undefined)[]): T[] {
+  return items.filter((x): x is T => x !== undefined);
+}
+
 /** Upstream getStableKey: the crash-loop back-off key of one container spec of one pod. */
 export function backoffKey(pod: Pod, container: Container, hash: string): string {
   return `${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}_${pod.metadata.uid ?? ''}_${container.name}_${hash}`;
@@ -305,16 +320,21 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       runtime.listPodSandbox({ labelSelector: selector }, { signal }),
       runtime.listContainers({ labelSelector: selector }, { signal }),
     ]);
-    const sandboxStatuses = await Promise.all(
-      sandboxes.map((s) => runtime.podSandboxStatus(s.id, { signal }).then(toSandboxStatus)),
+    const sandboxStatuses = present(
+      await Promise.all(
+        sandboxes.map((s) => runtime.podSandboxStatus(s.id, { signal }).then(toSandboxStatus, unlessGone)),
+      ),
     );
-    const containerStatuses = await Promise.all(
-      containers.map(async (c) => {
-        const s = await runtime.containerStatus(c.id, { signal });
-        const status = toContainerStatus(s, c.podSandboxId);
-        if (status.state === 'exited') status.message = await exitMessage(s, status);
-        return status;
-      }),
+    const containerStatuses = present(
+      await Promise.all(
+        containers.map(async (c) => {
+          const s = await runtime.containerStatus(c.id, { signal }).catch(unlessGone);
+          if (!s) return undefined;
+          const status = toContainerStatus(s, c.podSandboxId);
+          if (status.state === 'exited') status.message = await exitMessage(s, status);
+          return status;
+        }),
+      ),
     );
     sandboxStatuses.sort((a, b) => b.createdAt - a.createdAt);
     containerStatuses.sort((a, b) => b.createdAt - a.createdAt);

@@ -3,8 +3,9 @@
  * Every measurement runs alone, on a freshly restarted containerd of its own (bench/lib/containerd.ts)
  * with the images present; the kubelets run in turn, never at once. See bench/README.md.
  *
- *   node bench/run.ts [--quick] [--scenario floor,static,cluster,steady] [--n 1,10,30,90]
- *                     [--kubelets tskubelet,upstream] [--window 60] [--no-token] [--cpu-prof DIR] [--out FILE]
+ *   node bench/run.ts [--quick] [--scenario floor,static,cluster,steady,apiload] [--n 1,10,30,90]
+ *                     [--kubelets tskubelet,upstream] [--window 60] [--exec-rate 50] [--no-token]
+ *                     [--cpu-prof DIR] [--out FILE]
  *
  * Results: printed, and written to bench/results/<YYYY-MM-DD>.md (-quick.md for --quick).
  */
@@ -37,6 +38,7 @@ import {
 import {
   BENCH_UPSTREAM_PORT,
   KUBELETS,
+  kubeletApiPort,
   kubeletArgv,
   removeKubeletDir,
   removePodLogDirs,
@@ -61,9 +63,18 @@ import {
   type Histogram,
 } from './lib/cluster.ts';
 import { criRelistTimes, tskubeletRelistTimes } from './lib/relist.ts';
+import {
+  APILOAD_PREFIX,
+  apiloadReport,
+  apiloadTargets,
+  APILOAD,
+  measureApiLoad,
+  type ApiLoadRow,
+} from './lib/apiload.ts';
+import { pkiPaths } from '../test/harness/cluster/control-plane.ts';
 import { cores, mib, msText, ratio, sec, summarize, table, type Summary } from './lib/stats.ts';
 
-const SCENARIOS = ['floor', 'static', 'cluster', 'steady'] as const;
+const SCENARIOS = ['floor', 'static', 'cluster', 'steady', 'apiload'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const { values } = parseArgs({
@@ -73,6 +84,7 @@ const { values } = parseArgs({
     n: { type: 'string' },
     kubelets: { type: 'string' },
     window: { type: 'string' },
+    'exec-rate': { type: 'string' },
     'no-token': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     out: { type: 'string' },
@@ -96,6 +108,8 @@ const kubelets: KubeletKind[] = values.kubelets
   : [...KUBELETS];
 const WINDOW_MS = Number(values.window ?? (quick ? 20 : 60)) * 1000;
 const TOKEN = !values['no-token'];
+const EXEC_RATE = Number(values['exec-rate'] ?? APILOAD.execPerSec);
+if (!(EXEC_RATE > 0)) throw new Error(`--exec-rate must be a positive number`);
 const STEADY_PODS = [0, 35, 110];
 const NAMESPACE = 'default';
 const NODE: Record<KubeletKind, string> = { tskubelet: 'bench-tsk', upstream: 'bench-upstream' };
@@ -174,6 +188,7 @@ const results = {
   steady: [] as SteadyRow[],
   relist: [] as RelistRow[],
   steadyTeardown: [] as StartupRow[],
+  apiload: [] as ApiLoadRow[],
   failures: [] as string[],
   loads: [] as string[],
 };
@@ -393,6 +408,7 @@ async function startClusterKubelet(
   kind: KubeletKind,
   bed: BenchContainerd,
   d: ReturnType<typeof kubeletDirs>,
+  secureApi = false,
 ): Promise<RunningKubelet> {
   const node = NODE[kind];
   await deletePodsOnNode(ctx.admin, NAMESPACE, node);
@@ -408,6 +424,7 @@ async function startClusterKubelet(
     logFile: d.log,
     eldFile: d.eld,
     nodeOptions,
+    ...(secureApi ? { clientCAFile: ctx.cluster.caFile } : {}),
   });
   try {
     await k.ready(60_000);
@@ -597,6 +614,38 @@ async function steadyRun(ctx: ClusterCtx, kind: KubeletKind): Promise<void> {
 }
 
 const RELIST_METRIC = 'kubelet_pleg_relist_duration_seconds';
+
+// ---------------------------------------------------------------- scenario 6: the kubelet API under load
+
+async function apiloadRun(ctx: ClusterCtx, kind: KubeletKind): Promise<void> {
+  const d = kubeletDirs('apiload', kind);
+  await withFreshContainerd(`api load ${kind}`, async (bed, cri) => {
+    const k = await startClusterKubelet(ctx, kind, bed, d, true);
+    try {
+      const client = pkiPaths().apiserverKubeletClient;
+      results.apiload.push(
+        await measureApiLoad({
+          kind,
+          kubelet: k,
+          port: kubeletApiPort(kind),
+          containerdPid: bed.pid,
+          cri,
+          admin: ctx.admin,
+          namespace: NAMESPACE,
+          node: NODE[kind],
+          windowMs: WINDOW_MS,
+          execPerSec: EXEC_RATE,
+          token: TOKEN,
+          clientCert: { cert: client.cert, key: client.key },
+          eldMark: () => eldMark(k, d.eld),
+          log,
+        }),
+      );
+    } finally {
+      await stopClusterKubelet(ctx, kind, k, d, APILOAD_PREFIX);
+    }
+  });
+}
 
 // ---------------------------------------------------------------- report
 
@@ -923,8 +972,20 @@ async function render(final = false): Promise<string> {
       '',
     );
   }
+  if (results.apiload.length > 0) {
+    parts.push(
+      `## Scenario 6: the kubelet API under load (30 logging pods; ${WINDOW_MS / 1000} s window unloaded, then the same under load)`,
+      '',
+      `Load, straight at the kubelet's HTTPS port with the API server's kubelet client certificate: 100 \`containerLogs?follow=true\` streams over the 30 pods (each prints a line every 100 ms) for the whole window, and ${EXEC_RATE} exec/s (SPDY/3.1 remotecommand v4, \`echo hiN\`, a new TLS connection each, open loop). Batch = 10 pods created through the API at a quarter of each window (create → Running seen by a watch), then deleted. fds = the kubelet's /proc/<pid>/fd before the window / max during it / 10 s after it. bench CPU = this process (the load generator runs in a worker thread of it). ELD = tskubelet's event-loop delay over the window. See bench/README.md.`,
+      '',
+      apiloadReport(results.apiload),
+      '',
+    );
+  }
   const t = targets();
   if (t.length > 0) parts.push('## Against the targets of issue 4', '', ...t, '');
+  const t9 = apiloadTargets(results.apiload);
+  if (t9.length > 0) parts.push('## Against the targets of issue 9 (API load)', '', ...t9, '');
   if (results.failures.length > 0)
     parts.push('## Failures', '', ...results.failures.map((f) => `- ${f}`), '');
   parts.push(
@@ -972,7 +1033,7 @@ try {
       }
     }
   }
-  if (scenarios.has('cluster') || scenarios.has('steady')) {
+  if (scenarios.has('cluster') || scenarios.has('steady') || scenarios.has('apiload')) {
     log('starting the cluster bed (etcd, kube-apiserver, controller-manager, scheduler)');
     const cluster = await startCluster({ logger: nullLogger });
     const admin = await createApiClient({ kubeconfig: cluster.adminKubeconfig, qps: 0, burst: 0 });
@@ -989,6 +1050,9 @@ try {
       }
       if (scenarios.has('steady')) {
         for (const kind of kubelets) await unit(`steady ${kind}`, () => steadyRun(ctx, kind));
+      }
+      if (scenarios.has('apiload')) {
+        for (const kind of kubelets) await unit(`api load ${kind}`, () => apiloadRun(ctx, kind));
       }
     } finally {
       admin.close();

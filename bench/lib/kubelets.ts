@@ -19,6 +19,12 @@ export const KUBELETS: readonly KubeletKind[] = ['tskubelet', 'upstream'];
 /** Ports chosen away from the defaults (10248/10250/10255) so a kubelet run by a test never collides. */
 export const BENCH_HEALTHZ_PORT = 10358;
 export const BENCH_UPSTREAM_PORT = 10350;
+export const BENCH_TSKUBELET_PORT = 10351;
+
+/** The kubelet API's HTTPS port (`--port`); the Node reports it, so the API server dials it. */
+export function kubeletApiPort(kind: KubeletKind): number {
+  return kind === 'tskubelet' ? BENCH_TSKUBELET_PORT : BENCH_UPSTREAM_PORT;
+}
 
 const REPO = join(import.meta.dirname, '..', '..');
 /**
@@ -42,6 +48,11 @@ export interface KubeletSpec {
   eldFile?: string;
   /** tskubelet only: extra NODE_OPTIONS (e.g. --cpu-prof). */
   nodeOptions?: string;
+  /**
+   * The kubelet API secured as kubeadm sets it up (scenario apiload): client certificates verified
+   * against this CA, bearer tokens by TokenReview, every request authorized by SubjectAccessReview.
+   */
+  clientCAFile?: string;
 }
 
 /** Settings both kubelets get, with the same value (all of them upstream 1.20's defaults). */
@@ -64,6 +75,14 @@ function commonFlags(s: KubeletSpec): [string, string][] {
     ['enforce-node-allocatable', ''],
   ];
   if (s.manifestDir) f.push(['pod-manifest-path', s.manifestDir]);
+  if (s.clientCAFile) {
+    f.push(
+      ['client-ca-file', s.clientCAFile],
+      ['anonymous-auth', 'false'],
+      ['authentication-token-webhook', 'true'],
+      ['authorization-mode', 'Webhook'],
+    );
+  }
   if (s.kubeconfig) {
     f.push(
       ['kubeconfig', s.kubeconfig],
@@ -94,6 +113,8 @@ export function upstreamOnlyFlags(s: Pick<KubeletSpec, 'endpoint' | 'rootDir'>):
 export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
   const flags = commonFlags(s);
   if (s.kind === 'tskubelet') {
+    // The kubelet API away from 10250 (a test's kubelet may hold it), as upstream's below.
+    flags.push(['port', String(BENCH_TSKUBELET_PORT)], ['read-only-port', '0']);
     return {
       cmd: join(REPO, 'bin', 'tskubelet'),
       args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v])],
@@ -138,7 +159,7 @@ export interface RunningKubelet {
 }
 
 export async function startKubelet(spec: KubeletSpec): Promise<RunningKubelet> {
-  for (const port of [BENCH_HEALTHZ_PORT, ...(spec.kind === 'upstream' ? [BENCH_UPSTREAM_PORT] : [])]) {
+  for (const port of [BENCH_HEALTHZ_PORT, kubeletApiPort(spec.kind)]) {
     if (await portOpen(port)) {
       throw new KubeletError(
         'AlreadyExists',

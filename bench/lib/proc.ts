@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { summarize } from './stats.ts';
 
-const CLK_TCK = ((): number => {
+export const CLK_TCK = ((): number => {
   try {
     const n = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
     return n > 0 ? n : 100;

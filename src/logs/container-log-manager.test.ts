@@ -224,4 +224,20 @@ describe('container log manager', () => {
       }
     });
   });
+
+  it('does not count a container removed between the listing and its status call as a failure', async () => {
+    await withTmpDir(async (dir) => {
+      const runtime = await setup(dir, ['gone', 'kept']);
+      const list = runtime.listContainers.bind(runtime);
+      // The listing still shows `gone`, but the runtime has removed it by the status call.
+      runtime.listContainers = async (...args) => {
+        const listed = await list(...args);
+        runtime.containers = runtime.containers.filter((c) => c.id !== 'id-gone');
+        return listed;
+      };
+      const { m, logger } = manager(runtime);
+      assert.deepEqual(await m.rotateNow(), { checked: 2, rotated: 1, failed: 0, deferred: 0 });
+      assert.equal(logger.lines.filter((l) => l.level === 'error').length, 0);
+    });
+  });
 });

@@ -12,7 +12,7 @@ import {
 } from '../config/defaults.ts';
 import type { CallOptions, Container, RuntimeService } from '../runtime/cri/types.ts';
 import { combineSignals, untilAborted } from '../util/abort.ts';
-import { describeError, KubeletError } from '../util/errors.ts';
+import { describeError, isNotFound, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import {
   LOG_MONITOR_PERIOD_MS,
@@ -198,11 +198,20 @@ export function createContainerLogManager(deps: ContainerLogManagerDeps): Contai
         if (await checkContainer(c, signal, clog)) summary.rotated++;
       } catch (err) {
         if (stopping.signal.aborted) break;
+        if (gone(c, err, clog)) continue;
         summary.failed++;
         clog.error('failed to rotate container log', { err: describeError(err) });
       }
     }
     return summary;
+  }
+
+  /** A container removed since it was listed is not a failure: forget it, quietly. */
+  function gone(c: Container, err: unknown, clog: Logger): boolean {
+    if (!isNotFound(err)) return false;
+    known.delete(c.id);
+    clog.debug('container went away before its log was checked', { err: describeError(err) });
+    return true;
   }
 
   function rotateNow(): Promise<RotationPassSummary> {
@@ -237,6 +246,7 @@ export function createContainerLogManager(deps: ContainerLogManagerDeps): Contai
           if (await checkContainer(c, signal, clog)) summary.rotated++;
         } catch (err) {
           if (stopping.signal.aborted) break;
+          if (gone(c, err, clog)) continue;
           summary.failed++;
           clog.error('failed to rotate container log', { err: describeError(err) });
         }

@@ -32,6 +32,7 @@ import type {
   RuntimeService,
 } from './cri/types.ts';
 import { isCriNotFound } from './cri/errors.ts';
+import { ensureEtcHostsMount, wantsEtcHosts } from './etc-hosts.ts';
 import { computePodActions, type PodActions, type ProbeVerdicts } from './compute-pod-actions.ts';
 import {
   generateContainerConfig,
@@ -48,7 +49,7 @@ import {
   type RuntimePodStatus,
   type RuntimeSandboxStatus,
 } from './runtime-pod.ts';
-import { generateSandboxConfig, podLogsDirectory, type ClusterDNS } from './sandbox-config.ts';
+import { generateSandboxConfig, podHostname, podLogsDirectory, type ClusterDNS } from './sandbox-config.ts';
 import type { SeccompOptions } from './security-profiles.ts';
 import {
   createHookRunner,
@@ -596,25 +597,29 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       if (requiresNonRoot(pod, container)) {
         verifyRunAsNonRoot(pod, container, await deps.imageUser?.(imageRef, signal));
       }
+      let sandboxIPs: string[] | undefined;
+      const ipsOfSandbox = async (): Promise<string[]> => {
+        if (sandboxIPs) return sandboxIPs;
+        const sb = await runtime.podSandboxStatus(sandboxId, { signal });
+        sandboxIPs = [sb.network?.ip ?? '', ...(sb.network?.additionalIps ?? []).map((a) => a.ip)].filter(
+          (ip) => ip !== '',
+        );
+        return sandboxIPs;
+      };
       const mounts = await deps.mountsFor(pod, container);
       const message = await terminationMessageMount(pod, container, log);
+      const hosts = await etcHostsMount(pod, container, ipsOfSandbox);
       let envs: KeyValue[] | undefined;
       // Every container: service-link variables need the full environment even without valueFrom.
       if (deps.makeEnv) {
         // Only a fieldRef to status.podIP(s) needs the sandbox's IPs: spare the CRI call otherwise.
-        let ips: string[] = [];
-        if (refersToPodIPs(container)) {
-          const sb = await runtime.podSandboxStatus(sandboxId, { signal });
-          ips = [sb.network?.ip ?? '', ...(sb.network?.additionalIps ?? []).map((a) => a.ip)].filter(
-            (ip) => ip !== '',
-          );
-        }
+        const ips = refersToPodIPs(container) ? await ipsOfSandbox() : [];
         envs = await deps.makeEnv(pod, container, ips, signal);
       }
       config = generateContainerConfig(pod, container, {
         restartCount,
         imageRef,
-        mounts: message ? [...mounts, message] : mounts,
+        mounts: [...mounts, ...(message ? [message] : []), ...(hosts ? [hosts] : [])],
         ...(envs ? { envs } : {}),
         ...(deps.seccomp ? { seccomp: deps.seccomp } : {}),
       });
@@ -686,6 +691,22 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
   }
 
   /** Upstream makeMounts' termination-message part; a file that cannot be made is logged and skipped. */
+  /** The kubelet-managed /etc/hosts (needs the root dir; a pod-network pod needs its IP). */
+  async function etcHostsMount(
+    pod: Pod,
+    container: Container,
+    ipsOfSandbox: () => Promise<string[]>,
+  ): Promise<Mount | undefined> {
+    if (deps.rootDir === undefined || !wantsEtcHosts(container)) return undefined;
+    return ensureEtcHostsMount({
+      pod,
+      podDir: join(deps.rootDir, 'pods', pod.metadata.uid ?? ''),
+      podIPs: pod.spec.hostNetwork ? [] : await ipsOfSandbox(),
+      hostname: podHostname(pod),
+      clusterDomain: deps.clusterDNS?.domain ?? '',
+    });
+  }
+
   async function terminationMessageMount(
     pod: Pod,
     container: Container,

@@ -34,6 +34,12 @@ import {
 import { createVolumeManager, type Secret, type VolumeObjectSource } from '../volume/index.ts';
 import { createProbeManager, type ProbeContainer } from '../prober/index.ts';
 import { createPodWorkers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
+import {
+  activeDeadlineRemainingMs,
+  deadlineExceededStatus,
+  DEADLINE_EXCEEDED_MESSAGE,
+  DEADLINE_EXCEEDED_REASON,
+} from './active-deadline.ts';
 import type { KubeletMetrics } from '../metrics/index.ts';
 import { createWorkQueue, type WorkQueue } from './work-queue.ts';
 import {
@@ -350,8 +356,19 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     probes.addPod(pod);
     probes.updateContainers(uid, currentContainers(rs));
     let status = computeStatus(pod, rs);
+    const deadlineMs = isTerminalPhase(status.phase)
+      ? undefined
+      : activeDeadlineRemainingMs(pod, status, now());
+    if (deadlineMs !== undefined && deadlineMs <= 0) {
+      // Upstream activeDeadlineHandler: the pod fails and its containers are killed.
+      deps.recorder.event(pod, 'Normal', DEADLINE_EXCEEDED_REASON, DEADLINE_EXCEEDED_MESSAGE);
+      status = deadlineExceededStatus(status);
+    }
     statusManager.set(uid, status);
     if (isTerminalPhase(status.phase)) return { terminal: true };
+    // Sync again no later than the deadline.
+    const requeueSync = (delayMs: number): void =>
+      requeue(uid, deadlineMs === undefined ? delayMs : Math.min(delayMs, deadlineMs));
     if (cm) rs = await ensurePodCgroup(cm, pod, rs, signal);
 
     try {
@@ -361,7 +378,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       deps.recorder.event(pod, 'Warning', 'FailedMount', message);
       plog.warn('volumes not ready; containers wait', { err: describeError(err) });
       lastSyncEnd.set(uid, now());
-      requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
+      requeueSync(jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
       return { terminal: false };
     }
     const result = await runtime.syncPod(pod, rs, signal, {
@@ -382,13 +399,13 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     }
     lastSyncEnd.set(uid, now());
     if (result.sandboxError !== undefined) {
-      requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
+      requeueSync(jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
     } else if (result.retryAfterMs !== undefined) {
-      requeue(uid, result.retryAfterMs);
+      requeueSync(result.retryAfterMs);
     } else if (result.startFailures.size > 0) {
-      requeue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
+      requeueSync(jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
     } else {
-      requeue(uid, jittered(opts.syncFrequencyMs));
+      requeueSync(jittered(opts.syncFrequencyMs));
     }
     if (result.started.length > 0) plog.info('pod synced', { started: result.started, phase: status.phase });
     const seen = firstSeen.get(uid);

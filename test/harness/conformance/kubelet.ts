@@ -1,0 +1,306 @@
+/**
+ * The kubelet under test: tskubelet or the upstream kubelet 1.20.2, on the default kubelet ports
+ * (10250 API, 10248 healthz) because the API server reaches a node's kubelet at InternalIP:10250,
+ * joined to the cluster bed as its only node, with authentication and authorization that accept the
+ * API server's client certificate (x509 against the bed CA, webhook authz) and nothing anonymous.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { readFile, readdir, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { networkInterfaces } from 'node:os';
+import type { Logger } from '../../../src/util/logger.ts';
+import { KubeletError, describeError } from '../../../src/util/errors.ts';
+import { sleep } from '../../../src/util/abort.ts';
+import { run } from '../exec.ts';
+import { PAUSE_IMAGE } from '../images.ts';
+import { kubernetesBinary } from '../cluster/index.ts';
+import { portInUse } from '../cluster/daemon.ts';
+import { within } from './within.ts';
+
+export type KubeletKind = 'tskubelet' | 'upstream';
+export const KUBELET_KINDS: readonly KubeletKind[] = ['upstream', 'tskubelet'];
+
+const REPO = join(import.meta.dirname, '..', '..', '..');
+const KUBELET_PORTS = [10250, 10248] as const;
+const STOP_GRACE_MS = 20_000;
+
+export interface KubeletSpec {
+  kind: KubeletKind;
+  nodeName: string;
+  kubeconfig: string;
+  caFile: string;
+  /** unix:///path of the containerd socket. */
+  endpoint: string;
+  /** The node's InternalIP: where the API server reaches the kubelet (:10250). Not loopback, see `hostIp`. */
+  nodeIp: string;
+  rootDir: string;
+  logFile: string;
+  /** Appended to the command line (e.g. `--v=4`). */
+  extraArgs?: readonly string[];
+}
+
+/** Flags shared in meaning, in each kubelet's spelling. Upstream's extras are explained in bench/README.md. */
+export function kubeletCommand(s: KubeletSpec): { cmd: string; args: string[] } {
+  if (s.kind === 'tskubelet') {
+    const args = [
+      'run',
+      ...['--kubeconfig', s.kubeconfig, '--hostname-override', s.nodeName, '--node-ip', s.nodeIp],
+      ...['--container-runtime-endpoint', s.endpoint, '--root-dir', s.rootDir, '--client-ca-file', s.caFile],
+      ...['--v', '2'],
+    ];
+    return { cmd: join(REPO, 'bin', 'tskubelet'), args: [...args, ...(s.extraArgs ?? [])] };
+  }
+  const flags: [string, string][] = [
+    ['kubeconfig', s.kubeconfig],
+    ['hostname-override', s.nodeName],
+    ['node-ip', s.nodeIp],
+    ['container-runtime', 'remote'],
+    ['container-runtime-endpoint', s.endpoint],
+    ['containerd', s.endpoint.replace(/^unix:\/\//, '')],
+    ['root-dir', s.rootDir],
+    ['volume-plugin-dir', join(s.rootDir, 'volume-plugins')],
+    ['fail-swap-on', 'false'],
+    ['cgroups-per-qos', 'false'],
+    ['enforce-node-allocatable', ''],
+    ['cgroup-driver', 'cgroupfs'],
+    ['pod-infra-container-image', PAUSE_IMAGE],
+    // The kubelet API on the default port 10250, for the API server's client certificate only.
+    ['client-ca-file', s.caFile],
+    ['anonymous-auth', 'false'],
+    ['authentication-token-webhook', 'true'],
+    ['authorization-mode', 'Webhook'],
+    ['read-only-port', '0'],
+    // tskubelet's defaults (upstream's since 1.27); 1.20's 5/10 would throttle the suite.
+    ['kube-api-qps', '50'],
+    ['kube-api-burst', '100'],
+    ['event-qps', '50'],
+    ['event-burst', '100'],
+    ['v', '2'],
+  ];
+  return {
+    cmd: kubernetesBinary('kubelet'),
+    args: [...flags.map(([k, v]) => `--${k}=${v}`), ...(s.extraArgs ?? [])],
+  };
+}
+
+/**
+ * The host's own address (the source of its default route): the node IP for both kubelets. The
+ * upstream kubelet 1.20 refuses a loopback one ("nodeIP can't be loopback address": the Node gets
+ * no addresses, so no hostIP for pods and no InternalIP for the API server to reach it by).
+ */
+export async function hostIp(): Promise<string> {
+  const { stdout } = await run('ip', ['-4', '-o', 'route', 'get', '1.1.1.1'], { timeoutMs: 5_000 }).catch(
+    () => ({ stdout: '' }), // no default route: fall back to the interfaces below
+  );
+  const fromRoute = /\bsrc (\d+\.\d+\.\d+\.\d+)/.exec(stdout)?.[1];
+  if (fromRoute) return fromRoute;
+  for (const [name, addrs] of Object.entries(networkInterfaces())) {
+    if (name.startsWith('tskbed') || name.startsWith('cni') || name.startsWith('veth')) continue;
+    const a = addrs?.find((x) => x.family === 'IPv4' && !x.internal);
+    if (a) return a.address;
+  }
+  throw new KubeletError(
+    'NotFound',
+    'node IP',
+    'no non-loopback IPv4 address on this machine (give --node-ip)',
+  );
+}
+
+async function argvOf(pid: string): Promise<string[]> {
+  const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return raw === '' ? [] : raw.replace(/\0$/, '').split('\0');
+}
+
+/**
+ * What makes a process a kubelet, or an integration test run or benchmark that may host or start
+ * one. Unit test runs (`node --test src/…`) do not touch the bed and do not count.
+ */
+function kubeletLike(argv: readonly string[]): boolean {
+  if (basename(argv[0] ?? '') === 'kubelet') return true;
+  return argv.some(
+    (a) =>
+      a.endsWith('bin/tskubelet') ||
+      a.endsWith('dist/src/cli/main.js') ||
+      a.endsWith('src/cli/main.ts') ||
+      (a.includes('test/integration/') && a.endsWith('.ts')) ||
+      a.endsWith('bench/run.ts'),
+  );
+}
+
+/**
+ * Kubelet processes (or test runs, benchmarks) other than `except`, and busy kubelet ports (unless
+ * `ports` is false: while the kubelet under test runs, they are its own).
+ */
+export async function otherKubelets(except: readonly number[] = [], ports = true): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid || except.includes(Number(pid))) continue;
+    const argv = await argvOf(pid);
+    if (kubeletLike(argv)) found.push(`pid ${pid}: ${argv.join(' ').slice(0, 160)}`);
+  }
+  if (ports)
+    for (const port of KUBELET_PORTS) if (await portInUse(port)) found.push(`port ${port} is in use`);
+  return found;
+}
+
+const IDLE_POLL_MS = 5_000;
+
+/**
+ * Waits until no other kubelet or test run has been seen for `quietMs` (someone iterating restarts
+ * their kubelet every few seconds; a gap is not a free bed). The bed is shared with other engineers.
+ */
+export async function waitForIdleBed(
+  logger: Logger,
+  opts: { timeoutMs: number; quietMs: number },
+  signal?: AbortSignal,
+): Promise<void> {
+  const deadline = Date.now() + opts.timeoutMs;
+  let idleSince: number | undefined;
+  let said = '';
+  for (;;) {
+    const others = await otherKubelets();
+    if (others.length === 0) {
+      idleSince ??= Date.now();
+      if (Date.now() - idleSince >= opts.quietMs) return;
+    } else {
+      idleSince = undefined;
+      const now = others.join('; ');
+      if (now !== said) logger.info('another kubelet (or test run) is using the bed; waiting', { others });
+      said = now;
+    }
+    if (Date.now() > deadline) {
+      throw new KubeletError(
+        'DeadlineExceeded',
+        'wait for the bed',
+        `not free for ${opts.quietMs / 1000} s in a row within ${opts.timeoutMs / 60_000} min; last seen: ${said}`,
+      );
+    }
+    await sleep(IDLE_POLL_MS, signal);
+  }
+}
+
+export interface RunningKubelet {
+  spec: KubeletSpec;
+  pid: number;
+  /** Exit code or signal once it has exited. */
+  exit(): string | undefined;
+  /** SIGTERM, SIGKILL after 20 s; resolves when the process is gone. */
+  stop(): Promise<void>;
+}
+
+export function startKubelet(spec: KubeletSpec, logger: Logger): RunningKubelet {
+  const { cmd, args } = kubeletCommand(spec);
+  const fd = openSync(spec.logFile, 'a');
+  let child;
+  try {
+    child = spawn(cmd, args, { stdio: ['ignore', fd, fd], cwd: REPO });
+  } finally {
+    closeSync(fd);
+  }
+  const pid = child.pid;
+  if (pid === undefined) throw new KubeletError('NotFound', `start ${spec.kind}`, `cannot run ${cmd}`);
+  let exit: string | undefined;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', (code, sig) => {
+      exit = sig ?? `exit ${code}`;
+      resolve();
+    }),
+  );
+  logger.info(`started ${spec.kind}`, {
+    pid,
+    node: spec.nodeName,
+    log: spec.logFile,
+    command: `${cmd} ${args.join(' ')}`,
+  });
+  return {
+    spec,
+    pid,
+    exit: () => exit,
+    async stop() {
+      if (exit !== undefined) return;
+      child.kill('SIGTERM');
+      if ((await within(exited, STOP_GRACE_MS)) === 'timeout') {
+        logger.warn(`${spec.kind} ignored SIGTERM for ${STOP_GRACE_MS} ms; killing it`, { pid });
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+export function kubectl(admin: string, args: readonly string[], timeoutMs = 60_000): Promise<string> {
+  return run('kubectl', ['--kubeconfig', admin, ...args], { timeoutMs }).then((r) => r.stdout);
+}
+
+/** Resolves once the Node reports Ready=True; rejects if the kubelet exits first or on timeout. */
+export async function waitNodeReady(admin: string, k: RunningKubelet, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const jsonpath = '{.status.conditions[?(@.type=="Ready")].status}';
+  for (;;) {
+    const exit = k.exit();
+    if (exit !== undefined) {
+      const tail = (await readFile(k.spec.logFile, 'utf8').catch(() => ''))
+        .trimEnd()
+        .split('\n')
+        .slice(-25)
+        .join('\n');
+      throw new KubeletError(
+        'Unavailable',
+        `start ${k.spec.kind}`,
+        `exited (${exit}) before its node was Ready:\n${tail}`,
+      );
+    }
+    const ready = await kubectl(
+      admin,
+      ['get', 'node', k.spec.nodeName, '-o', `jsonpath=${jsonpath}`],
+      15_000,
+    ).catch(
+      () => '', // not registered yet
+    );
+    if (ready === 'True') return;
+    if (Date.now() > deadline) {
+      throw new KubeletError(
+        'DeadlineExceeded',
+        `start ${k.spec.kind}`,
+        `node ${k.spec.nodeName} not Ready within ${timeoutMs} ms (log: ${k.spec.logFile})`,
+      );
+    }
+    await sleep(1_000);
+  }
+}
+
+/**
+ * Before a run: deletes every Node (the e2e framework waits for all nodes to be schedulable, and a
+ * stale object of the node under test carries old status) and namespaces an earlier e2e run left.
+ */
+export async function cleanClusterObjects(admin: string, logger: Logger): Promise<void> {
+  const nodes = (await kubectl(admin, ['get', 'nodes', '-o', 'name'])).split('\n').filter((l) => l !== '');
+  if (nodes.length > 0) {
+    logger.info('deleting Node objects', { nodes });
+    await kubectl(admin, ['delete', ...nodes, '--wait=true'], 120_000);
+  }
+  const nss = (await kubectl(admin, ['get', 'namespaces', '-l', 'e2e-run', '-o', 'name']))
+    .split('\n')
+    .filter((l) => l !== '');
+  if (nss.length > 0) {
+    logger.info('deleting namespaces an earlier e2e run left', { count: nss.length });
+    await kubectl(admin, ['delete', ...nss, '--wait=false'], 120_000);
+  }
+}
+
+/** Unmounts whatever a kubelet left mounted under `dir` (deepest first), then removes it. */
+export async function removeKubeletDir(dir: string, logger: Logger): Promise<void> {
+  const info = await readFile('/proc/self/mountinfo', 'utf8');
+  const mounts = info
+    .split('\n')
+    .map((l) => (l.split(' ')[4] ?? '').replace(/\\040/g, ' '))
+    .filter((p) => p === dir || p.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) {
+    await run('umount', ['-l', m], { timeoutMs: 10_000 }).catch((err: unknown) =>
+      logger.warn('cannot unmount', { mount: m, err: describeError(err) }),
+    );
+  }
+  await rm(dir, { recursive: true, force: true });
+}

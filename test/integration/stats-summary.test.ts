@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createStatsProvider } from '../../src/stats/index.ts';
 import { sleep } from '../../src/util/abort.ts';
-import { IMAGE, NODE, podManifest, useKubelet, waitForPhase, writeManifest } from './support.ts';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { IMAGE, NODE, eventually, podManifest, useKubelet, waitForPhase, writeManifest } from './support.ts';
 
 /**
  * The Summary API and /metrics/resource against real containerd: a busybox pod that burns a little
@@ -35,7 +37,21 @@ void describe('stats summary on real containerd', () => {
         ],
       }),
     );
-    await waitForPhase(t.k.kubelet, 'stats', 'Running', 60_000);
+    const view = await waitForPhase(t.k.kubelet, 'stats', 'Running', 60_000);
+    // Volume usage is measured at most once a minute: ask only once the blob is fully written.
+    const blob = join(
+      t.env.rootDir,
+      'pods',
+      view.pod.metadata.uid ?? '',
+      'volumes',
+      'kubernetes.io~empty-dir',
+      'cache',
+      'blob',
+    );
+    await eventually('the 1 MiB blob in the emptyDir', async () => {
+      const st = await stat(blob).catch(() => undefined);
+      return st && st.size >= 1024 * 1024 ? true : undefined;
+    });
     const provider = createStatsProvider({
       runtime: t.env.cri.runtime,
       imageService: t.env.cri.image,

@@ -351,13 +351,14 @@ ${extra}`;
   });
 
   it('rotates a chatty container log (50 MiB) within containerLogMaxSize/MaxFiles, and logs --tail still works', async () => {
-    // 50 writes of 1 MiB of 64-byte lines, one a second: ~1.6 MiB a write in the CRI log format.
+    // 50 writes of 1 MiB of 64-byte lines, 2 s apart (the live file is checked every second, so
+    // each write is seen before the next): ~1.6 MiB a write in the CRI log format.
     const chunk = 'seq -w 1 16384 | sed "s/$/ 0123456789abcdef0123456789abcdef0123456789abcdef0123/"';
     await ok(
       ['apply', '-f', '-'],
       podYaml(
         'chatty',
-        `i=0; while [ $i -lt 50 ]; do ${chunk}; i=$((i+1)); sleep 1; done; echo done-writing; sleep 3600`,
+        `i=0; while [ $i -lt 50 ]; do ${chunk}; i=$((i+1)); sleep 2; done; echo done-writing; sleep 3600`,
       ),
     );
     await waitRunning('chatty');
@@ -382,7 +383,7 @@ ${extra}`;
         const tail = await ok(['logs', 'chatty', '--tail=1']);
         return tail === 'done-writing\n' ? true : undefined;
       },
-      150_000,
+      200_000,
       () => ({ mostFiles, largest }),
     );
     assert.ok(mostFiles <= 5, `at most containerLogMaxFiles (5) files, saw ${mostFiles}`);

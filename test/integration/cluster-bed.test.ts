@@ -150,6 +150,9 @@ void describe('cluster bed (etcd + kube-apiserver 1.20 + controller-manager + sc
           kind: 'Pod',
           metadata: { name: POD, namespace: 'default' },
           spec: {
+            // No node carries this label, so the scheduler's answer does not depend on whether some
+            // Node in the bed (this file's, or another test's) is schedulable at that moment.
+            nodeSelector: { 'tskubelet.test/no-such-node': 'true' },
             containers: [{ name: 'c', image: 'docker.io/library/busybox:1.29', command: ['sleep', '3600'] }],
           },
         }),
@@ -161,7 +164,7 @@ void describe('cluster bed (etcd + kube-apiserver 1.20 + controller-manager + sc
         pod.spec.volumes?.some((v) => v.secret?.secretName?.startsWith('default-token-')),
         JSON.stringify(pod.spec.volumes),
       );
-      // No node can take it (the test Node is not Ready): the scheduler says so in a condition.
+      // No node matches its selector: the scheduler says so in a condition.
       const deadline = Date.now() + 60_000;
       let conditions = '';
       while (Date.now() < deadline) {

@@ -17,7 +17,6 @@ import { createServiceInformer } from '../api/service-informer.ts';
 import { createMirrorPods } from '../kubelet/mirror-pods.ts';
 import { createNodeAgent } from '../node/index.ts';
 import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
-import { runOnce } from '../kubelet/run-once.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
 import {
   createKubeletMetrics,
@@ -164,7 +163,7 @@ export async function runKubelet(
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      const results = await runOnce(kubelet, logger, {
+      const results = await kubelet.runOnce({
         sourceTimeoutMs: config.runOnceTimeoutMs,
         signal: ac.signal,
       });

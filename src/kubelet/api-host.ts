@@ -15,7 +15,7 @@ export interface ApiHostDeps {
   kubelet: {
     pods(): PodView[];
     healthz(): { ok: boolean; message: string };
-    readonly runtime: { listPods(signal?: AbortSignal): Promise<RuntimePodSummary[]> };
+    runningPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
   };
   runtime: RuntimeService;
   configz: () => unknown;
@@ -34,7 +34,7 @@ export function createApiHost(deps: ApiHostDeps): KubeletApiHost {
 
   async function runtimePod(pod: Pod, signal: AbortSignal): Promise<RuntimePodSummary | undefined> {
     const uid = pod.metadata.uid ?? '';
-    const pods = await deps.kubelet.runtime.listPods(signal);
+    const pods = await deps.kubelet.runningPods(signal);
     return pods.find((p) => p.uid === uid);
   }
 
@@ -48,7 +48,7 @@ export function createApiHost(deps: ApiHostDeps): KubeletApiHost {
         .find((p) => (p.pod.metadata.namespace ?? 'default') === namespace && p.pod.metadata.name === name);
     },
     async runningPods(signal) {
-      const pods = await deps.kubelet.runtime.listPods(signal);
+      const pods = await deps.kubelet.runningPods(signal);
       return pods.map((p): Pod => ({
         metadata: { name: p.name, namespace: p.namespace, uid: p.uid },
         spec: {

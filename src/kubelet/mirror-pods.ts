@@ -3,6 +3,7 @@ import { podFullName } from '../api/types.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import { isAlreadyExists } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
+import type { StatusTarget } from '../status/api-syncer.ts';
 import { describeError, isNotFound } from '../util/errors.ts';
 import {
   ANNOTATION_CONFIG_HASH,
@@ -132,5 +133,21 @@ export function createMirrorPods(deps: MirrorPodDeps): MirrorPods {
         else if (m.metadata.deletionTimestamp) await remove(m, 'mirror pod is being deleted', signal);
       }
     },
+  };
+}
+
+/**
+ * Where a desired pod's status is written in the API: a static pod's mirror pod (none yet: nowhere),
+ * any other pod itself. Carries the object as last seen, the base of the status patch.
+ */
+export function statusTargetFor(pod: Pod, mirrors: MirrorPods): StatusTarget {
+  const target = isStaticPod(pod) ? mirrors.mirrorFor(pod) : pod;
+  if (!target) return undefined;
+  return {
+    namespace: target.metadata.namespace ?? '',
+    name: target.metadata.name ?? '',
+    uid: target.metadata.uid ?? '',
+    ...(target.status ? { status: target.status } : {}),
+    ...(target.metadata.resourceVersion ? { resourceVersion: target.metadata.resourceVersion } : {}),
   };
 }

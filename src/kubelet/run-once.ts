@@ -3,15 +3,14 @@ import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import { sleep } from '../util/abort.ts';
-import type { Kubelet } from './kubelet.ts';
-import { waitFor } from './kubelet.ts';
+import {
+  RUN_ONCE_MAX_RETRIES,
+  RUN_ONCE_RETRY_DELAY_BACKOFF,
+  RUN_ONCE_RETRY_DELAY_MS,
+} from '../config/defaults.ts';
 import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { findContainerStatus } from '../runtime/runtime-pod.ts';
-
-/** Upstream runonce constants. */
-export const RUN_ONCE_MAX_RETRIES = 10;
-export const RUN_ONCE_RETRY_DELAY_MS = 1_000;
-export const RUN_ONCE_RETRY_BACKOFF = 2;
+import type { AdmitResult } from './admission.ts';
 
 export interface RunOnceResult {
   pod: string;
@@ -19,6 +18,20 @@ export interface RunOnceResult {
   ok: boolean;
   /** `running`, `succeeded`, or why it failed. */
   detail: string;
+}
+
+/** What run-once mode needs of the kubelet: the same sources, admission and syncPod as the loop. */
+export interface RunOnceHost {
+  startSources(): void;
+  stopSources(): Promise<void>;
+  sourcesReady(): boolean;
+  /** The pods the sources delivered. */
+  pods(): Pod[];
+  /** Admission against the pods admitted so far; a rejection is recorded (event, Failed status). */
+  admit(pod: Pod, admitted: Pod[]): AdmitResult;
+  /** The sync loop's syncPod: volumes, pod cgroup, containers. */
+  syncPod(pod: Pod, signal: AbortSignal): Promise<unknown>;
+  podStatus(pod: Pod, signal: AbortSignal): Promise<RuntimePodStatus>;
 }
 
 /** Every app container runs, or (for run-to-completion pods) every one already exited 0. */
@@ -31,64 +44,77 @@ function outcome(pod: Pod, rs: RuntimePodStatus): 'running' | 'succeeded' | 'fai
   return 'pending';
 }
 
-async function runPod(kubelet: Kubelet, pod: Pod, log: Logger, signal: AbortSignal): Promise<RunOnceResult> {
-  const uid = pod.metadata.uid ?? '';
-  const name = podFullName(pod);
+/** Upstream runPod: check, sync, wait with a doubling delay, at most RUN_ONCE_MAX_RETRIES times. */
+async function runPod(host: RunOnceHost, pod: Pod, signal: AbortSignal): Promise<RunOnceResult> {
+  const result = (ok: boolean, detail: string): RunOnceResult => ({
+    pod: podFullName(pod),
+    podUID: pod.metadata.uid ?? '',
+    ok,
+    detail,
+  });
   let delay = RUN_ONCE_RETRY_DELAY_MS;
   for (let attempt = 0; ; attempt++) {
-    const rs = await kubelet.runtime.getPodStatus(
-      uid,
-      pod.metadata.name ?? '',
-      pod.metadata.namespace ?? '',
-      signal,
-    );
-    const o = outcome(pod, rs);
-    if (o === 'running' || o === 'succeeded') return { pod: name, podUID: uid, ok: true, detail: o };
-    if (o === 'failed') return { pod: name, podUID: uid, ok: false, detail: 'a container failed' };
+    const o = outcome(pod, await host.podStatus(pod, signal));
+    if (o === 'running' || o === 'succeeded') return result(true, o);
+    if (o === 'failed') return result(false, 'a container failed');
     if (attempt >= RUN_ONCE_MAX_RETRIES) {
-      return {
-        pod: name,
-        podUID: uid,
-        ok: false,
-        detail: `timeout: containers not running after ${RUN_ONCE_MAX_RETRIES} retries`,
-      };
+      return result(false, `timeout: containers not running after ${RUN_ONCE_MAX_RETRIES} retries`);
     }
-    const result = await kubelet.runtime.syncPod(pod, rs, signal);
-    const failures = [...result.startFailures].map(([c, f]) => `${c}: ${f.reason}`);
-    if (result.sandboxError) failures.push(result.sandboxError);
-    if (failures.length > 0)
-      log.warn('run-once sync incomplete', { pod: name, podUID: uid, attempt, failures });
+    await host.syncPod(pod, signal);
     await sleep(delay, signal);
-    delay *= RUN_ONCE_RETRY_BACKOFF;
+    delay *= RUN_ONCE_RETRY_DELAY_BACKOFF;
   }
 }
 
+/** Polls `check` every 50 ms until it holds or `timeoutMs` passed; false on timeout. */
+async function waitFor(check: () => boolean, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await sleep(50, signal);
+  }
+  return true;
+}
+
 /**
- * Upstream RunOnce: read every source once, run its pods, wait until each is running (or has
- * completed successfully) or failed, and report per pod. Pods are left running.
+ * Upstream RunOnce: read every source once, admit its pods in order, run the admitted ones through
+ * syncPod until each is running (or has completed successfully) or failed, and report per pod.
+ * Pods are left running.
  */
 export async function runOnce(
-  kubelet: Kubelet,
+  host: RunOnceHost,
   log: Logger,
   opts: { sourceTimeoutMs: number; signal: AbortSignal },
 ): Promise<RunOnceResult[]> {
-  kubelet.podConfig.start();
+  host.startSources();
   try {
-    const ready = await waitFor(() => kubelet.sourcesReady(), opts.sourceTimeoutMs, opts.signal);
+    const ready = await waitFor(() => host.sourcesReady(), opts.sourceTimeoutMs, opts.signal);
     if (!ready) log.warn('not every pod source answered in time; running the pods seen so far');
-    const pods = kubelet.podConfig.allPods();
+    const pods = host.pods();
     log.info('run-once: starting pods', { count: pods.length });
-    return await Promise.all(
-      pods.map((pod) =>
-        runPod(kubelet, pod, log, opts.signal).catch((err: unknown): RunOnceResult => ({
+    const admitted: Pod[] = [];
+    const runs: Promise<RunOnceResult>[] = [];
+    for (const pod of pods) {
+      const verdict = host.admit(pod, admitted);
+      if (!verdict.admit) {
+        const detail = `rejected: ${verdict.reason ?? 'Rejected'}: ${verdict.message ?? ''}`;
+        runs.push(
+          Promise.resolve({ pod: podFullName(pod), podUID: pod.metadata.uid ?? '', ok: false, detail }),
+        );
+        continue;
+      }
+      admitted.push(pod);
+      runs.push(
+        runPod(host, pod, opts.signal).catch((err: unknown): RunOnceResult => ({
           pod: podFullName(pod),
           podUID: pod.metadata.uid ?? '',
           ok: false,
           detail: describeError(err),
         })),
-      ),
-    );
+      );
+    }
+    return await Promise.all(runs);
   } finally {
-    await kubelet.podConfig.stop();
+    await host.stopSources();
   }
 }

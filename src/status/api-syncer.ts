@@ -24,6 +24,11 @@ export interface StatusSyncer {
   markDirty(uids: string[]): void;
   /** Resolves when nothing is dirty or in flight (at once after stop()); for tests. */
   idle(): Promise<void>;
+  /**
+   * The last step of a graceful deletion (upstream status manager): every container has stopped,
+   * so the pod object is deleted with grace 0, guarded by its UID. Already gone is fine.
+   */
+  deletePod(pod: Pod, signal: AbortSignal): Promise<void>;
 }
 
 export interface StatusSyncerDeps {
@@ -170,7 +175,30 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
     pump();
   }
 
+  async function deletePod(pod: Pod, signal: AbortSignal): Promise<void> {
+    try {
+      await deps.api.request({
+        method: 'DELETE',
+        path: `/api/v1/namespaces/${pod.metadata.namespace ?? 'default'}/pods/${pod.metadata.name ?? ''}`,
+        body: {
+          kind: 'DeleteOptions',
+          apiVersion: 'v1',
+          gracePeriodSeconds: 0,
+          preconditions: { uid: pod.metadata.uid },
+        },
+        signal,
+      });
+      deps.logger.info('pod deleted from the API after termination', {
+        pod: podFullName(pod),
+        podUID: pod.metadata.uid,
+      });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
   return {
+    deletePod,
     start() {
       unsubscribe = deps.statuses.onChange((uid) => {
         dirty.add(uid);

@@ -1,0 +1,165 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Pod } from '../api/types.ts';
+import type { Logger } from '../util/logger.ts';
+import type { Backoff } from '../util/backoff.ts';
+import type { BackoffStore } from '../util/backoff-store.ts';
+import { describeError } from '../util/errors.ts';
+import { PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS } from '../config/defaults.ts';
+import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
+import type { VolumeManager } from '../volume/index.ts';
+import type { ContainerManager } from '../cm/index.ts';
+import type { QosUpdater } from '../cm/qos-updater.ts';
+import type { PodWorkers } from './pod-workers.ts';
+import type { PodState } from './pod-state.ts';
+import { isStaticPod } from './mirror-pods.ts';
+
+export interface HousekeepingDeps {
+  state: PodState;
+  workers: PodWorkers;
+  /** The pods of the PLEG's last relist; undefined before the first one. */
+  runtimePods(): readonly RuntimePodSummary[] | undefined;
+  /** Every source has delivered its first snapshot: only then may unclaimed pods be cleaned up. */
+  sourcesReady(): boolean;
+  backoff: Backoff;
+  backoffStore: BackoffStore;
+  /** Cluster mode: makes the mirror pods match the static pods. */
+  reconcileMirrors?: (staticPods: Pod[], signal: AbortSignal) => Promise<void>;
+  volumes: VolumeManager;
+  rootDir: string;
+  cm: ContainerManager | undefined;
+  qos: QosUpdater;
+  /** Aborted when the kubelet stops. */
+  signal: AbortSignal;
+  logger: Logger;
+  now(): number;
+}
+
+/**
+ * Upstream HandlePodCleanups, run every housekeeping period from the sync loop: kills workers and
+ * runtime pods no source claims, forgets terminated workers, and starts (at most one of each at a
+ * time, in the background) the mirror pod pass, the orphaned pod directory and pod cgroup cleanup.
+ */
+export interface Housekeeping {
+  /** One pass; returns at once (background passes run on). Skipped until all sources are ready. */
+  run(): void;
+  /** Resolves when no background pass is running. */
+  idle(): Promise<void>;
+}
+
+export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
+  const { state, workers, logger: log } = deps;
+  let mirrorPass: Promise<void> | undefined;
+  let dirCleanup: Promise<void> | undefined;
+  let cgroupCleanup: Promise<void> | undefined;
+
+  function killUnclaimed(): void {
+    for (const uid of workers.uids()) {
+      if (state.desired.has(uid)) continue;
+      const phase = workers.phase(uid);
+      if (phase === 'syncing') workers.update({ type: 'kill', uid, pod: undefined });
+      else if (phase === 'terminated') workers.forget(uid);
+    }
+    for (const p of deps.runtimePods() ?? []) {
+      if (state.desired.has(p.uid) || workers.phase(p.uid) !== undefined) continue;
+      const live = p.sandboxes.length > 0 || p.containers.length > 0;
+      if (!live) continue;
+      log.info('cleaning up pod no source claims', { pod: `${p.namespace}/${p.name}`, podUID: p.uid });
+      workers.update({ type: 'kill', uid: p.uid, pod: undefined, name: p.name, namespace: p.namespace });
+    }
+  }
+
+  function reconcileMirrors(): void {
+    const reconcile = deps.reconcileMirrors;
+    if (!reconcile || mirrorPass) return;
+    const statics = [...state.desired.values()].filter(isStaticPod);
+    mirrorPass = reconcile(statics, deps.signal)
+      .catch((err: unknown) => log.warn('mirror pod pass failed', { err: describeError(err) }))
+      .finally(() => {
+        mirrorPass = undefined;
+      });
+  }
+
+  /**
+   * Upstream cleanupOrphanedPodDirs: pod directories (and their volume mounts) of pods that no
+   * source claims, no worker runs and the runtime no longer has, e.g. pods removed while the
+   * kubelet was down.
+   */
+  function cleanupOrphanedPodDirs(): void {
+    const runtimePods = deps.runtimePods();
+    if (dirCleanup || runtimePods === undefined) return;
+    const runtimeUids = new Set(runtimePods.map((p) => p.uid));
+    dirCleanup = (async () => {
+      const uids = await readdir(join(deps.rootDir, 'pods')).catch(() => [] as string[]);
+      for (const uid of uids) {
+        if (state.desired.has(uid) || workers.phase(uid) !== undefined || runtimeUids.has(uid)) continue;
+        try {
+          await deps.volumes.cleanUpPod(uid, deps.signal);
+          log.info('removed orphaned pod directory', { podUID: uid });
+        } catch (err) {
+          log.warn('failed to remove orphaned pod directory; will retry', {
+            podUID: uid,
+            err: describeError(err),
+          });
+        }
+      }
+    })().finally(() => {
+      dirCleanup = undefined;
+    });
+  }
+
+  /**
+   * Upstream cleanupOrphanedPodCgroups: removes the cgroups of pods that cannot be running any
+   * more: no worker syncing or terminating them, not a desired pod about to start, and nothing
+   * live in the runtime (known only once the PLEG has relisted).
+   */
+  function cleanupPodCgroups(): void {
+    const runtimePods = deps.runtimePods();
+    const cm = deps.cm;
+    if (!cm || cgroupCleanup || runtimePods === undefined) return;
+    const live = new Set(
+      runtimePods
+        .filter(
+          (p) =>
+            p.sandboxes.some((s) => s.state === 'ready') || p.containers.some((c) => c.state === 'running'),
+        )
+        .map((p) => p.uid),
+    );
+    const isActive = (uid: string): boolean => {
+      const phase = workers.phase(uid);
+      if (phase === 'syncing' || phase === 'terminating') return true;
+      // A finished pod still in its source keeps its cgroup (its sandbox and shim may live there)
+      // until it is deleted; upstream likewise waits while the pod's volumes exist.
+      if (state.syncable(uid)) return true;
+      return live.has(uid);
+    };
+    cgroupCleanup = cm
+      .cleanupOrphanedPodCgroups(isActive, deps.signal)
+      .then((removed) => {
+        if (removed.length > 0) void deps.qos.update();
+      })
+      .catch((err: unknown) => {
+        if (!deps.signal.aborted) log.warn('pod cgroup cleanup failed', { err: describeError(err) });
+      })
+      .finally(() => {
+        cgroupCleanup = undefined;
+      });
+  }
+
+  return {
+    run() {
+      if (!deps.sourcesReady()) return;
+      killUnclaimed();
+      deps.backoff.gc(deps.now());
+      void deps.backoffStore.save();
+      reconcileMirrors();
+      cleanupOrphanedPodDirs();
+      cleanupPodCgroups();
+      if (deps.now() - deps.qos.lastUpdateAt() >= PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS)
+        void deps.qos.update();
+    },
+    async idle() {
+      await Promise.all([mirrorPass, dirCleanup, cgroupCleanup]);
+    },
+  };
+}

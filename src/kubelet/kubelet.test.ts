@@ -1,0 +1,275 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { createMemoryRecorder } from '../api/events.ts';
+import { FakeApi } from '../api/testing.ts';
+import type { Pod, PodStatus } from '../api/types.ts';
+import { sleep } from '../util/abort.ts';
+import { nullLogger } from '../util/logger.ts';
+import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
+import type { PodSource } from '../podsource/index.ts';
+import { createKubelet, type Kubelet, type KubeletDependencies } from './kubelet.ts';
+import type { MirrorPods } from './mirror-pods.ts';
+
+/**
+ * A pod source the test drives: `send` delivers a snapshot (the first one marks the source ready);
+ * a kubelet that starts later gets the latest snapshot, as a file source re-reads its directory.
+ */
+function testSource(name: PodSource['name'] = 'file'): PodSource & { send(pods: Pod[]): void } {
+  let deliver: ((pods: Pod[]) => void) | undefined;
+  let last: Pod[] | undefined;
+  return {
+    name,
+    start(send) {
+      deliver = send;
+      if (last) send(last);
+    },
+    stop() {
+      deliver = undefined;
+      return Promise.resolve();
+    },
+    send(pods) {
+      last = pods;
+      deliver?.(pods);
+    },
+  };
+}
+
+function makePod(name: string, patch: (p: Pod) => void = () => {}): Pod {
+  const pod: Pod = {
+    metadata: {
+      name,
+      namespace: 'ns',
+      uid: `uid-${name}`,
+      creationTimestamp: '2026-11-24T00:00:00Z',
+      annotations: { 'kubernetes.io/config.source': 'api' },
+    },
+    spec: { containers: [{ name: 'app', image: 'busybox:1.29' }], terminationGracePeriodSeconds: 1 },
+  };
+  patch(pod);
+  return pod;
+}
+
+/** A kubelet on the fake CRI with real managers, in its own root dir; stopped after the test. */
+async function setup(
+  t: TestContext,
+  extra: Partial<KubeletDependencies> = {},
+  sourceName: PodSource['name'] = 'file',
+) {
+  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-kubelet-'));
+  const cri = new FakeRuntimeService();
+  const images = new FakeImageService();
+  const recorder = createMemoryRecorder();
+  const source = testSource(sourceName);
+  const started: Kubelet[] = [];
+  t.after(async () => {
+    for (const k of started) await k.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const make = (): Kubelet =>
+    createKubelet(
+      {
+        nodeName: 'node-a',
+        nodeIP: '192.0.2.10',
+        rootDir: dir,
+        podLogsDir: join(dir, 'logs'),
+        maxPods: 110,
+        syncFrequencyMs: 60_000,
+      },
+      {
+        runtimeService: cri,
+        imageService: images,
+        sources: [source],
+        recorder,
+        logger: nullLogger,
+        node: () => ({
+          name: 'node-a',
+          labels: {},
+          allocatable: { milliCPU: 2000, memory: 4 << 30, pods: 110 },
+        }),
+        ...extra,
+      },
+    );
+  return {
+    cri,
+    recorder,
+    source,
+    make,
+    /** Creates and runs a kubelet (stopped after the test). */
+    start(): Kubelet {
+      const k = make();
+      started.push(k);
+      void k.run();
+      return k;
+    },
+  };
+}
+
+async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 8_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = get();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+const statusOf = (k: Kubelet, uid: string): PodStatus | undefined =>
+  k.pods().find((p) => p.pod.metadata.uid === uid)?.status;
+
+const liveContainers = (cri: FakeRuntimeService, uid: string) =>
+  [...cri.containers.values()].filter((c) => c.status.labels['io.kubernetes.pod.uid'] === uid);
+
+describe('the kubelet core on a fake CRI', () => {
+  void it('takes a pod through its whole life: Running, then killed and removed once its source drops it', async (t) => {
+    const s = await setup(t);
+    const k = s.start();
+    const pod = makePod('web');
+    s.source.send([pod]);
+    const running = await until(
+      'Running',
+      () => statusOf(k, 'uid-web')?.phase === 'Running' && statusOf(k, 'uid-web'),
+    );
+    assert.equal(running.containerStatuses?.[0]?.ready, true);
+    assert.equal(running.hostIP, '192.0.2.10');
+    assert.equal(
+      liveContainers(s.cri, 'uid-web').filter((c) => c.status.state === 'CONTAINER_RUNNING').length,
+      1,
+    );
+
+    s.source.send([]);
+    await until(
+      'containers and sandbox removed',
+      () => s.cri.containers.size === 0 && s.cri.sandboxes.size === 0,
+    );
+    await until('pod forgotten', () => k.pods().length === 0);
+    assert.ok(s.cri.callsTo('stopContainer').length >= 1, 'the container was stopped before removal');
+  });
+
+  void it('rejects a pod at admission: Failed with the reason and an event, never in the runtime', async (t) => {
+    const s = await setup(t);
+    const k = s.start();
+    const pod = makePod('tuned', (p) => {
+      p.spec.securityContext = { sysctls: [{ name: 'kernel.msgmax', value: '1' }] };
+    });
+    s.source.send([pod]);
+    const status = await until('Failed', () => statusOf(k, 'uid-tuned'));
+    assert.equal(status.phase, 'Failed');
+    assert.equal(status.reason, 'SysctlForbidden');
+    assert.ok(s.recorder.events.some((e) => e.pod === 'ns/tuned' && e.reason === 'SysctlForbidden'));
+    await sleep(300);
+    assert.equal(s.cri.callsTo('runPodSandbox').length, 0);
+  });
+
+  void it('kills and removes a runtime pod no source claims, once every source has spoken (housekeeping)', async (t) => {
+    const s = await setup(t);
+    const first = s.start();
+    s.source.send([makePod('left-behind')]);
+    await until('Running', () => statusOf(first, 'uid-left-behind')?.phase === 'Running');
+    await first.stop(); // a kubelet restart: its containers keep running
+
+    assert.equal(liveContainers(s.cri, 'uid-left-behind').length, 1);
+    s.source.send([]); // the manifest went away while the kubelet was down
+    s.start();
+    await until(
+      'the orphan removed',
+      () => s.cri.containers.size === 0 && s.cri.sandboxes.size === 0,
+      10_000,
+    );
+  });
+
+  void it("keeps a static pod's mirror in step and writes the static pod's status to the mirror", async (t) => {
+    const api = new FakeApi().respond(
+      'PATCH',
+      '/api/v1/namespaces/ns/pods/static-web/status',
+      (req: { body: unknown }) => ({
+        metadata: { name: 'static-web', namespace: 'ns', uid: 'mirror-uid' },
+        status: (req.body as { status?: PodStatus }).status,
+      }),
+    );
+    const reconciled: string[][] = [];
+    let mirror: Pod | undefined;
+    const mirrorPods: MirrorPods = {
+      setMirrors: (pods) => {
+        mirror = pods[0];
+      },
+      mirrorFor: () => mirror,
+      reconcile: (statics) => {
+        reconciled.push(statics.map((p) => p.metadata.name ?? ''));
+        return Promise.resolve();
+      },
+    };
+    const s = await setup(t, { cluster: { api, mirrorPods } });
+    const k = s.start();
+    const staticPod = makePod('static-web', (p) => {
+      p.metadata.annotations = { 'kubernetes.io/config.source': 'file' };
+    });
+    s.source.send([staticPod]);
+    await until('Running', () => statusOf(k, 'uid-static-web')?.phase === 'Running');
+    await until('a mirror pass with the static pod', () => reconciled.some((r) => r.includes('static-web')));
+    assert.equal(api.requestsFor('PATCH').length, 0, 'no status written before the mirror exists');
+
+    k.setMirrorPods([
+      { metadata: { name: 'static-web', namespace: 'ns', uid: 'mirror-uid' }, spec: staticPod.spec },
+    ]);
+    const patch = await until('a status patch of the mirror', () => api.requestsFor('PATCH')[0]);
+    assert.match(JSON.stringify(patch.body), /"phase":"Running"/);
+    assert.match(JSON.stringify(patch.body), /mirror-uid/);
+  });
+
+  void it('deletes a terminated API pod with grace 0 after its containers stopped (graceful deletion)', async (t) => {
+    const api = new FakeApi()
+      .respond('PATCH', /\/status$/, { metadata: {} })
+      .respond('DELETE', '/api/v1/namespaces/ns/pods/doomed', {});
+    const mirrorPods: MirrorPods = {
+      setMirrors: () => {},
+      mirrorFor: () => undefined,
+      reconcile: () => Promise.resolve(),
+    };
+    const s = await setup(t, { cluster: { api, mirrorPods } }, 'api');
+    const k = s.start();
+    const pod = makePod('doomed');
+    s.source.send([pod]);
+    await until('Running', () => statusOf(k, 'uid-doomed')?.phase === 'Running');
+    s.source.send([
+      {
+        ...pod,
+        metadata: {
+          ...pod.metadata,
+          deletionTimestamp: '2026-11-24T00:00:01Z',
+          deletionGracePeriodSeconds: 1,
+        },
+      },
+    ]);
+    const del = await until('the final DELETE', () => api.requestsFor('DELETE')[0]);
+    assert.deepEqual(del.body, {
+      kind: 'DeleteOptions',
+      apiVersion: 'v1',
+      gracePeriodSeconds: 0,
+      preconditions: { uid: 'uid-doomed' },
+    });
+    assert.equal(liveContainers(s.cri, 'uid-doomed').length, 0);
+  });
+
+  void it('run-once admits, syncs each pod until its containers run, and reports per pod', async (t) => {
+    const s = await setup(t);
+    const k = s.make();
+    s.source.send([
+      makePod('once'),
+      makePod('refused', (p) => {
+        p.spec.securityContext = { sysctls: [{ name: 'kernel.msgmax', value: '1' }] };
+      }),
+    ]);
+    const results = await k.runOnce({ sourceTimeoutMs: 2_000, signal: AbortSignal.timeout(20_000) });
+    const byPod = Object.fromEntries(results.map((r) => [r.pod, r]));
+    assert.equal(byPod['ns/once']?.ok, true);
+    assert.equal(byPod['ns/once']?.detail, 'running');
+    assert.equal(byPod['ns/refused']?.ok, false);
+    assert.match(byPod['ns/refused']?.detail ?? '', /SysctlForbidden/);
+    assert.equal(liveContainers(s.cri, 'uid-refused').length, 0);
+    assert.ok(s.recorder.events.some((e) => e.pod === 'ns/refused' && e.reason === 'SysctlForbidden'));
+  });
+});

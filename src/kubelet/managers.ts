@@ -1,0 +1,159 @@
+import type { Pod } from '../api/types.ts';
+import { podFullName } from '../api/types.ts';
+import type { Logger } from '../util/logger.ts';
+import type { Backoff } from '../util/backoff.ts';
+import { createImageManager } from '../runtime/image-manager.ts';
+import { createNodeCredentials } from '../runtime/node-credentials.ts';
+import { createRuntimeManager, type RuntimeManager } from '../runtime/runtime-manager.ts';
+import { makeEnvironment } from '../runtime/env.ts';
+import { readHostDNS } from '../runtime/sandbox-config.ts';
+import { seccompProfileRoot } from '../runtime/security-profiles.ts';
+import { createPleg, type Pleg } from '../pleg/pleg.ts';
+import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
+import {
+  createVolumeManager,
+  type Secret,
+  type VolumeManager,
+  type VolumeObjectSource,
+} from '../volume/index.ts';
+import { createProbeManager, type ProbeManager } from '../prober/index.ts';
+import type { KubeletDependencies, KubeletOptions } from './types.ts';
+
+/** The managers the kubelet core drives; each can be replaced through KubeletDependencies.managers. */
+export interface KubeletManagers {
+  volumes: VolumeManager;
+  runtime: RuntimeManager;
+  pleg: Pleg;
+  probes: ProbeManager;
+  statuses: StatusManager;
+}
+
+/** What the managers need from the kubelet that builds them. */
+export interface ManagerHooks {
+  backoff: Backoff;
+  /** A probe result changed for a pod (the sync loop is told). */
+  onProbeChange(uid: string): void;
+  /** The pod cgroup to hand CRI as cgroup_parent ('' = the runtime's default); absent: none. */
+  podCgroupParent?: (pod: Pod) => string;
+}
+
+/**
+ * Builds the default managers (upstream NewMainKubelet's manager construction), each one only if
+ * the dependencies do not already supply it. Starts nothing.
+ */
+export function buildManagers(
+  opts: KubeletOptions,
+  deps: KubeletDependencies,
+  hooks: ManagerHooks,
+): KubeletManagers {
+  const log = deps.logger;
+  const now = deps.now ?? Date.now;
+  const given = deps.managers ?? {};
+  const objects = deps.cluster?.volumeObjects;
+  const statuses = given.statuses ?? createStatusManager();
+  const volumes =
+    given.volumes ??
+    createVolumeManager({ rootDir: opts.rootDir, logger: log, ...(objects ? { objects } : {}) });
+  const runtime = given.runtime ?? defaultRuntime(opts, deps, hooks, volumes);
+  const pleg =
+    given.pleg ??
+    createPleg({ runtime, logger: log, now, ...(deps.metrics ? { metrics: deps.metrics.pleg } : {}) });
+  const probes =
+    given.probes ??
+    createProbeManager({
+      exec: (containerId, cmd, timeoutSeconds, signal) =>
+        deps.runtimeService.execSync(containerId, cmd, timeoutSeconds, { signal }),
+      podIP: (uid) => statuses.get(uid)?.podIP,
+      recorder: deps.recorder,
+      logger: log,
+      onChange: (uid) => hooks.onProbeChange(uid),
+      now,
+      ...(deps.metrics ? { metrics: deps.metrics.prober } : {}),
+    });
+  return { volumes, runtime, pleg, probes, statuses };
+}
+
+function defaultRuntime(
+  opts: KubeletOptions,
+  deps: KubeletDependencies,
+  hooks: ManagerHooks,
+  volumes: VolumeManager,
+): RuntimeManager {
+  const log = deps.logger;
+  const now = deps.now ?? Date.now;
+  const objects = deps.cluster?.volumeObjects;
+  // The node's own docker config (config.json / .dockercfg), root dir first (upstream sets its
+  // preferred docker config path to the root directory).
+  const nodeCredentials = createNodeCredentials({ rootDir: opts.rootDir, logger: log, now });
+  const images = createImageManager({
+    images: deps.imageService,
+    recorder: deps.recorder,
+    logger: log,
+    now,
+    nodeCredentials: () => nodeCredentials.keyring(),
+    ...(opts.maxParallelImagePulls !== undefined ? { maxParallelPulls: opts.maxParallelImagePulls } : {}),
+    ...(opts.registryPullQPS !== undefined ? { registryPullQPS: opts.registryPullQPS } : {}),
+    ...(opts.registryBurst !== undefined ? { registryBurst: opts.registryBurst } : {}),
+    ...(objects ? { pullSecrets: pullSecretsFor(objects, log) } : {}),
+  });
+  return createRuntimeManager({
+    runtime: deps.runtimeService,
+    images,
+    recorder: deps.recorder,
+    logger: log,
+    backoff: hooks.backoff,
+    podLogsDir: opts.podLogsDir,
+    rootDir: opts.rootDir,
+    seccomp: {
+      profileRoot: seccompProfileRoot(opts.rootDir),
+      defaultToRuntimeDefault: opts.seccompDefault ?? false,
+    },
+    hostDNS: () => readHostDNS(opts.resolvConf ?? '/etc/resolv.conf'),
+    clusterDNS: { servers: opts.clusterDNS ?? [], domain: opts.clusterDomain ?? '' },
+    ...(hooks.podCgroupParent ? { podCgroupParent: hooks.podCgroupParent } : {}),
+    mountsFor: (pod, container) => volumes.mountsFor(pod, container),
+    imageUser: async (imageRef, signal) => {
+      const img = await deps.imageService.imageStatus({ image: imageRef }, { signal });
+      return img ? { ...(img.uid ? { uid: img.uid.value } : {}), username: img.username } : undefined;
+    },
+    makeEnv: (pod, container, podIPs, signal) => {
+      const node = deps.node();
+      return makeEnvironment({
+        pod,
+        container,
+        // Upstream: a host-network pod's IPs are the node's.
+        podIPs: pod.spec.hostNetwork && opts.nodeIP ? [opts.nodeIP] : podIPs,
+        ...(opts.nodeIP ? { hostIP: opts.nodeIP } : {}),
+        nodeName: opts.nodeName,
+        ...(objects ? { objects } : {}),
+        nodeAllocatable: { cpu: `${node.allocatable.milliCPU}m`, memory: String(node.allocatable.memory) },
+        ...(deps.cluster?.services ? { services: deps.cluster.services } : {}),
+        onWarning: (w) => deps.recorder.event(pod, 'Warning', w.reason, w.message),
+        logger: log,
+        ...(signal ? { signal } : {}),
+      });
+    },
+    now,
+  });
+}
+
+/**
+ * Upstream getPullSecretsForPod: the pod's imagePullSecrets read from the API; a missing one is
+ * logged and left out (the pull may still work anonymously).
+ */
+function pullSecretsFor(objects: VolumeObjectSource, log: Logger) {
+  return async (pod: Pod, signal?: AbortSignal) => {
+    const out: Secret[] = [];
+    for (const ref of pod.spec.imagePullSecrets ?? []) {
+      const secret = await objects.getSecret(pod.metadata.namespace ?? 'default', ref.name, signal);
+      if (secret) out.push(secret);
+      else
+        log.warn('image pull secret not found', {
+          pod: podFullName(pod),
+          podUID: pod.metadata.uid,
+          secret: ref.name,
+        });
+    }
+    return out;
+  };
+}

@@ -1,0 +1,46 @@
+import type { Pod } from '../api/types.ts';
+import type { WaitingReason } from '../status/pod-status.ts';
+
+/**
+ * What the kubelet knows about the pods it was given (upstream pod manager + reason cache), owned
+ * by the sync loop and the sync handlers. Plain data: no I/O, no timers.
+ */
+export interface PodState {
+  /** Desired pods by UID: what the sources say should run (incl. ones being deleted). */
+  readonly desired: Map<string, Pod>;
+  /** Pods refused at admission: never started, reported Failed. */
+  readonly rejected: Set<string>;
+  /** Why containers are waiting after the last sync, per pod (upstream ReasonCache). */
+  readonly waitingReasons: Map<string, Map<string, WaitingReason>>;
+  /** When each pod's last sync finished; a cached runtime status newer than this is fresh enough. */
+  readonly lastSyncEnd: Map<string, number>;
+  /** When each pod was first synced, until it first ran (-1 after: pod start duration measured). */
+  readonly firstSeen: Map<string, number>;
+  /** A desired pod that was not rejected at admission. */
+  syncable(uid: string): Pod | undefined;
+  /** Drops the per-pod caches of a pod whose containers are gone (desired/rejected stay). */
+  forgetRuntime(uid: string): void;
+}
+
+export function createPodState(): PodState {
+  const desired = new Map<string, Pod>();
+  const rejected = new Set<string>();
+  const waitingReasons = new Map<string, Map<string, WaitingReason>>();
+  const lastSyncEnd = new Map<string, number>();
+  const firstSeen = new Map<string, number>();
+  return {
+    desired,
+    rejected,
+    waitingReasons,
+    lastSyncEnd,
+    firstSeen,
+    syncable(uid) {
+      return rejected.has(uid) ? undefined : desired.get(uid);
+    },
+    forgetRuntime(uid) {
+      waitingReasons.delete(uid);
+      lastSyncEnd.delete(uid);
+      firstSeen.delete(uid);
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import type { RuntimeService } from '../runtime/cri/types.ts';
+import { describeError } from '../util/errors.ts';
+
+/**
+ * The container runtime as node readiness sees it (upstream runtimeState + updateRuntimeUp): CRI
+ * Status is asked every RUNTIME_STATUS_PERIOD_MS; the runtime is ready when RuntimeReady and
+ * NetworkReady are both true and the answer is recent.
+ */
+export interface RuntimeHealth {
+  /** One CRI Version (until known) + Status call; never rejects (a failure is the state). */
+  check(): Promise<void>;
+  /** Ready, or why not: a false/missing condition, a dead runtime, or a stale answer. */
+  state(): { ok: boolean; message: string };
+  /** `<runtimeName>://<version>` once CRI Version answered, else ''. */
+  version(): string;
+}
+
+/** Upstream runtime status check period (kl.updateRuntimeUp every 5 s). */
+export const RUNTIME_STATUS_PERIOD_MS = 5_000;
+const CHECK_TIMEOUT_MS = 5_000;
+const REQUIRED = ['RuntimeReady', 'NetworkReady'] as const;
+
+export function createRuntimeHealth(runtime: RuntimeService, now: () => number): RuntimeHealth {
+  let last = { ok: false, message: 'container runtime status check may not have completed yet', at: 0 };
+  let version = '';
+  return {
+    async check() {
+      try {
+        if (version === '') {
+          const v = await runtime.version({ timeoutMs: CHECK_TIMEOUT_MS });
+          version = `${v.runtimeName}://${v.runtimeVersion}`;
+        }
+        const st = await runtime.status({ timeoutMs: CHECK_TIMEOUT_MS });
+        const bad = st.conditions
+          .filter((c) => (REQUIRED as readonly string[]).includes(c.type) && !c.status)
+          .map((c) => `${c.type}=false reason:${c.reason} message:${c.message}`);
+        const missing = REQUIRED.filter((t) => !st.conditions.some((c) => c.type === t));
+        last = {
+          ok: bad.length === 0 && missing.length === 0,
+          message: [...bad, ...missing.map((m) => `${m} condition missing`)].join(', '),
+          at: now(),
+        };
+      } catch (err) {
+        last = { ok: false, message: `container runtime is down: ${describeError(err)}`, at: now() };
+      }
+    },
+    state() {
+      if (!last.ok) return { ok: false, message: last.message };
+      const age = now() - last.at;
+      if (age > 3 * RUNTIME_STATUS_PERIOD_MS) {
+        return {
+          ok: false,
+          message: `container runtime status check is stale (${Math.round(age / 1000)}s old)`,
+        };
+      }
+      return { ok: true, message: '' };
+    },
+    version: () => version,
+  };
+}

@@ -1,0 +1,225 @@
+import type { Pod } from '../api/types.ts';
+import { podFullName } from '../api/types.ts';
+import type { EventRecorder } from '../api/events.ts';
+import type { Logger } from '../util/logger.ts';
+import type { AsyncQueue } from '../util/async-queue.ts';
+import { describeError } from '../util/errors.ts';
+import type { PodUpdate } from '../podsource/index.ts';
+import type { PodLifecycleEvent, PodStatusCache } from '../pleg/pleg.ts';
+import { isTerminalPhase } from '../status/pod-status.ts';
+import { needToReconcilePodReadiness } from '../status/conditions.ts';
+import type { StatusManager } from '../status/status-manager.ts';
+import type { QosUpdater } from '../cm/qos-updater.ts';
+import { runAdmitHandlers, type AdmitResult, type PodAdmitHandler } from './admission.ts';
+import type { PodWorkers } from './pod-workers.ts';
+import type { PodState } from './pod-state.ts';
+import type { WorkQueue } from './work-queue.ts';
+import type { SyncHandler } from './sync-handler.ts';
+import type { Housekeeping } from './housekeeping.ts';
+import { isStaticPod, type MirrorPods } from './mirror-pods.ts';
+
+/** One item of the sync loop's queue: the only way anything reaches kubelet state. */
+export type LoopEvent =
+  | { kind: 'config'; update: PodUpdate }
+  | { kind: 'pleg'; event: PodLifecycleEvent }
+  | { kind: 'tick' }
+  | { kind: 'housekeeping' }
+  /** The API source saw the mirror pods bound to this node change. */
+  | { kind: 'mirrors'; pods: Pod[] }
+  /** A probe result changed for a pod. */
+  | { kind: 'probe'; uid: string };
+
+export interface SyncLoopDeps {
+  queue: AsyncQueue<LoopEvent>;
+  state: PodState;
+  workers: PodWorkers;
+  workQueue: WorkQueue;
+  statuses: StatusManager;
+  /** The PLEG's cache: a terminating pod's readiness changes are computed from it. */
+  cache: PodStatusCache;
+  handler: Pick<SyncHandler, 'computeStatus'>;
+  admitHandlers: readonly PodAdmitHandler[];
+  housekeeping: Housekeeping;
+  qos: QosUpdater;
+  /** Cluster mode: the mirror pods, and the status syncer to tell when one appears. */
+  mirrors?: { pods: MirrorPods; markDirty(uids: string[]): void };
+  recorder: EventRecorder;
+  logger: Logger;
+  now(): number;
+}
+
+/**
+ * The sync loop (upstream syncLoopIteration): one consumer of one bounded queue, dispatching each
+ * event to pod workers and returning. Nothing else mutates PodState.
+ */
+export interface SyncLoop {
+  /** Consumes the queue until it is closed. A failing handler is logged; the loop goes on. */
+  run(): Promise<void>;
+  /** When the loop last handled an event (for healthz). */
+  lastActivity(): number;
+  /** Desired pods that may run: not rejected, not finished, worker not terminated. */
+  activePods(): Pod[];
+  /** Runs the admit handlers; a rejection is recorded (event, Failed status, never started). */
+  admit(pod: Pod, active: readonly Pod[]): AdmitResult;
+}
+
+export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
+  const { state, workers, statuses, logger: log } = deps;
+  let lastActivity = deps.now();
+
+  function activePods(): Pod[] {
+    const out: Pod[] = [];
+    for (const [uid, p] of state.desired) {
+      if (state.rejected.has(uid)) continue;
+      if (workers.phase(uid) === 'terminated') continue;
+      if (isTerminalPhase(statuses.get(uid)?.phase)) continue;
+      out.push(p);
+    }
+    return out;
+  }
+
+  /** Upstream canAdmitPod + rejectPod: a refused pod is never started and reported Failed. */
+  function admit(pod: Pod, active: readonly Pod[]): AdmitResult {
+    const verdict = runAdmitHandlers(deps.admitHandlers, pod, active);
+    if (verdict.admit) return verdict;
+    const uid = pod.metadata.uid ?? '';
+    state.rejected.add(uid);
+    const reason = verdict.reason ?? 'Rejected';
+    const message = verdict.message ?? 'rejected';
+    deps.recorder.event(pod, 'Warning', reason, message);
+    statuses.set(uid, { phase: 'Failed', reason, message });
+    log.warn('pod rejected at admission', {
+      pod: podFullName(pod),
+      podUID: uid,
+      reason: verdict.reason,
+      message,
+    });
+    return verdict;
+  }
+
+  /** Upstream HandlePodAdditions: in creation order, admission against the pods already active. */
+  function handleAdd(pods: Pod[]): void {
+    const sorted = [...pods].sort((a, b) =>
+      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''),
+    );
+    for (const pod of sorted) {
+      const uid = pod.metadata.uid ?? '';
+      const active = activePods();
+      state.desired.set(uid, pod);
+      if (workers.phase(uid) === 'terminated') continue;
+      if (admit(pod, active).admit) workers.update({ type: 'sync', pod });
+    }
+    void deps.qos.update();
+  }
+
+  function handleConfig(update: PodUpdate): void {
+    switch (update.op) {
+      case 'ADD':
+        handleAdd(update.pods);
+        return;
+      case 'UPDATE':
+        for (const pod of update.pods) {
+          const uid = pod.metadata.uid ?? '';
+          state.desired.set(uid, pod);
+          if (!state.rejected.has(uid)) workers.update({ type: 'sync', pod });
+        }
+        return;
+      case 'DELETE':
+        for (const pod of update.pods) {
+          const uid = pod.metadata.uid ?? '';
+          state.desired.set(uid, pod);
+          workers.update({
+            type: 'kill',
+            uid,
+            pod,
+            gracePeriodOverride: pod.metadata.deletionGracePeriodSeconds,
+          });
+        }
+        return;
+      case 'REMOVE':
+        for (const pod of update.pods) {
+          const uid = pod.metadata.uid ?? '';
+          state.desired.delete(uid);
+          state.rejected.delete(uid);
+          if (workers.phase(uid) === undefined) statuses.delete(uid);
+          else workers.update({ type: 'kill', uid, pod });
+        }
+        void deps.qos.update();
+        return;
+      case 'RECONCILE':
+        for (const pod of update.pods) {
+          const uid = pod.metadata.uid ?? '';
+          state.desired.set(uid, pod);
+          // Upstream HandlePodReconcile: a readiness-gate condition changed in the API; sync so
+          // Ready follows now rather than at the next resync.
+          if (!state.rejected.has(uid) && needToReconcilePodReadiness(pod))
+            workers.update({ type: 'sync', pod });
+        }
+        return;
+      case 'SET':
+        log.error('unexpected SET update reached the sync loop', { source: update.source });
+        return;
+    }
+  }
+
+  function handleMirrors(pods: Pod[]): void {
+    const mirrors = deps.mirrors;
+    if (!mirrors) return;
+    mirrors.pods.setMirrors(pods);
+    // Static pods whose mirror just appeared can now have their status written.
+    for (const [uid, p] of state.desired)
+      if (isStaticPod(p) && mirrors.pods.mirrorFor(p)) mirrors.markDirty([uid]);
+  }
+
+  function handleTick(): void {
+    for (const uid of deps.workQueue.takeDue(deps.now())) {
+      const pod = state.syncable(uid);
+      if (pod) workers.update({ type: 'sync', pod });
+    }
+  }
+
+  function handleProbe(uid: string): void {
+    const pod = state.syncable(uid);
+    if (!pod) return;
+    // A terminating pod's worker is busy stopping it: readiness results reach its status here.
+    const cached = workers.phase(uid) === 'terminating' ? deps.cache.get(uid) : undefined;
+    if (cached) statuses.set(uid, deps.handler.computeStatus(pod, cached));
+    else workers.update({ type: 'sync', pod });
+  }
+
+  function dispatch(ev: LoopEvent): void {
+    switch (ev.kind) {
+      case 'config':
+        return handleConfig(ev.update);
+      case 'pleg': {
+        const pod = state.syncable(ev.event.uid);
+        if (pod) workers.update({ type: 'sync', pod }); // orphans are housekeeping's
+        return;
+      }
+      case 'tick':
+        return handleTick();
+      case 'housekeeping':
+        return deps.housekeeping.run();
+      case 'mirrors':
+        return handleMirrors(ev.pods);
+      case 'probe':
+        return handleProbe(ev.uid);
+    }
+  }
+
+  return {
+    async run() {
+      for await (const ev of deps.queue) {
+        lastActivity = deps.now();
+        try {
+          dispatch(ev);
+        } catch (err) {
+          log.error('sync loop handler failed', { event: ev.kind, err: describeError(err) });
+        }
+      }
+    },
+    lastActivity: () => lastActivity,
+    activePods,
+    admit,
+  };
+}

@@ -1,0 +1,101 @@
+import type { Pod, PodStatus } from '../api/types.ts';
+import type { EventRecorder } from '../api/events.ts';
+import type { ApiClient } from '../api/client-types.ts';
+import type { Logger } from '../util/logger.ts';
+import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
+import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
+import type { ServiceLister } from '../runtime/env.ts';
+import type { PodSource } from '../podsource/index.ts';
+import type { VolumeObjectSource } from '../volume/index.ts';
+import type { ContainerManager } from '../cm/index.ts';
+import type { KubeletMetrics } from '../metrics/index.ts';
+import type { NodeView } from './admission.ts';
+import type { MirrorPods } from './mirror-pods.ts';
+import type { KubeletManagers } from './managers.ts';
+import type { RunOnceResult } from './run-once.ts';
+
+/** The settings the kubelet core needs (compiled from KubeletConfiguration + flags by the CLI). */
+export interface KubeletOptions {
+  nodeName: string;
+  nodeIP: string | undefined;
+  rootDir: string;
+  podLogsDir: string;
+  maxPods: number;
+  syncFrequencyMs: number;
+  resolvConf?: string;
+  /** KubeletConfiguration clusterDNS / clusterDomain (ClusterFirst pods); absent or empty: host DNS. */
+  clusterDNS?: readonly string[];
+  clusterDomain?: string;
+  /**
+   * Image pulls at once across pods (1 = serializeImagePulls; `Infinity` = no limit). Absent: the
+   * image manager's default (DEFAULT_MAX_PARALLEL_IMAGE_PULLS).
+   */
+  maxParallelImagePulls?: number;
+  /** registryPullQPS (0 = no limit) and registryBurst; absent: upstream defaults 5 / 10. */
+  registryPullQPS?: number;
+  registryBurst?: number;
+  /** KubeletConfiguration seccompDefault: RuntimeDefault for containers that set no profile. */
+  seccompDefault?: boolean;
+  /** KubeletConfiguration allowedUnsafeSysctls (validated; names or `prefix*`). */
+  allowedUnsafeSysctls?: readonly string[];
+}
+
+/** Everything from outside the kubelet, in one object that tests replace (upstream Dependencies). */
+export interface KubeletDependencies {
+  runtimeService: RuntimeService;
+  imageService: ImageService;
+  /** Pod sources; their names are the sources the kubelet waits for before cleaning up orphans. */
+  sources: PodSource[];
+  recorder: EventRecorder;
+  logger: Logger;
+  /** The node as admission sees it (the Node object in cluster mode, the machine standalone). */
+  node: () => NodeView;
+  /** Present in cluster mode: pod statuses, mirror pods and deletions go to the API server. */
+  cluster?: {
+    api: ApiClient;
+    mirrorPods: MirrorPods;
+    volumeObjects?: VolumeObjectSource;
+    /** The Service informer, for service-link env vars (pods from the API wait for its first list). */
+    services?: ServiceLister;
+  };
+  /** Pod cgroups per QoS class (src/cm); absent or disabled: the runtime's default cgroup parent. */
+  containerManager?: ContainerManager;
+  /** Prometheus metrics (src/metrics); absent: nothing is measured. */
+  metrics?: KubeletMetrics;
+  /** Managers to use instead of the default ones (tests: fakes; see managers.ts). */
+  managers?: Partial<KubeletManagers>;
+  now?: () => number;
+  random?: () => number;
+}
+
+export interface PodView {
+  pod: Pod;
+  status: PodStatus | undefined;
+}
+
+export interface Kubelet {
+  /** Starts sources, PLEG and the sync loop; resolves when `stop` has finished. */
+  run(): Promise<void>;
+  stop(): Promise<void>;
+  /**
+   * Run-once mode (upstream RunOnce): the sources once, admission, syncPod per pod until running
+   * or failed; pods are left running. Instead of `run`, never with it.
+   */
+  runOnce(opts: { sourceTimeoutMs: number; signal: AbortSignal }): Promise<RunOnceResult[]>;
+  /** The pods the kubelet manages, with their latest computed status (for /pods). */
+  pods(): PodView[];
+  /** The pods as the runtime holds them (upstream GetRunningPods, for /runningpods). */
+  runningPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
+  healthz(): { ok: boolean; message: string };
+  /**
+   * Node readiness as upstream's runtimeState: the CRI runtime answered Status recently with
+   * RuntimeReady and NetworkReady, and the PLEG is healthy. The message says what is wrong.
+   */
+  runtimeReady(): { ok: boolean; message: string };
+  /** `<runtimeName>://<version>` from CRI Version, once known. */
+  runtimeVersion(): string;
+  /** Every configured source has delivered its first snapshot. */
+  sourcesReady(): boolean;
+  /** The API source reports the mirror pods bound to this node (cluster mode). */
+  setMirrorPods(pods: Pod[]): void;
+}

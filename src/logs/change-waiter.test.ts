@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { appendFile, writeFile } from 'node:fs/promises';
+import { appendFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createChangeWaiter } from './change-waiter.ts';
@@ -18,6 +18,30 @@ describe('createChangeWaiter', () => {
         const p = w.wait(5000, signal);
         await appendFile(path, 'x');
         assert.equal(await p, 'changed');
+      } finally {
+        w.close();
+      }
+    });
+  });
+
+  it('tells a replaced file from a written one: a rename counts, a plain write does not', async () => {
+    await withTmpDir(async (dir) => {
+      const path = join(dir, '0.log');
+      await writeFile(path, '');
+      const w = createChangeWaiter(path, recordingLogger());
+      try {
+        const signal = new AbortController().signal;
+        const written = w.wait(5000, signal);
+        await appendFile(path, 'x');
+        assert.equal(await written, 'changed');
+        assert.equal(w.takeReplaced(), false);
+        const rotated = w.wait(5000, signal);
+        await rename(path, `${path}.1`);
+        await writeFile(path, '');
+        assert.equal(await rotated, 'changed');
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(w.takeReplaced(), true);
+        assert.equal(w.takeReplaced(), false, 'taken once');
       } finally {
         w.close();
       }
@@ -44,6 +68,7 @@ describe('createChangeWaiter', () => {
     const w = createChangeWaiter('/nonexistent-dir-for-test/0.log', logger);
     assert.equal(await w.wait(20, new AbortController().signal), 'timeout');
     assert.equal(logger.lines[0]?.level, 'warn');
+    assert.equal(w.takeReplaced(), true, 'without a watch, every end of file checks the path');
     w.close();
   });
 

@@ -14,6 +14,12 @@ export type WaitOutcome = 'changed' | 'timeout' | 'aborted';
 export interface ChangeWaiter {
   /** Resolves when the file changed since the last call (or during this one), on timeout, or on abort. */
   wait(timeoutMs: number, signal: AbortSignal): Promise<WaitOutcome>;
+  /**
+   * Whether the path may now name another file or a shorter one: a rename/create event for it
+   * since the last call, an event without a file name, or no working watch (polling). A plain
+   * write event does not count, so a followed file is stat'ed only when it may have been replaced.
+   */
+  takeReplaced(): boolean;
   /** Stops watching. Idempotent. */
   close(): void;
 }
@@ -21,6 +27,7 @@ export interface ChangeWaiter {
 export function createChangeWaiter(path: string, logger: Logger): ChangeWaiter {
   const name = basename(path);
   let changed = false;
+  let replaced = false;
   let wake: (() => void) | undefined;
   let watcher: FSWatcher | undefined;
 
@@ -38,9 +45,11 @@ export function createChangeWaiter(path: string, logger: Logger): ChangeWaiter {
   };
 
   try {
-    watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
+    watcher = watch(dirname(path), { persistent: false }, (event, file) => {
       // Rotation writes other files of the same directory (.gz, .tmp); only ours matters.
-      if (file === null || file === name) notify();
+      if (file !== null && file !== name) return;
+      if (event === 'rename' || file === null) replaced = true;
+      notify();
     });
     watcher.on('error', fallBack);
   } catch (err) {
@@ -67,6 +76,11 @@ export function createChangeWaiter(path: string, logger: Logger): ChangeWaiter {
         wake = () => finish('changed');
         signal.addEventListener('abort', onAbort, { once: true });
       });
+    },
+    takeReplaced() {
+      const r = replaced || watcher === undefined;
+      replaced = false;
+      return r;
     },
     close() {
       wake = undefined;

@@ -140,18 +140,25 @@ export async function readContainerLogs(req: ReadContainerLogsRequest): Promise<
     }
     let notRunning = false;
     let checkRunning = true; // at the first end of file, as upstream
+    // Whether the path may name another (or a truncated) file: at the first end of file, after an
+    // idle poll period, a rename event, or a wake that brought no data.
+    let verify = true;
+    let progressed = false;
+    // One read buffer for the life of the read; what is handed on is copied out at its exact size
+    // (writables may keep what they were given), so an idle follower costs no 64 KiB allocations.
+    const scratch = Buffer.allocUnsafe(READ_CHUNK_BYTES);
     for (;;) {
       if (signal.aborted) return result('aborted');
       let bytesRead: number;
-      const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES); // fresh: writables may keep what we wrote
       try {
-        ({ bytesRead } = await fh.read(buf, 0, buf.length, pos));
+        ({ bytesRead } = await fh.read(scratch, 0, scratch.length, pos));
       } catch (err) {
         throw fsError(err, op, `failed to read at offset ${pos}`);
       }
       if (bytesRead > 0) {
         pos += bytesRead;
-        for (const rec of splitter.push(buf.subarray(0, bytesRead))) {
+        progressed = true;
+        for (const rec of splitter.push(Buffer.from(scratch.subarray(0, bytesRead)))) {
           handle(rec);
           if (writer.limitReached) break;
         }
@@ -178,15 +185,20 @@ export async function readContainerLogs(req: ReadContainerLogsRequest): Promise<
         await closeQuietly(old, logger, path);
         continue;
       }
-      next = await replacement(path, fh, op);
-      if (next) continue; // read ours once more: the runtime may have written until it reopened
-      const { size } = await fh.stat();
-      if (size < pos) {
-        // Truncated in place (copytruncate): start over.
-        logger.info('container log was truncated, reading it from the start', { path });
-        splitter.reset();
-        pos = 0;
-        continue;
+      if (verify || !progressed || (waiter?.takeReplaced() ?? true)) {
+        verify = false;
+        const found = await replacement(path, fh, op);
+        if (found.next) {
+          next = found.next;
+          continue; // read ours once more: the runtime may have written until it reopened
+        }
+        if (found.size < pos) {
+          // Truncated in place (copytruncate): start over.
+          logger.info('container log was truncated, reading it from the start', { path });
+          splitter.reset();
+          pos = 0;
+          continue;
+        }
       }
       if (!waiter) {
         waiter = createChangeWaiter(path, logger);
@@ -200,10 +212,14 @@ export async function readContainerLogs(req: ReadContainerLogsRequest): Promise<
           continue;
         }
       }
+      progressed = false;
       const outcome = await waiter.wait(pollMs, signal);
       if (outcome === 'aborted') return result('aborted');
       // Idle for a whole poll period: the next end of file asks whether the container still runs.
-      if (outcome === 'timeout') checkRunning = true;
+      if (outcome === 'timeout') {
+        checkRunning = true;
+        verify = true;
+      }
     }
   } catch (err) {
     // Whatever failed once the client is gone (a write to a closed stream) is part of going away.
@@ -216,21 +232,28 @@ export async function readContainerLogs(req: ReadContainerLogsRequest): Promise<
   }
 }
 
-/** A different file now at `path` (opened), or undefined while there is none or it is still ours. */
-async function replacement(path: string, fh: FileHandle, op: string): Promise<FileHandle | undefined> {
+/**
+ * A different file now at `path` (opened), if any, and the size of ours (to spot a truncation).
+ * No file at the path (renamed away, not yet recreated): keep following ours meanwhile.
+ */
+async function replacement(
+  path: string,
+  fh: FileHandle,
+  op: string,
+): Promise<{ next: FileHandle | undefined; size: number }> {
+  const ours = await fh.stat();
   let now;
   try {
     now = await stat(path);
   } catch (err) {
-    // Renamed away and not yet recreated: keep following the old one meanwhile.
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { next: undefined, size: ours.size };
     throw fsError(err, op, 'failed to stat log file');
   }
-  if (sameFile(now, await fh.stat())) return undefined;
+  if (sameFile(now, ours)) return { next: undefined, size: ours.size };
   try {
-    return await open(path, 'r');
+    return { next: await open(path, 'r'), size: ours.size };
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { next: undefined, size: ours.size };
     throw fsError(err, op, 'failed to open the new log file');
   }
 }

@@ -1,117 +1,87 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { createMemoryRecorder } from '../api/events.ts';
 import { flush } from '../api/testing.ts';
-import type { Container, Pod } from '../api/types.ts';
-import { createBackoff } from '../util/backoff.ts';
+import type { Pod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
-import { nullLogger } from '../util/logger.ts';
-import { FakeImageService, FakeRuntimeService } from './cri/testing.ts';
-import { createImageManager } from './image-manager.ts';
 import { createRuntimeManager, type PodSyncResult } from './runtime-manager.ts';
-import type { RuntimePodStatus } from './runtime-pod.ts';
-
-const START = Date.parse('2026-01-10T08:00:00Z');
-
-function makePod(
-  name: string,
-  containers: string[],
-  opts: { init?: string[]; grace?: number; restartPolicy?: 'Always' | 'OnFailure' | 'Never' } = {},
-): Pod {
-  const ctr = (n: string): Container => ({ name: n, image: 'busybox:1.29' });
-  const pod: Pod = {
-    metadata: { name, namespace: 'ns', uid: `uid-${name}` },
-    spec: { containers: containers.map(ctr), terminationGracePeriodSeconds: opts.grace ?? 30 },
-  };
-  if (opts.init) pod.spec.initContainers = opts.init.map(ctr);
-  if (opts.restartPolicy) pod.spec.restartPolicy = opts.restartPolicy;
-  return pod;
-}
+import { fakeRuntimeDeps, makePod, START, stateOf } from './testing.ts';
 
 /**
  * A runtime manager on the fake CRI with the real image manager and back-off. Time is node:test's
  * mock clock (Date and setTimeout), shared by the manager, the image manager and the fakes.
  */
 async function setup(t: TestContext) {
-  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-runtime-manager-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: START });
-  const cri = new FakeRuntimeService();
-  const images = new FakeImageService();
-  const recorder = createMemoryRecorder();
-  const manager = createRuntimeManager({
-    runtime: cri,
-    images: createImageManager({
-      images,
-      recorder,
-      rateLimiter: { acquire: () => Promise.resolve(), waiting: () => 0 },
-    }),
-    recorder,
-    logger: nullLogger,
-    backoff: createBackoff(),
-    podLogsDir: join(dir, 'logs'),
-    rootDir: dir,
-    hostDNS: () => ({ servers: ['192.0.2.53'], searches: [], options: [] }),
-    mountsFor: () => Promise.resolve([]),
-  });
+  const f = await fakeRuntimeDeps(t);
+  const manager = createRuntimeManager(f.deps);
   const status = (pod: Pod) =>
     manager.getPodStatus(pod.metadata.uid ?? '', pod.metadata.name ?? '', pod.metadata.namespace ?? '');
-  let mark = 0;
   return {
-    cri,
-    images,
-    recorder,
+    ...f,
     manager,
     status,
     /** One pod worker pass: read the status, sync against it. */
     sync: async (pod: Pod): Promise<PodSyncResult> => manager.syncPod(pod, await status(pod)),
-    advance: (ms: number) => t.mock.timers.tick(ms),
-    /**
-     * The CRI calls that changed something since the last look, as `method name:attempt`
-     * (containers) or `method sandbox:attempt`, plus StopContainer's grace period.
-     */
-    steps(): string[] {
-      const calls = cri.calls.slice(mark);
-      mark = cri.calls.length;
-      const out: string[] = [];
-      for (const { method, args } of calls) {
-        const id = typeof args[0] === 'string' ? args[0] : '';
-        // Fake IDs: `<name>_<ns>_<uid>_<attempt>` for sandboxes, `<sandbox>_<name>_<attempt>` for containers.
-        const ctr = id.split('_').slice(-2).join(':');
-        switch (method) {
-          case 'runPodSandbox':
-            out.push(`${method} sandbox`);
-            break;
-          case 'stopPodSandbox':
-          case 'removePodSandbox':
-            out.push(`${method} sandbox:${id.split('_').at(-1) ?? ''}`);
-            break;
-          case 'createContainer': {
-            const m = (args[1] as { metadata: { name: string; attempt: number } }).metadata;
-            out.push(`${method} ${m.name}:${m.attempt}`);
-            break;
-          }
-          case 'startContainer':
-          case 'removeContainer':
-            out.push(`${method} ${ctr}`);
-            break;
-          case 'stopContainer':
-            out.push(`${method} ${ctr} grace=${String(args[1])}`);
-            break;
-        }
-      }
-      return out;
-    },
-    reasons: () => recorder.events.map((e) => e.reason),
   };
 }
 
-const stateOf = (s: RuntimePodStatus) => Object.fromEntries(s.containers.map((c) => [c.name, c.state]));
-
 describe('RuntimeManager on the fake CRI: a pod’s whole life', () => {
+  it('from first sync to removal: sandbox, init then app containers, status, kill, remove, nothing left', async (t) => {
+    const s = await setup(t);
+    const pod = makePod('web', ['app', 'proxy'], { init: ['init'], grace: 20 });
+
+    let r = await s.sync(pod);
+    assert.deepEqual([r.started, r.sandboxError, r.startFailures.size], [['init'], undefined, 0]);
+    let st = await s.status(pod);
+    assert.equal(st.sandboxes.length, 1);
+    assert.equal(st.sandboxes[0]?.ready, true);
+    assert.match(st.sandboxes[0]?.ip ?? '', /^10\.88\.0\.\d+$/);
+    assert.deepEqual(stateOf(st), { init: 'running' });
+
+    s.cri.exitContainer(s.cri.latestContainer('init')!.status.id, 0);
+    s.advance(1_000);
+    r = await s.sync(pod);
+    assert.deepEqual([...r.started].sort(), ['app', 'proxy']);
+    st = await s.status(pod);
+    assert.deepEqual(stateOf(st), { init: 'exited', app: 'running', proxy: 'running' });
+    assert.deepEqual(
+      st.containers.filter((c) => c.name === 'init').map((c) => [c.exitCode, c.reason]),
+      [[0, 'Completed']],
+    );
+    s.steps();
+    s.advance(1_000);
+    r = await s.sync(pod);
+    assert.deepEqual([r.started, s.steps()], [[], []], 'a running pod needs nothing');
+
+    await s.manager.killPod(pod, st);
+    const kill = s.steps();
+    assert.deepEqual(kill.slice(0, 2).sort(), [
+      'stopContainer app:0 grace=20',
+      'stopContainer proxy:0 grace=20',
+    ]);
+    assert.deepEqual(kill.slice(2), ['stopPodSandbox sandbox:0']);
+    st = await s.status(pod);
+    assert.deepEqual(stateOf(st), { init: 'exited', app: 'exited', proxy: 'exited' });
+    assert.equal(st.sandboxes[0]?.ready, false);
+
+    await s.manager.removePod(st);
+    assert.deepEqual(s.steps().sort(), [
+      'removeContainer app:0',
+      'removeContainer init:0',
+      'removeContainer proxy:0',
+      'removePodSandbox sandbox:0',
+    ]);
+    st = await s.status(pod);
+    assert.deepEqual([st.sandboxes, st.containers], [[], []]);
+    assert.deepEqual(await s.manager.listPods(), []);
+    assert.deepEqual(
+      s
+        .reasons()
+        .filter((x) => x === 'Created' || x === 'Started' || x === 'Killing')
+        .sort(),
+      ['Created', 'Created', 'Created', 'Killing', 'Killing', 'Started', 'Started', 'Started'],
+    );
+  });
+
   it('creates the sandbox, runs init containers one at a time in order, then the app containers', async (t) => {
     const s = await setup(t);
     const pod = makePod('web', ['app', 'proxy'], { init: ['init-a', 'init-b'] });

@@ -1,0 +1,132 @@
+/**
+ * Everything a container needs before CreateContainer (upstream generateContainerConfig's callers and
+ * makeMounts): the runAsNonRoot check against the image's user, the volume mounts, the
+ * termination-message file, the kubelet-managed /etc/hosts, the environment, the log directory, and
+ * from them the CRI container config. It creates files on the host, never anything in the runtime.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Container, Pod } from '../api/types.ts';
+import type { Logger } from '../util/logger.ts';
+import { describeError } from '../util/errors.ts';
+import { DEFAULT_TERMINATION_MESSAGE_PATH } from '../config/defaults.ts';
+import type { ContainerConfig, KeyValue, Mount, RuntimeService } from './cri/types.ts';
+import {
+  generateContainerConfig,
+  requiresNonRoot,
+  verifyRunAsNonRoot,
+  type ImageUser,
+} from './container-config.ts';
+import { ensureEtcHostsMount, wantsEtcHosts } from './etc-hosts.ts';
+import { podHostname, podLogsDirectory, type ClusterDNS } from './sandbox-config.ts';
+import type { SeccompOptions } from './security-profiles.ts';
+import { createTerminationMessageMount, podContainerDir } from './termination-message.ts';
+
+export interface ContainerSetupDeps {
+  runtime: RuntimeService;
+  podLogsDir: string;
+  clusterDNS?: ClusterDNS;
+  mountsFor: (pod: Pod, container: Container) => Promise<Mount[]>;
+  makeEnv?: (pod: Pod, container: Container, podIPs: string[], signal?: AbortSignal) => Promise<KeyValue[]>;
+  imageUser?: (imageRef: string, signal?: AbortSignal) => Promise<ImageUser | undefined>;
+  /** Absent: no termination-message file and no managed /etc/hosts. */
+  rootDir?: string;
+  seccomp?: SeccompOptions;
+}
+
+export interface ContainerSetupRequest {
+  pod: Pod;
+  container: Container;
+  sandboxId: string;
+  imageRef: string;
+  restartCount: number;
+  /** Carries the pod and container identity. */
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+/**
+ * Prepares the host side of one container and returns its CRI config. Rejects when the container
+ * must not be created (runAsNonRoot against a root image, a bad seccomp profile, an environment
+ * that cannot be resolved, …): that is the container's CreateContainerConfigError.
+ */
+export type ContainerSetup = (req: ContainerSetupRequest) => Promise<ContainerConfig>;
+
+export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
+  /** The kubelet-managed /etc/hosts (needs the root dir; a pod-network pod needs its IP). */
+  async function etcHostsMount(
+    pod: Pod,
+    container: Container,
+    ipsOfSandbox: () => Promise<string[]>,
+  ): Promise<Mount | undefined> {
+    if (deps.rootDir === undefined || !wantsEtcHosts(container)) return undefined;
+    return ensureEtcHostsMount({
+      pod,
+      podDir: join(deps.rootDir, 'pods', pod.metadata.uid ?? ''),
+      podIPs: pod.spec.hostNetwork ? [] : await ipsOfSandbox(),
+      hostname: podHostname(pod),
+      clusterDomain: deps.clusterDNS?.domain ?? '',
+    });
+  }
+
+  /** Upstream makeMounts' termination-message part; a file that cannot be made is logged and skipped. */
+  async function terminationMessageMount(
+    pod: Pod,
+    container: Container,
+    log: Logger,
+  ): Promise<Mount | undefined> {
+    const path = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
+    if (deps.rootDir === undefined || path === '') return undefined;
+    const dir = podContainerDir(deps.rootDir, pod.metadata.uid ?? '', container.name);
+    try {
+      return await createTerminationMessageMount(dir, path);
+    } catch (err) {
+      log.warn('cannot create the termination-message file; the container runs without one', {
+        dir,
+        err: describeError(err),
+      });
+      return undefined;
+    }
+  }
+
+  return async ({ pod, container, sandboxId, imageRef, restartCount, log, signal }) => {
+    if (requiresNonRoot(pod, container)) {
+      verifyRunAsNonRoot(pod, container, await deps.imageUser?.(imageRef, signal));
+    }
+    let sandboxIPs: string[] | undefined;
+    const ipsOfSandbox = async (): Promise<string[]> => {
+      if (sandboxIPs) return sandboxIPs;
+      const sb = await deps.runtime.podSandboxStatus(sandboxId, { signal });
+      sandboxIPs = [sb.network?.ip ?? '', ...(sb.network?.additionalIps ?? []).map((a) => a.ip)].filter(
+        (ip) => ip !== '',
+      );
+      return sandboxIPs;
+    };
+    const mounts = await deps.mountsFor(pod, container);
+    const message = await terminationMessageMount(pod, container, log);
+    const hosts = await etcHostsMount(pod, container, ipsOfSandbox);
+    let envs: KeyValue[] | undefined;
+    // Every container: service-link variables need the full environment even without valueFrom.
+    if (deps.makeEnv) {
+      // Only a fieldRef to status.podIP(s) needs the sandbox's IPs: spare the CRI call otherwise.
+      const ips = refersToPodIPs(container) ? await ipsOfSandbox() : [];
+      envs = await deps.makeEnv(pod, container, ips, signal);
+    }
+    const config = generateContainerConfig(pod, container, {
+      restartCount,
+      imageRef,
+      mounts: [...mounts, ...(message ? [message] : []), ...(hosts ? [hosts] : [])],
+      ...(envs ? { envs } : {}),
+      ...(deps.seccomp ? { seccomp: deps.seccomp } : {}),
+    });
+    await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), { recursive: true });
+    return config;
+  };
+}
+
+function refersToPodIPs(container: Container): boolean {
+  return (container.env ?? []).some((e) => {
+    const path = (e.valueFrom as { fieldRef?: { fieldPath?: string } } | undefined)?.fieldRef?.fieldPath;
+    return path === 'status.podIP' || path === 'status.podIPs';
+  });
+}

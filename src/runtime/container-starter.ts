@@ -1,0 +1,237 @@
+/**
+ * The start path of one container (upstream startContainer + doBackOff): crash-loop back-off, image,
+ * container config, CreateContainer, StartContainer, postStart hook. Each step ends the start with a
+ * typed failure (the waiting reason the pod status shows) or hands its result to the next. Only an
+ * abort or an unexpected error rejects.
+ */
+import type { Container, Pod } from '../api/types.ts';
+import { podFullName } from '../api/types.ts';
+import type { EventRecorder } from '../api/events.ts';
+import type { Logger } from '../util/logger.ts';
+import type { Backoff } from '../util/backoff.ts';
+import { describeError } from '../util/errors.ts';
+import { abortReason } from '../util/abort.ts';
+import type { ContainerConfig, PodSandboxConfig, RuntimeService } from './cri/types.ts';
+import type { ContainerSetup } from './container-setup.ts';
+import { postStartTimeoutSeconds, type HookRunner } from './hooks.ts';
+import { hookPodIP } from './hook-pod-ip.ts';
+import { ImageError, type ImageErrorReason, type ImageManager } from './image-manager.ts';
+import type { KillContainerRequest } from './pod-killer.ts';
+import { findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from './runtime-pod.ts';
+
+/** Why a container did not start; the strings are upstream's waiting reasons. */
+export type ContainerStartFailure =
+  | {
+      reason: 'CrashLoopBackOff';
+      message: string;
+      /** From now until the end of the back-off window, when a new attempt can start it. */
+      retryAfterMs: number;
+    }
+  | {
+      reason:
+        | ImageErrorReason
+        | 'CreateContainerConfigError'
+        | 'CreateContainerError'
+        | 'RunContainerError'
+        | 'PostStartHookError';
+      message: string;
+    };
+
+export type StartStep<T> = { ok: true; value: T } | { ok: false; failure: ContainerStartFailure };
+
+export interface StartContainerRequest {
+  pod: Pod;
+  container: Container;
+  /** The runtime's status of the pod the sync works from: the last run sets back-off and restart count. */
+  status: RuntimePodStatus;
+  sandboxId: string;
+  sandboxConfig: PodSandboxConfig;
+  signal?: AbortSignal;
+}
+
+/** Starts one container of a pod whose sandbox exists; the value of a success is the container ID. */
+export type ContainerStarter = (req: StartContainerRequest) => Promise<StartStep<string>>;
+
+export interface ContainerStarterDeps {
+  runtime: RuntimeService;
+  images: ImageManager;
+  recorder: EventRecorder;
+  logger: Logger;
+  /** Crash-loop back-off, shared by all pods (key: backoffKey). */
+  backoff: Backoff;
+  hooks: HookRunner;
+  setup: ContainerSetup;
+  /** Kills a container whose postStart hook failed. */
+  killContainer: (req: KillContainerRequest) => Promise<void>;
+  now: () => number;
+}
+
+/** Upstream getStableKey: the crash-loop back-off key of one container spec of one pod. */
+export function backoffKey(pod: Pod, container: Container, hash: string): string {
+  return `${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}_${pod.metadata.uid ?? ''}_${container.name}_${hash}`;
+}
+
+const OK: StartStep<void> = { ok: true, value: undefined };
+
+export function createContainerStarter(deps: ContainerStarterDeps): ContainerStarter {
+  const { runtime, now } = deps;
+
+  /** A step's error, as an event on the pod and the container's failure. */
+  function failed(
+    pod: Pod,
+    reason: 'CreateContainerConfigError' | 'CreateContainerError' | 'RunContainerError',
+    err: unknown,
+  ) {
+    const message = describeError(err);
+    deps.recorder.event(pod, 'Warning', 'Failed', `Error: ${message}`);
+    return { ok: false, failure: { reason, message } } as const;
+  }
+
+  /** Upstream doBackOff, measured from when the last run finished. */
+  function crashLoopBackOff(
+    pod: Pod,
+    container: Container,
+    previous: RuntimeContainerStatus | undefined,
+  ): StartStep<void> {
+    if (previous?.state !== 'exited') return OK;
+    const key = backoffKey(pod, container, previous.hash);
+    const t = now();
+    if (!deps.backoff.isInBackoffSince(key, previous.finishedAt, t)) {
+      deps.backoff.next(key, previous.finishedAt, t);
+      return OK;
+    }
+    const delay = deps.backoff.get(key);
+    deps.recorder.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${container.name}`);
+    const message = `back-off ${formatSeconds(delay)} restarting failed container=${container.name} pod=${podFullName(pod)}`;
+    const retryAfterMs = Math.max(0, previous.finishedAt + delay - t);
+    return { ok: false, failure: { reason: 'CrashLoopBackOff', message, retryAfterMs } };
+  }
+
+  async function ensureImage(req: StartContainerRequest): Promise<StartStep<string>> {
+    try {
+      return {
+        ok: true,
+        value: await deps.images.ensureImage(req.pod, req.container, req.sandboxConfig, req.signal),
+      };
+    } catch (err) {
+      if (err instanceof ImageError)
+        return { ok: false, failure: { reason: err.reason, message: err.message } };
+      throw err;
+    }
+  }
+
+  async function containerConfig(
+    req: StartContainerRequest,
+    imageRef: string,
+    restartCount: number,
+    log: Logger,
+  ): Promise<StartStep<ContainerConfig>> {
+    const { pod, container, sandboxId, signal } = req;
+    try {
+      return {
+        ok: true,
+        value: await deps.setup({ pod, container, sandboxId, imageRef, restartCount, log, signal }),
+      };
+    } catch (err) {
+      return failed(pod, 'CreateContainerConfigError', err);
+    }
+  }
+
+  async function create(req: StartContainerRequest, config: ContainerConfig): Promise<StartStep<string>> {
+    let id: string;
+    try {
+      id = await runtime.createContainer(req.sandboxId, config, req.sandboxConfig, { signal: req.signal });
+    } catch (err) {
+      return failed(req.pod, 'CreateContainerError', err);
+    }
+    deps.recorder.event(req.pod, 'Normal', 'Created', `Created container ${req.container.name}`);
+    return { ok: true, value: id };
+  }
+
+  async function start(req: StartContainerRequest, id: string): Promise<StartStep<void>> {
+    try {
+      await runtime.startContainer(id, { signal: req.signal });
+    } catch (err) {
+      return failed(req.pod, 'RunContainerError', err);
+    }
+    deps.recorder.event(req.pod, 'Normal', 'Started', `Started container ${req.container.name}`);
+    return OK;
+  }
+
+  /** Upstream: a failed postStart hook kills the container and fails the start (ErrPostStartHook). */
+  async function postStart(req: StartContainerRequest, id: string, log: Logger): Promise<StartStep<void>> {
+    const { pod, container, sandboxId, signal } = req;
+    const hook = container.lifecycle?.postStart;
+    if (!hook) return OK;
+    const outcome = await deps.hooks.run(
+      hook,
+      { pod, container, containerId: id },
+      {
+        timeoutSeconds: postStartTimeoutSeconds(pod),
+        podIP: hookPodIP(runtime, pod, sandboxId, signal),
+        signal,
+      },
+    );
+    if (signal?.aborted) throw abortReason(signal);
+    if (outcome.ok) return OK;
+    log.warn('postStart hook failed', { containerID: id, message: outcome.message });
+    deps.recorder.event(
+      pod,
+      'Warning',
+      'FailedPostStartHook',
+      outcome.message.replaceAll(id, container.name),
+    );
+    try {
+      await deps.killContainer({
+        pod,
+        container: {
+          id,
+          name: container.name,
+          state: 'running',
+          podSandboxId: sandboxId,
+          terminationGracePeriodSeconds: pod.spec.terminationGracePeriodSeconds,
+        },
+        reason: 'FailedPostStartHook',
+        signal,
+      });
+    } catch (err) {
+      if (signal?.aborted) throw abortReason(signal);
+      log.error('failed to kill the container whose postStart hook failed', {
+        containerID: id,
+        err: describeError(err),
+      });
+    }
+    return { ok: false, failure: { reason: 'PostStartHookError', message: outcome.message } };
+  }
+
+  return async (req) => {
+    const { pod, container } = req;
+    const log = deps.logger.child({
+      pod: podFullName(pod),
+      podUID: pod.metadata.uid,
+      container: container.name,
+    });
+    const previous = findContainerStatus(req.status, container.name);
+    const backOff = crashLoopBackOff(pod, container, previous);
+    if (!backOff.ok) return backOff;
+    const image = await ensureImage(req);
+    if (!image.ok) return image;
+    const restartCount = previous ? previous.restartCount + 1 : 0;
+    const config = await containerConfig(req, image.value, restartCount, log);
+    if (!config.ok) return config;
+    const created = await create(req, config.value);
+    if (!created.ok) return created;
+    const started = await start(req, created.value);
+    if (!started.ok) return started;
+    log.debug('container started', { containerID: created.value, restartCount });
+    const hook = await postStart(req, created.value, log);
+    if (!hook.ok) return hook;
+    return created;
+  };
+}
+
+function formatSeconds(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  return `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : '0s'}`;
+}

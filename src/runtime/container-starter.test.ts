@@ -213,6 +213,21 @@ describe('container start path on the fake CRI', () => {
     assert.deepEqual(s.kills, [], 'the kill is the terminating pod’s job');
   });
 
+  it('an abort during CreateContainer rejects: no CreateContainerError, no Failed event', async (t) => {
+    const s = await setup(t);
+    const pod = makePod('web', ['app']);
+    s.cri.setLatency('createContainer', Infinity);
+    const startIn = await s.sandbox(pod);
+    const ctl = new AbortController();
+    const starting = startIn('app', ctl.signal);
+    const until = performance.now() + 5_000;
+    while (s.cri.callsTo('createContainer').length === 0 && performance.now() < until) await flush(1);
+    assert.equal(s.cri.callsTo('createContainer').length, 1, 'the create was sent');
+    ctl.abort(new Error('pod deleted'));
+    await assert.rejects(starting, /pod deleted/);
+    assert.ok(!s.recorder.events.some((e) => e.reason === 'Failed'), JSON.stringify(s.recorder.events));
+  });
+
   it('inside the crash-loop back-off window: CrashLoopBackOff with the time left, and no CRI call', async (t) => {
     const s = await setup(t);
     const startIn = await s.sandbox(makePod('web', ['app']));

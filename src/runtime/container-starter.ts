@@ -76,12 +76,17 @@ const OK: StartStep<void> = { ok: true, value: undefined };
 export function createContainerStarter(deps: ContainerStarterDeps): ContainerStarter {
   const { runtime, now } = deps;
 
-  /** A step's error, as an event on the pod and the container's failure. */
+  /**
+   * A step's error, as an event on the pod and the container's failure. A step cut short because
+   * the sync was aborted (the pod is being killed) is no failure of the container: it rejects.
+   */
   function failed(
     pod: Pod,
     reason: 'CreateContainerConfigError' | 'CreateContainerError' | 'RunContainerError',
     err: unknown,
+    signal: AbortSignal | undefined,
   ) {
+    if (signal?.aborted) throw abortReason(signal);
     const message = describeError(err);
     deps.recorder.event(pod, 'Warning', 'Failed', `Error: ${message}`);
     return { ok: false, failure: { reason, message } } as const;
@@ -133,7 +138,7 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
         value: await deps.setup({ pod, container, sandboxId, imageRef, restartCount, log, signal }),
       };
     } catch (err) {
-      return failed(pod, 'CreateContainerConfigError', err);
+      return failed(pod, 'CreateContainerConfigError', err, signal);
     }
   }
 
@@ -142,7 +147,7 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
     try {
       id = await runtime.createContainer(req.sandboxId, config, req.sandboxConfig, { signal: req.signal });
     } catch (err) {
-      return failed(req.pod, 'CreateContainerError', err);
+      return failed(req.pod, 'CreateContainerError', err, req.signal);
     }
     deps.recorder.event(req.pod, 'Normal', 'Created', `Created container ${req.container.name}`);
     return { ok: true, value: id };
@@ -152,7 +157,7 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
     try {
       await runtime.startContainer(id, { signal: req.signal });
     } catch (err) {
-      return failed(req.pod, 'RunContainerError', err);
+      return failed(req.pod, 'RunContainerError', err, req.signal);
     }
     deps.recorder.event(req.pod, 'Normal', 'Started', `Started container ${req.container.name}`);
     return OK;

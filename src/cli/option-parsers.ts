@@ -1,5 +1,6 @@
 /** Option parsers shared by the `run` command's flag groups: pflag's value syntax on commander. */
 import { InvalidArgumentError, Option } from 'commander';
+import type { RawTaint } from '../config/index.ts';
 
 /**
  * One value of a pflag StringSlice flag (`--allowed-unsafe-sysctls`): comma-separated values taken
@@ -35,11 +36,80 @@ export function parseGoBool(value: string): boolean {
   throw new InvalidArgumentError('not a boolean (true or false)');
 }
 
-export function intOption(flags: string, description: string): Option {
-  return new Option(flags, description).argParser(parseInt32);
-}
-
 /** `--flag` means true; `--flag=false` (pflag style) is accepted too. */
 export function boolOption(flag: string, description: string): Option {
   return new Option(`${flag} [bool]`, description).argParser(parseGoBool);
+}
+
+/**
+ * One `--manifest-url-header` value, upstream's colon-separated multimap format: comma-separated
+ * `name:value` pairs, split at the first colon, both sides trimmed, empty pairs skipped. Repeated
+ * flags accumulate (`previous`); the first use replaces whatever the config file had.
+ */
+export function parseManifestURLHeader(
+  value: string,
+  previous: Record<string, string[]> | undefined,
+): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(previous ?? {})) out[k] = [...v];
+  for (const pair of value.split(',')) {
+    if (pair === '') continue;
+    const colon = pair.indexOf(':');
+    if (colon < 0)
+      throw new InvalidArgumentError(`malformed pair ${JSON.stringify(pair)}, expected key:value`);
+    const name = pair.slice(0, colon).trim();
+    const headerValue = pair.slice(colon + 1).trim();
+    (out[name] ??= []).push(headerValue);
+  }
+  return out;
+}
+
+/**
+ * One `--register-with-taints` value: comma-separated `key=value:Effect` or `key:Effect` (upstream
+ * ParseTaints). Each use replaces the previous one, as upstream; an empty value means no taints.
+ * Only the shape is checked here; key, value and effect are validated with the file's taints.
+ * The removal form `key:Effect-` means nothing at registration (upstream silently drops it), so
+ * it is refused.
+ */
+export function parseRegisterWithTaints(value: string): RawTaint[] {
+  if (value === '') return [];
+  return value.split(',').map((spec): RawTaint => {
+    if (spec.endsWith('-')) {
+      throw new InvalidArgumentError(
+        `${JSON.stringify(spec)} is a taint removal, which registration cannot use`,
+      );
+    }
+    const parts = spec.split(':');
+    if (parts.length !== 2) {
+      throw new InvalidArgumentError(
+        `malformed taint ${JSON.stringify(spec)}, expected key=value:Effect or key:Effect`,
+      );
+    }
+    const [keyValue = '', effect = ''] = parts;
+    const kv = keyValue.split('=');
+    if (kv.length > 2) {
+      throw new InvalidArgumentError(`malformed taint ${JSON.stringify(spec)}: more than one "="`);
+    }
+    const [key = '', taintValue] = kv;
+    return taintValue === undefined ? { key, effect } : { key, value: taintValue, effect };
+  });
+}
+
+/**
+ * One `--node-labels` value: comma-separated `key=value` pairs (upstream ConfigurationMap): split
+ * at the first `=`, both sides trimmed, a pair without `=` gets an empty value, empty pairs are
+ * skipped. Repeated flags accumulate, a later key replaces an earlier one. Validated when compiling.
+ */
+export function parseNodeLabels(
+  value: string,
+  previous: Record<string, string> | undefined,
+): Record<string, string> {
+  const out: Record<string, string> = { ...previous };
+  for (const pair of value.split(',')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    if (eq < 0) out[pair.trim()] = '';
+    else out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return out;
 }

@@ -2,6 +2,7 @@
  * Upstream constants, in one place, each with the upstream name it mirrors.
  * Durations are milliseconds.
  */
+import type { LogFormat } from '../util/logger.ts';
 
 /** pkg/kubelet/apis/config/v1beta1 defaults (KubeletConfiguration). */
 export const DEFAULT_FILE_CHECK_FREQUENCY_MS = 20_000; // fileCheckFrequency
@@ -27,6 +28,7 @@ export const BACKOFF_MAX_MS = 300_000; // MaxContainerBackOff
 export const IMAGE_BACKOFF_INITIAL_MS = 10_000; // imageBackOffPeriod
 export const IMAGE_BACKOFF_MAX_MS = 300_000; // MaxImageBackOff
 export const POD_WORKER_RESYNC_AFTER_ERROR_MS = 10_000; // backOffPeriod used by podWorkers on error (workerBackOffPeriod)
+export const RUNTIME_STATUS_PERIOD_MS = 5_000; // go wait.Until(kl.updateRuntimeUp, 5*time.Second, …) in Run
 
 /** pkg/kubelet/kuberuntime */
 export const MIN_GRACE_PERIOD_SECONDS = 2; // minimumGracePeriodInSeconds
@@ -86,12 +88,38 @@ export const DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_UNAUTHORIZED_TTL_MS = 30_000; /
 export const DEFAULT_STREAMING_CONNECTION_IDLE_TIMEOUT_MS = 4 * 3600_000; // streamingConnectionIdleTimeout
 export const DEFAULT_CONTAINER_LOG_MAX_SIZE = '10Mi'; // containerLogMaxSize
 export const DEFAULT_CONTAINER_LOG_MAX_FILES = 5; // containerLogMaxFiles
+/**
+ * Secure by default, from a file and from flags alone: upstream's v1beta1 file defaults. Upstream's
+ * flag defaults (anonymous on, AlwaysAllow) are deliberately not reproduced.
+ */
+export const DEFAULT_ENABLE_SERVER = true; // enableServer
+export const DEFAULT_AUTHENTICATION_ANONYMOUS = false; // authentication.anonymous.enabled
+export const DEFAULT_AUTHENTICATION_WEBHOOK = true; // authentication.webhook.enabled
+export const DEFAULT_AUTHORIZATION_MODE = 'Webhook'; // authorization.mode
+export const DEFAULT_ENABLE_DEBUGGING_HANDLERS = true; // enableDebuggingHandlers
+export const DEFAULT_ENABLE_CONTENTION_PROFILING = false; // enableContentionProfiling
+export const DEFAULT_ENABLE_SYSTEM_LOG_HANDLER = true; // enableSystemLogHandler
 
 /** pkg/kubelet/runonce.go */
 export const RUN_ONCE_MANIFEST_DELAY_MS = 1_000; // runOnceManifestDelay (wait for the first pod update)
 export const RUN_ONCE_MAX_RETRIES = 10; // runOnceMaxRetries (per-pod "is it running yet?" checks)
 export const RUN_ONCE_RETRY_DELAY_MS = 1_000; // runOnceRetryDelay (first delay between checks)
 export const RUN_ONCE_RETRY_DELAY_BACKOFF = 2; // runOnceRetryDelayBackoff (delay multiplier per retry)
+export const DEFAULT_RUN_ONCE = false; // runOnce
+/**
+ * tskubelet's `--runonce-timeout` default (no upstream flag): upstream run-once keeps checking each
+ * pod with a delay that starts at runOnceRetryDelay and doubles, at most runOnceMaxRetries times;
+ * 1+2+…+512 s ≈ 17 min is the longest it waits for a pod.
+ */
+export const DEFAULT_RUN_ONCE_TIMEOUT_MS = Array.from(
+  { length: RUN_ONCE_MAX_RETRIES },
+  (_, i) => RUN_ONCE_RETRY_DELAY_MS * RUN_ONCE_RETRY_DELAY_BACKOFF ** i,
+).reduce((a, b) => a + b, 0);
+
+/** Logging (component-base LoggingConfiguration). */
+export const DEFAULT_VERBOSITY = 0; // logging.verbosity
+/** Ours, not upstream's (upstream defaults to "text"): DESIGN.md asks for JSON logs by default. */
+export const DEFAULT_LOG_FORMAT: LogFormat = 'json'; // logging.format
 
 /** Node registration, node status and node lease (kubelet_node_status.go, nodelease, component-helpers lease). */
 export const DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS = 5 * 60_000; // nodeStatusReportFrequency

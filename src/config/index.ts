@@ -1,6 +1,7 @@
 /**
  * KubeletConfiguration: file loading, upstream defaulting, validation, and the compiled,
- * frozen `KubeletConfig` every other module reads.
+ * frozen `KubeletConfig` every other module reads. The settings are rows of one table
+ * (`fields.ts`); docs/config-fields.md says how to add one.
  */
 export {
   compileConfig,
@@ -24,6 +25,9 @@ export type {
   Taint,
   TaintEffect,
 } from './kubelet-config.ts';
-export type { AuthorizationMode, ServerFlagValues, ServerSettings, TlsVersion } from './server-config.ts';
+export { ALL_FIELDS, KUBELET_FIELDS, NOT_IMPLEMENTED, SERVER_FIELDS } from './fields.ts';
+export type { FieldKind, FieldSpec, FlagSpec, KindValues } from './fields.ts';
+export type { ServerFlagValues } from './raw.ts';
+export type { AuthorizationMode, ServerSettings, TlsVersion } from './server-config.ts';
 export { formatGoDuration, parseGoDuration, tryParseGoDuration } from './duration.ts';
 export type { DurationParseResult } from './duration.ts';

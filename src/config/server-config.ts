@@ -1,7 +1,7 @@
 /**
  * The kubelet API's settings (upstream KubeletConfiguration v1beta1 serving, authentication and
- * authorization fields, container log rotation): decoding of the nested file objects, flags, and
- * compilation to `ServerSettings`.
+ * authorization fields, container log rotation): their rows are `SERVER_FIELDS` in the field
+ * table; this compiles them to `ServerSettings`.
  *
  * Secure by default, from a file *and* from flags alone: anonymous requests refused, bearer tokens
  * checked with a TokenReview, every request authorized with a SubjectAccessReview. Upstream's flag
@@ -10,60 +10,9 @@
  */
 import { parseQuantity } from '../api/quantity.ts';
 import { describeError } from '../util/errors.ts';
-import {
-  DEFAULT_AUTHENTICATION_WEBHOOK_CACHE_TTL_MS,
-  DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_AUTHORIZED_TTL_MS,
-  DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_UNAUTHORIZED_TTL_MS,
-  DEFAULT_CONTAINER_LOG_MAX_FILES,
-  DEFAULT_CONTAINER_LOG_MAX_SIZE,
-  DEFAULT_STREAMING_CONNECTION_IDLE_TIMEOUT_MS,
-} from './defaults.ts';
-import { tryParseGoDuration } from './duration.ts';
-
-/** The file fields this module owns, as decoded (durations as Go strings, quantities as given). */
-export interface RawServerConfiguration {
-  enableServer?: boolean;
-  tlsCertFile?: string;
-  tlsPrivateKeyFile?: string;
-  tlsCipherSuites?: string[];
-  tlsMinVersion?: string;
-  authentication?: {
-    anonymous?: { enabled?: boolean };
-    webhook?: { enabled?: boolean; cacheTTL?: string };
-    x509?: { clientCAFile?: string };
-  };
-  authorization?: {
-    mode?: string;
-    webhook?: { cacheAuthorizedTTL?: string; cacheUnauthorizedTTL?: string };
-  };
-  enableDebuggingHandlers?: boolean;
-  enableContentionProfiling?: boolean;
-  enableSystemLogHandler?: boolean;
-  streamingConnectionIdleTimeout?: string;
-  containerLogMaxSize?: string;
-  containerLogMaxFiles?: number;
-}
-
-/** The upstream flags for the same settings; a key is present only when its flag was given. */
-export interface ServerFlagValues {
-  enableServer?: boolean;
-  tlsCertFile?: string;
-  tlsPrivateKeyFile?: string;
-  tlsCipherSuites?: string[];
-  tlsMinVersion?: string;
-  anonymousAuth?: boolean;
-  clientCAFile?: string;
-  authenticationTokenWebhook?: boolean;
-  authenticationTokenWebhookCacheTTL?: string;
-  authorizationMode?: string;
-  authorizationWebhookCacheAuthorizedTTL?: string;
-  authorizationWebhookCacheUnauthorizedTTL?: string;
-  enableDebuggingHandlers?: boolean;
-  contentionProfiling?: boolean;
-  streamingConnectionIdleTimeout?: string;
-  containerLogMaxSize?: string;
-  containerLogMaxFiles?: number;
-}
+import { SERVER_FIELDS, type FieldSpec, type ServerFieldKey } from './fields.ts';
+import type { RawServerConfiguration, ServerFlagValues } from './raw.ts';
+import { fileValueAt, resolveField } from './resolve.ts';
 
 export type AuthorizationMode = 'Webhook' | 'AlwaysAllow';
 /** Node's names for TLS protocol versions. */
@@ -136,63 +85,6 @@ const TLS_VERSIONS: Readonly<Record<string, TlsVersion>> = {
   VersionTLS13: 'TLSv1.3',
 };
 
-type Reader = {
-  string(key: string): string | undefined;
-  bool(key: string): boolean | undefined;
-  int32(key: string): number | undefined;
-  duration(key: string): string | undefined;
-  stringList(key: string): string[] | undefined;
-};
-
-/** Decodes the nested `authentication` / `authorization` objects; every problem names its field. */
-export function decodeAuthFields(
-  doc: Record<string, unknown>,
-  errors: string[],
-  reader: (obj: Record<string, unknown>, prefix: string) => Reader,
-): Pick<RawServerConfiguration, 'authentication' | 'authorization'> {
-  const out: Pick<RawServerConfiguration, 'authentication' | 'authorization'> = {};
-  const authn = objectField(doc, 'authentication', ['anonymous', 'webhook', 'x509'], errors, '');
-  if (authn) {
-    const anonymous = objectField(authn, 'anonymous', ['enabled'], errors, 'authentication.');
-    const webhook = objectField(authn, 'webhook', ['enabled', 'cacheTTL'], errors, 'authentication.');
-    const x509 = objectField(authn, 'x509', ['clientCAFile'], errors, 'authentication.');
-    out.authentication = dropUndefined({
-      anonymous:
-        anonymous &&
-        dropUndefined({ enabled: reader(anonymous, 'authentication.anonymous.').bool('enabled') }),
-      webhook:
-        webhook &&
-        dropUndefined({
-          enabled: reader(webhook, 'authentication.webhook.').bool('enabled'),
-          cacheTTL: reader(webhook, 'authentication.webhook.').duration('cacheTTL'),
-        }),
-      x509:
-        x509 && dropUndefined({ clientCAFile: reader(x509, 'authentication.x509.').string('clientCAFile') }),
-    });
-  }
-  const authz = objectField(doc, 'authorization', ['mode', 'webhook'], errors, '');
-  if (authz) {
-    const webhook = objectField(
-      authz,
-      'webhook',
-      ['cacheAuthorizedTTL', 'cacheUnauthorizedTTL'],
-      errors,
-      'authorization.',
-    );
-    const r = reader(webhook ?? {}, 'authorization.webhook.');
-    out.authorization = dropUndefined({
-      mode: reader(authz, 'authorization.').string('mode'),
-      webhook:
-        webhook &&
-        dropUndefined({
-          cacheAuthorizedTTL: r.duration('cacheAuthorizedTTL'),
-          cacheUnauthorizedTTL: r.duration('cacheUnauthorizedTTL'),
-        }),
-    });
-  }
-  return out;
-}
-
 /**
  * Merges flags over the file over the defaults and validates. Problems go to `errors` (each naming
  * its flag or field), insecure choices to `warnings`.
@@ -203,62 +95,16 @@ export function compileServerSettings(
   errors: string[],
   warnings: string[],
 ): ServerSettings {
-  const duration = (
-    flagValue: string | undefined,
-    flag: string,
-    fileValue: string | undefined,
-    field: string,
-    fallbackMs: number,
-  ): number => {
-    const value = flagValue ?? fileValue;
-    const label = flagValue !== undefined ? `--${flag}` : field;
-    if (value === undefined) return fallbackMs;
-    const parsed = tryParseGoDuration(value);
-    if (!parsed.ok) {
-      errors.push(`${label}: ${parsed.reason}`);
-      return fallbackMs;
-    }
-    // A zero in the file means "default" (upstream defaulting); a zero flag is taken as given.
-    if (flagValue === undefined && parsed.ms === 0) return fallbackMs;
-    if (parsed.ms < 0) errors.push(`${label}: ${JSON.stringify(value)} must not be negative`);
-    return parsed.ms;
+  const given: Readonly<Record<string, unknown>> = flags;
+  const field = <K extends ServerFieldKey>(key: K) => {
+    const spec = SERVER_FIELDS[key];
+    return resolveField(spec, given[key], fileValueAt(raw, (spec as FieldSpec).file), errors);
   };
 
-  const anonymous = flags.anonymousAuth ?? raw.authentication?.anonymous?.enabled ?? false;
-  const webhook = flags.authenticationTokenWebhook ?? raw.authentication?.webhook?.enabled ?? true;
-  const webhookCacheTTLMs = duration(
-    flags.authenticationTokenWebhookCacheTTL,
-    'authentication-token-webhook-cache-ttl',
-    raw.authentication?.webhook?.cacheTTL,
-    'authentication.webhook.cacheTTL',
-    DEFAULT_AUTHENTICATION_WEBHOOK_CACHE_TTL_MS,
-  );
-  const clientCAFile = flags.clientCAFile ?? raw.authentication?.x509?.clientCAFile ?? '';
-
-  const modeValue = flags.authorizationMode ?? (raw.authorization?.mode || 'Webhook');
-  const modeLabel = flags.authorizationMode !== undefined ? '--authorization-mode' : 'authorization.mode';
-  let mode: AuthorizationMode = 'Webhook';
-  if (modeValue === 'Webhook' || modeValue === 'AlwaysAllow') mode = modeValue;
-  else
-    errors.push(
-      `${modeLabel}: ${JSON.stringify(modeValue)} is not supported (want "Webhook" or "AlwaysAllow")`,
-    );
-  const cacheAuthorizedTTLMs = duration(
-    flags.authorizationWebhookCacheAuthorizedTTL,
-    'authorization-webhook-cache-authorized-ttl',
-    raw.authorization?.webhook?.cacheAuthorizedTTL,
-    'authorization.webhook.cacheAuthorizedTTL',
-    DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_AUTHORIZED_TTL_MS,
-  );
-  const cacheUnauthorizedTTLMs = duration(
-    flags.authorizationWebhookCacheUnauthorizedTTL,
-    'authorization-webhook-cache-unauthorized-ttl',
-    raw.authorization?.webhook?.cacheUnauthorizedTTL,
-    'authorization.webhook.cacheUnauthorizedTTL',
-    DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_UNAUTHORIZED_TTL_MS,
-  );
-
-  const enableServer = flags.enableServer ?? raw.enableServer ?? true;
+  const anonymous = field('anonymousAuth').value;
+  const modeValue = field('authorizationMode').value;
+  const mode: AuthorizationMode = modeValue === 'AlwaysAllow' ? 'AlwaysAllow' : 'Webhook';
+  const enableServer = field('enableServer').value;
   if (enableServer) {
     if (anonymous) {
       warnings.push(
@@ -274,52 +120,42 @@ export function compileServerSettings(
     }
   }
 
-  const tlsCertFile = flags.tlsCertFile ?? raw.tlsCertFile ?? '';
-  const tlsPrivateKeyFile = flags.tlsPrivateKeyFile ?? raw.tlsPrivateKeyFile ?? '';
+  const tlsCertFile = field('tlsCertFile').value;
+  const tlsPrivateKeyFile = field('tlsPrivateKeyFile').value;
   if ((tlsCertFile === '') !== (tlsPrivateKeyFile === '')) {
     errors.push(
       'tlsCertFile and tlsPrivateKeyFile (--tls-cert-file, --tls-private-key-file) must be given together',
     );
   }
-  const suitesValue = flags.tlsCipherSuites ?? raw.tlsCipherSuites ?? [];
-  const suitesLabel = flags.tlsCipherSuites !== undefined ? '--tls-cipher-suites' : 'tlsCipherSuites';
+  const suites = field('tlsCipherSuites');
   const tlsCipherSuites: string[] = [];
-  for (const name of suitesValue) {
+  for (const name of suites.value) {
     const openssl = CIPHER_SUITES[name];
     if (openssl) tlsCipherSuites.push(openssl);
     else if (!TLS13_SUITES.has(name))
-      errors.push(`${suitesLabel}: ${JSON.stringify(name)} is not a supported cipher suite`);
+      errors.push(`${suites.label}: ${JSON.stringify(name)} is not a supported cipher suite`);
   }
-  const minValue = flags.tlsMinVersion ?? raw.tlsMinVersion ?? '';
+  const min = field('tlsMinVersion');
   let tlsMinVersion: TlsVersion | undefined;
-  if (minValue !== '') {
-    tlsMinVersion = TLS_VERSIONS[minValue];
+  if (min.value !== '') {
+    tlsMinVersion = TLS_VERSIONS[min.value];
     if (!tlsMinVersion) {
-      const label = flags.tlsMinVersion !== undefined ? '--tls-min-version' : 'tlsMinVersion';
       errors.push(
-        `${label}: ${JSON.stringify(minValue)} is not a TLS version (want one of ${Object.keys(TLS_VERSIONS).join(', ')})`,
+        `${min.label}: ${JSON.stringify(min.value)} is not a TLS version (want one of ${Object.keys(TLS_VERSIONS).join(', ')})`,
       );
     }
   }
 
-  const sizeValue = flags.containerLogMaxSize ?? (raw.containerLogMaxSize || DEFAULT_CONTAINER_LOG_MAX_SIZE);
-  const sizeLabel =
-    flags.containerLogMaxSize !== undefined ? '--container-log-max-size' : 'containerLogMaxSize';
+  const size = field('containerLogMaxSize');
   let containerLogMaxSizeBytes = 0;
   try {
-    containerLogMaxSizeBytes = Math.floor(parseQuantity(sizeValue, sizeLabel));
+    containerLogMaxSizeBytes = Math.floor(parseQuantity(size.value, size.label));
     if (containerLogMaxSizeBytes < 0)
-      errors.push(`${sizeLabel}: ${JSON.stringify(sizeValue)} must not be negative`);
+      errors.push(`${size.label}: ${JSON.stringify(size.value)} must not be negative`);
   } catch (err) {
     errors.push(describeError(err));
   }
-  const filesValue =
-    flags.containerLogMaxFiles ?? (raw.containerLogMaxFiles || DEFAULT_CONTAINER_LOG_MAX_FILES);
-  if (filesValue < 2) {
-    const label =
-      flags.containerLogMaxFiles !== undefined ? '--container-log-max-files' : 'containerLogMaxFiles';
-    errors.push(`${label}: ${filesValue} must be at least 2`);
-  }
+  const clientCAFile = field('clientCAFile').value;
 
   return {
     enableServer,
@@ -328,49 +164,20 @@ export function compileServerSettings(
     ...(tlsMinVersion ? { tlsMinVersion } : {}),
     authentication: {
       anonymous,
-      webhook,
-      webhookCacheTTLMs,
+      webhook: field('authenticationTokenWebhook').value,
+      webhookCacheTTLMs: field('authenticationTokenWebhookCacheTTL').value,
       ...(clientCAFile ? { clientCAFile } : {}),
     },
-    authorization: { mode, cacheAuthorizedTTLMs, cacheUnauthorizedTTLMs },
-    enableDebuggingHandlers: flags.enableDebuggingHandlers ?? raw.enableDebuggingHandlers ?? true,
-    enableContentionProfiling: flags.contentionProfiling ?? raw.enableContentionProfiling ?? false,
-    enableSystemLogHandler: raw.enableSystemLogHandler ?? true,
-    streamingConnectionIdleTimeoutMs: duration(
-      flags.streamingConnectionIdleTimeout,
-      'streaming-connection-idle-timeout',
-      raw.streamingConnectionIdleTimeout,
-      'streamingConnectionIdleTimeout',
-      DEFAULT_STREAMING_CONNECTION_IDLE_TIMEOUT_MS,
-    ),
+    authorization: {
+      mode,
+      cacheAuthorizedTTLMs: field('authorizationWebhookCacheAuthorizedTTL').value,
+      cacheUnauthorizedTTLMs: field('authorizationWebhookCacheUnauthorizedTTL').value,
+    },
+    enableDebuggingHandlers: field('enableDebuggingHandlers').value,
+    enableContentionProfiling: field('contentionProfiling').value,
+    enableSystemLogHandler: field('enableSystemLogHandler').value,
+    streamingConnectionIdleTimeoutMs: field('streamingConnectionIdleTimeout').value,
     containerLogMaxSizeBytes,
-    containerLogMaxFiles: filesValue,
+    containerLogMaxFiles: field('containerLogMaxFiles').value,
   };
-}
-
-function objectField(
-  parent: Record<string, unknown>,
-  key: string,
-  known: readonly string[],
-  errors: string[],
-  prefix: string,
-): Record<string, unknown> | undefined {
-  const value = parent[key];
-  if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'object' || Array.isArray(value)) {
-    errors.push(
-      `field "${prefix}${key}": expected an object, got ${Array.isArray(value) ? 'a list' : typeof value}`,
-    );
-    return undefined;
-  }
-  const obj = value as Record<string, unknown>;
-  for (const k of Object.keys(obj)) {
-    if (!known.includes(k)) errors.push(`unknown field "${prefix}${key}.${k}"`);
-  }
-  return obj;
-}
-
-function dropUndefined<T extends object>(obj: T): T {
-  for (const k of Object.keys(obj) as (keyof T)[]) if (obj[k] === undefined) delete obj[k];
-  return obj;
 }

@@ -6,9 +6,16 @@
  */
 import { release } from 'node:os';
 import type { Pod } from '../api/types.ts';
-import { sysctlToDots } from '../runtime/security-profiles.ts';
+import { compileSysctlPatterns as compile, sysctlToDots, type SysctlAllowlist } from '../api/sysctl-names.ts';
 import { KubeletError } from '../util/errors.ts';
 import type { PodAdmitHandler } from './admission.ts';
+
+export {
+  sysctlNamespace,
+  sysctlPatternProblems,
+  type SysctlAllowlist,
+  type SysctlNamespace,
+} from '../api/sysctl-names.ts';
 
 /** Upstream ForbiddenReason. */
 export const SYSCTL_FORBIDDEN_REASON = 'SysctlForbidden';
@@ -41,30 +48,6 @@ export const SAFE_SYSCTLS: readonly SafeSysctl[] = [
   { name: 'net.ipv4.tcp_slow_start_after_idle', since: '1.37', minKernel: '4.15' },
   { name: 'net.ipv4.tcp_notsent_lowat', since: '1.37', minKernel: '4.6' },
 ];
-
-export type SysctlNamespace = 'ipc' | 'net';
-
-// Upstream namespace.go: sysctls the kernel is known to namespace.
-const NAMESPACED: Readonly<Record<string, SysctlNamespace>> = { 'kernel.sem': 'ipc' };
-const NAMESPACED_PREFIXES: readonly (readonly [string, SysctlNamespace])[] = [
-  ['kernel.shm', 'ipc'],
-  ['kernel.msg', 'ipc'],
-  ['fs.mqueue.', 'ipc'],
-  ['net.', 'net'],
-];
-
-/** Upstream NamespacedBy: the namespace that isolates a (dotted) sysctl, undefined if none is known. */
-export function sysctlNamespace(name: string): SysctlNamespace | undefined {
-  const exact = NAMESPACED[name];
-  if (exact) return exact;
-  return NAMESPACED_PREFIXES.find(([prefix]) => name.startsWith(prefix))?.[1];
-}
-
-// Upstream policy validation IsValidSysctlPattern: dot- or slash-separated segments, the last may
-// end in `*`; at most 253 characters (SysctlMaxLength).
-const SYSCTL_SEGMENT = '[a-z0-9]([-_a-z0-9]*[a-z0-9])?';
-const SYSCTL_PATTERN = new RegExp(`^(${SYSCTL_SEGMENT}[./])*([a-z0-9][-_a-z0-9]*)?[a-z0-9*]$`);
-const SYSCTL_MAX_LENGTH = 253;
 
 /** `a.b.c` → [4, 15, 0]; undefined if the release string does not start with a version. */
 function parseVersion(v: string): number[] | undefined {
@@ -102,42 +85,6 @@ export function safeSysctlAllowlist(
     else onDropped(s.name, s.minKernel);
   }
   return out;
-}
-
-/** A compiled allowlist: exact names and prefixes, each with the namespace that isolates it. */
-export interface SysctlAllowlist {
-  readonly sysctls: ReadonlyMap<string, SysctlNamespace>;
-  readonly prefixes: ReadonlyMap<string, SysctlNamespace>;
-}
-
-/**
- * Upstream NewAllowlist: every pattern must be well-formed and known to be namespaced. All
- * problems are collected; any problem makes the list unusable.
- */
-function compile(patterns: readonly string[]): { list: SysctlAllowlist; problems: string[] } {
-  const problems: string[] = [];
-  const sysctls = new Map<string, SysctlNamespace>();
-  const prefixes = new Map<string, SysctlNamespace>();
-  for (const raw of patterns) {
-    if (raw.length > SYSCTL_MAX_LENGTH || !SYSCTL_PATTERN.test(raw)) {
-      problems.push(
-        `sysctl ${JSON.stringify(raw)} must have at most ${SYSCTL_MAX_LENGTH} characters and match regex ${SYSCTL_PATTERN.source.slice(1, -1)}`,
-      );
-      continue;
-    }
-    const s = sysctlToDots(raw);
-    const isPrefix = s.endsWith('*');
-    const name = isPrefix ? s.slice(0, -1) : s;
-    const ns = sysctlNamespace(name);
-    if (ns === undefined) problems.push(`the sysctl ${JSON.stringify(s)} is not known to be namespaced`);
-    else (isPrefix ? prefixes : sysctls).set(name, ns);
-  }
-  return { list: { sysctls, prefixes }, problems };
-}
-
-/** What is wrong with an `allowedUnsafeSysctls` list (empty: nothing), one line per pattern. */
-export function sysctlPatternProblems(patterns: readonly string[]): string[] {
-  return compile(patterns).problems;
 }
 
 /** Compiles patterns; throws `KubeletError('InvalidArgument')` naming every bad one. */

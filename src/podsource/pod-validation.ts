@@ -12,11 +12,9 @@ import type {
   Toleration,
   Volume,
 } from '../api/types.ts';
+import { isDNS1123Label, isDNS1123Subdomain, isLabelValue, isQualifiedNamePart } from '../api/names.ts';
 import { child, index, type FieldError } from './field-errors.ts';
 
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const IANA_SVC_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/;
 const MAX_ANNOTATIONS_BYTES = 256 * 1024; // TotalAnnotationSizeLimitB
 
@@ -28,13 +26,13 @@ const SUBDOMAIN_MSG =
 function dnsLabel(path: string, v: string, errs: FieldError[]): void {
   if (v.length > 63)
     errs.push({ path, type: 'Invalid', value: v, detail: 'must be no more than 63 characters' });
-  else if (!DNS1123_LABEL.test(v)) errs.push({ path, type: 'Invalid', value: v, detail: LABEL_MSG });
+  else if (!isDNS1123Label(v)) errs.push({ path, type: 'Invalid', value: v, detail: LABEL_MSG });
 }
 
 function dnsSubdomain(path: string, v: string, errs: FieldError[]): void {
   if (v.length > 253)
     errs.push({ path, type: 'Invalid', value: v, detail: 'must be no more than 253 characters' });
-  else if (!DNS1123_SUBDOMAIN.test(v)) errs.push({ path, type: 'Invalid', value: v, detail: SUBDOMAIN_MSG });
+  else if (!isDNS1123Subdomain(v)) errs.push({ path, type: 'Invalid', value: v, detail: SUBDOMAIN_MSG });
 }
 
 function qualifiedName(path: string, key: string, errs: FieldError[]): void {
@@ -42,7 +40,7 @@ function qualifiedName(path: string, key: string, errs: FieldError[]): void {
   const name = slash >= 0 ? key.slice(slash + 1) : key;
   if (slash >= 0) {
     const prefix = key.slice(0, slash);
-    if (prefix === '' || prefix.length > 253 || !DNS1123_SUBDOMAIN.test(prefix)) {
+    if (prefix === '' || !isDNS1123Subdomain(prefix)) {
       errs.push({
         path,
         type: 'Invalid',
@@ -52,7 +50,7 @@ function qualifiedName(path: string, key: string, errs: FieldError[]): void {
       return;
     }
   }
-  if (name.length > 63 || !QUALIFIED_NAME_PART.test(name)) {
+  if (!isQualifiedNamePart(name)) {
     errs.push({
       path,
       type: 'Invalid',
@@ -111,7 +109,7 @@ function validateMeta(pod: Pod, errs: FieldError[]): void {
   for (const [k, v] of Object.entries(m.labels ?? {})) {
     const p = `metadata.labels[${JSON.stringify(k)}]`;
     qualifiedName('metadata.labels', k, errs);
-    if (v.length > 63 || (v !== '' && !QUALIFIED_NAME_PART.test(v))) {
+    if (!isLabelValue(v)) {
       errs.push({
         path: p,
         type: 'Invalid',

@@ -1,0 +1,274 @@
+/**
+ * From a decoded file and the given flags to the frozen `KubeletConfig`: every setting of the
+ * field table resolved (flag over file over default, `resolve.ts`) and checked, the settings that
+ * depend on each other defaulted and checked together, every problem reported at once.
+ */
+import { hostname as osHostname } from 'node:os';
+import path from 'node:path';
+import { isDNSDomainName } from '../api/names.ts';
+import { KubeletError } from '../util/errors.ts';
+import {
+  CLIENT_GO_DEFAULT_BURST,
+  CLIENT_GO_DEFAULT_QPS,
+  DEFAULT_CGROUP_ROOT,
+  DEFAULT_LOG_FORMAT,
+  DEFAULT_MAX_PARALLEL_IMAGE_PULLS,
+  DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS,
+} from './defaults.ts';
+import { tryParseGoDuration } from './duration.ts';
+import { KUBELET_FIELDS, type FieldSpec, type KubeletFieldKey } from './fields.ts';
+import type { CompileOptions, CompiledConfig, KubeletConfig, LogFormat } from './kubelet-config.ts';
+import type { DecodedConfigFile, FlagValues, RawKubeletConfiguration } from './raw.ts';
+import { fileValueAt, resolveField } from './resolve.ts';
+import { compileServerSettings } from './server-config.ts';
+import { cleanPath, clientLimit, normalizeRuntimeEndpoint, toTaints, type Chosen } from './validate.ts';
+
+type Field<K extends KubeletFieldKey> = ReturnType<typeof resolveField<(typeof KUBELET_FIELDS)[K]>>;
+
+/**
+ * Merges a decoded file (may be undefined: flags and defaults only) and explicitly given flags into
+ * the compiled configuration. File values get upstream's v1beta1 defaulting (a zero or empty value
+ * means "use the default" where the field table says so); explicit flags are applied after
+ * defaulting, so `--max-pods=0` means 0. Every invalid value is collected and thrown together as one
+ * `KubeletError('InvalidArgument')` naming each field (`syncFrequency` when it came from the file,
+ * `--sync-frequency` from a flag).
+ */
+export function compileConfig(
+  file: DecodedConfigFile | undefined,
+  flags: FlagValues = {},
+  options: CompileOptions = {},
+): CompiledConfig {
+  const raw: RawKubeletConfiguration = file?.raw ?? {};
+  const errors: string[] = [];
+  const warnings: string[] = [...(file?.warnings ?? [])];
+  const given: Readonly<Record<string, unknown>> = flags;
+  const field = <K extends KubeletFieldKey>(key: K, fallback?: number): Field<K> => {
+    const spec = KUBELET_FIELDS[key];
+    const fileValue = fileValueAt(raw, (spec as FieldSpec).file);
+    return resolveField(spec, given[key], fileValue, errors, fallback);
+  };
+  const value = <K extends KubeletFieldKey>(key: K): Field<K>['value'] => field(key).value;
+
+  const containerRuntimeEndpoint = normalizeRuntimeEndpoint(
+    field('containerRuntimeEndpoint'),
+    errors,
+    warnings,
+  );
+  const rootDir = path.resolve(options.cwd ?? process.cwd(), value('rootDir'));
+  const { nodeName, hostnameOverride } = nodeNameOf(value('hostnameOverride'), options, errors, warnings);
+
+  // Upstream defaulting: a file that sets nodeStatusUpdateFrequency but not
+  // nodeStatusReportFrequency gets the update frequency as report frequency (backward
+  // compatibility). Flags are applied after defaulting upstream, so the flag does not do this.
+  const fileUpdate =
+    raw.nodeStatusUpdateFrequency === undefined
+      ? undefined
+      : tryParseGoDuration(raw.nodeStatusUpdateFrequency);
+  const reportFallbackMs =
+    fileUpdate?.ok && fileUpdate.ms > 0 ? fileUpdate.ms : DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS;
+
+  const logFormatValue = value('logFormat');
+  const logFormat: LogFormat =
+    logFormatValue === 'json' || logFormatValue === 'text' ? logFormatValue : DEFAULT_LOG_FORMAT;
+
+  const fields = {
+    staticPodPath: value('staticPodPath') || undefined,
+    staticPodURL: value('staticPodURL') || undefined,
+    staticPodURLHeader: value('staticPodURLHeader'),
+    fileCheckFrequencyMs: value('fileCheckFrequency'),
+    httpCheckFrequencyMs: value('httpCheckFrequency'),
+    syncFrequencyMs: value('syncFrequency'),
+    maxPods: value('maxPods'),
+    healthzPort: value('healthzPort'),
+    healthzBindAddress: value('healthzBindAddress'),
+    containerRuntimeEndpoint,
+    runtimeRequestTimeoutMs: value('runtimeRequestTimeout'),
+    nodeStatusUpdateFrequencyMs: value('nodeStatusUpdateFrequency'),
+    podLogsDir: value('podLogsDir'),
+    address: value('address'),
+    port: value('port'),
+    readOnlyPort: value('readOnlyPort'),
+    rootDir,
+    hostnameOverride,
+    nodeName,
+    nodeIP: value('nodeIP'),
+    runOnce: value('runOnce'),
+    runOnceTimeoutMs: value('runOnceTimeout'),
+    verbosity: value('verbosity'),
+    logFormat,
+    kubeconfig: value('kubeconfig'),
+    kubeAPIQPS: clientLimit(value('kubeAPIQPS'), CLIENT_GO_DEFAULT_QPS),
+    kubeAPIBurst: clientLimit(value('kubeAPIBurst'), CLIENT_GO_DEFAULT_BURST),
+    eventRecordQPS: clientLimit(value('eventRecordQPS'), CLIENT_GO_DEFAULT_QPS),
+    eventBurst: clientLimit(value('eventBurst'), CLIENT_GO_DEFAULT_BURST),
+    nodeStatusReportFrequencyMs: field('nodeStatusReportFrequency', reportFallbackMs).value,
+    nodeLeaseDurationSeconds: value('nodeLeaseDurationSeconds'),
+    registerNode: value('registerNode'),
+    registerWithTaints: toTaints(value('registerWithTaints')),
+    nodeLabels: value('nodeLabels'),
+    clusterDomain: value('clusterDomain'),
+    clusterDNS: value('clusterDNS'),
+    ...podCgroupSettings(field, errors),
+    seccompDefault: value('seccompDefault'),
+    allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
+    ...imagePullSettings(field, errors, warnings),
+    nodeStatusMaxImages: value('nodeStatusMaxImages'),
+  };
+  const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
+
+  if (errors.length > 0) {
+    const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
+    throw new KubeletError('InvalidArgument', op, errors.join('; '));
+  }
+  const config: KubeletConfig = withoutUndefined({ configFile: file?.path, ...fields, server });
+  return { config: deepFreeze(structuredClone(config)), warnings };
+}
+
+type FieldOf = <K extends KubeletFieldKey>(key: K) => Field<K>;
+
+/** nodeutil.GetHostname: the override if given, else the hostname; trimmed, lowercased, non-empty. */
+function nodeNameOf(
+  override: string | undefined,
+  options: CompileOptions,
+  errors: string[],
+  warnings: string[],
+): { nodeName: string; hostnameOverride: string | undefined } {
+  const nameSource = override !== undefined && override !== '' ? '--hostname-override' : 'hostname';
+  const rawName = nameSource === 'hostname' ? (options.hostname ?? osHostname)() : (override ?? '');
+  const nodeName = rawName.trim().toLowerCase();
+  if (nodeName === '') {
+    errors.push(`${nameSource}: empty node name is invalid`);
+  } else if (!isDNSDomainName(nodeName)) {
+    warnings.push(
+      `node name ${JSON.stringify(nodeName)} (from ${nameSource}) is not a valid DNS-1123 subdomain; ` +
+        'the API server will reject its Node and mirror pods',
+    );
+  }
+  return { nodeName, hostnameOverride: override?.trim() || undefined };
+}
+
+/**
+ * serializeImagePulls, maxParallelImagePulls, registryPullQPS and registryBurst (upstream v1beta1
+ * defaulting and validation). serializeImagePulls and maxParallelImagePulls are pointers defaulted
+ * together: an unset serializeImagePulls is true when maxParallelImagePulls is unset or below 2,
+ * else false; serializeImagePulls false without maxParallelImagePulls means no limit. The one
+ * deliberate difference: with neither field (nor --serialize-image-pulls) set, pulls run in
+ * parallel, at most DEFAULT_MAX_PARALLEL_IMAGE_PULLS at once (upstream: one at a time).
+ */
+function imagePullSettings(
+  field: FieldOf,
+  errors: string[],
+  warnings: string[],
+): Pick<
+  KubeletConfig,
+  'serializeImagePulls' | 'maxParallelImagePulls' | 'registryPullQPS' | 'registryBurst'
+> {
+  const maxParallel = field('maxParallelImagePulls').value;
+  const serialize = field('serializeImagePulls');
+  const serializeImagePulls = serialize.value ?? (maxParallel !== undefined && maxParallel < 2);
+  if (serializeImagePulls && maxParallel !== undefined && maxParallel > 1) {
+    errors.push(
+      `maxParallelImagePulls: ${maxParallel} cannot be larger than 1 unless ${serialize.label} is set to false`,
+    );
+  }
+  let maxParallelImagePulls: number | undefined;
+  if (serializeImagePulls) maxParallelImagePulls = 1;
+  else if (maxParallel !== undefined) maxParallelImagePulls = maxParallel;
+  else if (serialize.value === undefined) maxParallelImagePulls = DEFAULT_MAX_PARALLEL_IMAGE_PULLS;
+
+  const qps = field('registryPullQPS');
+  const burst = field('registryBurst');
+  if (burst.value === 0 && qps.value > 0) {
+    warnings.push(
+      `${burst.label}: 0 with ${qps.label} ${qps.value} would refuse every pull upstream ("pull QPS exceeded"); ` +
+        'tskubelet uses a burst of 1',
+    );
+  }
+  return {
+    serializeImagePulls,
+    ...(maxParallelImagePulls !== undefined ? { maxParallelImagePulls } : {}),
+    registryPullQPS: qps.value,
+    registryBurst: burst.value,
+  };
+}
+
+/**
+ * cgroupsPerQOS, cgroupRoot, cgroupDriver, podPidsLimit, cpuCFSQuota, cpuCFSQuotaPeriod and
+ * enforceNodeAllocatable. The systemd driver and system-reserved/kube-reserved enforcement are
+ * refused: tskubelet does not implement them. cpuCFSQuotaPeriod is accepted in upstream's range
+ * (1ms–1s) without upstream's CustomCPUCFSQuotaPeriod feature gate.
+ */
+function podCgroupSettings(
+  field: FieldOf,
+  errors: string[],
+): Pick<
+  KubeletConfig,
+  | 'cgroupsPerQOS'
+  | 'cgroupRoot'
+  | 'cgroupDriver'
+  | 'podPidsLimit'
+  | 'cpuCFSQuota'
+  | 'cpuCFSQuotaPeriodMs'
+  | 'enforceNodeAllocatable'
+> {
+  const cgroupsPerQOS = field('cgroupsPerQOS').value;
+  field('cgroupDriver');
+  const root = field('cgroupRoot').value;
+  const enforce = field('enforceNodeAllocatable');
+  checkEnforcement(enforce, cgroupsPerQOS, errors);
+  return {
+    cgroupsPerQOS,
+    cgroupRoot: root === '' ? DEFAULT_CGROUP_ROOT : cleanPath(root),
+    cgroupDriver: 'cgroupfs',
+    podPidsLimit: field('podPidsLimit').value,
+    cpuCFSQuota: field('cpuCFSQuota').value,
+    cpuCFSQuotaPeriodMs: field('cpuCFSQuotaPeriod').value,
+    enforceNodeAllocatable: [...new Set(enforce.value.filter((v) => v !== 'none'))],
+  };
+}
+
+function checkEnforcement(
+  enforce: Chosen<readonly string[]>,
+  cgroupsPerQOS: boolean,
+  errors: string[],
+): void {
+  const { value, label } = enforce;
+  for (const v of value) {
+    if (v === 'pods') continue;
+    if (v === 'none') {
+      if (value.length > 1)
+        errors.push(`${label}: may not contain additional enforcements when "none" is specified`);
+    } else if (v === 'system-reserved' || v === 'kube-reserved') {
+      errors.push(
+        `${label}: ${JSON.stringify(v)} is not supported by tskubelet (systemReserved and kubeReserved ` +
+          'are not implemented); use "pods" or "none"',
+      );
+    } else {
+      errors.push(
+        `${label}: option ${JSON.stringify(v)} is not valid; valid options are "pods", ` +
+          '"system-reserved", "kube-reserved" or "none"',
+      );
+    }
+  }
+  if (!cgroupsPerQOS && value.length > 0) {
+    errors.push(
+      `${label}: enforcing node allocatable is not supported unless cgroupsPerQOS (--cgroups-per-qos) ` +
+        'is set to true; with cgroups per QoS off, set it empty (--enforce-node-allocatable=)',
+    );
+  }
+}
+
+function withoutUndefined<T extends object>(obj: T): T {
+  for (const key of Object.keys(obj) as (keyof T)[]) {
+    if (obj[key] === undefined) delete obj[key];
+  }
+  return obj;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,864 @@
+/**
+ * The one table of KubeletConfiguration settings: per setting its file field, its flag, its kind,
+ * its default, what a zero or empty value in the file means, its check and its help text.
+ *
+ * It drives: decoding of the file (known fields, types, nested objects, relative paths), the `run`
+ * command's options and help, flag-over-file precedence and defaulting (`resolveField`), and the
+ * "not implemented" warnings for upstream fields and flags (`NOT_IMPLEMENTED`). What a setting
+ * compiles to (`KubeletConfig`) is written out in `compile.ts`. See docs/config-fields.md.
+ */
+import * as d from './defaults.ts';
+import { formatGoDuration as dur } from './duration.ts';
+import { checkNodeLabels } from './labels.ts';
+import type { RawFieldPath, RawTaint } from './raw.ts';
+import {
+  checkDomain,
+  checkHeaders,
+  checkIP,
+  checkIPs,
+  checkLogFormat,
+  checkNodeIP,
+  checkPodLogsDir,
+  checkPort,
+  checkSysctlPatterns,
+  checkTaints,
+  checkURL,
+  nonNegative,
+  nonNegativeDuration,
+  positive,
+  positiveDuration,
+  type Check,
+} from './validate.ts';
+
+/** Each kind's value as written (file or flag). */
+export interface KindValues {
+  string: string;
+  bool: boolean;
+  int32: number;
+  /** Within JavaScript's safe integers. */
+  int64: number;
+  /** A Go duration string such as "1m30s" (never a number in the file). */
+  duration: string;
+  stringList: string[];
+  /** map[string][]string, e.g. HTTP headers. */
+  headerMap: Record<string, string[]>;
+  taints: RawTaint[];
+  /** Flag only: `key=value,…`. */
+  labels: Record<string, string>;
+}
+export type FieldKind = keyof KindValues;
+
+/** Each kind's value once chosen: durations in milliseconds, the rest as written. */
+export type CompiledKind<K extends FieldKind> = K extends 'duration' ? number : KindValues[K];
+
+export interface FlagSpec {
+  /** Without the dashes: `max-pods`. */
+  readonly name: string;
+  /** One-letter form with its dash, e.g. `-v`. */
+  readonly short?: string;
+  /** The value placeholder in help, e.g. `<duration>`; bool flags have none. */
+  readonly arg?: string;
+  readonly choices?: readonly string[];
+  /** A second spelling; giving both with different values is an error. */
+  readonly alias?: string;
+}
+
+interface FieldSpecOf<K extends FieldKind> {
+  readonly kind: K;
+  /** The KubeletConfiguration field (dotted for nested ones); absent: flag only. */
+  readonly file?: RawFieldPath;
+  /** Absent: file only (upstream has no flag either). */
+  readonly flag?: FlagSpec;
+  /**
+   * What a zero or empty value (0, "", "0s") in the file means: `default` for upstream's plain
+   * fields (v1beta1 defaulting replaces it), `kept` for its pointer fields and lists. A flag is
+   * always taken as given.
+   */
+  readonly fileZero: 'default' | 'kept';
+  /** Absent: the setting is optional (undefined when neither flag nor file gives it). */
+  readonly default?: CompiledKind<K>;
+  /** Resolve a relative path in the file against the file's directory (as upstream). */
+  readonly relativeToFile?: true;
+  readonly check?: Check<CompiledKind<K>>;
+  /** The flag's help, or what the file field is for. */
+  readonly help: string;
+}
+
+export type FieldSpec = { [K in FieldKind]: FieldSpecOf<K> }[FieldKind];
+
+/** Flag values keyed by setting: one optional key per setting that has a flag. */
+export type FlagValuesOf<T extends Readonly<Record<string, FieldSpec>>> = {
+  -readonly [K in keyof T as T[K] extends { readonly flag: FlagSpec } ? K : never]?: KindValues[T[K]['kind']];
+};
+
+const QPS_ZERO_HELP = `0 means ${d.CLIENT_GO_DEFAULT_QPS}`;
+
+/** The kubelet's settings, in the order of `run --help`. Keys are the keys of `FlagValues`. */
+export const KUBELET_FIELDS = {
+  kubeconfig: {
+    kind: 'string',
+    flag: { name: 'kubeconfig', arg: '<file>' },
+    fileZero: 'kept',
+    check: (c, errors) => {
+      if (c.value.trim() === '') errors.push(`${c.label}: must not be empty when given`);
+    },
+    help: 'kubeconfig for the API server; omit for standalone mode',
+  },
+  staticPodPath: {
+    kind: 'string',
+    file: 'staticPodPath',
+    flag: { name: 'pod-manifest-path', arg: '<path>' },
+    fileZero: 'kept',
+    default: '',
+    relativeToFile: true,
+    help: 'directory of static pod files to run, or a single static pod file (staticPodPath)',
+  },
+  staticPodURL: {
+    kind: 'string',
+    file: 'staticPodURL',
+    flag: { name: 'manifest-url', arg: '<url>' },
+    fileZero: 'kept',
+    default: '',
+    check: checkURL,
+    help: 'URL of additional pod specifications to run (staticPodURL)',
+  },
+  staticPodURLHeader: {
+    kind: 'headerMap',
+    file: 'staticPodURLHeader',
+    flag: { name: 'manifest-url-header', arg: '<key:value,...>' },
+    fileZero: 'kept',
+    default: {},
+    check: checkHeaders,
+    help: "HTTP headers for --manifest-url, e.g. 'a:hello,b:again'; repeatable, same names accumulate",
+  },
+  syncFrequency: {
+    kind: 'duration',
+    file: 'syncFrequency',
+    flag: { name: 'sync-frequency', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_SYNC_FREQUENCY_MS,
+    check: positiveDuration,
+    help: `max period between syncing running pods (default ${dur(d.DEFAULT_SYNC_FREQUENCY_MS)})`,
+  },
+  fileCheckFrequency: {
+    kind: 'duration',
+    file: 'fileCheckFrequency',
+    flag: { name: 'file-check-frequency', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_FILE_CHECK_FREQUENCY_MS,
+    check: positiveDuration,
+    help: `period between checks of --pod-manifest-path (default ${dur(d.DEFAULT_FILE_CHECK_FREQUENCY_MS)})`,
+  },
+  httpCheckFrequency: {
+    kind: 'duration',
+    file: 'httpCheckFrequency',
+    flag: { name: 'http-check-frequency', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_HTTP_CHECK_FREQUENCY_MS,
+    check: positiveDuration,
+    help: `period between fetches of --manifest-url (default ${dur(d.DEFAULT_HTTP_CHECK_FREQUENCY_MS)})`,
+  },
+  nodeStatusUpdateFrequency: {
+    kind: 'duration',
+    file: 'nodeStatusUpdateFrequency',
+    flag: { name: 'node-status-update-frequency', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS,
+    check: positiveDuration,
+    help: `period of node status computation (default ${dur(d.DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS)})`,
+  },
+  runtimeRequestTimeout: {
+    kind: 'duration',
+    file: 'runtimeRequestTimeout',
+    flag: { name: 'runtime-request-timeout', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS,
+    check: positiveDuration,
+    help: `timeout of runtime requests except pull, logs, exec, attach (default ${dur(d.DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS)})`,
+  },
+  containerRuntimeEndpoint: {
+    kind: 'string',
+    file: 'containerRuntimeEndpoint',
+    flag: { name: 'container-runtime-endpoint', arg: '<endpoint>' },
+    fileZero: 'default',
+    default: d.DEFAULT_CONTAINER_RUNTIME_ENDPOINT,
+    // Checked and normalized by normalizeRuntimeEndpoint (it may warn).
+    help: `CRI endpoint, unix:///path (default ${d.DEFAULT_CONTAINER_RUNTIME_ENDPOINT})`,
+  },
+  maxPods: {
+    kind: 'int32',
+    file: 'maxPods',
+    flag: { name: 'max-pods', arg: '<n>' },
+    fileZero: 'default',
+    default: d.DEFAULT_MAX_PODS,
+    check: nonNegative,
+    help: `number of pods this kubelet can run (default ${d.DEFAULT_MAX_PODS})`,
+  },
+  healthzPort: {
+    kind: 'int32',
+    file: 'healthzPort',
+    flag: { name: 'healthz-port', arg: '<port>' },
+    // A pointer upstream: an explicit 0 in the file disables the endpoint.
+    fileZero: 'kept',
+    default: d.DEFAULT_HEALTHZ_PORT,
+    check: checkPort(true),
+    help: `port of the healthz endpoint, 0 disables (default ${d.DEFAULT_HEALTHZ_PORT})`,
+  },
+  healthzBindAddress: {
+    kind: 'string',
+    file: 'healthzBindAddress',
+    flag: { name: 'healthz-bind-address', arg: '<ip>' },
+    fileZero: 'default',
+    default: d.DEFAULT_HEALTHZ_BIND_ADDRESS,
+    check: checkIP,
+    help: `IP address for the healthz server (default ${d.DEFAULT_HEALTHZ_BIND_ADDRESS})`,
+  },
+  address: {
+    kind: 'string',
+    file: 'address',
+    flag: { name: 'address', arg: '<ip>' },
+    fileZero: 'default',
+    default: d.DEFAULT_ADDRESS,
+    check: checkIP,
+    help: `IP address the kubelet API listens on (default ${d.DEFAULT_ADDRESS})`,
+  },
+  port: {
+    kind: 'int32',
+    file: 'port',
+    flag: { name: 'port', arg: '<port>' },
+    fileZero: 'default',
+    default: d.DEFAULT_PORT,
+    check: checkPort(false),
+    help: `port of the kubelet API (HTTPS; default ${d.DEFAULT_PORT})`,
+  },
+  readOnlyPort: {
+    kind: 'int32',
+    file: 'readOnlyPort',
+    flag: { name: 'read-only-port', arg: '<port>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_READ_ONLY_PORT,
+    check: checkPort(true),
+    help: `plain-HTTP port for read-only endpoints without authentication; 0 disables (default ${d.DEFAULT_READ_ONLY_PORT})`,
+  },
+  podLogsDir: {
+    kind: 'string',
+    file: 'podLogsDir',
+    fileZero: 'default',
+    default: d.DEFAULT_POD_LOGS_DIR,
+    relativeToFile: true,
+    check: checkPodLogsDir,
+    help: 'directory of container log files',
+  },
+  rootDir: {
+    kind: 'string',
+    flag: { name: 'root-dir', arg: '<dir>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_ROOT_DIR,
+    // Resolved against the working directory by compileConfig.
+    check: (c, errors) => {
+      if (c.value.trim() === '') errors.push(`${c.label}: must not be empty`);
+    },
+    help: `directory for kubelet files (default ${d.DEFAULT_ROOT_DIR})`,
+  },
+  hostnameOverride: {
+    kind: 'string',
+    flag: { name: 'hostname-override', arg: '<name>' },
+    fileZero: 'kept',
+    help: 'use this as the node name instead of the hostname',
+  },
+  nodeIP: {
+    kind: 'string',
+    flag: { name: 'node-ip', arg: '<ip>' },
+    fileZero: 'kept',
+    check: checkNodeIP,
+    help: 'IP address of the node (or a comma-separated IPv4/IPv6 pair)',
+  },
+  runOnce: {
+    kind: 'bool',
+    file: 'runOnce',
+    flag: { name: 'runonce' },
+    fileZero: 'kept',
+    default: d.DEFAULT_RUN_ONCE,
+    help: 'run the static pods once, then exit',
+  },
+  runOnceTimeout: {
+    kind: 'duration',
+    flag: { name: 'runonce-timeout', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_RUN_ONCE_TIMEOUT_MS,
+    check: positiveDuration,
+    help: `tskubelet only: how long --runonce waits for pods to run (default ${dur(d.DEFAULT_RUN_ONCE_TIMEOUT_MS)})`,
+  },
+  verbosity: {
+    kind: 'int32',
+    file: 'logging.verbosity',
+    flag: { name: 'v', short: '-v', arg: '<level>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_VERBOSITY,
+    check: (c, errors) => {
+      if (!Number.isInteger(c.value) || c.value < 0) {
+        errors.push(`${c.label}: ${c.value} must be a non-negative integer`);
+      }
+    },
+    help: `log verbosity: 0-2 info, 3-4 debug, 5+ trace (default ${d.DEFAULT_VERBOSITY})`,
+  },
+  logFormat: {
+    kind: 'string',
+    file: 'logging.format',
+    flag: { name: 'logging-format', arg: '<format>', choices: ['json', 'text'], alias: 'log-format' },
+    fileZero: 'default',
+    default: d.DEFAULT_LOG_FORMAT,
+    check: checkLogFormat,
+    help: `log format (default ${d.DEFAULT_LOG_FORMAT})`,
+  },
+  kubeAPIQPS: {
+    kind: 'int32',
+    file: 'kubeAPIQPS',
+    flag: { name: 'kube-api-qps', arg: '<qps>' },
+    // The QPS fields are pointers upstream (an explicit 0 stays 0: client-go's fallback).
+    fileZero: 'kept',
+    default: d.DEFAULT_KUBE_API_QPS,
+    check: nonNegative,
+    help: `QPS towards the API server, except events and heartbeats; ${QPS_ZERO_HELP} (default ${d.DEFAULT_KUBE_API_QPS})`,
+  },
+  kubeAPIBurst: {
+    kind: 'int32',
+    file: 'kubeAPIBurst',
+    flag: { name: 'kube-api-burst', arg: '<n>' },
+    fileZero: 'default',
+    default: d.DEFAULT_KUBE_API_BURST,
+    check: nonNegative,
+    help: `burst towards the API server; 0 means ${d.CLIENT_GO_DEFAULT_BURST} (default ${d.DEFAULT_KUBE_API_BURST})`,
+  },
+  eventRecordQPS: {
+    kind: 'int32',
+    file: 'eventRecordQPS',
+    flag: { name: 'event-qps', arg: '<qps>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_EVENT_RECORD_QPS,
+    check: nonNegative,
+    help: `QPS of event creation; ${QPS_ZERO_HELP} (default ${d.DEFAULT_EVENT_RECORD_QPS})`,
+  },
+  eventBurst: {
+    kind: 'int32',
+    file: 'eventBurst',
+    flag: { name: 'event-burst', arg: '<n>' },
+    fileZero: 'default',
+    default: d.DEFAULT_EVENT_BURST,
+    check: nonNegative,
+    help: `burst of event creation; 0 means ${d.CLIENT_GO_DEFAULT_BURST} (default ${d.DEFAULT_EVENT_BURST})`,
+  },
+  serializeImagePulls: {
+    kind: 'bool',
+    file: 'serializeImagePulls',
+    flag: { name: 'serialize-image-pulls' },
+    // Defaulted together with maxParallelImagePulls (compile.ts imagePullSettings).
+    fileZero: 'kept',
+    help: `pull images one at a time; false without maxParallelImagePulls: no limit (default: at most ${d.DEFAULT_MAX_PARALLEL_IMAGE_PULLS} at once)`,
+  },
+  maxParallelImagePulls: {
+    kind: 'int32',
+    file: 'maxParallelImagePulls',
+    fileZero: 'kept',
+    check: (c, errors) => {
+      if (c.value < 1) errors.push(`${c.label}: ${c.value} must be a positive number`);
+    },
+    help: 'image pulls running at once across all pods',
+  },
+  registryPullQPS: {
+    kind: 'int32',
+    file: 'registryPullQPS',
+    flag: { name: 'registry-qps', arg: '<qps>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_REGISTRY_PULL_QPS,
+    check: nonNegative,
+    help: `image pulls started per second, 0 = no limit (default ${d.DEFAULT_REGISTRY_PULL_QPS})`,
+  },
+  registryBurst: {
+    kind: 'int32',
+    file: 'registryBurst',
+    flag: { name: 'registry-burst', arg: '<n>' },
+    fileZero: 'default',
+    default: d.DEFAULT_REGISTRY_BURST,
+    check: nonNegative,
+    help: `burst of image pulls (default ${d.DEFAULT_REGISTRY_BURST})`,
+  },
+  nodeStatusMaxImages: {
+    kind: 'int32',
+    file: 'nodeStatusMaxImages',
+    flag: { name: 'node-status-max-images', arg: '<n>' },
+    // A pointer upstream: an explicit 0 (report none) is kept.
+    fileZero: 'kept',
+    default: d.DEFAULT_NODE_STATUS_MAX_IMAGES,
+    check: (c, errors) => {
+      if (c.value < -1) errors.push(`${c.label}: ${c.value} must be -1 or greater`);
+    },
+    help: `images reported in the Node status, -1 = all (default ${d.DEFAULT_NODE_STATUS_MAX_IMAGES})`,
+  },
+  nodeStatusReportFrequency: {
+    kind: 'duration',
+    file: 'nodeStatusReportFrequency',
+    fileZero: 'default',
+    // Upstream: the file's nodeStatusUpdateFrequency when only that is set (compile.ts).
+    default: d.DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS,
+    check: positiveDuration,
+    help: 'how often node status is posted when nothing changed',
+  },
+  nodeLeaseDurationSeconds: {
+    kind: 'int32',
+    file: 'nodeLeaseDurationSeconds',
+    fileZero: 'default',
+    default: d.DEFAULT_NODE_LEASE_DURATION_SECONDS,
+    check: positive,
+    help: "duration of the node's Lease in kube-node-lease",
+  },
+  registerNode: {
+    kind: 'bool',
+    file: 'registerNode',
+    flag: { name: 'register-node' },
+    fileZero: 'kept',
+    default: d.DEFAULT_REGISTER_NODE,
+    help: `register the Node with the API server (default ${d.DEFAULT_REGISTER_NODE})`,
+  },
+  cgroupsPerQOS: {
+    kind: 'bool',
+    file: 'cgroupsPerQOS',
+    flag: { name: 'cgroups-per-qos' },
+    fileZero: 'kept',
+    default: d.DEFAULT_CGROUPS_PER_QOS,
+    help: `pod cgroups per QoS class under <cgroup-root>/kubepods (default ${d.DEFAULT_CGROUPS_PER_QOS})`,
+  },
+  cgroupRoot: {
+    kind: 'string',
+    file: 'cgroupRoot',
+    flag: { name: 'cgroup-root', arg: '<name>' },
+    // cmd/kubelet: an empty cgroup root becomes "/" (from the flag too: compile.ts).
+    fileZero: 'default',
+    default: d.DEFAULT_CGROUP_ROOT,
+    check: (c, errors) => {
+      if (c.value !== '' && !c.value.startsWith('/')) {
+        errors.push(
+          `${c.label}: ${JSON.stringify(c.value)} must be an absolute cgroup name such as "/" or "/pods"`,
+        );
+      }
+    },
+    help: `cgroup kubepods is created under (default ${d.DEFAULT_CGROUP_ROOT})`,
+  },
+  cgroupDriver: {
+    kind: 'string',
+    file: 'cgroupDriver',
+    flag: { name: 'cgroup-driver', arg: '<driver>' },
+    fileZero: 'default',
+    default: d.DEFAULT_CGROUP_DRIVER,
+    check: (c, errors) => {
+      if (c.value === 'systemd') {
+        errors.push(
+          `${c.label}: "systemd" is not supported by tskubelet, only "cgroupfs" is ` +
+            "(the container runtime must use cgroupfs too, e.g. containerd's SystemdCgroup = false)",
+        );
+      } else if (c.value !== 'cgroupfs') {
+        errors.push(`${c.label}: ${JSON.stringify(c.value)} is not a cgroup driver (want "cgroupfs")`);
+      }
+    },
+    help: `cgroup driver; only cgroupfs is supported (default ${d.DEFAULT_CGROUP_DRIVER})`,
+  },
+  podPidsLimit: {
+    kind: 'int64',
+    file: 'podPidsLimit',
+    flag: { name: 'pod-max-pids', arg: '<n>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_POD_PIDS_LIMIT,
+    help: `pids limit of each pod cgroup, -1 = none (default ${d.DEFAULT_POD_PIDS_LIMIT})`,
+  },
+  cpuCFSQuota: {
+    kind: 'bool',
+    file: 'cpuCFSQuota',
+    flag: { name: 'cpu-cfs-quota' },
+    fileZero: 'kept',
+    default: d.DEFAULT_CPU_CFS_QUOTA,
+    help: `CFS quota for pod cpu limits (default ${d.DEFAULT_CPU_CFS_QUOTA})`,
+  },
+  cpuCFSQuotaPeriod: {
+    kind: 'duration',
+    file: 'cpuCFSQuotaPeriod',
+    flag: { name: 'cpu-cfs-quota-period', arg: '<duration>' },
+    // A pointer upstream: "0s" in the file is refused, not defaulted.
+    fileZero: 'kept',
+    default: d.DEFAULT_CPU_CFS_QUOTA_PERIOD_MS,
+    check: (c, errors) => {
+      if (c.value < 1 || c.value > 1000) {
+        errors.push(`${c.label}: ${JSON.stringify(c.text)} must be between 1ms and 1s, inclusive`);
+      }
+    },
+    help: `CFS period of pod cgroups, 1ms to 1s (default ${dur(d.DEFAULT_CPU_CFS_QUOTA_PERIOD_MS)})`,
+  },
+  enforceNodeAllocatable: {
+    kind: 'stringList',
+    file: 'enforceNodeAllocatable',
+    flag: { name: 'enforce-node-allocatable', arg: '<pods|none,...>' },
+    // A nil list gets the default; an explicit empty one (file `[]`, flag `=`) stays.
+    fileZero: 'kept',
+    default: [...d.DEFAULT_ENFORCE_NODE_ALLOCATABLE],
+    // Checked with cgroupsPerQOS in compile.ts.
+    help: "node allocatable enforcement: 'pods' or empty/'none' (default pods); repeatable",
+  },
+  registerWithTaints: {
+    kind: 'taints',
+    file: 'registerWithTaints',
+    flag: { name: 'register-with-taints', arg: '<key=value:Effect,...>' },
+    fileZero: 'kept',
+    default: [],
+    check: checkTaints,
+    help: 'taints for the Node when it registers, e.g. a=b:NoSchedule,c:NoExecute; the last use wins',
+  },
+  nodeLabels: {
+    kind: 'labels',
+    flag: { name: 'node-labels', arg: '<key=value,...>' },
+    fileZero: 'kept',
+    default: {},
+    check: checkNodeLabels,
+    help:
+      'labels for the Node when it registers; repeatable. In the kubernetes.io and k8s.io ' +
+      'namespaces only [*.]kubelet.kubernetes.io/, [*.]node.kubernetes.io/ and the well-known node labels',
+  },
+  clusterDomain: {
+    kind: 'string',
+    file: 'clusterDomain',
+    flag: { name: 'cluster-domain', arg: '<domain>' },
+    fileZero: 'default',
+    default: '',
+    // Stricter than upstream (which takes any domain): a typo would reach every pod's resolv.conf.
+    check: checkDomain,
+    help: 'DNS domain of the cluster (e.g. cluster.local): search domains of ClusterFirst pods',
+  },
+  clusterDNS: {
+    kind: 'stringList',
+    file: 'clusterDNS',
+    flag: { name: 'cluster-dns', arg: '<ip,...>' },
+    fileZero: 'kept',
+    default: [],
+    // Stricter than upstream, which skips a bad entry with a log line.
+    check: checkIPs,
+    help: 'nameserver IPs of ClusterFirst pods (without: they use the host resolv.conf); repeatable',
+  },
+  seccompDefault: {
+    kind: 'bool',
+    file: 'seccompDefault',
+    flag: { name: 'seccomp-default' },
+    fileZero: 'kept',
+    default: d.DEFAULT_SECCOMP_DEFAULT,
+    help: `RuntimeDefault seccomp for containers that set no profile (default ${d.DEFAULT_SECCOMP_DEFAULT})`,
+  },
+  allowedUnsafeSysctls: {
+    kind: 'stringList',
+    file: 'allowedUnsafeSysctls',
+    flag: { name: 'allowed-unsafe-sysctls', arg: '<names,...>' },
+    fileZero: 'kept',
+    default: [],
+    check: checkSysctlPatterns,
+    help: "unsafe sysctls pods may set (names or 'prefix*', namespaced only), e.g. 'kernel.msg*,net.core.somaxconn'; repeatable",
+  },
+} satisfies Readonly<Record<string, FieldSpec>>;
+
+/**
+ * The kubelet API's settings: serving, TLS, authentication, authorization, debugging handlers,
+ * container log rotation. Their flags land in `FlagValues.server`. Compiled by server-config.ts.
+ */
+export const SERVER_FIELDS = {
+  enableServer: {
+    kind: 'bool',
+    file: 'enableServer',
+    flag: { name: 'enable-server' },
+    fileZero: 'kept',
+    default: d.DEFAULT_ENABLE_SERVER,
+    help: `serve the kubelet API (default ${d.DEFAULT_ENABLE_SERVER})`,
+  },
+  tlsCertFile: {
+    kind: 'string',
+    file: 'tlsCertFile',
+    flag: { name: 'tls-cert-file', arg: '<file>' },
+    fileZero: 'kept',
+    default: '',
+    relativeToFile: true,
+    help: 'serving certificate (with intermediates); default: self-signed under <root-dir>/pki',
+  },
+  tlsPrivateKeyFile: {
+    kind: 'string',
+    file: 'tlsPrivateKeyFile',
+    flag: { name: 'tls-private-key-file', arg: '<file>' },
+    fileZero: 'kept',
+    default: '',
+    relativeToFile: true,
+    help: 'private key of --tls-cert-file',
+  },
+  tlsCipherSuites: {
+    kind: 'stringList',
+    file: 'tlsCipherSuites',
+    flag: { name: 'tls-cipher-suites', arg: '<names,...>' },
+    fileZero: 'kept',
+    default: [],
+    help: 'cipher suites (Go names, e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)',
+  },
+  tlsMinVersion: {
+    kind: 'string',
+    file: 'tlsMinVersion',
+    flag: { name: 'tls-min-version', arg: '<version>' },
+    fileZero: 'kept',
+    default: '',
+    help: 'minimum TLS version: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13',
+  },
+  anonymousAuth: {
+    kind: 'bool',
+    file: 'authentication.anonymous.enabled',
+    flag: { name: 'anonymous-auth' },
+    fileZero: 'kept',
+    default: d.DEFAULT_AUTHENTICATION_ANONYMOUS,
+    help: `let unauthenticated requests in as system:anonymous (default ${d.DEFAULT_AUTHENTICATION_ANONYMOUS}; upstream flags default to true)`,
+  },
+  clientCAFile: {
+    kind: 'string',
+    file: 'authentication.x509.clientCAFile',
+    flag: { name: 'client-ca-file', arg: '<file>' },
+    fileZero: 'kept',
+    default: '',
+    relativeToFile: true,
+    help: 'CA bundle for client certificates (user = CN, groups = O)',
+  },
+  authenticationTokenWebhook: {
+    kind: 'bool',
+    file: 'authentication.webhook.enabled',
+    flag: { name: 'authentication-token-webhook' },
+    fileZero: 'kept',
+    default: d.DEFAULT_AUTHENTICATION_WEBHOOK,
+    help: `check bearer tokens with a TokenReview (default ${d.DEFAULT_AUTHENTICATION_WEBHOOK})`,
+  },
+  authenticationTokenWebhookCacheTTL: {
+    kind: 'duration',
+    file: 'authentication.webhook.cacheTTL',
+    flag: { name: 'authentication-token-webhook-cache-ttl', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_AUTHENTICATION_WEBHOOK_CACHE_TTL_MS,
+    check: nonNegativeDuration,
+    help: `how long TokenReview answers are cached (default ${dur(d.DEFAULT_AUTHENTICATION_WEBHOOK_CACHE_TTL_MS)})`,
+  },
+  authorizationMode: {
+    kind: 'string',
+    file: 'authorization.mode',
+    flag: { name: 'authorization-mode', arg: '<mode>' },
+    fileZero: 'default',
+    default: d.DEFAULT_AUTHORIZATION_MODE,
+    check: (c, errors) => {
+      if (c.value !== 'Webhook' && c.value !== 'AlwaysAllow') {
+        errors.push(
+          `${c.label}: ${JSON.stringify(c.value)} is not supported (want "Webhook" or "AlwaysAllow")`,
+        );
+      }
+    },
+    help: 'Webhook (a SubjectAccessReview per request; default) or AlwaysAllow (upstream flags default to it)',
+  },
+  authorizationWebhookCacheAuthorizedTTL: {
+    kind: 'duration',
+    file: 'authorization.webhook.cacheAuthorizedTTL',
+    flag: { name: 'authorization-webhook-cache-authorized-ttl', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_AUTHORIZED_TTL_MS,
+    check: nonNegativeDuration,
+    help: `cache of allowed decisions (default ${dur(d.DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_AUTHORIZED_TTL_MS)})`,
+  },
+  authorizationWebhookCacheUnauthorizedTTL: {
+    kind: 'duration',
+    file: 'authorization.webhook.cacheUnauthorizedTTL',
+    flag: { name: 'authorization-webhook-cache-unauthorized-ttl', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_UNAUTHORIZED_TTL_MS,
+    check: nonNegativeDuration,
+    help: `cache of denied decisions (default ${dur(d.DEFAULT_AUTHORIZATION_WEBHOOK_CACHE_UNAUTHORIZED_TTL_MS)})`,
+  },
+  enableDebuggingHandlers: {
+    kind: 'bool',
+    file: 'enableDebuggingHandlers',
+    flag: { name: 'enable-debugging-handlers' },
+    fileZero: 'kept',
+    default: d.DEFAULT_ENABLE_DEBUGGING_HANDLERS,
+    help: `serve logs, exec, attach, port-forward and run (default ${d.DEFAULT_ENABLE_DEBUGGING_HANDLERS})`,
+  },
+  contentionProfiling: {
+    kind: 'bool',
+    file: 'enableContentionProfiling',
+    flag: { name: 'contention-profiling' },
+    fileZero: 'kept',
+    default: d.DEFAULT_ENABLE_CONTENTION_PROFILING,
+    help: 'accepted for compatibility; has no effect',
+  },
+  enableSystemLogHandler: {
+    kind: 'bool',
+    file: 'enableSystemLogHandler',
+    fileZero: 'kept',
+    default: d.DEFAULT_ENABLE_SYSTEM_LOG_HANDLER,
+    help: '/logs/ (files under /var/log); only with enableDebuggingHandlers, as upstream',
+  },
+  streamingConnectionIdleTimeout: {
+    kind: 'duration',
+    file: 'streamingConnectionIdleTimeout',
+    flag: { name: 'streaming-connection-idle-timeout', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_STREAMING_CONNECTION_IDLE_TIMEOUT_MS,
+    check: nonNegativeDuration,
+    help: `idle timeout of exec/attach/port-forward (default ${dur(d.DEFAULT_STREAMING_CONNECTION_IDLE_TIMEOUT_MS)})`,
+  },
+  containerLogMaxSize: {
+    kind: 'string',
+    file: 'containerLogMaxSize',
+    flag: { name: 'container-log-max-size', arg: '<quantity>' },
+    fileZero: 'default',
+    default: d.DEFAULT_CONTAINER_LOG_MAX_SIZE,
+    // A quantity: parsed and checked by server-config.ts.
+    help: `rotate a container log file above this size (default ${d.DEFAULT_CONTAINER_LOG_MAX_SIZE})`,
+  },
+  containerLogMaxFiles: {
+    kind: 'int32',
+    file: 'containerLogMaxFiles',
+    flag: { name: 'container-log-max-files', arg: '<n>' },
+    fileZero: 'default',
+    default: d.DEFAULT_CONTAINER_LOG_MAX_FILES,
+    check: (c, errors) => {
+      if (c.value < 2) errors.push(`${c.label}: ${c.value} must be at least 2`);
+    },
+    help: `log files kept per container, the live one included (default ${d.DEFAULT_CONTAINER_LOG_MAX_FILES})`,
+  },
+} satisfies Readonly<Record<string, FieldSpec>>;
+
+export type KubeletFieldKey = keyof typeof KUBELET_FIELDS;
+export type ServerFieldKey = keyof typeof SERVER_FIELDS;
+
+/** Every file field path the table implements. */
+type TablePath<T extends Readonly<Record<string, FieldSpec>>> = {
+  [K in keyof T]: T[K] extends { readonly file: infer P } ? P : never;
+}[keyof T];
+type UntabledFields = Exclude<
+  RawFieldPath,
+  TablePath<typeof KUBELET_FIELDS> | TablePath<typeof SERVER_FIELDS>
+>;
+/** Fails to compile when a field of RawKubeletConfiguration has no row above. */
+export const EVERY_RAW_FIELD_HAS_A_ROW: [UntabledFields] extends [never] ? true : UntabledFields = true;
+
+/** Every row, kubelet then server, with where its flag value lives in `FlagValues`. */
+export const ALL_FIELDS: readonly { key: string; spec: FieldSpec; group: 'kubelet' | 'server' }[] = [
+  ...Object.entries(KUBELET_FIELDS).map(([key, spec]) => ({ key, spec, group: 'kubelet' as const })),
+  ...Object.entries(SERVER_FIELDS).map(([key, spec]) => ({ key, spec, group: 'server' as const })),
+];
+
+/**
+ * Upstream KubeletConfiguration v1beta1 fields (k8s.io/kubelet/config/v1beta1 types.go) and
+ * kubelet flags (cmd/kubelet/app/options, component-base logs) that tskubelet does not implement
+ * yet. Upstream accepts them, so a real config file or command line carrying them works here too,
+ * with a warning each; anything in neither this list nor the tables above is a typo and fails.
+ * `bool` marks a flag that takes no value. Includes a few removed-but-common flags
+ * (`--container-runtime`, `--network-plugin`, …) so older kubelet command lines still start.
+ */
+export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: true }[] = [
+  { flag: 'config-dir' },
+  { flag: 'bootstrap-kubeconfig' },
+  { flag: 'cert-dir' },
+  { flag: 'cloud-provider' },
+  { flag: 'cloud-config' },
+  { flag: 'lock-file' },
+  { flag: 'exit-on-lock-contention', bool: true },
+  { flag: 'minimum-container-ttl-duration' },
+  { flag: 'maximum-dead-containers-per-container' },
+  { flag: 'maximum-dead-containers' },
+  { flag: 'register-schedulable', bool: true },
+  { flag: 'keep-terminated-pod-volumes', bool: true },
+  { flag: 'experimental-mounter-path' },
+  { flag: 'experimental-allocatable-ignore-eviction', bool: true },
+  { field: 'failSwapOn', flag: 'fail-swap-on', bool: true },
+  { field: 'imageServiceEndpoint', flag: 'image-service-endpoint' },
+  { field: 'serverTLSBootstrap', flag: 'rotate-server-certificates', bool: true },
+  { field: 'rotateCertificates', flag: 'rotate-certificates', bool: true },
+  { field: 'oomScoreAdj', flag: 'oom-score-adj' },
+  { field: 'volumePluginDir', flag: 'volume-plugin-dir' },
+  { field: 'imageMinimumGCAge', flag: 'minimum-image-ttl-duration' },
+  { field: 'imageGCHighThresholdPercent', flag: 'image-gc-high-threshold' },
+  { field: 'imageGCLowThresholdPercent', flag: 'image-gc-low-threshold' },
+  { field: 'volumeStatsAggPeriod', flag: 'volume-stats-agg-period' },
+  { field: 'featureGates', flag: 'feature-gates' },
+  { field: 'kubeletCgroups', flag: 'kubelet-cgroups' },
+  { field: 'systemCgroups', flag: 'system-cgroups' },
+  { field: 'providerID', flag: 'provider-id' },
+  { field: 'cpuManagerPolicy', flag: 'cpu-manager-policy' },
+  { field: 'cpuManagerPolicyOptions', flag: 'cpu-manager-policy-options' },
+  { field: 'cpuManagerReconcilePeriod', flag: 'cpu-manager-reconcile-period' },
+  { field: 'qosReserved', flag: 'qos-reserved' },
+  { field: 'topologyManagerPolicy', flag: 'topology-manager-policy' },
+  { field: 'topologyManagerScope', flag: 'topology-manager-scope' },
+  { field: 'topologyManagerPolicyOptions', flag: 'topology-manager-policy-options' },
+  { field: 'hairpinMode', flag: 'hairpin-mode' },
+  { field: 'podCIDR', flag: 'pod-cidr' },
+  { field: 'resolvConf', flag: 'resolv-conf' },
+  { field: 'enableControllerAttachDetach', flag: 'enable-controller-attach-detach', bool: true },
+  { field: 'makeIPTablesUtilChains', flag: 'make-iptables-util-chains', bool: true },
+  { field: 'iptablesMasqueradeBit', flag: 'iptables-masquerade-bit' },
+  { field: 'iptablesDropBit', flag: 'iptables-drop-bit' },
+  { field: 'kernelMemcgNotification', flag: 'kernel-memcg-notification', bool: true },
+  { field: 'localStorageCapacityIsolation', flag: 'local-storage-capacity-isolation', bool: true },
+  { field: 'maxOpenFiles', flag: 'max-open-files' },
+  { field: 'contentType', flag: 'kube-api-content-type' },
+  { field: 'evictionHard', flag: 'eviction-hard' },
+  { field: 'evictionSoft', flag: 'eviction-soft' },
+  { field: 'evictionSoftGracePeriod', flag: 'eviction-soft-grace-period' },
+  { field: 'evictionPressureTransitionPeriod', flag: 'eviction-pressure-transition-period' },
+  { field: 'evictionMaxPodGracePeriod', flag: 'eviction-max-pod-grace-period' },
+  { field: 'evictionMinimumReclaim', flag: 'eviction-minimum-reclaim' },
+  { field: 'podsPerCore', flag: 'pods-per-core' },
+  { field: 'protectKernelDefaults', flag: 'protect-kernel-defaults', bool: true },
+  { field: 'reservedSystemCPUs', flag: 'reserved-cpus' },
+  { field: 'systemReserved', flag: 'system-reserved' },
+  { field: 'kubeReserved', flag: 'kube-reserved' },
+  { field: 'systemReservedCgroup', flag: 'system-reserved-cgroup' },
+  { field: 'kubeReservedCgroup', flag: 'kube-reserved-cgroup' },
+  { field: 'memoryManagerPolicy', flag: 'memory-manager-policy' },
+  { field: 'reservedMemory', flag: 'reserved-memory' },
+  { field: 'logging.flushFrequency', flag: 'log-flush-frequency' },
+  { field: 'logging.vmodule', flag: 'vmodule' },
+  { field: 'logging.options' },
+  { flag: 'log-text-split-stream', bool: true },
+  { flag: 'log-text-info-buffer-size' },
+  { flag: 'log-json-split-stream', bool: true },
+  { flag: 'log-json-info-buffer-size' },
+  { flag: 'image-credential-provider-config' },
+  { flag: 'image-credential-provider-bin-dir' },
+  { flag: 'pod-infra-container-image' },
+  // Removed upstream, still common in scripts (e.g. the 1.20 peer kubelet in ENVIRONMENT.md).
+  { flag: 'container-runtime' },
+  { flag: 'runtime-cgroups' },
+  { flag: 'network-plugin' },
+  { flag: 'cni-bin-dir' },
+  { flag: 'cni-conf-dir' },
+  { flag: 'image-pull-progress-deadline' },
+  { flag: 'non-masquerade-cidr' },
+  // File only.
+  { field: 'tlsCurvePreferences' },
+  { field: 'imagePullCredentialsVerificationPolicy' },
+  { field: 'preloadedImagesVerificationAllowlist' },
+  { field: 'imageMaximumGCAge' },
+  { field: 'singleProcessOOMKill' },
+  { field: 'draManagerReconcilePeriod' },
+  { field: 'mergeDefaultEvictionSettings' },
+  { field: 'memorySwap' },
+  { field: 'containerLogMaxWorkers' },
+  { field: 'containerLogMonitorInterval' },
+  { field: 'configMapAndSecretChangeDetectionStrategy' },
+  { field: 'showHiddenMetricsForVersion' },
+  { field: 'enableSystemLogQuery' },
+  { field: 'shutdownGracePeriod' },
+  { field: 'shutdownGracePeriodCriticalPods' },
+  { field: 'shutdownGracePeriodByPodPriority' },
+  { field: 'crashLoopBackOff' },
+  { field: 'enableProfilingHandler' },
+  { field: 'enableDebugFlagsHandler' },
+  { field: 'memoryThrottlingFactor' },
+  { field: 'memoryReservationPolicy' },
+  { field: 'tracing' },
+  { field: 'failCgroupV1' },
+  { field: 'userNamespaces' },
+];

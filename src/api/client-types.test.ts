@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KubeletError, isNotFound, type ErrorCode } from '../util/errors.ts';
-import { ApiError, isAlreadyExists, isApiStatus, isConflict, isGone } from './client-types.ts';
+import {
+  ApiError,
+  QuietWatchError,
+  isAlreadyExists,
+  isApiStatus,
+  isConflict,
+  isGone,
+  isQuietWatch,
+} from './client-types.ts';
 
 describe('ApiError', () => {
   it('maps HTTP statuses to error codes', () => {
@@ -72,5 +80,20 @@ describe('API error checks', () => {
     assert.equal(isApiStatus(conflict, 409), true);
     assert.equal(isApiStatus(conflict, 410), false);
     assert.equal(isApiStatus(plain, 409), false);
+  });
+});
+
+describe('QuietWatchError', () => {
+  it('is a DeadlineExceeded KubeletError recognised by type, not by its message', () => {
+    const quiet = new QuietWatchError('WATCH /api/v1/pods', 120_000);
+    assert.ok(quiet instanceof KubeletError);
+    assert.equal(quiet.code, 'DeadlineExceeded');
+    assert.equal(quiet.idleMs, 120_000);
+    assert.equal(quiet.op, 'WATCH /api/v1/pods');
+    assert.equal(isQuietWatch(quiet), true);
+    const lookalike = new KubeletError('DeadlineExceeded', 'WATCH /api/v1/pods', quiet.message);
+    assert.equal(isQuietWatch(lookalike), false, 'a timeout that only reads like one is a real failure');
+    assert.equal(isQuietWatch(new ApiError('WATCH /api/v1/pods', 504, 'Timeout', 'no watch event')), false);
+    assert.equal(isGone(quiet), false);
   });
 });

@@ -91,6 +91,25 @@ export function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.status === 409 && err.reason !== 'AlreadyExists';
 }
 
+/**
+ * A watch stream that delivered nothing (no event, no bookmark) for `idleMs`: the connection may be
+ * dead without the socket knowing. Not an API failure: the caller restarts the watch from the last
+ * resourceVersion, without a relist and without back-off.
+ */
+export class QuietWatchError extends KubeletError {
+  readonly idleMs: number;
+
+  constructor(op: string, idleMs: number) {
+    super('DeadlineExceeded', op, `no watch event for ${idleMs} ms`);
+    this.name = 'QuietWatchError';
+    this.idleMs = idleMs;
+  }
+}
+
+export function isQuietWatch(err: unknown): err is QuietWatchError {
+  return err instanceof QuietWatchError;
+}
+
 /** The resourceVersion is too old (watch or list): relist. */
 export function isGone(err: unknown): boolean {
   return err instanceof ApiError && (err.status === 410 || err.reason === 'Expired' || err.reason === 'Gone');

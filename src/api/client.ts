@@ -4,7 +4,13 @@ import { KubeletError, describeError } from '../util/errors.ts';
 import { combineSignals } from '../util/abort.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.ts';
 import { loadKubeconfig } from './kubeconfig.ts';
-import { ApiError, type ApiClient, type ApiRequest, type WatchEvent } from './client-types.ts';
+import {
+  ApiError,
+  QuietWatchError,
+  type ApiClient,
+  type ApiRequest,
+  type WatchEvent,
+} from './client-types.ts';
 
 export interface ApiClientOptions {
   /** Path to a kubeconfig (the kubelet's --kubeconfig). */
@@ -184,10 +190,7 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
       const armIdle = () => {
         if (idleMs === undefined) return;
         if (idleTimer) clearTimeout(idleTimer);
-        idleTimer = setTimeout(
-          () => local.abort(new KubeletError('DeadlineExceeded', op, `no watch event for ${idleMs} ms`)),
-          idleMs,
-        );
+        idleTimer = setTimeout(() => local.abort(new QuietWatchError(op, idleMs)), idleMs);
       };
       try {
         await limiter.acquire(signal);

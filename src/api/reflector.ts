@@ -1,14 +1,15 @@
 /**
- * A list/watch loop for one API collection (upstream client-go Reflector), for caches the kubelet
- * keeps of cluster objects. Same robustness rules as the pod source (src/podsource/api-source.ts):
- * the first LIST reads the watch cache (`resourceVersion=0`), watches resume from the last
+ * A list/watch loop for one API collection (upstream client-go Reflector), for everything the
+ * kubelet lists and watches: the pod source (src/podsource/api-source.ts) and the caches it keeps
+ * of cluster objects (service-informer.ts). Written to survive what the client library's informer
+ * does not: the first LIST reads the watch cache (`resourceVersion=0`), watches resume from the last
  * resourceVersion seen and ask for bookmarks, carry a server-side timeout of [min, 2×min) seconds,
  * a watch that went quiet is restarted without a relist, a relist happens only on 410 Gone (at the
  * last seen version first, then a consistent read), and any other failure backs off exponentially
  * with jitter, so a returning API server sees no relist storm.
  */
 import type { ApiClient, WatchEvent } from './client-types.ts';
-import { isGone } from './client-types.ts';
+import { isGone, isQuietWatch } from './client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import { sleep } from '../util/abort.ts';
@@ -152,11 +153,7 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
         }
       } catch (err) {
         if (stop.signal.aborted) return;
-        if (
-          err instanceof KubeletError &&
-          err.code === 'DeadlineExceeded' &&
-          /no watch event/.test(err.message)
-        ) {
+        if (isQuietWatch(err)) {
           log.debug(`${what} watch went quiet; restarting it from the last resourceVersion`, {
             resourceVersion,
           });

@@ -269,7 +269,7 @@ describe('service informer', () => {
     informer.start();
     const w1 = await api.nextWatch();
     w1.bookmark('140');
-    w1.fail(quietWatchError(120_000));
+    w1.fail(quietWatchError(120_000, '/api/v1/services'));
     const w2 = await api.nextWatch(); // with an hour of back-off this would time out
     assert.equal(w2.query.resourceVersion, '140');
     assert.equal(lists().length, 1);

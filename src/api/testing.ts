@@ -1,8 +1,15 @@
 /**
- * Test helpers for cluster-mode modules (not exported from any index): a fake `ApiClient` with
- * scripted responses per method + path, recorded requests, and watch streams the test drives.
+ * Test helpers for cluster-mode modules (not exported from any index): the one fake `ApiClient`,
+ * with scripted responses per method + path, recorded requests, and watch streams the test drives;
+ * and the API server's strategic merge patch, for fakes that keep objects.
  */
-import { ApiError, type ApiClient, type ApiRequest, type WatchEvent } from './client-types.ts';
+import {
+  ApiError,
+  QuietWatchError,
+  type ApiClient,
+  type ApiRequest,
+  type WatchEvent,
+} from './client-types.ts';
 import { KubeletError } from '../util/errors.ts';
 import type { Pod } from './types.ts';
 
@@ -11,8 +18,8 @@ export function apiError(status: number, reason: string, message = 'fake'): ApiE
 }
 
 /** The error the real client raises when a watch delivered nothing for `idleTimeoutMs`. */
-export function quietWatchError(idleMs = 1000): KubeletError {
-  return new KubeletError('DeadlineExceeded', 'WATCH /api/v1/pods', `no watch event for ${idleMs} ms`);
+export function quietWatchError(idleMs = 1000, path = '/api/v1/pods'): QuietWatchError {
+  return new QuietWatchError(`WATCH ${path}`, idleMs);
 }
 
 export interface Deferred<T> {
@@ -260,6 +267,77 @@ function matches(p: PathMatch, path: string): boolean {
 
 function canceled(req: ApiRequest): KubeletError {
   return new KubeletError('Canceled', `${req.method} ${req.path}`, 'aborted');
+}
+
+type Obj = Record<string, unknown>;
+
+/**
+ * Merge keys of the lists the kubelet's patches touch, by JSON path (core/v1 Node and Pod); every
+ * other list is atomic.
+ */
+const MERGE_KEYS: Readonly<Record<string, string>> = {
+  'metadata.ownerReferences': 'uid',
+  'spec.taints': 'key',
+  'status.conditions': 'type',
+  'status.addresses': 'type',
+  'status.podIPs': 'ip',
+  'status.hostIPs': 'ip',
+};
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Applies a strategic merge patch as the API server does for the parts the kubelet's node and pod
+ * status patches use: maps merge (null deletes), merge-keyed lists merge by key (`$patch: delete`,
+ * `$patch: replace`, `$setElementOrder` with the server's other items first, in their order), other
+ * lists and scalars are replaced. `path` is the JSON path of `target` (e.g. `status`).
+ */
+export function applyStrategicMergePatch(target: unknown, patch: unknown, path = ''): unknown {
+  if (!isObj(patch)) return patch;
+  const out: Obj = isObj(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (k.startsWith('$setElementOrder/')) continue;
+    const p = path === '' ? k : `${path}.${k}`;
+    if (v === null) {
+      delete out[k];
+      continue;
+    }
+    const mergeKey = MERGE_KEYS[p];
+    if (Array.isArray(v) && mergeKey !== undefined) {
+      if (v.some((e) => isObj(e) && e['$patch'] === 'replace')) {
+        out[k] = v.filter((e) => !(isObj(e) && e['$patch'] === 'replace'));
+        continue;
+      }
+      const list = (Array.isArray(out[k]) ? [...(out[k] as unknown[])] : []) as Obj[];
+      for (const e of v as Obj[]) {
+        const i = list.findIndex((x) => x[mergeKey] === e[mergeKey]);
+        if (e['$patch'] === 'delete') {
+          if (i >= 0) list.splice(i, 1);
+        } else if (i >= 0) {
+          list[i] = applyStrategicMergePatch(list[i], e, p) as Obj;
+        } else {
+          list.push(e);
+        }
+      }
+      out[k] = list;
+      continue;
+    }
+    out[k] = isObj(v) ? applyStrategicMergePatch(out[k], v, p) : v;
+  }
+  // $setElementOrder orders the merged list, also when the patch changed none of its items.
+  for (const [directive, order] of Object.entries(patch)) {
+    if (!directive.startsWith('$setElementOrder/') || !Array.isArray(order)) continue;
+    const k = directive.slice('$setElementOrder/'.length);
+    const mergeKey = MERGE_KEYS[path === '' ? k : `${path}.${k}`];
+    const list = out[k];
+    if (mergeKey === undefined || !Array.isArray(list)) continue;
+    const rank = (e: unknown) => order.findIndex((o) => isObj(o) && isObj(e) && o[mergeKey] === e[mergeKey]);
+    // Stable: items the order does not name (rank -1) keep their relative order, first.
+    out[k] = [...(list as unknown[])].sort((a, b) => rank(a) - rank(b));
+  }
+  return out;
 }
 
 /** A minimal pod for API tests. */

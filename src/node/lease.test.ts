@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { nullLogger } from '../util/logger.ts';
 import { KubeletError } from '../util/errors.ts';
 import { createLeaseController, type LeaseControllerDeps } from './lease.ts';
-import { apiError, FakeClock, FakeCluster, flush } from './testing.ts';
+import { apiError } from '../api/testing.ts';
+import { FakeClock, FakeCluster, flush } from './testing.ts';
 import type { Lease } from './types.ts';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
@@ -53,7 +54,7 @@ describe('node lease', () => {
     const { cluster, clock, lease, signal } = setup();
     await lease.sync(signal);
     const rv = cluster.leases.get('kube-node-lease/node-a')?.metadata.resourceVersion;
-    cluster.requests = [];
+    cluster.clearRecorded();
     clock.nowMs += 10_000;
     await lease.sync(signal);
     assert.deepEqual(cluster.calls(), [`PUT ${LEASES}/node-a`]);
@@ -70,7 +71,7 @@ describe('node lease', () => {
     const stored = cluster.leases.get('kube-node-lease/node-a')!;
     stored.metadata.resourceVersion = cluster.nextRV();
     stored.metadata.labels = { touched: 'yes' };
-    cluster.requests = [];
+    cluster.clearRecorded();
     await lease.sync(signal);
     assert.deepEqual(cluster.calls(), [
       `PUT ${LEASES}/node-a`,
@@ -84,7 +85,7 @@ describe('node lease', () => {
     const { cluster, lease, signal } = setup();
     await lease.sync(signal);
     cluster.leases.clear();
-    cluster.requests = [];
+    cluster.clearRecorded();
     await lease.sync(signal);
     // 5 failed PUTs (404), then GET → create.
     assert.deepEqual(cluster.calls().slice(-2), [`GET ${LEASES}/node-a`, `POST ${LEASES}`]);
@@ -123,7 +124,7 @@ describe('node lease', () => {
     const s = setup();
     await s.lease.sync(s.signal);
     for (let i = 0; i < 5; i++) s.cluster.failNext('PUT', LEASES, apiError(500, 'InternalError'));
-    s.cluster.requests = [];
+    s.cluster.clearRecorded();
     await s.lease.sync(s.signal);
     // 5 failed PUTs from the last copy, then GET and one PUT that works.
     assert.deepEqual(s.cluster.calls(), [

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createNodeAgent, type NodeAgentDeps } from './node-agent.ts';
+import { apiError } from '../api/testing.ts';
 import {
-  apiError,
   FakeClock,
   FakeCluster,
   fakeInputs,
@@ -127,7 +127,7 @@ describe('node registration', () => {
     const { cluster, agent, round } = setup();
     await round();
     cluster.nodes.clear();
-    cluster.requests = [];
+    cluster.clearRecorded();
     assert.equal(await round(), 'gone');
     assert.equal(await round(), 'ok');
     assert.ok(cluster.calls().includes('POST /api/v1/nodes'));
@@ -138,7 +138,7 @@ describe('node registration', () => {
     const { cluster, round } = setup();
     await round();
     cluster.failNext('GET', NODE, apiError(404, 'NotFound'));
-    cluster.requests = [];
+    cluster.clearRecorded();
     assert.equal(await round(), 'ok');
     assert.ok(!cluster.calls().includes('POST /api/v1/nodes'));
   });
@@ -202,7 +202,7 @@ describe('node status updates', () => {
     clock.nowMs += 5 * 60_000;
     cluster.failNext('PATCH', `${NODE}/status`, apiError(500, 'InternalError'));
     cluster.failNext('PATCH', `${NODE}/status`, apiError(500, 'InternalError'));
-    cluster.requests = [];
+    cluster.clearRecorded();
     assert.equal(await round(), 'ok');
     const gets = cluster.requests.filter((r) => r.method === 'GET');
     assert.deepEqual(

@@ -7,6 +7,7 @@ import type { ConditionStatus } from '../api/types.ts';
 import type { EventType } from '../api/events.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { describeError } from '../util/errors.ts';
+import { deepEqual } from '../podsource/json-value.ts';
 import { DEFAULT_NODE_STATUS_MAX_IMAGES, MAX_NAMES_PER_IMAGE_IN_NODE_STATUS } from '../config/defaults.ts';
 import type { MachineInfo } from './machine-info.ts';
 import { formatBinary, formatDecimal, formatDecimalMilli, formatTime } from './format.ts';
@@ -576,21 +577,6 @@ function sameQuantities(
   return true;
 }
 
-/** JSON deep equality (key order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a) && Array.isArray(b)) {
-    return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]));
-  }
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  const ka = Object.keys(ra).filter((k) => ra[k] !== undefined);
-  const kb = Object.keys(rb).filter((k) => rb[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => jsonEqual(ra[k], rb[k]));
-}
-
 /**
  * upstream nodeStatusHasChanged: anything but the conditions' lastHeartbeatTime differs.
  * Quantities compare by value, so `1Gi` equals `1024Mi`.
@@ -605,12 +591,12 @@ export function nodeStatusHasChanged(
     [...(cs ?? [])]
       .map(({ lastHeartbeatTime: _hb, ...rest }) => rest)
       .sort((x, y) => (x.type < y.type ? -1 : x.type > y.type ? 1 : 0));
-  if (!jsonEqual(strip(original.conditions), strip(current.conditions))) return true;
+  if (!deepEqual(strip(original.conditions), strip(current.conditions))) return true;
   if (!sameQuantities(original.capacity, current.capacity)) return true;
   if (!sameQuantities(original.allocatable, current.allocatable)) return true;
   const rest = (s: NodeStatus) => {
     const { conditions: _c, capacity: _cap, allocatable: _a, ...others } = s;
     return others;
   };
-  return !jsonEqual(rest(original), rest(current));
+  return !deepEqual(rest(original), rest(current));
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { initialNode, setNodeStatus, type NodeStatusConfig } from './node-status.ts';
 import { nodeStatusPatch, twoWayMergePatch } from './patch.ts';
-import { applyStrategicMergePatch, fakeInputs, sampleMachine } from './testing.ts';
+import { applyStrategicMergePatch } from '../api/testing.ts';
+import { fakeInputs, sampleMachine } from './testing.ts';
 import type { Node } from './types.ts';
 
 const T0 = Date.parse('2026-11-22T01:00:00Z');

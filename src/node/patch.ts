@@ -6,7 +6,8 @@
  * whole, maps are merged key by key (null deletes a key), scalars are replaced.
  */
 import type { Node } from './types.ts';
-import { jsonEqual } from './node-status.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { deepEqual } from '../podsource/json-value.ts';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
@@ -30,7 +31,7 @@ function toJson(v: unknown): Json {
 function diffList(original: Json[], modified: Json[], mergeKey: string, path: string): Json[] | undefined {
   const keyOf = (e: Json): Json | undefined => (isObject(e) ? e[mergeKey] : undefined);
   if (original.some((e) => keyOf(e) === undefined) || modified.some((e) => keyOf(e) === undefined)) {
-    return jsonEqual(original, modified) ? undefined : modified;
+    return isDeepStrictEqual(original, modified) ? undefined : modified;
   }
   const out: Json[] = [];
   for (const m of modified) {
@@ -67,7 +68,7 @@ function diffObject(original: JsonObject, modified: JsonObject, path: string): J
     if (Array.isArray(o) && Array.isArray(m)) {
       const mergeKey = NODE_MERGE_KEYS[p];
       if (mergeKey === undefined) {
-        if (!jsonEqual(o, m)) patch[k] = m;
+        if (!isDeepStrictEqual(o, m)) patch[k] = m;
         continue;
       }
       const d = diffList(o, m, mergeKey, p);
@@ -79,7 +80,7 @@ function diffObject(original: JsonObject, modified: JsonObject, path: string): J
       }
       continue;
     }
-    if (!jsonEqual(o, m)) patch[k] = m;
+    if (!isDeepStrictEqual(o, m)) patch[k] = m;
   }
   for (const k of Object.keys(original)) {
     if (!(k in modified) && original[k] !== null) patch[k] = null;
@@ -103,7 +104,7 @@ export function twoWayMergePatch(original: unknown, modified: unknown): JsonObje
 export function nodeStatusPatch(original: Node, modified: Node): JsonObject {
   const oldAddresses = original.status?.addresses ?? [];
   const manualAddresses =
-    oldAddresses.length > 0 && !jsonEqual(oldAddresses, modified.status?.addresses ?? []);
+    oldAddresses.length > 0 && !deepEqual(oldAddresses, modified.status?.addresses ?? []);
   const diffNode: Node = { ...modified, spec: original.spec };
   if (original.spec === undefined) delete diffNode.spec;
   if (manualAddresses) diffNode.status = { ...modified.status, addresses: oldAddresses };

@@ -1,96 +1,55 @@
 /** Test helpers for this folder (not exported from index.ts): a fake API server, a fake clock. */
-import { ApiError, type ApiClient, type ApiRequest } from '../api/client-types.ts';
+import type { ApiClient, ApiRequest } from '../api/client-types.ts';
+import { FakeApi, apiError, applyStrategicMergePatch, type RecordedRequest } from '../api/testing.ts';
 import { KubeletError } from '../util/errors.ts';
 import type { LogFields, Logger } from '../util/logger.ts';
 import type { MachineInfo } from './machine-info.ts';
 import type { NodeStatusInputs } from './node-status.ts';
 import type { Lease, Node, NodeEventRecorder } from './types.ts';
 
-type Obj = Record<string, unknown>;
-
-const MERGE_KEYS: Record<string, string> = {
-  'metadata.ownerReferences': 'uid',
-  'spec.taints': 'key',
-  'status.conditions': 'type',
-  'status.addresses': 'type',
-};
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/**
- * Applies a strategic merge patch the way the API server does for the parts our patches use:
- * maps merge (null deletes), merge-keyed lists merge by key ($patch: delete / replace,
- * $setElementOrder), other lists and scalars are replaced.
- */
-export function applyStrategicMergePatch(target: unknown, patch: unknown, path = ''): unknown {
-  if (!isObj(patch)) return patch;
-  const out: Obj = isObj(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (k.startsWith('$setElementOrder/')) continue;
-    const p = path === '' ? k : `${path}.${k}`;
-    if (v === null) {
-      delete out[k];
-      continue;
-    }
-    const mergeKey = MERGE_KEYS[p];
-    if (Array.isArray(v) && mergeKey !== undefined) {
-      if (v.some((e) => isObj(e) && e['$patch'] === 'replace')) {
-        out[k] = v.filter((e) => !(isObj(e) && e['$patch'] === 'replace'));
-        continue;
-      }
-      const list = (Array.isArray(out[k]) ? [...(out[k] as unknown[])] : []) as Obj[];
-      for (const e of v as Obj[]) {
-        const i = list.findIndex((x) => x[mergeKey] === e[mergeKey]);
-        if (e['$patch'] === 'delete') {
-          if (i >= 0) list.splice(i, 1);
-        } else if (i >= 0) {
-          list[i] = applyStrategicMergePatch(list[i], e, p) as Obj;
-        } else {
-          list.push(e);
-        }
-      }
-      const order = patch[`$setElementOrder/${k}`];
-      if (Array.isArray(order)) {
-        const rank = (e: Obj) => order.findIndex((o) => isObj(o) && o[mergeKey] === e[mergeKey]);
-        list.sort((a, b) => rank(a) - rank(b));
-      }
-      out[k] = list;
-      continue;
-    }
-    out[k] = isObj(v) ? applyStrategicMergePatch(out[k], v, p) : v;
-  }
-  return out;
-}
-
-export function apiError(status: number, reason: string, message = 'fake'): ApiError {
-  return new ApiError('fake api', status, reason, message);
-}
+const METHODS: readonly ApiRequest['method'][] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 type Handler = (req: ApiRequest) => unknown;
 
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /**
- * A tiny in-memory API server for Nodes and Leases: create (409 AlreadyExists), get (404), PATCH of
- * the node status (strategic merge), lease PUT with optimistic concurrency (409 Conflict). Tests
- * inject failures with `failNext`.
+ * A tiny in-memory API server for Nodes and Leases, served through the shared `FakeApi`: create
+ * (409 AlreadyExists), get (404), PATCH of the node status (strategic merge), lease PUT with
+ * optimistic concurrency (409 Conflict). Tests inject failures with `failNext`.
  */
 export class FakeCluster {
   nodes = new Map<string, Node>();
   leases = new Map<string, Lease>();
-  requests: ApiRequest[] = [];
+  /** The client every caller shares; it records every request. */
+  readonly api = new FakeApi();
   private rv = 100;
   private uidSeq = 0;
-  private failures: { match: (req: ApiRequest) => boolean; error: Error }[] = [];
+
+  constructor() {
+    for (const method of METHODS) this.api.respond(method, /^\//, this.handle);
+  }
 
   /** The next request matching method (and path prefix) fails with `error`. */
   failNext(method: ApiRequest['method'], pathPrefix: string, error: Error): void {
-    this.failures.push({ match: (r) => r.method === method && r.path.startsWith(pathPrefix), error });
+    this.api.respondOnce(method, new RegExp(`^${escapeRegExp(pathPrefix)}`), error);
+  }
+
+  /** Every request made so far (since the last `clearRecorded`). */
+  get requests(): readonly RecordedRequest[] {
+    return this.api.requests;
   }
 
   /** Requests as `METHOD path` lines, for assertions. */
   calls(): string[] {
-    return this.requests.map((r) => `${r.method} ${r.path}`);
+    return this.api.calls();
+  }
+
+  /** Forgets recorded requests. */
+  clearRecorded(): void {
+    this.api.clearRecorded();
   }
 
   nextRV(): string {
@@ -98,25 +57,7 @@ export class FakeCluster {
   }
 
   client(): ApiClient {
-    return {
-      server: 'https://fake',
-      request: <T>(req: ApiRequest): Promise<T> => {
-        this.requests.push(structuredClone({ ...req, signal: undefined }));
-        if (req.signal?.aborted) return Promise.reject(new KubeletError('Canceled', 'fake', 'aborted'));
-        const i = this.failures.findIndex((f) => f.match(req));
-        if (i >= 0) {
-          const [f] = this.failures.splice(i, 1);
-          return Promise.reject(f!.error);
-        }
-        try {
-          return Promise.resolve(structuredClone(this.handle(req)) as T);
-        } catch (err) {
-          return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-        }
-      },
-      watch: () => Promise.reject(new Error('watch not supported by FakeCluster')),
-      close: () => {},
-    };
+    return this.api;
   }
 
   private handle: Handler = (req) => {

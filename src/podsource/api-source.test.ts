@@ -214,6 +214,19 @@ describe('API server pod source', () => {
     await source.stop();
   });
 
+  it('backs off after a timeout that only reads like a quiet watch: the error type decides, not its text', async () => {
+    const { api, rec, source, lists } = setup(); // an hour of back-off
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    const w1 = await api.nextWatch();
+    w1.fail(new KubeletError('DeadlineExceeded', 'WATCH /api/v1/pods', 'no watch event for 120000 ms'));
+    await flush();
+    assert.equal(api.watches.length, 1, 'no immediate restart');
+    assert.equal(lists().length, 1);
+    await source.stop();
+  });
+
   it('backs off exponentially after other watch errors, up to the cap, and resumes without relisting', async (t) => {
     const advance = fakeTime(t);
     const { api, rec, source, lists, logger } = setup({ backoffInitialMs: 1000, backoffMaxMs: 4000 });

@@ -30,6 +30,10 @@ export function canonicalJson(v: unknown): string {
 /**
  * Structural equality of JSON values. Key order never matters; a property set to `undefined` counts
  * as absent. `{}` and a missing object are different (as upstream's reflect.DeepEqual has it).
+ *
+ * The kubelet's one deep equality for API objects built in code (pods, statuses, probes), where an
+ * `undefined` property is common and means "not set". Values that went through a JSON round trip
+ * have none, and compare with `node:util` isDeepStrictEqual instead.
  */
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;

@@ -2,6 +2,7 @@ import type { Container, Pod, Probe } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import { PROBE_MAX_RETRIES } from '../config/defaults.ts';
 import { abortReason } from '../util/abort.ts';
+import { deepEqual } from '../podsource/json-value.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ProbeOutcome } from './outcome.ts';
@@ -262,7 +263,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
           if (entry.terminating && type !== 'readiness') continue;
           // Pod specs are immutable in the API, but a static pod's may be replaced: a changed probe
           // gets a fresh worker.
-          if (existing && JSON.stringify(existing.spec) === JSON.stringify(spec)) continue;
+          if (existing && deepEqual(existing.spec, spec)) continue;
           if (existing) stopWorker(existing);
           entry.workers.set(key, newWorker(uid, entry, container, sidecar, type, spec));
         }

@@ -1,4 +1,5 @@
 import type { PodStatus } from '../api/types.ts';
+import { deepEqual } from '../podsource/json-value.ts';
 import { isTerminalPhase } from './pod-status.ts';
 
 /**
@@ -26,7 +27,7 @@ export function createStatusManager(): StatusManager {
       const old = statuses.get(uid);
       if (old && isTerminalPhase(old.phase) && old.phase !== status.phase) return false;
       statuses.set(uid, status);
-      if (!old || JSON.stringify(old) !== JSON.stringify(status)) {
+      if (!old || !deepEqual(old, status)) {
         for (const l of listeners) l(uid, status);
       }
       return true;

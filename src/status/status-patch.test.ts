@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ContainerStatus, PodCondition, PodStatus } from '../api/types.ts';
 import { mergePodStatusForApi, podStatusPatch } from './status-patch.ts';
-import { applyStrategicMergePatch } from './testing.ts';
+import { applyStrategicMergePatch } from '../api/testing.ts';
 
 const T0 = '2026-03-01T10:00:00Z';
 const T1 = '2026-03-01T10:01:00Z';

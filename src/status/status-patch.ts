@@ -7,6 +7,7 @@
  * condition someone else (a readiness-gate controller) added between our read and our write. A
  * strategic merge patch merges `conditions` by `type`, so only the conditions we change are touched.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { PodCondition, PodStatus } from '../api/types.ts';
 import { isKubeletOwnedCondition } from './conditions.ts';
 
@@ -37,16 +38,6 @@ function toJson(v: unknown): Json {
   return JSON.parse(JSON.stringify(v ?? null)) as Json;
 }
 
-function equal(a: Json | undefined, b: Json | undefined): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, b[i]));
-  if (isObject(a) && isObject(b)) {
-    const ka = Object.keys(a);
-    return ka.length === Object.keys(b).length && ka.every((k) => k in b && equal(a[k], b[k]));
-  }
-  return false;
-}
-
 /** Field-by-field diff of two maps: changed and new fields, `null` for removed ones. */
 function diffObject(original: JsonObject, modified: JsonObject): JsonObject | undefined {
   const patch: JsonObject = {};
@@ -57,7 +48,7 @@ function diffObject(original: JsonObject, modified: JsonObject): JsonObject | un
     } else if (isObject(o) && isObject(m)) {
       const d = diffObject(o, m);
       if (d !== undefined) patch[k] = d;
-    } else if (!equal(o, m)) {
+    } else if (!isDeepStrictEqual(o, m)) {
       patch[k] = m;
     }
   }
@@ -75,16 +66,16 @@ function diffMergeList(original: Json[], modified: Json[], key: string): Json[] 
   const keyOf = (e: Json): Json | undefined => (isObject(e) ? e[key] : undefined);
   const out: Json[] = [];
   for (const m of modified) {
-    const o = original.find((e) => equal(keyOf(e), keyOf(m)));
+    const o = original.find((e) => isDeepStrictEqual(keyOf(e), keyOf(m)));
     if (o === undefined || !isObject(o) || !isObject(m)) {
-      if (o === undefined || !equal(o, m)) out.push(m);
+      if (o === undefined || !isDeepStrictEqual(o, m)) out.push(m);
       continue;
     }
     const d = diffObject(o, m);
     if (d !== undefined) out.push({ [key]: keyOf(m) ?? null, ...d });
   }
   for (const o of original) {
-    if (!modified.some((m) => equal(keyOf(m), keyOf(o))))
+    if (!modified.some((m) => isDeepStrictEqual(keyOf(m), keyOf(o))))
       out.push({ [key]: keyOf(o) ?? null, $patch: 'delete' });
   }
   return out.length > 0 ? out : undefined;
@@ -94,7 +85,8 @@ function diffMergeList(original: Json[], modified: Json[], key: string): Json[] 
 function sameOrder(original: Json[], modified: Json[], key: string): boolean {
   const keyOf = (e: Json): Json | undefined => (isObject(e) ? e[key] : e);
   return (
-    original.length === modified.length && original.every((e, i) => equal(keyOf(e), keyOf(modified[i]!)))
+    original.length === modified.length &&
+    original.every((e, i) => isDeepStrictEqual(keyOf(e), keyOf(modified[i]!)))
   );
 }
 
@@ -121,7 +113,7 @@ function diffStatus(base: JsonObject, next: JsonObject): JsonObject {
     } else if (isObject(o) && isObject(m)) {
       const d = diffObject(o, m);
       if (d !== undefined) patch[k] = d;
-    } else if (!equal(o, m)) {
+    } else if (!isDeepStrictEqual(o, m)) {
       patch[k] = m;
     }
   }

@@ -1,69 +1,10 @@
 /**
- * Test helpers for this folder (not exported from any index): applying a pod status strategic
- * merge patch the way the API server does, and a fake API server for `pods/<name>/status`.
+ * Test helpers for this folder (not exported from any index): a fake API server for
+ * `pods/<name>/status`, to plug into `FakeApi` (src/api/testing.ts).
  */
 import { ApiError, type ApiRequest } from '../api/client-types.ts';
+import { applyStrategicMergePatch } from '../api/testing.ts';
 import type { Pod } from '../api/types.ts';
-
-type Obj = Record<string, unknown>;
-
-/** Merge keys of the lists our patches touch, by JSON path (core/v1 Pod). */
-const MERGE_KEYS: Readonly<Record<string, string>> = {
-  'status.conditions': 'type',
-  'status.podIPs': 'ip',
-  'status.hostIPs': 'ip',
-};
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/**
- * Applies a strategic merge patch as the API server does for the parts pod status patches use:
- * maps merge (null deletes), merge-keyed lists merge by key (`$patch: delete`, `$setElementOrder`
- * with the server's other items first, in their order), other lists and scalars are replaced.
- */
-export function applyStrategicMergePatch(target: unknown, patch: unknown, path = ''): unknown {
-  if (!isObj(patch)) return patch;
-  const out: Obj = isObj(target) ? { ...target } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (k.startsWith('$setElementOrder/')) continue;
-    const p = path === '' ? k : `${path}.${k}`;
-    if (v === null) {
-      delete out[k];
-      continue;
-    }
-    const mergeKey = MERGE_KEYS[p];
-    if (Array.isArray(v) && mergeKey !== undefined) {
-      const list = (Array.isArray(out[k]) ? [...(out[k] as unknown[])] : []) as Obj[];
-      for (const e of v as Obj[]) {
-        const i = list.findIndex((x) => x[mergeKey] === e[mergeKey]);
-        if (e['$patch'] === 'delete') {
-          if (i >= 0) list.splice(i, 1);
-        } else if (i >= 0) {
-          list[i] = applyStrategicMergePatch(list[i], e, p) as Obj;
-        } else {
-          list.push(e);
-        }
-      }
-      out[k] = list;
-      continue;
-    }
-    out[k] = isObj(v) ? applyStrategicMergePatch(out[k], v, p) : v;
-  }
-  // $setElementOrder orders the merged list, also when the patch changed none of its items.
-  for (const [directive, order] of Object.entries(patch)) {
-    if (!directive.startsWith('$setElementOrder/') || !Array.isArray(order)) continue;
-    const k = directive.slice('$setElementOrder/'.length);
-    const mergeKey = MERGE_KEYS[path === '' ? k : `${path}.${k}`];
-    const list = out[k];
-    if (mergeKey === undefined || !Array.isArray(list)) continue;
-    const rank = (e: unknown) => order.findIndex((o) => isObj(o) && isObj(e) && o[mergeKey] === e[mergeKey]);
-    // Stable: items the order does not name (rank -1) keep their relative order, first.
-    out[k] = [...(list as unknown[])].sort((a, b) => rank(a) - rank(b));
-  }
-  return out;
-}
 
 /**
  * A tiny API server for `PATCH /api/v1/namespaces/<ns>/pods/<name>/status` (strategic merge):

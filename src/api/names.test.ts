@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  isQualifiedName,
   isDNS1123Label,
   isDNS1123Subdomain,
   isDNSDomainName,
@@ -65,5 +66,16 @@ describe('qualified names and label values', () => {
     assert.deepEqual(labelValueProblems(''), []);
     assert.deepEqual(labelValueProblems('x'.repeat(64)), ['is longer than 63 characters']);
     assert.match(labelValueProblems('-x')[0] ?? '', /must begin and end with a letter or digit/);
+  });
+});
+
+describe('isQualifiedName (upstream IsQualifiedName)', () => {
+  it('takes a name with an optional DNS-1123 subdomain prefix, and nothing else', () => {
+    for (const ok of ['app', 'a.b_c-d', 'example.com/app', `${'a'.repeat(63)}`, `${'p'.repeat(253)}/n`]) {
+      assert.equal(isQualifiedName(ok), true, ok);
+    }
+    for (const bad of ['', '/app', 'a/b/c', 'Example.com/app', '-app', `${'a'.repeat(64)}`, 'app-', 'x/']) {
+      assert.equal(isQualifiedName(bad), false, bad);
+    }
   });
 });

@@ -37,6 +37,14 @@ export function isQualifiedNamePart(v: string): boolean {
   return v.length <= QUALIFIED_NAME_MAX_LENGTH && QUALIFIED_NAME_PART.test(v);
 }
 
+/** IsQualifiedName exactly as upstream: `[prefix/]name`, the prefix a DNS-1123 subdomain. */
+export function isQualifiedName(v: string): boolean {
+  const parts = v.split('/');
+  if (parts.length > 2) return false;
+  if (parts.length === 2 && !isDNS1123Subdomain(parts[0] ?? '')) return false;
+  return isQualifiedNamePart(parts.at(-1) ?? '');
+}
+
 /** IsValidLabelValue: empty, or a qualified name part. */
 export function isLabelValue(v: string): boolean {
   return v === '' || isQualifiedNamePart(v);

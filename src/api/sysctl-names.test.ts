@@ -34,3 +34,20 @@ describe('sysctl names', () => {
     assert.match(problems[1] ?? '', /"vm\.swappiness" is not known to be namespaced/);
   });
 });
+
+describe('sysctl names', () => {
+  it('leaves dotted names alone', () => {
+    assert.equal(sysctlToDots('net.ipv4.ip_local_port_range'), 'net.ipv4.ip_local_port_range');
+    assert.equal(sysctlToDots('kernel.shm_rmid_forced'), 'kernel.shm_rmid_forced');
+  });
+
+  it('converts slash-separated names, swapping dots inside a component', () => {
+    assert.equal(sysctlToDots('kernel/shm_rmid_forced'), 'kernel.shm_rmid_forced');
+    assert.equal(sysctlToDots('net/ipv4/conf/eno2.100/rp_filter'), 'net.ipv4.conf.eno2/100.rp_filter');
+  });
+
+  it('keeps a name without separators', () => {
+    assert.equal(sysctlToDots('kernel'), 'kernel');
+    assert.equal(sysctlToDots(''), '');
+  });
+});

@@ -1,5 +1,6 @@
 import type { RuntimeService } from '../runtime/cri/types.ts';
 import { describeError } from '../util/errors.ts';
+import { RUNTIME_STATUS_PERIOD_MS } from '../config/defaults.ts';
 
 /**
  * The container runtime as node readiness sees it (upstream runtimeState + updateRuntimeUp): CRI
@@ -15,8 +16,6 @@ export interface RuntimeHealth {
   version(): string;
 }
 
-/** Upstream runtime status check period (kl.updateRuntimeUp every 5 s). */
-export const RUNTIME_STATUS_PERIOD_MS = 5_000;
 const CHECK_TIMEOUT_MS = 5_000;
 const REQUIRED = ['RuntimeReady', 'NetworkReady'] as const;
 

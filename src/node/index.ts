@@ -15,7 +15,6 @@ export {
   type MachineReaders,
 } from './machine-info.ts';
 export { nodeStatusPatch } from './patch.ts';
-export { parseTaints } from './taints.ts';
 export type {
   Lease,
   Node,

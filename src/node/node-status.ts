@@ -7,7 +7,7 @@ import type { ConditionStatus } from '../api/types.ts';
 import type { EventType } from '../api/events.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { describeError } from '../util/errors.ts';
-import { deepEqual } from '../podsource/json-value.ts';
+import { deepEqual } from '../util/json.ts';
 import { DEFAULT_NODE_STATUS_MAX_IMAGES, MAX_NAMES_PER_IMAGE_IN_NODE_STATUS } from '../config/defaults.ts';
 import type { MachineInfo } from './machine-info.ts';
 import { formatBinary, formatDecimal, formatDecimalMilli, formatTime } from './format.ts';

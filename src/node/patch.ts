@@ -7,7 +7,7 @@
  */
 import type { Node } from './types.ts';
 import { isDeepStrictEqual } from 'node:util';
-import { deepEqual } from '../podsource/json-value.ts';
+import { deepEqual } from '../util/json.ts';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };

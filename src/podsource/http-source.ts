@@ -16,7 +16,7 @@ import { sleep } from '../util/abort.ts';
 import { describeError, isCanceled, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { parseManifest } from './decode.ts';
-import { isObject, stripNulls } from './json-value.ts';
+import { isObject, stripNulls } from '../util/json.ts';
 import { defaultStaticPod } from './static-pod.ts';
 import type { PodSource, SourceProblem } from './types.ts';
 

@@ -15,7 +15,7 @@ import {
   DEFAULT_TERMINATION_MESSAGE_PATH,
   DEFAULT_VOLUME_FILE_MODE,
 } from '../config/defaults.ts';
-import { isObject } from './json-value.ts';
+import { isObject } from '../util/json.ts';
 
 /**
  * Splits an image reference into its tag and digest (upstream parsers.ParseImageName): the tag

@@ -7,7 +7,7 @@
  * they are normalized to strings in place, then checked against the quantity grammar.
  */
 import { child, index, type FieldError } from './field-errors.ts';
-import { isObject, type JsonObject } from './json-value.ts';
+import { isObject, type JsonObject } from '../util/json.ts';
 
 type Check = (v: unknown, path: string, errs: FieldError[]) => void;
 

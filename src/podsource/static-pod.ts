@@ -12,7 +12,7 @@ import type { Pod, Toleration } from '../api/types.ts';
 import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_SOURCE } from '../config/defaults.ts';
 import { KubeletError } from '../util/errors.ts';
 import { formatFieldErrors, type FieldError } from './field-errors.ts';
-import { canonicalJson, isObject, stripNulls, type JsonObject } from './json-value.ts';
+import { canonicalJson, isObject, stripNulls, type JsonObject } from '../util/json.ts';
 import { setPodDefaults } from './pod-defaults.ts';
 import { checkPodShape } from './pod-shape.ts';
 import { validatePod } from './pod-validation.ts';

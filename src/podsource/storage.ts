@@ -11,7 +11,7 @@ import {
   ANNOTATION_CONFIG_SOURCE,
 } from '../config/defaults.ts';
 import type { Logger } from '../util/logger.ts';
-import { deepEqual } from './json-value.ts';
+import { deepEqual } from '../util/json.ts';
 import type { PodSourceName, PodUpdate, SourceProblem } from './types.ts';
 
 /** Pure merge state; no timers, no I/O. */

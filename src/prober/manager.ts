@@ -2,7 +2,7 @@ import type { Container, Pod, Probe } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import { PROBE_MAX_RETRIES } from '../config/defaults.ts';
 import { abortReason } from '../util/abort.ts';
-import { deepEqual } from '../podsource/json-value.ts';
+import { deepEqual } from '../util/json.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ProbeOutcome } from './outcome.ts';

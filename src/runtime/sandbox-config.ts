@@ -10,7 +10,8 @@ import {
   MAX_DNS_SEARCH_PATHS,
   MAX_DNS_SEARCH_PATH_LENGTH,
 } from '../config/defaults.ts';
-import { sandboxSeccompProfile, sysctlToDots } from './security-profiles.ts';
+import { sandboxSeccompProfile } from './security-profiles.ts';
+import { sysctlToDots } from '../api/sysctl-names.ts';
 
 /** Upstream BuildPodLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>`. */
 export function podLogsDirectory(podLogsDir: string, pod: Pod): string {

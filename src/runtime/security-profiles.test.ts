@@ -9,7 +9,6 @@ import {
   containerSeccompProfile,
   sandboxSeccompProfile,
   seccompProfileRoot,
-  sysctlToDots,
   type SeccompOptions,
 } from './security-profiles.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
@@ -216,23 +215,6 @@ describe('AppArmor profile of a container', () => {
       () => appArmorProfileOf(pod([c]), c),
       (err: unknown) => hasCode(err, 'InvalidArgument'),
     );
-  });
-});
-
-describe('sysctl names', () => {
-  it('leaves dotted names alone', () => {
-    assert.equal(sysctlToDots('net.ipv4.ip_local_port_range'), 'net.ipv4.ip_local_port_range');
-    assert.equal(sysctlToDots('kernel.shm_rmid_forced'), 'kernel.shm_rmid_forced');
-  });
-
-  it('converts slash-separated names, swapping dots inside a component', () => {
-    assert.equal(sysctlToDots('kernel/shm_rmid_forced'), 'kernel.shm_rmid_forced');
-    assert.equal(sysctlToDots('net/ipv4/conf/eno2.100/rp_filter'), 'net.ipv4.conf.eno2/100.rp_filter');
-  });
-
-  it('keeps a name without separators', () => {
-    assert.equal(sysctlToDots('kernel'), 'kernel');
-    assert.equal(sysctlToDots(''), '');
   });
 });
 

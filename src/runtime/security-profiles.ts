@@ -214,15 +214,3 @@ export function containerAppArmorProfile(pod: Pod, container: Container): Securi
       );
   }
 }
-
-/**
- * Upstream convertSysctlVariableToDotsSeparator (sysctl.d(5)): a name whose first separator is a
- * slash uses slashes as separators, and its dots are part of a component, so the two swap
- * (`net/ipv4/conf/eno2.100/rp_filter` → `net.ipv4.conf.eno2/100.rp_filter`). Dotted names are
- * returned unchanged.
- */
-export function sysctlToDots(name: string): string {
-  const first = name.search(/[./]/);
-  if (first === -1 || name[first] === '.') return name;
-  return name.replace(/[./]/g, (c) => (c === '.' ? '/' : '.'));
-}

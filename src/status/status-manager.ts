@@ -1,5 +1,5 @@
 import type { PodStatus } from '../api/types.ts';
-import { deepEqual } from '../podsource/json-value.ts';
+import { deepEqual } from '../util/json.ts';
 import { isTerminalPhase } from './pod-status.ts';
 
 /**

@@ -1,4 +1,5 @@
 import type { Container, Pod } from '../api/types.ts';
+import { isQualifiedName } from '../api/names.ts';
 import { milliCPU, parseQuantity } from '../api/quantity.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { FileProjection } from './atomic-writer.ts';
@@ -43,22 +44,6 @@ export function formatMap(m: Record<string, string> | undefined): string {
     .sort()
     .map((k) => `${k}=${goQuote(m?.[k] ?? '')}`)
     .join('\n');
-}
-
-const NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** Upstream validation.IsQualifiedName: `[prefix/]name`, name at most 63 characters. */
-function isQualifiedName(s: string): boolean {
-  const parts = s.split('/');
-  if (parts.length > 2) return false;
-  const name = parts.at(-1) ?? '';
-  if (name.length === 0 || name.length > 63 || !NAME.test(name)) return false;
-  if (parts.length === 2) {
-    const prefix = parts[0] ?? '';
-    if (prefix.length === 0 || prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)) return false;
-  }
-  return true;
 }
 
 /** Upstream fieldpath.ExtractFieldPathAsString for the pod fields a downward API volume may name. */

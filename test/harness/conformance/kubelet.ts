@@ -112,20 +112,32 @@ async function argvOf(pid: string): Promise<string[]> {
   return raw === '' ? [] : raw.replace(/\0$/, '').split('\0');
 }
 
+/** The script a node (or shell) command line runs: its first argument that is not an option. */
+function scriptOf(argv: readonly string[]): string {
+  return argv.slice(1).find((a) => !a.startsWith('-')) ?? '';
+}
+
 /**
  * What makes a process a kubelet, or an integration test run or benchmark that may host or start
- * one. Unit test runs (`node --test src/…`) do not touch the bed and do not count.
+ * one: judged by the program and the script it runs, not by any argument (an `eslint` or `prettier`
+ * run over test/integration files is no test run). Unit test runs (`node --test src/…`) do not
+ * touch the bed and do not count.
  */
-function kubeletLike(argv: readonly string[]): boolean {
-  if (basename(argv[0] ?? '') === 'kubelet') return true;
-  return argv.some(
-    (a) =>
-      a.endsWith('bin/tskubelet') ||
-      a.endsWith('dist/src/cli/main.js') ||
-      a.endsWith('src/cli/main.ts') ||
-      (a.includes('test/integration/') && a.endsWith('.ts')) ||
-      a.endsWith('bench/run.ts'),
-  );
+export function kubeletLike(argv: readonly string[]): boolean {
+  const program = basename(argv[0] ?? '');
+  if (program === 'kubelet') return true;
+  if (!['node', 'bash', 'sh'].includes(program)) return false;
+  const script = scriptOf(argv);
+  if (
+    script.endsWith('bin/tskubelet') ||
+    script.endsWith('dist/src/cli/main.js') ||
+    script.endsWith('src/cli/main.ts') ||
+    script.endsWith('bench/run.ts') ||
+    (script.includes('test/integration/') && script.endsWith('.ts'))
+  ) {
+    return true;
+  }
+  return argv.includes('--test') && argv.some((a) => a.includes('test/integration/'));
 }
 
 /**

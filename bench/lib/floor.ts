@@ -6,7 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { Pod } from '../../src/api/types.ts';
+import type { KubeletPod } from '../../src/api/types.ts';
 import type { CriClient } from '../../src/runtime/cri/index.ts';
 import { generateSandboxConfig, podLogsDirectory, readHostDNS } from '../../src/runtime/sandbox-config.ts';
 import { generateContainerConfig } from '../../src/runtime/container-config.ts';
@@ -14,7 +14,7 @@ import { DEFAULT_POD_LOGS_DIR } from '../../src/config/defaults.ts';
 import { KubeletError } from '../../src/util/errors.ts';
 import { BENCH_COMMAND } from './pods.ts';
 
-export function floorPod(name: string, image: string): Pod {
+export function floorPod(name: string, image: string): KubeletPod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -31,7 +31,7 @@ export function floorPod(name: string, image: string): Pod {
 /** Starts the pods; resolves when every StartContainer returned. Returns the start time. */
 export async function runFloor(
   cri: CriClient,
-  pods: readonly Pod[],
+  pods: readonly KubeletPod[],
   concurrency: number,
 ): Promise<{ t0: number }> {
   const hostDNS = readHostDNS('/etc/resolv.conf');

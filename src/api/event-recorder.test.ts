@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { createApiEventRecorder } from './event-recorder.ts';
-import { FakeApi, apiError, apiPod, flush } from './testing.ts';
-import { recordingLogger } from '../podsource/testing.ts';
+import { FakeApi, apiError, apiPod } from './testing.ts';
+import { flush, recordingLogger } from '../util/testing.ts';
 
 const T0 = Date.parse('2026-11-22T01:00:00.000Z');
 

@@ -1,6 +1,6 @@
 import type { ApiClient } from './client-types.ts';
 import type { EventRecorder, EventType } from './events.ts';
-import type { Pod } from './types.ts';
+import type { KubeletPod } from './types.ts';
 import { podFullName } from './types.ts';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
@@ -107,13 +107,13 @@ export function createApiEventRecorder(opts: {
   }
 
   return {
-    event(pod: Pod, type, reason, message) {
+    event(pod: KubeletPod, type, reason, message) {
       enqueue(
         {
           apiVersion: 'v1',
           kind: 'Pod',
           namespace: pod.metadata.namespace,
-          name: pod.metadata.name ?? '',
+          name: pod.metadata.name,
           uid: pod.metadata.uid,
         },
         type,

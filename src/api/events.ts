@@ -1,5 +1,5 @@
-import type { Pod } from './types.ts';
-import { podFullName, podUID } from './types.ts';
+import type { KubeletPod } from './types.ts';
+import { podFullName } from './types.ts';
 import type { Logger } from '../util/logger.ts';
 
 export type EventType = 'Normal' | 'Warning';
@@ -10,13 +10,13 @@ export type EventType = 'Normal' | 'Warning';
  * Never throws and never blocks the caller.
  */
 export interface EventRecorder {
-  event(pod: Pod, type: EventType, reason: string, message: string): void;
+  event(pod: KubeletPod, type: EventType, reason: string, message: string): void;
 }
 
 export function createLoggingRecorder(logger: Logger): EventRecorder {
   return {
     event(pod, type, reason, message) {
-      const fields = { pod: podFullName(pod), podUID: podUID(pod), event: reason, type };
+      const fields = { pod: podFullName(pod), podUID: pod.metadata.uid, event: reason, type };
       if (type === 'Warning') logger.warn(message, fields);
       else logger.info(message, fields);
     },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import { createRateLimiter } from './rate-limiter.ts';
-import { flush } from './testing.ts';
+import { flush } from '../util/testing.ts';
 
 /**
  * The limiter reads time through `now` and sleeps with setTimeout; the test mocks setTimeout and

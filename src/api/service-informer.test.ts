@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { describe, it, type TestContext } from 'node:test';
-import { FakeApi, apiError, flush, quietWatchError, type FakeWatch } from './testing.ts';
+import { describe, it } from 'node:test';
+import { FakeApi, apiError, quietWatchError, type FakeWatch } from './testing.ts';
 import { createServiceInformer, type ServiceInformerOptions } from './service-informer.ts';
-import { recordingLogger } from '../podsource/testing.ts';
 import { KubeletError } from '../util/errors.ts';
+import { fakeTime, flush, recordingLogger } from '../util/testing.ts';
 
 const SERVICES = '/api/v1/services';
 const HOUR = 3_600_000;
@@ -65,16 +65,6 @@ function setup(over: Partial<ServiceInformerOptions> = {}) {
       .map((s) => s.metadata.name)
       .sort();
   return { api, logger, informer, lists, names };
-}
-
-/** Mocked setTimeout and a fixed jitter (Math.random 0.5 → exactly the base delay). */
-function fakeTime(t: TestContext) {
-  t.mock.timers.enable({ apis: ['setTimeout'] });
-  t.mock.method(Math, 'random', () => 0.5);
-  return async (ms: number) => {
-    t.mock.timers.tick(ms);
-    await flush();
-  };
 }
 
 describe('service informer', () => {

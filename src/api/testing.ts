@@ -11,7 +11,7 @@ import {
   type WatchEvent,
 } from './client-types.ts';
 import { KubeletError } from '../util/errors.ts';
-import type { Pod } from './types.ts';
+import type { KubeletPod, Pod } from './types.ts';
 
 export function apiError(status: number, reason: string, message = 'fake'): ApiError {
   return new ApiError('fake api', status, reason, message);
@@ -36,14 +36,6 @@ export function deferred<T = void>(): Deferred<T> {
     reject = rej;
   });
   return { promise, resolve, reject };
-}
-
-/**
- * Lets pending promise callbacks and immediates run. Uses setImmediate only, so it still works
- * while a test mocks setTimeout/setInterval.
- */
-export async function flush(rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
 }
 
 /** A reply: a value (resolves), an Error (rejects), or a function of the request (may be async). */
@@ -345,7 +337,7 @@ export function apiPod(
   name: string,
   uid: string,
   over: { namespace?: string; annotations?: Record<string, string>; resourceVersion?: string } = {},
-): Pod {
+): KubeletPod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

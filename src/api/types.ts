@@ -8,6 +8,8 @@
  * standalone kubelet would load the whole client just for types.
  */
 
+import { KubeletError } from '../util/errors.ts';
+
 export interface ObjectMeta {
   name?: string;
   generateName?: string;
@@ -39,6 +41,48 @@ export interface Pod {
   metadata: ObjectMeta;
   spec: PodSpec;
   status?: PodStatus;
+}
+
+/** The three fields that name a pod everywhere in the kubelet: worker key, CRI sandbox metadata, logs. */
+export interface PodIdentity {
+  uid: string;
+  name: string;
+  namespace: string;
+}
+
+/**
+ * A pod whose identity is known: `metadata.uid`, `name` and `namespace` are non-empty strings. Every
+ * pod the pod sources hand on is one (static pods get a UID and the `default` namespace; API pods
+ * are checked as they arrive), so the kubelet core, the runtime manager, status, probes, volumes and
+ * stats take this type and never fall back to `''`. Plain {@link Pod} stays where a pod may lack
+ * them: objects read from the API server before the check, mirror pods being built, fixtures.
+ * Obtain one only through {@link hasPodIdentity} or {@link toKubeletPod}.
+ */
+export type KubeletPod = Pod & { metadata: ObjectMeta & PodIdentity };
+
+/** The identity fields of `pod` that are missing or empty, in the order uid, name, namespace. */
+export function missingPodIdentity(pod: Pod): (keyof PodIdentity)[] {
+  const m = pod.metadata;
+  const missing: (keyof PodIdentity)[] = [];
+  if (typeof m.uid !== 'string' || m.uid === '') missing.push('uid');
+  if (typeof m.name !== 'string' || m.name === '') missing.push('name');
+  if (typeof m.namespace !== 'string' || m.namespace === '') missing.push('namespace');
+  return missing;
+}
+
+/** True when `pod` carries a full identity (see {@link KubeletPod}). Never mutates `pod`. */
+export function hasPodIdentity(pod: Pod): pod is KubeletPod {
+  return missingPodIdentity(pod).length === 0;
+}
+
+/**
+ * The checked constructor: `pod` itself, typed as a {@link KubeletPod}, or a
+ * `KubeletError('InvalidArgument')` from `op` naming the missing fields. Never copies or mutates.
+ */
+export function toKubeletPod(pod: Pod, op: string): KubeletPod {
+  if (hasPodIdentity(pod)) return pod;
+  const missing = missingPodIdentity(pod).map((f) => `metadata.${f}`);
+  throw new KubeletError('InvalidArgument', op, `pod has no ${missing.join(', ')}`);
 }
 
 export interface PodList {
@@ -173,6 +217,8 @@ export interface VolumeMount {
   mountPath: string;
   readOnly?: boolean;
   subPath?: string;
+  /** Like subPath, with `$(VAR)` expanded from the container's environment (exclusive with subPath). */
+  subPathExpr?: string;
   mountPropagation?: string;
 }
 
@@ -304,8 +350,4 @@ export interface ContainerStatus {
 /** `namespace/name`, the identity used in logs (upstream format.Pod without the UID). */
 export function podFullName(pod: Pod): string {
   return `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name ?? ''}`;
-}
-
-export function podUID(pod: Pod): string {
-  return pod.metadata.uid ?? '';
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
 import { nullLogger } from '../util/logger.ts';
 import {
@@ -16,7 +16,7 @@ const GUARANTEED = { cpu: '500m', memory: '64Mi' };
 function pod(
   uid: string,
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> },
-): Pod {
+): KubeletPod {
   return {
     metadata: { name: `p-${uid}`, namespace: 'default', uid },
     spec: { containers: [{ name: 'a', image: 'i', ...(resources ? { resources } : {}) }] },

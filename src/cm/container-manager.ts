@@ -3,7 +3,7 @@
  * cgroup, the QoS container manager and the pod container manager, cgroupfs driver only).
  */
 import path from 'node:path';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod, Pod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import { podQOSClass } from '../api/qos.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
@@ -48,14 +48,14 @@ export interface ContainerManager {
    */
   start(signal: AbortSignal): Promise<void>;
   /** The pod's cgroup as CRI cgroup_parent (`/kubepods/burstable/pod<uid>`), or '' when disabled. */
-  podCgroupParent(pod: Pod): string;
+  podCgroupParent(pod: KubeletPod): string;
   /** The pod's cgroup exists in every required hierarchy (always true when disabled). */
-  podCgroupExists(pod: Pod): Promise<boolean>;
+  podCgroupExists(pod: KubeletPod): Promise<boolean>;
   /**
    * Creates the pod's cgroup with upstream ResourceConfigForPod values (and podPidsLimit) if it is
    * missing; the first call per pod after start also rewrites the values of an existing one.
    */
-  ensurePodCgroup(pod: Pod, signal: AbortSignal): Promise<void>;
+  ensurePodCgroup(pod: KubeletPod, signal: AbortSignal): Promise<void>;
   /** Recomputes the burstable (sum of Burstable cpu requests) and besteffort (2) cpu shares. */
   updateQOSCgroups(activePods: readonly Pod[], signal: AbortSignal): Promise<void>;
   /**
@@ -218,7 +218,7 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
       return started('check pod cgroup').exists(podCgroupName(names, pod));
     },
     async ensurePodCgroup(pod, signal) {
-      const uid = pod.metadata.uid ?? '';
+      const uid = pod.metadata.uid;
       const name = podCgroupName(names, pod);
       const cg = started(`ensure pod cgroup ${name}`);
       await withLock(uid, async () => {

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
 import { cleanCgroupName, parsePodCgroupDirName, podCgroupName, qosCgroupNames } from './names.ts';
 
 function pod(
   uid: string,
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> },
-): Pod {
+): KubeletPod {
   return {
     metadata: { name: 'p', namespace: 'default', uid },
     spec: { containers: [{ name: 'a', image: 'i', ...(resources ? { resources } : {}) }] },

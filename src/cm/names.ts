@@ -4,7 +4,7 @@
  * is `pod<uid>` below its class (upstream qos_container_manager_linux.go, pod_container_manager_linux.go).
  */
 import path from 'node:path';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { podQOSClass, type QOSClass } from '../api/qos.ts';
 import { NODE_ALLOCATABLE_CGROUP_NAME, POD_CGROUP_NAME_PREFIX } from '../config/defaults.ts';
 import { KubeletError } from '../util/errors.ts';
@@ -65,8 +65,8 @@ export function podCgroupDirName(uid: string): string {
 }
 
 /** The pod's cgroup, e.g. `/kubepods/burstable/pod<uid>` (upstream GetPodContainerName). */
-export function podCgroupName(names: QOSCgroupNames, pod: Pod): string {
-  return path.posix.join(qosParent(names, podQOSClass(pod)), podCgroupDirName(pod.metadata.uid ?? ''));
+export function podCgroupName(names: QOSCgroupNames, pod: KubeletPod): string {
+  return path.posix.join(qosParent(names, podQOSClass(pod)), podCgroupDirName(pod.metadata.uid));
 }
 
 /** The UID of a pod cgroup directory name (`pod<uid>`), or undefined for anything else. */

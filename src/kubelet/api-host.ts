@@ -3,7 +3,7 @@
  * from the kubelet's own state, containers and sandboxes from the runtime, log paths and streaming
  * URLs from CRI. The server package never sees the kubelet itself, only this object.
  */
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod, Pod } from '../api/types.ts';
 import { isCriNotFound } from '../runtime/cri/index.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';
 import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
@@ -32,8 +32,8 @@ const DEFAULT_TIMEOUT_MS = 30_000;
 export function createApiHost(deps: ApiHostDeps): KubeletApiHost {
   const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
-  async function runtimePod(pod: Pod, signal: AbortSignal): Promise<RuntimePodSummary | undefined> {
-    const uid = pod.metadata.uid ?? '';
+  async function runtimePod(pod: KubeletPod, signal: AbortSignal): Promise<RuntimePodSummary | undefined> {
+    const uid = pod.metadata.uid;
     const pods = await deps.kubelet.runningPods(signal);
     return pods.find((p) => p.uid === uid);
   }
@@ -45,7 +45,7 @@ export function createApiHost(deps: ApiHostDeps): KubeletApiHost {
     getPod(namespace: string, name: string): HostPod | undefined {
       return deps.kubelet
         .pods()
-        .find((p) => (p.pod.metadata.namespace ?? 'default') === namespace && p.pod.metadata.name === name);
+        .find((p) => p.pod.metadata.namespace === namespace && p.pod.metadata.name === name);
     },
     async runningPods(signal) {
       const pods = await deps.kubelet.runningPods(signal);

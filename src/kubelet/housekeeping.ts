@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
 import type { BackoffStore } from '../util/backoff-store.ts';
@@ -24,7 +24,7 @@ export interface HousekeepingDeps {
   backoff: Backoff;
   backoffStore: BackoffStore;
   /** Cluster mode: makes the mirror pods match the static pods. */
-  reconcileMirrors?: (staticPods: Pod[], signal: AbortSignal) => Promise<void>;
+  reconcileMirrors?: (staticPods: KubeletPod[], signal: AbortSignal) => Promise<void>;
   volumes: VolumeManager;
   rootDir: string;
   cm: ContainerManager | undefined;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { createMemoryRecorder } from '../api/events.ts';
 import { FakeApi } from '../api/testing.ts';
-import type { Pod, PodStatus } from '../api/types.ts';
+import type { KubeletPod, PodStatus } from '../api/types.ts';
 import { sleep } from '../util/abort.ts';
 import { nullLogger } from '../util/logger.ts';
 import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
@@ -17,9 +17,9 @@ import type { MirrorPods } from './mirror-pods.ts';
  * A pod source the test drives: `send` delivers a snapshot (the first one marks the source ready);
  * a kubelet that starts later gets the latest snapshot, as a file source re-reads its directory.
  */
-function testSource(name: PodSource['name'] = 'file'): PodSource & { send(pods: Pod[]): void } {
-  let deliver: ((pods: Pod[]) => void) | undefined;
-  let last: Pod[] | undefined;
+function testSource(name: PodSource['name'] = 'file'): PodSource & { send(pods: KubeletPod[]): void } {
+  let deliver: ((pods: KubeletPod[]) => void) | undefined;
+  let last: KubeletPod[] | undefined;
   return {
     name,
     start(send) {
@@ -37,8 +37,8 @@ function testSource(name: PodSource['name'] = 'file'): PodSource & { send(pods: 
   };
 }
 
-function makePod(name: string, patch: (p: Pod) => void = () => {}): Pod {
-  const pod: Pod = {
+function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
+  const pod: KubeletPod = {
     metadata: {
       name,
       namespace: 'ns',
@@ -191,14 +191,14 @@ describe('the kubelet core on a fake CRI', () => {
       }),
     );
     const reconciled: string[][] = [];
-    let mirror: Pod | undefined;
+    let mirror: KubeletPod | undefined;
     const mirrorPods: MirrorPods = {
       setMirrors: (pods) => {
         mirror = pods[0];
       },
       mirrorFor: () => mirror,
       reconcile: (statics) => {
-        reconciled.push(statics.map((p) => p.metadata.name ?? ''));
+        reconciled.push(statics.map((p) => p.metadata.name));
         return Promise.resolve();
       },
     };

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { AsyncQueue } from '../util/async-queue.ts';
 import { createBackoff } from '../util/backoff.ts';
 import { createBackoffStore } from '../util/backoff-store.ts';
@@ -52,7 +52,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     backoff,
     onProbeChange: (uid) => queue.push({ kind: 'probe', uid }),
     // Only once the container manager started (run, run-once): until then the runtime's default.
-    ...(cm ? { podCgroupParent: (pod: Pod) => (cgroupsStarted ? cm.podCgroupParent(pod) : '') } : {}),
+    ...(cm ? { podCgroupParent: (pod: KubeletPod) => (cgroupsStarted ? cm.podCgroupParent(pod) : '') } : {}),
   });
   deps.metrics?.setRuntimePodsProvider(() => pleg.runtimePods());
   const health = createRuntimeHealth(deps.runtimeService, now);
@@ -96,7 +96,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     qos,
     cgroups: () => cm,
     ...(statusSyncer
-      ? { deletePod: (pod: Pod, signal: AbortSignal) => statusSyncer.deletePod(pod, signal) }
+      ? { deletePod: (pod: KubeletPod, signal: AbortSignal) => statusSyncer.deletePod(pod, signal) }
       : {}),
     recorder: deps.recorder,
     logger: log,
@@ -206,12 +206,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
             admit: (pod, admitted) => loop.admit(pod, admitted),
             syncPod: (pod, signal) => handler.syncPod(pod, signal),
             podStatus: (pod, signal) =>
-              runtime.getPodStatus(
-                pod.metadata.uid ?? '',
-                pod.metadata.name ?? '',
-                pod.metadata.namespace ?? '',
-                signal,
-              ),
+              runtime.getPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace, signal),
           },
           log,
           runOpts,
@@ -243,7 +238,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     pods() {
       return [...state.desired.values()].map((pod) => ({
         pod,
-        status: statuses.get(pod.metadata.uid ?? ''),
+        status: statuses.get(pod.metadata.uid),
       }));
     },
     runningPods: (signal) => runtime.listPods(signal),

@@ -1,4 +1,4 @@
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
@@ -34,7 +34,7 @@ export interface ManagerHooks {
   /** A probe result changed for a pod (the sync loop is told). */
   onProbeChange(uid: string): void;
   /** The pod cgroup to hand CRI as cgroup_parent ('' = the runtime's default); absent: none. */
-  podCgroupParent?: (pod: Pod) => string;
+  podCgroupParent?: (pod: KubeletPod) => string;
 }
 
 /**
@@ -142,10 +142,10 @@ function defaultRuntime(
  * logged and left out (the pull may still work anonymously).
  */
 function pullSecretsFor(objects: VolumeObjectSource, log: Logger) {
-  return async (pod: Pod, signal?: AbortSignal) => {
+  return async (pod: KubeletPod, signal?: AbortSignal) => {
     const out: Secret[] = [];
     for (const ref of pod.spec.imagePullSecrets ?? []) {
-      const secret = await objects.getSecret(pod.metadata.namespace ?? 'default', ref.name, signal);
+      const secret = await objects.getSecret(pod.metadata.namespace, ref.name, signal);
       if (secret) out.push(secret);
       else
         log.warn('image pull secret not found', {

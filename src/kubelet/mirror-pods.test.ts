@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod, Pod } from '../api/types.ts';
 import { FakeApi, apiError } from '../api/testing.ts';
-import { recordingLogger } from '../podsource/testing.ts';
+import { recordingLogger } from '../util/testing.ts';
 import {
   ANNOTATION_CONFIG_HASH,
   ANNOTATION_CONFIG_MIRROR,
@@ -13,7 +13,7 @@ import { createMirrorPods, isStaticPod, mirrorPodFor } from './mirror-pods.ts';
 
 const PODS = '/api/v1/namespaces/kube-system/pods';
 
-function staticPod(name: string, hash: string): Pod {
+function staticPod(name: string, hash: string): KubeletPod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -33,7 +33,12 @@ function staticPod(name: string, hash: string): Pod {
   };
 }
 
-function mirror(name: string, hash: string, uid: string, over: { deletionTimestamp?: string } = {}): Pod {
+function mirror(
+  name: string,
+  hash: string,
+  uid: string,
+  over: { deletionTimestamp?: string } = {},
+): KubeletPod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -1,5 +1,5 @@
-import type { Pod } from '../api/types.ts';
-import { podFullName } from '../api/types.ts';
+import type { KubeletPod, Pod } from '../api/types.ts';
+import { hasPodIdentity, podFullName } from '../api/types.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import { isAlreadyExists } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
@@ -19,11 +19,11 @@ import {
  */
 export interface MirrorPods {
   /** The mirror pods currently bound to this node, as the API source last saw them. */
-  setMirrors(pods: Pod[]): void;
+  setMirrors(pods: KubeletPod[]): void;
   /** The mirror pod of a static pod, if it exists and matches. */
-  mirrorFor(staticPod: Pod): Pod | undefined;
+  mirrorFor(staticPod: KubeletPod): KubeletPod | undefined;
   /** Makes the mirrors match `staticPods` (create/replace/delete); one pass, bounded by the API limiter. */
-  reconcile(staticPods: Pod[], signal?: AbortSignal): Promise<void>;
+  reconcile(staticPods: KubeletPod[], signal?: AbortSignal): Promise<void>;
 }
 
 export interface MirrorPodDeps {
@@ -39,12 +39,15 @@ export function isStaticPod(pod: Pod): boolean {
   return source === 'file' || source === 'http';
 }
 
-function configHash(pod: Pod): string {
-  return pod.metadata.annotations?.[ANNOTATION_CONFIG_HASH] ?? pod.metadata.uid ?? '';
+function configHash(pod: KubeletPod): string {
+  return pod.metadata.annotations?.[ANNOTATION_CONFIG_HASH] ?? pod.metadata.uid;
 }
 
-/** The API object that mirrors a static pod: same name, spec, labels; annotated with the hash. */
-export function mirrorPodFor(staticPod: Pod, nodeName: string, nodeUID: string): Pod {
+/**
+ * The API object that mirrors a static pod: same name, spec, labels; annotated with the hash. A
+ * plain Pod: the API server gives it its UID on creation.
+ */
+export function mirrorPodFor(staticPod: KubeletPod, nodeName: string, nodeUID: string): Pod {
   const annotations = { ...(staticPod.metadata.annotations ?? {}) };
   delete annotations[ANNOTATION_CONFIG_SEEN];
   annotations[ANNOTATION_CONFIG_MIRROR] = configHash(staticPod);
@@ -63,9 +66,9 @@ export function mirrorPodFor(staticPod: Pod, nodeName: string, nodeUID: string):
 }
 
 export function createMirrorPods(deps: MirrorPodDeps): MirrorPods {
-  let mirrors = new Map<string, Pod>();
+  let mirrors = new Map<string, KubeletPod>();
 
-  async function remove(mirror: Pod, why: string, signal?: AbortSignal): Promise<void> {
+  async function remove(mirror: KubeletPod, why: string, signal?: AbortSignal): Promise<void> {
     const log = deps.logger.child({ pod: podFullName(mirror), podUID: mirror.metadata.uid });
     try {
       await deps.api.request({
@@ -90,7 +93,7 @@ export function createMirrorPods(deps: MirrorPodDeps): MirrorPods {
     mirrors.delete(podFullName(mirror));
   }
 
-  async function create(staticPod: Pod, signal?: AbortSignal): Promise<void> {
+  async function create(staticPod: KubeletPod, signal?: AbortSignal): Promise<void> {
     const nodeUID = deps.nodeUID();
     if (!nodeUID) return; // not registered yet: next pass
     const log = deps.logger.child({ pod: podFullName(staticPod), podUID: staticPod.metadata.uid });
@@ -101,7 +104,8 @@ export function createMirrorPods(deps: MirrorPodDeps): MirrorPods {
         body: mirrorPodFor(staticPod, deps.nodeName, nodeUID),
         signal,
       });
-      mirrors.set(podFullName(created), created);
+      // The API server always names the object it created; should it not, the watch brings it later.
+      if (hasPodIdentity(created)) mirrors.set(podFullName(created), created);
       log.info('created mirror pod', { mirrorUID: created.metadata.uid });
     } catch (err) {
       if (isAlreadyExists(err)) return; // the watch will tell us about it
@@ -140,13 +144,13 @@ export function createMirrorPods(deps: MirrorPodDeps): MirrorPods {
  * Where a desired pod's status is written in the API: a static pod's mirror pod (none yet: nowhere),
  * any other pod itself. Carries the object as last seen, the base of the status patch.
  */
-export function statusTargetFor(pod: Pod, mirrors: MirrorPods): StatusTarget {
+export function statusTargetFor(pod: KubeletPod, mirrors: MirrorPods): StatusTarget {
   const target = isStaticPod(pod) ? mirrors.mirrorFor(pod) : pod;
   if (!target) return undefined;
   return {
-    namespace: target.metadata.namespace ?? '',
-    name: target.metadata.name ?? '',
-    uid: target.metadata.uid ?? '',
+    namespace: target.metadata.namespace,
+    name: target.metadata.name,
+    uid: target.metadata.uid,
     ...(target.status ? { status: target.status } : {}),
     ...(target.metadata.resourceVersion ? { resourceVersion: target.metadata.resourceVersion } : {}),
   };

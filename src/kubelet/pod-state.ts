@@ -1,4 +1,4 @@
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import type { WaitingReason } from '../status/pod-status.ts';
 
 /**
@@ -7,7 +7,7 @@ import type { WaitingReason } from '../status/pod-status.ts';
  */
 export interface PodState {
   /** Desired pods by UID: what the sources say should run (incl. ones being deleted). */
-  readonly desired: Map<string, Pod>;
+  readonly desired: Map<string, KubeletPod>;
   /** Pods refused at admission: never started, reported Failed. */
   readonly rejected: Set<string>;
   /** Why containers are waiting after the last sync, per pod (upstream ReasonCache). */
@@ -17,13 +17,13 @@ export interface PodState {
   /** When each pod was first synced, until it first ran (-1 after: pod start duration measured). */
   readonly firstSeen: Map<string, number>;
   /** A desired pod that was not rejected at admission. */
-  syncable(uid: string): Pod | undefined;
+  syncable(uid: string): KubeletPod | undefined;
   /** Drops the per-pod caches of a pod whose containers are gone (desired/rejected stay). */
   forgetRuntime(uid: string): void;
 }
 
 export function createPodState(): PodState {
-  const desired = new Map<string, Pod>();
+  const desired = new Map<string, KubeletPod>();
   const rejected = new Set<string>();
   const waitingReasons = new Map<string, Map<string, WaitingReason>>();
   const lastSyncEnd = new Map<string, number>();

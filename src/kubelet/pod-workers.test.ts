@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createPodWorkers, type PodSyncHandlers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
 
@@ -24,11 +24,11 @@ function deferred<T>(): Deferred<T> {
 const flush = () => new Promise<void>((r) => setImmediate(r));
 
 type Call =
-  | { kind: 'sync'; pod: Pod; signal: AbortSignal; done: Deferred<SyncOutcome> }
+  | { kind: 'sync'; pod: KubeletPod; signal: AbortSignal; done: Deferred<SyncOutcome> }
   | {
       kind: 'terminating';
       uid: string;
-      pod: Pod | undefined;
+      pod: KubeletPod | undefined;
       grace: number | undefined;
       identity: { name: string; namespace: string };
       signal: AbortSignal;
@@ -86,7 +86,7 @@ function abortError(cause?: Error): Error {
   return e;
 }
 
-function pod(uid: string, version = 1): Pod {
+function pod(uid: string, version = 1): KubeletPod {
   return {
     metadata: { name: `pod-${uid}`, namespace: 'ns', uid, resourceVersion: String(version) },
     spec: { containers: [{ name: 'c', image: 'busybox:1.29' }] },

@@ -1,4 +1,4 @@
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError, isCanceled } from '../util/errors.ts';
@@ -10,12 +10,12 @@ export type PodWork =
    * UPDATE → update, anything else → sync); absent, the first sync of a UID counts as create and
    * later ones as sync.
    */
-  | { type: 'sync'; pod: Pod; syncType?: 'create' | 'update' | 'sync' }
+  | { type: 'sync'; pod: KubeletPod; syncType?: 'create' | 'update' | 'sync' }
   /** Stop the pod: graceful kill, then cleanup. `pod` is absent for orphans found in the runtime. */
   | {
       type: 'kill';
       uid: string;
-      pod: Pod | undefined;
+      pod: KubeletPod | undefined;
       gracePeriodOverride?: number;
       name?: string;
       namespace?: string;
@@ -34,15 +34,15 @@ export interface SyncOutcome {
 
 /** The kubelet's handlers the workers call (upstream syncPod / syncTerminatingPod / syncTerminatedPod). */
 export interface PodSyncHandlers {
-  syncPod(pod: Pod, signal: AbortSignal): Promise<SyncOutcome>;
+  syncPod(pod: KubeletPod, signal: AbortSignal): Promise<SyncOutcome>;
   syncTerminatingPod(
     uid: string,
-    pod: Pod | undefined,
+    pod: KubeletPod | undefined,
     gracePeriodOverride: number | undefined,
     identity: { name: string; namespace: string },
     signal: AbortSignal,
   ): Promise<void>;
-  syncTerminatedPod(uid: string, pod: Pod | undefined, signal: AbortSignal): Promise<void>;
+  syncTerminatedPod(uid: string, pod: KubeletPod | undefined, signal: AbortSignal): Promise<void>;
   /** A sync failed or did not finish its work: try again later (bounded by back-off). */
   onSyncError(uid: string, err: unknown): void;
 }
@@ -81,7 +81,7 @@ export interface PodWorkersOptions {
 
 interface WorkerRecord {
   uid: string;
-  pod: Pod | undefined;
+  pod: KubeletPod | undefined;
   identity: { name: string; namespace: string };
   state: WorkerPhase;
   pending: PodWork | undefined;
@@ -180,7 +180,7 @@ export function createPodWorkers(
   return {
     update(work) {
       if (stopped) return;
-      const uid = work.type === 'sync' ? (work.pod.metadata.uid ?? '') : work.uid;
+      const uid = work.type === 'sync' ? work.pod.metadata.uid : work.uid;
       let rec = workers.get(uid);
       if (!rec) {
         const pod = work.pod;

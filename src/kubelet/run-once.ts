@@ -1,4 +1,4 @@
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
@@ -26,16 +26,16 @@ export interface RunOnceHost {
   stopSources(): Promise<void>;
   sourcesReady(): boolean;
   /** The pods the sources delivered. */
-  pods(): Pod[];
+  pods(): KubeletPod[];
   /** Admission against the pods admitted so far; a rejection is recorded (event, Failed status). */
-  admit(pod: Pod, admitted: Pod[]): AdmitResult;
+  admit(pod: KubeletPod, admitted: KubeletPod[]): AdmitResult;
   /** The sync loop's syncPod: volumes, pod cgroup, containers. */
-  syncPod(pod: Pod, signal: AbortSignal): Promise<unknown>;
-  podStatus(pod: Pod, signal: AbortSignal): Promise<RuntimePodStatus>;
+  syncPod(pod: KubeletPod, signal: AbortSignal): Promise<unknown>;
+  podStatus(pod: KubeletPod, signal: AbortSignal): Promise<RuntimePodStatus>;
 }
 
 /** Every app container runs, or (for run-to-completion pods) every one already exited 0. */
-function outcome(pod: Pod, rs: RuntimePodStatus): 'running' | 'succeeded' | 'failed' | 'pending' {
+function outcome(pod: KubeletPod, rs: RuntimePodStatus): 'running' | 'succeeded' | 'failed' | 'pending' {
   const states = pod.spec.containers.map((c) => findContainerStatus(rs, c.name));
   if (states.every((s) => s?.state === 'running')) return 'running';
   if (states.every((s) => s?.state === 'exited' && s.exitCode === 0)) return 'succeeded';
@@ -45,10 +45,10 @@ function outcome(pod: Pod, rs: RuntimePodStatus): 'running' | 'succeeded' | 'fai
 }
 
 /** Upstream runPod: check, sync, wait with a doubling delay, at most RUN_ONCE_MAX_RETRIES times. */
-async function runPod(host: RunOnceHost, pod: Pod, signal: AbortSignal): Promise<RunOnceResult> {
+async function runPod(host: RunOnceHost, pod: KubeletPod, signal: AbortSignal): Promise<RunOnceResult> {
   const result = (ok: boolean, detail: string): RunOnceResult => ({
     pod: podFullName(pod),
-    podUID: pod.metadata.uid ?? '',
+    podUID: pod.metadata.uid,
     ok,
     detail,
   });
@@ -92,22 +92,20 @@ export async function runOnce(
     if (!ready) log.warn('not every pod source answered in time; running the pods seen so far');
     const pods = host.pods();
     log.info('run-once: starting pods', { count: pods.length });
-    const admitted: Pod[] = [];
+    const admitted: KubeletPod[] = [];
     const runs: Promise<RunOnceResult>[] = [];
     for (const pod of pods) {
       const verdict = host.admit(pod, admitted);
       if (!verdict.admit) {
         const detail = `rejected: ${verdict.reason ?? 'Rejected'}: ${verdict.message ?? ''}`;
-        runs.push(
-          Promise.resolve({ pod: podFullName(pod), podUID: pod.metadata.uid ?? '', ok: false, detail }),
-        );
+        runs.push(Promise.resolve({ pod: podFullName(pod), podUID: pod.metadata.uid, ok: false, detail }));
         continue;
       }
       admitted.push(pod);
       runs.push(
         runPod(host, pod, opts.signal).catch((err: unknown): RunOnceResult => ({
           pod: podFullName(pod),
-          podUID: pod.metadata.uid ?? '',
+          podUID: pod.metadata.uid,
           ok: false,
           detail: describeError(err),
         })),

@@ -1,4 +1,4 @@
-import type { Pod, PodStatus } from '../api/types.ts';
+import type { KubeletPod, PodStatus } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
@@ -43,7 +43,7 @@ export interface SyncHandlerDeps {
   /** The container manager once started (pod cgroups); undefined: the runtime's default parent. */
   cgroups(): ContainerManager | undefined;
   /** Cluster mode: deletes a terminated API pod with grace 0 (upstream status manager's last step). */
-  deletePod?: (pod: Pod, signal: AbortSignal) => Promise<void>;
+  deletePod?: (pod: KubeletPod, signal: AbortSignal) => Promise<void>;
   recorder: EventRecorder;
   logger: Logger;
   metrics?: KubeletMetrics;
@@ -56,7 +56,7 @@ export interface SyncHandlerDeps {
 /** The pod workers' handlers (upstream SyncHandler) plus the status computation they share. */
 export interface SyncHandler extends PodSyncHandlers {
   /** A pod's API status from its runtime status, previous status, waiting reasons and probes. */
-  computeStatus(pod: Pod, rs: RuntimePodStatus): PodStatus;
+  computeStatus(pod: KubeletPod, rs: RuntimePodStatus): PodStatus;
 }
 
 /** The newest container of each name, as the prober tracks them. */
@@ -77,11 +77,11 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
   const random = deps.random ?? Math.random;
   const log = deps.logger;
 
-  const podLog = (pod: Pod): Logger => log.child({ pod: podFullName(pod), podUID: pod.metadata.uid });
+  const podLog = (pod: KubeletPod): Logger => log.child({ pod: podFullName(pod), podUID: pod.metadata.uid });
   const jittered = (ms: number): number => ms + random() * ms * RESYNC_JITTER;
 
-  function computeStatus(pod: Pod, rs: RuntimePodStatus): PodStatus {
-    const uid = pod.metadata.uid ?? '';
+  function computeStatus(pod: KubeletPod, rs: RuntimePodStatus): PodStatus {
+    const uid = pod.metadata.uid;
     return computePodStatus({
       pod,
       runtime: rs,
@@ -97,24 +97,24 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
     });
   }
 
-  async function readStatus(pod: Pod, signal: AbortSignal): Promise<RuntimePodStatus> {
-    const uid = pod.metadata.uid ?? '';
-    const rs = await runtime.getPodStatus(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '', signal);
+  async function readStatus(pod: KubeletPod, signal: AbortSignal): Promise<RuntimePodStatus> {
+    const uid = pod.metadata.uid;
+    const rs = await runtime.getPodStatus(uid, pod.metadata.name, pod.metadata.namespace, signal);
     cache.set(uid, rs);
     return rs;
   }
 
   /** The cached runtime status if a relist refreshed it since the pod's last sync, else a fresh read. */
-  async function runtimeStatusFor(pod: Pod, signal: AbortSignal): Promise<RuntimePodStatus> {
-    const uid = pod.metadata.uid ?? '';
+  async function runtimeStatusFor(pod: KubeletPod, signal: AbortSignal): Promise<RuntimePodStatus> {
+    const uid = pod.metadata.uid;
     const cached = cache.get(uid);
     const since = state.lastSyncEnd.get(uid);
     if (cached && since !== undefined && cached.timestamp > since) return cached;
     return readStatus(pod, signal);
   }
 
-  async function syncPod(pod: Pod, signal: AbortSignal): Promise<SyncOutcome> {
-    const uid = pod.metadata.uid ?? '';
+  async function syncPod(pod: KubeletPod, signal: AbortSignal): Promise<SyncOutcome> {
+    const uid = pod.metadata.uid;
     const plog = podLog(pod);
     if (deps.metrics && !state.firstSeen.has(uid)) state.firstSeen.set(uid, now());
     let rs = await runtimeStatusFor(pod, signal);
@@ -189,7 +189,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
    */
   async function ensurePodCgroup(
     cm: ContainerManager,
-    pod: Pod,
+    pod: KubeletPod,
     rs: RuntimePodStatus,
     signal: AbortSignal,
   ): Promise<RuntimePodStatus> {
@@ -232,7 +232,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
 
   async function syncTerminatingPod(
     uid: string,
-    pod: Pod | undefined,
+    pod: KubeletPod | undefined,
     gracePeriodOverride: number | undefined,
     identity: { name: string; namespace: string },
     signal: AbortSignal,
@@ -250,7 +250,11 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
     log.info('pod terminated', { pod: `${identity.namespace}/${identity.name}`, podUID: uid });
   }
 
-  async function syncTerminatedPod(uid: string, podArg: Pod | undefined, signal: AbortSignal): Promise<void> {
+  async function syncTerminatedPod(
+    uid: string,
+    podArg: KubeletPod | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
     const pod = state.desired.get(uid) ?? podArg;
     const deleting = !state.desired.has(uid) || pod?.metadata.deletionTimestamp !== undefined;
     if (!deleting) return; // a finished pod still in its source keeps its containers for logs

@@ -1,4 +1,4 @@
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
@@ -25,7 +25,7 @@ export type LoopEvent =
   | { kind: 'tick' }
   | { kind: 'housekeeping' }
   /** The API source saw the mirror pods bound to this node change. */
-  | { kind: 'mirrors'; pods: Pod[] }
+  | { kind: 'mirrors'; pods: KubeletPod[] }
   /** A probe result changed for a pod. */
   | { kind: 'probe'; uid: string };
 
@@ -58,17 +58,17 @@ export interface SyncLoop {
   /** When the loop last handled an event (for healthz). */
   lastActivity(): number;
   /** Desired pods that may run: not rejected, not finished, worker not terminated. */
-  activePods(): Pod[];
+  activePods(): KubeletPod[];
   /** Runs the admit handlers; a rejection is recorded (event, Failed status, never started). */
-  admit(pod: Pod, active: readonly Pod[]): AdmitResult;
+  admit(pod: KubeletPod, active: readonly KubeletPod[]): AdmitResult;
 }
 
 export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
   const { state, workers, statuses, logger: log } = deps;
   let lastActivity = deps.now();
 
-  function activePods(): Pod[] {
-    const out: Pod[] = [];
+  function activePods(): KubeletPod[] {
+    const out: KubeletPod[] = [];
     for (const [uid, p] of state.desired) {
       if (state.rejected.has(uid)) continue;
       if (workers.phase(uid) === 'terminated') continue;
@@ -79,10 +79,10 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
   }
 
   /** Upstream canAdmitPod + rejectPod: a refused pod is never started and reported Failed. */
-  function admit(pod: Pod, active: readonly Pod[]): AdmitResult {
+  function admit(pod: KubeletPod, active: readonly KubeletPod[]): AdmitResult {
     const verdict = runAdmitHandlers(deps.admitHandlers, pod, active);
     if (verdict.admit) return verdict;
-    const uid = pod.metadata.uid ?? '';
+    const uid = pod.metadata.uid;
     state.rejected.add(uid);
     const reason = verdict.reason ?? 'Rejected';
     const message = verdict.message ?? 'rejected';
@@ -98,12 +98,12 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
   }
 
   /** Upstream HandlePodAdditions: in creation order, admission against the pods already active. */
-  function handleAdd(pods: Pod[]): void {
+  function handleAdd(pods: KubeletPod[]): void {
     const sorted = [...pods].sort((a, b) =>
       (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''),
     );
     for (const pod of sorted) {
-      const uid = pod.metadata.uid ?? '';
+      const uid = pod.metadata.uid;
       const active = activePods();
       state.desired.set(uid, pod);
       if (workers.phase(uid) === 'terminated') continue;
@@ -119,14 +119,14 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
         return;
       case 'UPDATE':
         for (const pod of update.pods) {
-          const uid = pod.metadata.uid ?? '';
+          const uid = pod.metadata.uid;
           state.desired.set(uid, pod);
           if (!state.rejected.has(uid)) workers.update({ type: 'sync', pod });
         }
         return;
       case 'DELETE':
         for (const pod of update.pods) {
-          const uid = pod.metadata.uid ?? '';
+          const uid = pod.metadata.uid;
           state.desired.set(uid, pod);
           workers.update({
             type: 'kill',
@@ -138,7 +138,7 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
         return;
       case 'REMOVE':
         for (const pod of update.pods) {
-          const uid = pod.metadata.uid ?? '';
+          const uid = pod.metadata.uid;
           state.desired.delete(uid);
           state.rejected.delete(uid);
           if (workers.phase(uid) === undefined) statuses.delete(uid);
@@ -148,7 +148,7 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
         return;
       case 'RECONCILE':
         for (const pod of update.pods) {
-          const uid = pod.metadata.uid ?? '';
+          const uid = pod.metadata.uid;
           state.desired.set(uid, pod);
           // Upstream HandlePodReconcile: a readiness-gate condition changed in the API; sync so
           // Ready follows now rather than at the next resync.
@@ -162,7 +162,7 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
     }
   }
 
-  function handleMirrors(pods: Pod[]): void {
+  function handleMirrors(pods: KubeletPod[]): void {
     const mirrors = deps.mirrors;
     if (!mirrors) return;
     mirrors.pods.setMirrors(pods);

@@ -1,4 +1,4 @@
-import type { Pod, PodStatus } from '../api/types.ts';
+import type { KubeletPod, PodStatus } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
@@ -69,7 +69,7 @@ export interface KubeletDependencies {
 }
 
 export interface PodView {
-  pod: Pod;
+  pod: KubeletPod;
   status: PodStatus | undefined;
 }
 
@@ -97,5 +97,5 @@ export interface Kubelet {
   /** Every configured source has delivered its first snapshot. */
   sourcesReady(): boolean;
   /** The API source reports the mirror pods bound to this node (cluster mode). */
-  setMirrorPods(pods: Pod[]): void;
+  setMirrorPods(pods: KubeletPod[]): void;
 }

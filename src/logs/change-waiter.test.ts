@@ -3,7 +3,8 @@ import { appendFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createChangeWaiter } from './change-waiter.ts';
-import { recordingLogger, withTmpDir } from './testing.ts';
+import { recordingLogger } from '../util/testing.ts';
+import { withTmpDir } from './testing.ts';
 
 describe('createChangeWaiter', () => {
   it('reports a write to the file, ignores other files of the directory, times out otherwise', async () => {

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createContainerLogManager, type ContainerLogManagerDeps } from './container-log-manager.ts';
 import { readContainerLogs } from './read-logs.ts';
-import { criLine, FakeRuntime, recordingLogger, Sink, ts, until, withTmpDir } from './testing.ts';
+import { recordingLogger } from '../util/testing.ts';
+import { criLine, FakeRuntime, Sink, ts, until, withTmpDir } from './testing.ts';
 
 process.env.TZ = 'UTC';
 

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { LogOptions } from './log-options.ts';
 import { readContainerLogs, type ReadContainerLogsRequest } from './read-logs.ts';
-import { criLine, openFds, recordingLogger, Sink, ts, until, withTmpDir } from './testing.ts';
+import { recordingLogger } from '../util/testing.ts';
+import { criLine, openFds, Sink, ts, until, withTmpDir } from './testing.ts';
 
 const base: LogOptions = { follow: false, previous: false, timestamps: false };
 

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { rotateLog, rotationTimestamp, splitUnusedLogs } from './rotate-log.ts';
-import { openFds, recordingLogger, withTmpDir } from './testing.ts';
+import { recordingLogger } from '../util/testing.ts';
+import { openFds, withTmpDir } from './testing.ts';
 
 process.env.TZ = 'UTC';
 const T0 = Date.UTC(2024, 0, 2, 3, 4, 5);

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { Container, ContainerFilter, ContainerStatus, RuntimeService } from '../runtime/cri/types.ts';
 import { KubeletError } from '../util/errors.ts';
-import type { LogFields, Logger } from '../util/logger.ts';
 
 /** One CRI log record as containerd writes it. */
 export function criLine(time: string, stream: 'stdout' | 'stderr', tag: 'P' | 'F', content: string): string {
@@ -61,34 +60,6 @@ export async function until(cond: () => boolean, timeoutMs = 5000, what = 'condi
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-export interface LoggedLine {
-  level: string;
-  msg: string;
-  fields: LogFields;
-}
-
-/** A logger that records every line, child fields merged in. */
-export function recordingLogger(
-  lines: LoggedLine[] = [],
-  base: LogFields = {},
-): Logger & { lines: LoggedLine[] } {
-  const at =
-    (level: string) =>
-    (msg: string, fields?: LogFields): void => {
-      lines.push({ level, msg, fields: { ...base, ...fields } });
-    };
-  return {
-    lines,
-    error: at('error'),
-    warn: at('warn'),
-    info: at('info'),
-    debug: at('debug'),
-    trace: at('trace'),
-    child: (f) => recordingLogger(lines, { ...base, ...f }),
-    isDebugEnabled: () => true,
-  };
 }
 
 export interface FakeContainer {

@@ -4,7 +4,8 @@ import { nullLogger } from '../util/logger.ts';
 import { KubeletError } from '../util/errors.ts';
 import { createLeaseController, type LeaseControllerDeps } from './lease.ts';
 import { apiError } from '../api/testing.ts';
-import { FakeClock, FakeCluster, flush } from './testing.ts';
+import { flush } from '../util/testing.ts';
+import { FakeClock, FakeCluster } from './testing.ts';
 import type { Lease } from './types.ts';
 
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases';
@@ -139,7 +140,7 @@ describe('node lease', () => {
     const { cluster, clock, lease } = setup();
     const ac = new AbortController();
     const running = lease.run(ac.signal);
-    await flush();
+    await flush(30);
     await clock.advance(10_200);
     await clock.advance(10_200);
     assert.deepEqual(clock.sleeps, [10_200, 10_200, 10_200]);

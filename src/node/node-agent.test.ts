@@ -2,15 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createNodeAgent, type NodeAgentDeps } from './node-agent.ts';
 import { apiError } from '../api/testing.ts';
-import {
-  FakeClock,
-  FakeCluster,
-  fakeInputs,
-  flush,
-  memoryLogger,
-  memoryRecorder,
-  sampleMachine,
-} from './testing.ts';
+import { flush, recordingLogger } from '../util/testing.ts';
+import { FakeClock, FakeCluster, fakeInputs, memoryRecorder, sampleMachine } from './testing.ts';
 import type { NodeImageInfo } from './node-status.ts';
 import type { Node } from './types.ts';
 
@@ -22,7 +15,7 @@ function setup(over: Partial<NodeAgentDeps> = {}) {
   const clock = new FakeClock();
   const inputs = fakeInputs();
   const recorder = memoryRecorder();
-  const logger = memoryLogger();
+  const logger = recordingLogger();
   const agent = createNodeAgent({
     api: cluster.client(),
     leaseApi: cluster.client(),
@@ -329,7 +322,7 @@ describe('node agent lifecycle', () => {
     await clock.advance(1_000);
     await agent.stop();
     await assert.rejects(waiting, /stopping/);
-    await flush();
+    await flush(30);
     assert.equal(clock.pendingSleeps(), 0);
   });
 });

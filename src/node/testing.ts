@@ -2,7 +2,7 @@
 import type { ApiClient, ApiRequest } from '../api/client-types.ts';
 import { FakeApi, apiError, applyStrategicMergePatch, type RecordedRequest } from '../api/testing.ts';
 import { KubeletError } from '../util/errors.ts';
-import type { LogFields, Logger } from '../util/logger.ts';
+import { flush } from '../util/testing.ts';
 import type { MachineInfo } from './machine-info.ts';
 import type { NodeStatusInputs } from './node-status.ts';
 import type { Lease, Node, NodeEventRecorder } from './types.ts';
@@ -121,11 +121,6 @@ export class FakeCluster {
   }
 }
 
-/** Lets every pending promise callback and immediate run (the fakes answer synchronously). */
-export async function flush(rounds = 30): Promise<void> {
-  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
-}
-
 /** A clock whose sleeps end only when the test advances it. */
 export class FakeClock {
   nowMs = Date.parse('2026-11-22T01:00:00.000Z');
@@ -166,7 +161,7 @@ export class FakeClock {
   async advance(ms: number): Promise<void> {
     const target = this.nowMs + ms;
     for (;;) {
-      await flush();
+      await flush(30);
       const due = this.waiters.filter((w) => w.at <= target).sort((a, b) => a.at - b.at)[0];
       if (!due) break;
       this.waiters = this.waiters.filter((w) => w !== due);
@@ -174,7 +169,7 @@ export class FakeClock {
       due.resolve();
     }
     this.nowMs = target;
-    await flush();
+    await flush(30);
   }
 }
 
@@ -219,23 +214,4 @@ export function memoryRecorder(): NodeEventRecorder & {
     events,
     eventFor: (_ref, type, reason, message) => events.push({ type, reason, message }),
   };
-}
-
-export interface LogLine {
-  level: string;
-  msg: string;
-  fields: LogFields;
-}
-
-export function memoryLogger(lines: LogLine[] = []): Logger & { lines: LogLine[] } {
-  const make = (bound: LogFields): Logger => ({
-    error: (msg, f) => lines.push({ level: 'error', msg, fields: { ...bound, ...f } }),
-    warn: (msg, f) => lines.push({ level: 'warn', msg, fields: { ...bound, ...f } }),
-    info: (msg, f) => lines.push({ level: 'info', msg, fields: { ...bound, ...f } }),
-    debug: (msg, f) => lines.push({ level: 'debug', msg, fields: { ...bound, ...f } }),
-    trace: () => {},
-    child: (f) => make({ ...bound, ...f }),
-    isDebugEnabled: () => true,
-  });
-  return Object.assign(make({}), { lines });
 }

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { describe, it, type TestContext } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Pod, PodList } from '../api/types.ts';
-import { FakeApi, apiError, apiPod, flush, quietWatchError } from '../api/testing.ts';
+import { FakeApi, apiError, apiPod, quietWatchError } from '../api/testing.ts';
 import { ANNOTATION_CONFIG_MIRROR } from '../config/defaults.ts';
 import { KubeletError } from '../util/errors.ts';
+import { fakeTime, flush, recordingLogger } from '../util/testing.ts';
 import { createApiSource, isMirrorPod, type ApiSourceOptions } from './api-source.ts';
-import { recordingLogger, snapshotRecorder } from './testing.ts';
+import { snapshotRecorder } from './testing.ts';
 
 const PODS = '/api/v1/pods';
 const HOUR = 3_600_000;
@@ -46,16 +47,6 @@ function setup(over: Partial<ApiSourceOptions> = {}) {
   });
   const lists = () => api.requestsFor('GET', PODS);
   return { api, rec, mirrors, logger, source, lists };
-}
-
-/** Mocked setTimeout and a fixed jitter (Math.random 0.5 → exactly the base delay). */
-function fakeTime(t: TestContext) {
-  t.mock.timers.enable({ apis: ['setTimeout'] });
-  t.mock.method(Math, 'random', () => 0.5);
-  return async (ms: number) => {
-    t.mock.timers.tick(ms);
-    await flush();
-  };
 }
 
 describe('API server pod source', () => {
@@ -299,6 +290,26 @@ describe('API server pod source', () => {
     w.pushPod('DELETED', mirrorPod('etcd-node-a', 'm1', '102'));
     await rec.next();
     assert.deepEqual(names(mirrors.at(-1) ?? []), ['proxy-node-a']);
+    await source.stop();
+  });
+
+  it('skips, with a warning, a pod the API server sent without a UID, name or namespace', async () => {
+    const { api, rec, logger, source } = setup();
+    const noUID: Pod = { ...apiPod('no-uid', 'x'), metadata: { name: 'no-uid', namespace: 'default' } };
+    const noNamespace: Pod = { ...apiPod('no-ns', 'uid-x'), metadata: { name: 'no-ns', uid: 'uid-x' } };
+    api.respondOnce('GET', PODS, podList('100', [apiPod('a', 'uid-a'), noUID, noNamespace]));
+    source.start(rec.send);
+    assert.deepEqual(names(await rec.next()), ['a']);
+    const warned = logger.lines.filter((l) => l.msg === 'Ignoring pod from the API server without identity');
+    assert.deepEqual(
+      warned.map((l) => l.fields.missing),
+      ['uid', 'namespace'],
+    );
+
+    const w = await api.nextWatch();
+    w.pushPod('ADDED', { ...apiPod('b', 'uid-b'), metadata: { namespace: 'default', uid: 'uid-b' } });
+    w.pushPod('ADDED', apiPod('c', 'uid-c', { resourceVersion: '101' }));
+    assert.deepEqual(names(await rec.next()), ['a', 'c']);
     await source.stop();
   });
 

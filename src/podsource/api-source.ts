@@ -1,4 +1,4 @@
-import type { Pod } from '../api/types.ts';
+import { hasPodIdentity, missingPodIdentity, podFullName, type KubeletPod, type Pod } from '../api/types.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import { createReflector, type ReflectorOptions } from '../api/reflector.ts';
 import type { Logger } from '../util/logger.ts';
@@ -10,7 +10,7 @@ export type ApiSourceOptions = {
   nodeName: string;
   logger: Logger;
   /** Mirror pods (static pods' API copies) are not desired pods; they go here instead. */
-  onMirrorPods?: (pods: Pod[]) => void;
+  onMirrorPods?: (pods: KubeletPod[]) => void;
 } & Pick<
   ReflectorOptions<Pod>,
   'minWatchTimeoutSeconds' | 'quietWatchMs' | 'backoffInitialMs' | 'backoffMaxMs'
@@ -28,16 +28,16 @@ export function isMirrorPod(pod: Pod): boolean {
  */
 export function createApiSource(opts: ApiSourceOptions): PodSource {
   const { api, nodeName, logger, onMirrorPods, ...tuning } = opts;
-  const store = new Map<string, Pod>();
-  let send: ((pods: Pod[]) => void) | undefined;
+  const store = new Map<string, KubeletPod>();
+  let send: ((pods: KubeletPod[]) => void) | undefined;
   let flushScheduled = false;
   let stopped = false;
 
   function flush(): void {
     flushScheduled = false;
     if (stopped) return; // deliver nothing after stop()
-    const desired: Pod[] = [];
-    const mirrors: Pod[] = [];
+    const desired: KubeletPod[] = [];
+    const mirrors: KubeletPod[] = [];
     for (const p of store.values()) (isMirrorPod(p) ? mirrors : desired).push(p);
     send?.(desired);
     onMirrorPods?.(mirrors);
@@ -50,6 +50,16 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
     setImmediate(flush);
   }
 
+  /** The API server always sets these; a pod without them cannot be run or even keyed, so it is skipped. */
+  function identified(pod: Pod): pod is KubeletPod {
+    if (hasPodIdentity(pod)) return true;
+    logger.warn('Ignoring pod from the API server without identity', {
+      pod: podFullName(pod),
+      missing: missingPodIdentity(pod).join(','),
+    });
+    return false;
+  }
+
   const reflector = createReflector<Pod>({
     ...tuning,
     api,
@@ -59,14 +69,14 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
     selector: { fieldSelector: `spec.nodeName=${nodeName}` },
     replace(items) {
       store.clear();
-      for (const p of items) store.set(p.metadata.uid ?? '', p);
+      for (const p of items) if (identified(p)) store.set(p.metadata.uid, p);
       // At once, not coalesced: even an empty first list tells the pod config this source is ready.
       flush();
     },
     apply(type, pod) {
-      const uid = pod.metadata.uid ?? '';
-      if (type === 'DELETED') store.delete(uid);
-      else store.set(uid, pod);
+      if (!identified(pod)) return;
+      if (type === 'DELETED') store.delete(pod.metadata.uid);
+      else store.set(pod.metadata.uid, pod);
       scheduleFlush();
     },
   });

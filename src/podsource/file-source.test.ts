@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
+import { recordingLogger } from '../util/testing.ts';
 import { createFileSource } from './file-source.ts';
-import { manifest, recordingLogger, snapshotRecorder } from './testing.ts';
+import { manifest, snapshotRecorder } from './testing.ts';
 import type { PodSource, SourceProblem } from './types.ts';
 
 const names = (pods: Pod[]) => pods.map((p) => p.metadata.name).sort();

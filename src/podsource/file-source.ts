@@ -17,7 +17,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { podFullName, type Pod } from '../api/types.ts';
+import { podFullName, type KubeletPod } from '../api/types.ts';
 import { MAX_MANIFEST_BYTES } from '../config/defaults.ts';
 import { describeError, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -53,7 +53,9 @@ function errnoCode(err: unknown): string | undefined {
 }
 
 type Outcome =
-  { kind: 'pod'; pod: Pod } | { kind: 'problem'; problem: Omit<SourceProblem, 'source'> } | { kind: 'gone' };
+  | { kind: 'pod'; pod: KubeletPod }
+  | { kind: 'problem'; problem: Omit<SourceProblem, 'source'> }
+  | { kind: 'gone' };
 
 export function createFileSource(opts: FileSourceOptions): PodSource {
   // Upstream trims trailing separators; the path is part of every UID, so keep it stable.
@@ -62,7 +64,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   const problems = createProblemLog('file', log, opts.onProblem);
   const debounceMs = opts.debounceMs ?? DEFAULT_DEBOUNCE_MS;
 
-  let send: ((pods: Pod[]) => void) | undefined;
+  let send: ((pods: KubeletPod[]) => void) | undefined;
   let stopped = false;
   let periodic: NodeJS.Timeout | undefined;
   let debounce: NodeJS.Timeout | undefined;
@@ -110,7 +112,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   }
 
   /** Reads the path; returns the snapshot to send, or undefined to keep the previous one. */
-  async function list(): Promise<Pod[] | undefined> {
+  async function list(): Promise<KubeletPod[] | undefined> {
     let st;
     try {
       st = await stat(root);
@@ -147,7 +149,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
       problems.report({ origin: root, reason: 'ReadFailed', message: describeError(err) });
       return undefined;
     }
-    const pods: Pod[] = [];
+    const pods: KubeletPod[] = [];
     const failing = new Set<string>();
     const byName = new Map<string, string>();
     for (const name of names.filter(isManifestName).sort()) {
@@ -259,7 +261,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
         again = false;
         // Watch first, then read: a change made after the read started is then always seen.
         await ensureWatch();
-        let snapshot: Pod[] | undefined;
+        let snapshot: KubeletPod[] | undefined;
         try {
           snapshot = await list();
         } catch (err) {

@@ -3,8 +3,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { Pod } from '../api/types.ts';
+import { recordingLogger } from '../util/testing.ts';
 import { createHttpSource } from './http-source.ts';
-import { manifest, recordingLogger, snapshotRecorder } from './testing.ts';
+import { manifest, snapshotRecorder } from './testing.ts';
 import type { PodSource, SourceProblem } from './types.ts';
 
 interface Reply {

@@ -10,7 +10,7 @@
  * - failures are logged loudly the first three times in a row, then at debug level; a recovery is
  *   logged at info with the number of failures it ends.
  */
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { HTTP_SOURCE_TIMEOUT_MS, MAX_MANIFEST_BYTES } from '../config/defaults.ts';
 import { sleep } from '../util/abort.ts';
 import { describeError, isCanceled, KubeletError } from '../util/errors.ts';
@@ -37,7 +37,7 @@ const LOUD_FAILURES = 3;
 class FetchProblem extends KubeletError {
   readonly reason: SourceProblem['reason'];
   /** A snapshot to send despite the failure (the empty one for an empty body). */
-  snapshot?: Pod[];
+  snapshot?: KubeletPod[];
   constructor(reason: SourceProblem['reason'], op: string, message: string, cause?: unknown) {
     super(reason === 'FetchFailed' ? 'Unavailable' : 'InvalidArgument', op, message, { cause });
     this.reason = reason;
@@ -63,7 +63,7 @@ async function readLimited(res: Response, limit: number, op: string): Promise<st
 }
 
 /** Decodes a body into pods: a single Pod, or a PodList whose items must all be valid. */
-export function decodeHttpBody(text: string, url: string, nodeName: string): Pod[] {
+export function decodeHttpBody(text: string, url: string, nodeName: string): KubeletPod[] {
   const op = `decode pods from ${url}`;
   const raw = parseManifest(text, url);
   const opts = { nodeName, source: 'http' as const, origin: url };
@@ -104,7 +104,7 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
   for (const [name, values] of Object.entries(opts.headers)) for (const v of values) headers.append(name, v);
 
   /** One attempt: the pods of a new valid body, undefined for an unchanged one; rejects on any failure. */
-  async function fetchOnce(): Promise<Pod[] | undefined> {
+  async function fetchOnce(): Promise<KubeletPod[] | undefined> {
     let res: Response;
     try {
       res = await fetch(opts.url, {
@@ -133,7 +133,7 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
       throw empty;
     }
     if (text === lastBody) return undefined;
-    let pods: Pod[];
+    let pods: KubeletPod[];
     try {
       pods = decodeHttpBody(text, opts.url, opts.nodeName);
     } catch (err) {
@@ -169,7 +169,7 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
     lastFailure = undefined;
   }
 
-  async function run(send: (pods: Pod[]) => void): Promise<void> {
+  async function run(send: (pods: KubeletPod[]) => void): Promise<void> {
     while (!stopper.signal.aborted) {
       try {
         const pods = await fetchOnce();
@@ -195,7 +195,7 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
       if (loop) throw new KubeletError('FailedPrecondition', 'start http source', 'already started');
       log.info('Watching URL', { checkFrequencyMs: opts.checkFrequencyMs });
       // Nothing may reach `send` once stop() was called, even from an attempt already in flight.
-      const guarded = (pods: Pod[]) => {
+      const guarded = (pods: KubeletPod[]) => {
         if (!stopper.signal.aborted) send(pods);
       };
       loop = run(guarded).catch((err: unknown) => {

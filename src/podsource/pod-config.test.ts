@@ -3,19 +3,20 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
 import { nullLogger } from '../util/logger.ts';
+import { recordingLogger } from '../util/testing.ts';
 import { createFileSource } from './file-source.ts';
 import { createPodConfig } from './pod-config.ts';
-import { manifest, pod, recordingLogger } from './testing.ts';
+import { manifest, pod } from './testing.ts';
 import type { PodSource, PodSourceName, PodUpdate } from './types.ts';
 
 /** A source the test drives by hand. */
 function fakeSource(name: PodSourceName) {
-  let send: ((pods: Pod[]) => void) | undefined;
+  let send: ((pods: KubeletPod[]) => void) | undefined;
   let stopped = false;
-  const source: PodSource & { push(pods: Pod[]): void; stopped(): boolean } = {
+  const source: PodSource & { push(pods: KubeletPod[]): void; stopped(): boolean } = {
     name,
     start(s) {
       send = s;

@@ -3,7 +3,7 @@
  * through one {@link PodStorage}, and hands the resulting updates to `onUpdate` in order.
  * JavaScript runs one callback at a time, so merges are naturally serialized; no locks needed.
  */
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { describeError, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createPodStorage, type PodStorage } from './storage.ts';
@@ -21,7 +21,7 @@ export interface PodConfig {
    */
   seenAllSources(seen: ReadonlySet<PodSourceName>): boolean;
   /** The current merged pods of all sources (copies). */
-  allPods(): Pod[];
+  allPods(): KubeletPod[];
 }
 
 export interface PodConfigOptions {
@@ -46,7 +46,7 @@ export function createPodConfig(opts: PodConfigOptions): PodConfig {
   }
   let state: 'new' | 'running' | 'stopped' = 'new';
 
-  function receive(source: PodSourceName, pods: Pod[]): void {
+  function receive(source: PodSourceName, pods: KubeletPod[]): void {
     if (state !== 'running') {
       log.debug('Dropping snapshot that arrived while not running', { source, pods: pods.length });
       return;

@@ -154,7 +154,14 @@ const container = object({
   envFrom: anyList,
   resources: object({ limits: quantityMap, requests: quantityMap }),
   volumeMounts: listOf(
-    object({ name: str, mountPath: str, readOnly: bool, subPath: str, mountPropagation: str }),
+    object({
+      name: str,
+      mountPath: str,
+      readOnly: bool,
+      subPath: str,
+      subPathExpr: str,
+      mountPropagation: str,
+    }),
   ),
   livenessProbe: probe,
   readinessProbe: probe,

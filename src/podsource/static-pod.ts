@@ -8,7 +8,7 @@
  * field(s), e.g. `invalid pod: spec.containers[1].image: Required value`.
  */
 import { createHash } from 'node:crypto';
-import type { Pod, Toleration } from '../api/types.ts';
+import { toKubeletPod, type KubeletPod, type Pod, type Toleration } from '../api/types.ts';
 import { ANNOTATION_CONFIG_HASH, ANNOTATION_CONFIG_SOURCE } from '../config/defaults.ts';
 import { KubeletError } from '../util/errors.ts';
 import { formatFieldErrors, type FieldError } from './field-errors.ts';
@@ -74,10 +74,11 @@ function tolerateAllNoExecute(pod: Pod): void {
 }
 
 /**
- * Checks that `raw` is a `v1` `Pod` object and turns it into the defaulted, validated static pod.
+ * Checks that `raw` is a `v1` `Pod` object and turns it into the defaulted, validated static pod,
+ * identity (name, UID, namespace) included.
  * Never mutates `raw`. Throws `KubeletError('InvalidArgument')` naming the offending field(s).
  */
-export function defaultStaticPod(raw: unknown, opts: StaticPodOptions): Pod {
+export function defaultStaticPod(raw: unknown, opts: StaticPodOptions): KubeletPod {
   if (!isObject(raw)) throw invalid(opts, 'a manifest must be a YAML or JSON object');
   const obj = stripNulls(raw) as JsonObject;
   if (obj.kind !== 'Pod') {
@@ -112,5 +113,6 @@ export function defaultStaticPod(raw: unknown, opts: StaticPodOptions): Pod {
 
   const errs = validatePod(pod);
   if (errs.length > 0) throw invalidFields(opts, errs);
-  return pod;
+  // Name, UID and namespace were all set above; the check only turns that into the type.
+  return toKubeletPod(pod, `decode static pod from ${opts.origin}`);
 }

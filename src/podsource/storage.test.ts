@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createPodStorage, rfc3339Nano } from './storage.ts';
 import { pod } from './testing.ts';
@@ -53,7 +53,7 @@ describe('pod storage merge', () => {
     storage.merge('file', [pod('a', 'u1', (p) => (p.metadata.labels = { x: '1', y: '2' }))]);
     const reordered = pod('a', 'u1');
     reordered.metadata = { labels: { y: '2', x: '1' }, ...reordered.metadata };
-    const json = JSON.parse(JSON.stringify(reordered)) as Pod;
+    const json = JSON.parse(JSON.stringify(reordered)) as KubeletPod;
     assert.deepEqual(storage.merge('file', [json]), []);
   });
 

@@ -4,7 +4,7 @@
  * one per source, keyed by pod UID, and answers with the incremental updates that turn the old
  * state into the new one.
  */
-import { podFullName, podUID, type Pod } from '../api/types.ts';
+import { podFullName, type KubeletPod, type Pod } from '../api/types.ts';
 import {
   ANNOTATION_CONFIG_MIRROR,
   ANNOTATION_CONFIG_SEEN,
@@ -22,11 +22,11 @@ export interface PodStorage {
    * ADD/UPDATE/DELETE) one empty ADD, then RECONCILE. Empty ops are left out; a snapshot that changes
    * nothing returns `[]`. Pods in the result are copies: callers may keep or mutate them.
    */
-  merge(source: PodSourceName, snapshot: readonly Pod[]): PodUpdate[];
+  merge(source: PodSourceName, snapshot: readonly KubeletPod[]): PodUpdate[];
   /** True once every named source has delivered at least one snapshot. */
   seenSources(sources: Iterable<PodSourceName>): boolean;
   /** Copies of the current pods of all sources (sources in first-seen order). */
-  allPods(): Pod[];
+  allPods(): KubeletPod[];
 }
 
 export interface PodStorageOptions {
@@ -70,17 +70,17 @@ export function rfc3339Nano(d: Date): string {
 
 export function createPodStorage(opts: PodStorageOptions): PodStorage {
   const now = opts.now ?? (() => new Date());
-  const bySource = new Map<PodSourceName, Map<string, Pod>>();
+  const bySource = new Map<PodSourceName, Map<string, KubeletPod>>();
   const seen = new Set<PodSourceName>();
 
   /** Upstream filterInvalidPods: first pod of a full name wins; a repeated UID is dropped the same way. */
-  function dedupe(source: PodSourceName, snapshot: readonly Pod[]): Pod[] {
+  function dedupe(source: PodSourceName, snapshot: readonly KubeletPod[]): KubeletPod[] {
     const names = new Set<string>();
     const uids = new Set<string>();
-    const kept: Pod[] = [];
+    const kept: KubeletPod[] = [];
     for (const pod of snapshot) {
       const name = podFullName(pod);
-      const uid = podUID(pod);
+      const uid = pod.metadata.uid;
       const clash = names.has(name)
         ? `name ${JSON.stringify(name)}`
         : uids.has(uid)
@@ -107,18 +107,18 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
     merge(source, snapshot) {
       const firstSet = !seen.has(source);
       seen.add(source);
-      const old = bySource.get(source) ?? new Map<string, Pod>();
-      const next = new Map<string, Pod>();
-      const adds: Pod[] = [];
-      const updates: Pod[] = [];
-      const deletes: Pod[] = [];
-      const reconciles: Pod[] = [];
+      const old = bySource.get(source) ?? new Map<string, KubeletPod>();
+      const next = new Map<string, KubeletPod>();
+      const adds: KubeletPod[] = [];
+      const updates: KubeletPod[] = [];
+      const deletes: KubeletPod[] = [];
+      const reconciles: KubeletPod[] = [];
 
       for (const incoming of dedupe(source, snapshot)) {
         const pod = structuredClone(incoming);
         const annotations = (pod.metadata.annotations = { ...pod.metadata.annotations });
         annotations[ANNOTATION_CONFIG_SOURCE] = source;
-        const uid = podUID(pod);
+        const uid = pod.metadata.uid;
         const existing = old.get(uid);
         if (!existing) {
           annotations[ANNOTATION_CONFIG_SEEN] = rfc3339Nano(now());
@@ -143,7 +143,7 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
       bySource.set(source, next);
 
       const out: PodUpdate[] = [];
-      const emit = (op: PodUpdate['op'], pods: Pod[]) => {
+      const emit = (op: PodUpdate['op'], pods: KubeletPod[]) => {
         if (pods.length > 0) out.push({ op, pods: pods.map((p) => structuredClone(p)), source });
       };
       emit('REMOVE', removes);
@@ -164,7 +164,7 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
     },
 
     allPods() {
-      const out: Pod[] = [];
+      const out: KubeletPod[] = [];
       for (const pods of bySource.values()) for (const p of pods.values()) out.push(structuredClone(p));
       return out;
     },

@@ -1,6 +1,5 @@
 /** Test helpers for this folder (not exported from index.ts). */
-import type { Pod } from '../api/types.ts';
-import type { Logger, LogFields } from '../util/logger.ts';
+import type { KubeletPod, Pod } from '../api/types.ts';
 
 /** Collects snapshots a source sends and lets a test wait for one that satisfies a predicate. */
 export function snapshotRecorder() {
@@ -33,31 +32,6 @@ export function snapshotRecorder() {
   };
 }
 
-export interface LogLine {
-  level: 'error' | 'warn' | 'info' | 'debug' | 'trace';
-  msg: string;
-  fields: LogFields;
-}
-
-/** A Logger that records every line (child fields merged in). */
-export function recordingLogger(lines: LogLine[] = [], base: LogFields = {}): Logger & { lines: LogLine[] } {
-  const at =
-    (level: LogLine['level']) =>
-    (msg: string, fields?: LogFields): void => {
-      lines.push({ level, msg, fields: { ...base, ...fields } });
-    };
-  return {
-    lines,
-    error: at('error'),
-    warn: at('warn'),
-    info: at('info'),
-    debug: at('debug'),
-    trace: at('trace'),
-    child: (f) => recordingLogger(lines, { ...base, ...f }),
-    isDebugEnabled: () => true,
-  };
-}
-
 /** A minimal valid manifest (before static-pod defaulting). */
 export function manifest(name: string, image = 'busybox:1.29', extra: Record<string, unknown> = {}) {
   return {
@@ -70,8 +44,8 @@ export function manifest(name: string, image = 'busybox:1.29', extra: Record<str
 }
 
 /** A pod as a source would hand it to the storage. */
-export function pod(name: string, uid: string, patch: (p: Pod) => void = () => {}): Pod {
-  const p: Pod = {
+export function pod(name: string, uid: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
+  const p: KubeletPod = {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: 'default', uid, annotations: { 'kubernetes.io/config.hash': uid } },

@@ -1,4 +1,4 @@
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 
 export type PodSourceName = 'file' | 'http' | 'api';
 
@@ -15,14 +15,17 @@ export type PodOp = 'ADD' | 'UPDATE' | 'DELETE' | 'REMOVE' | 'RECONCILE' | 'SET'
 
 export interface PodUpdate {
   op: PodOp;
-  pods: Pod[];
+  pods: KubeletPod[];
   source: PodSourceName;
 }
 
-/** A producer of snapshots. `start` begins delivery through `send`; `stop` ends it. */
+/**
+ * A producer of snapshots. `start` begins delivery through `send`; `stop` ends it. Every pod sent
+ * carries its identity (a {@link KubeletPod}): the source checks or assigns it.
+ */
 export interface PodSource {
   readonly name: PodSourceName;
-  start(send: (pods: Pod[]) => void): void;
+  start(send: (pods: KubeletPod[]) => void): void;
   stop(): Promise<void>;
 }
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Container, Pod, Probe } from '../api/types.ts';
+import type { Container, KubeletPod, Pod, Probe } from '../api/types.ts';
 import { createMemoryRecorder } from '../api/events.ts';
 import { KubeletError } from '../util/errors.ts';
 import { nullLogger } from '../util/logger.ts';
@@ -22,7 +22,7 @@ function execProbe(extra: Partial<Probe> = {}): Probe {
   };
 }
 
-function makePod(container: Partial<Container>, spec: Partial<Pod['spec']> = {}): Pod {
+function makePod(container: Partial<Container>, spec: Partial<Pod['spec']> = {}): KubeletPod {
   return {
     metadata: { name: 'web', namespace: 'default', uid: UID },
     spec: { containers: [{ name: 'main', image: 'busybox', ...container }], ...spec },

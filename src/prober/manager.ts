@@ -1,4 +1,4 @@
-import type { Container, Pod, Probe } from '../api/types.ts';
+import type { Container, KubeletPod, Pod, Probe } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import { PROBE_MAX_RETRIES } from '../config/defaults.ts';
 import { abortReason } from '../util/abort.ts';
@@ -26,7 +26,7 @@ const TITLE: Record<ProbeType, ProbeMetricLabels['probeType']> = {
 };
 
 interface PodEntry {
-  pod: Pod;
+  pod: KubeletPod;
   logger: Logger;
   /** The current instance of each container name, from the last updateContainers. */
   containers: Map<string, ProbeContainer>;
@@ -211,8 +211,8 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
       metricLabels.set(worker, {
         probeType: TITLE[type],
         container: name,
-        pod: entry.pod.metadata.name ?? '',
-        namespace: entry.pod.metadata.namespace ?? '',
+        pod: entry.pod.metadata.name,
+        namespace: entry.pod.metadata.namespace,
         podUID: uid,
       });
     }
@@ -238,8 +238,8 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
     },
 
     addPod(pod) {
-      const uid = pod.metadata.uid ?? '';
-      if (stopped || uid === '') return;
+      const uid = pod.metadata.uid;
+      if (stopped) return;
       let entry = pods.get(uid);
       if (!entry) {
         entry = {

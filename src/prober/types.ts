@@ -1,5 +1,5 @@
 import type { EventRecorder } from '../api/events.ts';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ExecFn } from './exec-probe.ts';
 
@@ -36,7 +36,7 @@ export interface ProbeManager {
    * Starts a worker for each probe in the spec, restarts one whose probe changed, stops those whose
    * probe is gone. Regular containers and sidecar init containers (`restartPolicy: Always`) are probed.
    */
-  addPod(pod: Pod): void;
+  addPod(pod: KubeletPod): void;
   /**
    * The pod is terminating (upstream StopLivenessAndStartup): stops its liveness and startup workers
    * (a container shutting down must not be killed for failing them) while readiness keeps probing,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, Pod, ResourceRequirements } from '../api/types.ts';
+import type { Container, KubeletPod, ResourceRequirements } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
 import {
   containerEnv,
@@ -14,19 +14,22 @@ import { hashContainer } from './hash.ts';
 const GI = 1024 ** 3;
 const CAPACITY = 4 * GI;
 
-function makePod(containers: Container[], mutate: (p: Pod) => void = () => undefined): Pod {
-  const p: Pod = { metadata: { name: 'web', namespace: 'prod', uid: 'uid-123' }, spec: { containers } };
+function makePod(containers: Container[], mutate: (p: KubeletPod) => void = () => undefined): KubeletPod {
+  const p: KubeletPod = {
+    metadata: { name: 'web', namespace: 'prod', uid: 'uid-123' },
+    spec: { containers },
+  };
   mutate(p);
   return p;
 }
 
-function withResources(resources?: ResourceRequirements): { pod: Pod; c: Container } {
+function withResources(resources?: ResourceRequirements): { pod: KubeletPod; c: Container } {
   const c: Container = { name: 'app', image: 'busybox:1.29' };
   if (resources) c.resources = resources;
   return { pod: makePod([c]), c };
 }
 
-function config(pod: Pod, c: Container, restartCount = 0) {
+function config(pod: KubeletPod, c: Container, restartCount = 0) {
   return generateContainerConfig(pod, c, { restartCount, imageRef: 'sha256:feed', memoryCapacity: CAPACITY });
 }
 

@@ -1,6 +1,6 @@
 import { KubeletError } from '../util/errors.ts';
 import { totalmem } from 'node:os';
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod, Pod } from '../api/types.ts';
 import { milliCPU, parseQuantity } from '../api/quantity.ts';
 import { podQOSClass } from '../api/qos.ts';
 import type {
@@ -172,7 +172,7 @@ export interface ContainerConfigOptions {
 
 /** Upstream generateContainerConfig; mounts come prepared from the volume manager. */
 export function generateContainerConfig(
-  pod: Pod,
+  pod: KubeletPod,
   container: Container,
   opts: ContainerConfigOptions,
 ): ContainerConfig {
@@ -216,9 +216,13 @@ export function requiresNonRoot(pod: Pod, container: Container): boolean {
  * user) must be a known non-zero UID. Violations are CreateContainerConfigError, with upstream's
  * wording.
  */
-export function verifyRunAsNonRoot(pod: Pod, container: Container, image: ImageUser | undefined): void {
+export function verifyRunAsNonRoot(
+  pod: KubeletPod,
+  container: Container,
+  image: ImageUser | undefined,
+): void {
   if (!requiresNonRoot(pod, container)) return;
-  const who = `pod: "${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})", container: ${container.name}`;
+  const who = `pod: "${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})", container: ${container.name}`;
   const fail = (msg: string) => {
     throw new KubeletError('FailedPrecondition', 'verify runAsNonRoot', `${msg} (${who})`);
   };

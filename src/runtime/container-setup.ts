@@ -6,7 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from '../config/defaults.ts';
@@ -18,6 +18,7 @@ import {
   type ImageUser,
 } from './container-config.ts';
 import { ensureEtcHostsMount, wantsEtcHosts } from './etc-hosts.ts';
+import { expandSubPathExpr } from './expand.ts';
 import { podHostname, podLogsDirectory, type ClusterDNS } from './sandbox-config.ts';
 import type { SeccompOptions } from './security-profiles.ts';
 import { createTerminationMessageMount, podContainerDir } from './termination-message.ts';
@@ -26,8 +27,13 @@ export interface ContainerSetupDeps {
   runtime: RuntimeService;
   podLogsDir: string;
   clusterDNS?: ClusterDNS;
-  mountsFor: (pod: Pod, container: Container) => Promise<Mount[]>;
-  makeEnv?: (pod: Pod, container: Container, podIPs: string[], signal?: AbortSignal) => Promise<KeyValue[]>;
+  mountsFor: (pod: KubeletPod, container: Container) => Promise<Mount[]>;
+  makeEnv?: (
+    pod: KubeletPod,
+    container: Container,
+    podIPs: string[],
+    signal?: AbortSignal,
+  ) => Promise<KeyValue[]>;
   imageUser?: (imageRef: string, signal?: AbortSignal) => Promise<ImageUser | undefined>;
   /** Absent: no termination-message file and no managed /etc/hosts. */
   rootDir?: string;
@@ -35,7 +41,7 @@ export interface ContainerSetupDeps {
 }
 
 export interface ContainerSetupRequest {
-  pod: Pod;
+  pod: KubeletPod;
   container: Container;
   sandboxId: string;
   imageRef: string;
@@ -55,14 +61,14 @@ export type ContainerSetup = (req: ContainerSetupRequest) => Promise<ContainerCo
 export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
   /** The kubelet-managed /etc/hosts (needs the root dir; a pod-network pod needs its IP). */
   async function etcHostsMount(
-    pod: Pod,
+    pod: KubeletPod,
     container: Container,
     ipsOfSandbox: () => Promise<string[]>,
   ): Promise<Mount | undefined> {
     if (deps.rootDir === undefined || !wantsEtcHosts(container)) return undefined;
     return ensureEtcHostsMount({
       pod,
-      podDir: join(deps.rootDir, 'pods', pod.metadata.uid ?? ''),
+      podDir: join(deps.rootDir, 'pods', pod.metadata.uid),
       podIPs: pod.spec.hostNetwork ? [] : await ipsOfSandbox(),
       hostname: podHostname(pod),
       clusterDomain: deps.clusterDNS?.domain ?? '',
@@ -71,13 +77,13 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
 
   /** Upstream makeMounts' termination-message part; a file that cannot be made is logged and skipped. */
   async function terminationMessageMount(
-    pod: Pod,
+    pod: KubeletPod,
     container: Container,
     log: Logger,
   ): Promise<Mount | undefined> {
     const path = container.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
     if (deps.rootDir === undefined || path === '') return undefined;
-    const dir = podContainerDir(deps.rootDir, pod.metadata.uid ?? '', container.name);
+    const dir = podContainerDir(deps.rootDir, pod.metadata.uid, container.name);
     try {
       return await createTerminationMessageMount(dir, path);
     } catch (err) {
@@ -102,9 +108,6 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
       );
       return sandboxIPs;
     };
-    const mounts = await deps.mountsFor(pod, container);
-    const message = await terminationMessageMount(pod, container, log);
-    const hosts = await etcHostsMount(pod, container, ipsOfSandbox);
     let envs: KeyValue[] | undefined;
     // Every container: service-link variables need the full environment even without valueFrom.
     if (deps.makeEnv) {
@@ -112,6 +115,9 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
       const ips = refersToPodIPs(container) ? await ipsOfSandbox() : [];
       envs = await deps.makeEnv(pod, container, ips, signal);
     }
+    const mounts = await deps.mountsFor(pod, withExpandedSubPaths(container, envs));
+    const message = await terminationMessageMount(pod, container, log);
+    const hosts = await etcHostsMount(pod, container, ipsOfSandbox);
     const config = generateContainerConfig(pod, container, {
       restartCount,
       imageRef,
@@ -121,6 +127,25 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
     });
     await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), { recursive: true });
     return config;
+  };
+}
+
+/**
+ * The container with each subPathExpr expanded into a subPath, from its environment (the computed
+ * one, or the literal values when there is none).
+ */
+function withExpandedSubPaths(container: Container, envs: readonly KeyValue[] | undefined): Container {
+  if (!(container.volumeMounts ?? []).some((m) => m.subPathExpr)) return container;
+  const env = new Map<string, string>(
+    envs
+      ? envs.map((e) => [e.key, e.value])
+      : (container.env ?? []).flatMap((e) => (e.value !== undefined ? [[e.name, e.value] as const] : [])),
+  );
+  return {
+    ...container,
+    volumeMounts: (container.volumeMounts ?? []).map(({ subPathExpr, ...m }) =>
+      subPathExpr ? { ...m, subPath: expandSubPathExpr(subPathExpr, env) } : m,
+    ),
   };
 }
 

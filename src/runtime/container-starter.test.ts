@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { flush } from '../api/testing.ts';
-import type { Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
+import { flush } from '../util/testing.ts';
 import type { ImageUser } from './container-config.ts';
 import { createContainerSetup } from './container-setup.ts';
 import { createContainerStarter, type ContainerStartFailure, type StartStep } from './container-starter.ts';
@@ -21,6 +21,8 @@ async function setup(t: TestContext) {
   const killer = createPodKiller({ runtime: f.cri, recorder: f.recorder, logger: f.logger, hooks, now });
   const kills: KillContainerRequest[] = [];
   let imageUser: ImageUser | undefined;
+  /** The containers as the volume manager was asked to mount them. */
+  const mounted: Container[] = [];
   const start = createContainerStarter({
     runtime: f.cri,
     images: f.deps.images,
@@ -28,7 +30,14 @@ async function setup(t: TestContext) {
     logger: f.logger,
     backoff: f.deps.backoff,
     hooks,
-    setup: createContainerSetup({ ...f.deps, imageUser: () => Promise.resolve(imageUser) }),
+    setup: createContainerSetup({
+      ...f.deps,
+      imageUser: () => Promise.resolve(imageUser),
+      mountsFor: (_pod, container) => {
+        mounted.push(container);
+        return Promise.resolve([]);
+      },
+    }),
     killContainer: (req) => {
       kills.push(req);
       return killer.killContainer(req);
@@ -39,11 +48,12 @@ async function setup(t: TestContext) {
   return {
     ...f,
     kills,
+    mounted,
     setImageUser: (u: ImageUser) => {
       imageUser = u;
     },
     /** Makes the pod's sandbox; the answer starts one of its containers against the runtime's status. */
-    async sandbox(pod: Pod) {
+    async sandbox(pod: KubeletPod) {
       const sandboxConfig = generateSandboxConfig(pod, {
         podLogsDir: f.deps.podLogsDir,
         hostDNS: f.deps.hostDNS(),
@@ -185,7 +195,7 @@ describe('container start path on the fake CRI', () => {
     const startIn = await s.sandbox(pod);
 
     assert.equal(failureOf(await startIn('app')).reason, 'PostStartHookError');
-    const line = s.logger.entries.find(
+    const line = s.logger.lines.find(
       (e) => e.msg === 'failed to kill the container whose postStart hook failed',
     );
     assert.equal(line?.level, 'error');
@@ -211,6 +221,32 @@ describe('container start path on the fake CRI', () => {
     ctl.abort(new Error('pod deleted'));
     await assert.rejects(starting, /pod deleted/);
     assert.deepEqual(s.kills, [], 'the kill is the terminating pod’s job');
+  });
+
+  it('mounts a subPathExpr as the subPath it expands to from the container environment', async (t) => {
+    const s = await setup(t);
+    const pod = makePod('web', ['app']);
+    const app = pod.spec.containers[0]!;
+    app.env = [{ name: 'POD_NAME', value: 'web-0' }];
+    app.volumeMounts = [{ name: 'logs', mountPath: '/logs', subPathExpr: 'pods/$(POD_NAME)' }];
+    pod.spec.volumes = [{ name: 'logs', emptyDir: {} }];
+    const startIn = await s.sandbox(pod);
+    assert.ok((await startIn('app')).ok);
+    assert.deepEqual(s.mounted[0]?.volumeMounts, [
+      { name: 'logs', mountPath: '/logs', subPath: 'pods/web-0' },
+    ]);
+  });
+
+  it('a subPathExpr naming a variable the container lacks is CreateContainerConfigError', async (t) => {
+    const s = await setup(t);
+    const pod = makePod('web', ['app']);
+    pod.spec.containers[0]!.volumeMounts = [{ name: 'logs', mountPath: '/logs', subPathExpr: '$(POD_NAME)' }];
+    pod.spec.volumes = [{ name: 'logs', emptyDir: {} }];
+    const startIn = await s.sandbox(pod);
+    const failure = failureOf(await startIn('app'));
+    assert.equal(failure.reason, 'CreateContainerConfigError');
+    assert.match(failure.message, /missing value for POD_NAME/);
+    assert.equal(s.cri.callsTo('createContainer').length, 0);
   });
 
   it('an abort during CreateContainer rejects: no CreateContainerError, no Failed event', async (t) => {

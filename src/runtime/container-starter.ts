@@ -4,7 +4,7 @@
  * typed failure (the waiting reason the pod status shows) or hands its result to the next. Only an
  * abort or an unexpected error rejects.
  */
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
@@ -40,7 +40,7 @@ export type ContainerStartFailure =
 export type StartStep<T> = { ok: true; value: T } | { ok: false; failure: ContainerStartFailure };
 
 export interface StartContainerRequest {
-  pod: Pod;
+  pod: KubeletPod;
   container: Container;
   /** The runtime's status of the pod the sync works from: the last run sets back-off and restart count. */
   status: RuntimePodStatus;
@@ -67,8 +67,8 @@ export interface ContainerStarterDeps {
 }
 
 /** Upstream getStableKey: the crash-loop back-off key of one container spec of one pod. */
-export function backoffKey(pod: Pod, container: Container, hash: string): string {
-  return `${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}_${pod.metadata.uid ?? ''}_${container.name}_${hash}`;
+export function backoffKey(pod: KubeletPod, container: Container, hash: string): string {
+  return `${pod.metadata.name}_${pod.metadata.namespace}_${pod.metadata.uid}_${container.name}_${hash}`;
 }
 
 const OK: StartStep<void> = { ok: true, value: undefined };
@@ -81,7 +81,7 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
    * the sync was aborted (the pod is being killed) is no failure of the container: it rejects.
    */
   function failed(
-    pod: Pod,
+    pod: KubeletPod,
     reason: 'CreateContainerConfigError' | 'CreateContainerError' | 'RunContainerError',
     err: unknown,
     signal: AbortSignal | undefined,
@@ -94,7 +94,7 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
 
   /** Upstream doBackOff, measured from when the last run finished. */
   function crashLoopBackOff(
-    pod: Pod,
+    pod: KubeletPod,
     container: Container,
     previous: RuntimeContainerStatus | undefined,
   ): StartStep<void> {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, EnvVar, Pod } from '../api/types.ts';
+import type { Container, EnvVar, KubeletPod } from '../api/types.ts';
 import { KubeletError, hasCode } from '../util/errors.ts';
 import { b64, fakeObjectSource, type FakeObjectSource } from '../volume/testing.ts';
 import { generateContainerConfig } from './container-config.ts';
@@ -51,9 +51,9 @@ const kubernetesVars = (ip: string, port: number): KeyValue[] =>
 function makePod(
   namespace: string,
   containers: Container[],
-  mutate: (p: Pod) => void = () => undefined,
-): Pod {
-  const p: Pod = {
+  mutate: (p: KubeletPod) => void = () => undefined,
+): KubeletPod {
+  const p: KubeletPod = {
     metadata: {
       name: 'dapi-test-pod-name',
       namespace,

@@ -9,7 +9,7 @@
  * unknown reference stays verbatim.
  */
 import { isIPv4, isIPv6 } from 'node:net';
-import type { Container, EnvVar, Pod } from '../api/types.ts';
+import type { Container, EnvVar, KubeletPod, Pod } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { abortReason, combineSignals, untilAborted } from '../util/abort.ts';
 import { ANNOTATION_CONFIG_SOURCE } from '../config/defaults.ts';
@@ -47,7 +47,7 @@ export interface EnvWarning {
 }
 
 export interface EnvContext {
-  pod: Pod;
+  pod: KubeletPod;
   container: Container;
   /** status.hostIP at container start (the node's primary IP). */
   hostIP?: string;
@@ -488,7 +488,7 @@ export async function makeEnvironment(ctx: EnvContext): Promise<KeyValue[]> {
     if (ctx.onWarning) ctx.onWarning(w);
     else
       ctx.logger?.warn(w.message, {
-        pod: `${ctx.pod.metadata.namespace ?? ''}/${ctx.pod.metadata.name ?? ''}`,
+        pod: `${ctx.pod.metadata.namespace}/${ctx.pod.metadata.name}`,
         podUID: ctx.pod.metadata.uid,
         container: ctx.container.name,
         reason: w.reason,

@@ -3,10 +3,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod, Pod } from '../api/types.ts';
 import { ensureEtcHostsMount, managedHostsContent, podHostDomain, wantsEtcHosts } from './etc-hosts.ts';
 
-const pod = (spec: Partial<Pod['spec']> = {}): Pod => ({
+const pod = (spec: Partial<Pod['spec']> = {}): KubeletPod => ({
   metadata: { name: 'web', namespace: 'ns', uid: 'u1' },
   spec: { containers: [{ name: 'c' }], ...spec },
 });

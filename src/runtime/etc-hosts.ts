@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod, Pod } from '../api/types.ts';
 import type { Mount } from './cri/types.ts';
 
 export const ETC_HOSTS_PATH = '/etc/hosts';
@@ -47,10 +47,10 @@ export function hostNetworkHostsContent(pod: Pod, nodeHosts: string): string {
 }
 
 /** Upstream GeneratePodHostNameAndDomain's domain part. */
-export function podHostDomain(pod: Pod, clusterDomain: string): string {
+export function podHostDomain(pod: KubeletPod, clusterDomain: string): string {
   const sub = pod.spec.subdomain;
   if (!sub) return '';
-  return `${sub}.${pod.metadata.namespace ?? 'default'}.svc.${clusterDomain}`;
+  return `${sub}.${pod.metadata.namespace}.svc.${clusterDomain}`;
 }
 
 /** Whether the container gets the managed file (not when it mounts a volume at /etc/hosts). */
@@ -63,7 +63,7 @@ export function wantsEtcHosts(container: Container): boolean {
  * mount. `podIPs` empty on the pod network means no file, as upstream (the IP is not known yet).
  */
 export async function ensureEtcHostsMount(opts: {
-  pod: Pod;
+  pod: KubeletPod;
   podDir: string;
   podIPs: readonly string[];
   hostname: string;

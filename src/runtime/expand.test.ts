@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { expandVars } from './expand.ts';
+import { expandSubPathExpr, expandVars } from './expand.ts';
+import { hasCode } from '../util/errors.ts';
 
 // The case table follows upstream third_party/forked/golang/expansion expand_test.go (doExpansionTest).
 const context: Record<string, string> = {
@@ -70,5 +71,24 @@ describe('expandVars', () => {
       return undefined;
     });
     assert.deepEqual(asked, ['A']);
+  });
+});
+
+describe('expandSubPathExpr (upstream ExpandContainerVolumeMounts)', () => {
+  const env = new Map([
+    ['POD_NAME', 'web-0'],
+    ['NS', 'prod'],
+    ['EMPTY', ''],
+  ]);
+  it('expands every $(VAR) from the container environment', () => {
+    assert.equal(expandSubPathExpr('$(NS)/$(POD_NAME)/logs', env), 'prod/web-0/logs');
+    assert.equal(expandSubPathExpr('plain', env), 'plain');
+  });
+  it('refuses a variable that is missing or empty, naming each', () => {
+    assert.throws(
+      () => expandSubPathExpr('$(NOPE)/$(EMPTY)/$(POD_NAME)', env),
+      (err: unknown) =>
+        hasCode(err, 'InvalidArgument') && /missing value for EMPTY, NOPE$/.test((err as Error).message),
+    );
   });
 });

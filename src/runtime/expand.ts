@@ -1,3 +1,5 @@
+import { KubeletError } from '../util/errors.ts';
+
 /**
  * Kubernetes `$(VAR)` expansion (upstream third_party/forked/golang/expansion): `$(NAME)` is replaced
  * by the variable's value when defined and left verbatim otherwise; `$$` escapes to a literal `$`;
@@ -34,4 +36,26 @@ export function expandVars(input: string, lookup: (name: string) => string | und
     out += ch;
   }
   return out;
+}
+
+/**
+ * A volume mount's subPathExpr expanded from the container's environment (upstream
+ * ExpandContainerVolumeMounts): every variable it names must have a non-empty value, else the
+ * container cannot be configured.
+ */
+export function expandSubPathExpr(expr: string, env: ReadonlyMap<string, string>): string {
+  const missing = new Set<string>();
+  const expanded = expandVars(expr, (name) => {
+    const value = env.get(name);
+    if (value === undefined || value === '') missing.add(name);
+    return value ?? '';
+  });
+  if (missing.size > 0) {
+    throw new KubeletError(
+      'InvalidArgument',
+      'expand subPathExpr',
+      `missing value for ${[...missing].sort().join(', ')}`,
+    );
+  }
+  return expanded;
 }

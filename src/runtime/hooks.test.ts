@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
 import { createMemoryRecorder } from '../api/events.ts';
 import type { ExecSyncResult } from './cri/types.ts';
 import { abortReason } from '../util/abort.ts';
@@ -15,7 +15,7 @@ import {
   type HookRunnerDeps,
 } from './hooks.ts';
 
-const pod: Pod = {
+const pod: KubeletPod = {
   metadata: { name: 'web', namespace: 'ns', uid: 'u-1' },
   spec: { containers: [{ name: 'main', ports: [{ name: 'http', containerPort: 8080 }] }] },
 };
@@ -323,7 +323,7 @@ describe('hook request building and budgets', () => {
   });
 
   it('gives postStart hooks at least 30 s, more when the pod asks for a longer grace period', () => {
-    const withGrace = (g?: number): Pod => ({
+    const withGrace = (g?: number): KubeletPod => ({
       ...pod,
       spec: { ...pod.spec, ...(g !== undefined && { terminationGracePeriodSeconds: g }) },
     });

@@ -7,7 +7,14 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIPv6 } from 'node:net';
-import type { Container, ContainerPort, HTTPGetAction, LifecycleHandler, Pod } from '../api/types.ts';
+import type {
+  Container,
+  ContainerPort,
+  HTTPGetAction,
+  KubeletPod,
+  LifecycleHandler,
+  Pod,
+} from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import type { ExecSyncResult } from './cri/types.ts';
 import { abortReason, combineSignals, sleep as abortableSleep } from '../util/abort.ts';
@@ -25,7 +32,7 @@ import {
 
 /** What a hook runs against. For orphans `pod`/`container` are stubs restored from CRI annotations. */
 export interface HookTarget {
-  pod: Pod;
+  pod: KubeletPod;
   /** Needs `name`, and `ports` to resolve a named httpGet port. */
   container: Container;
   containerId: string;
@@ -90,8 +97,8 @@ const USER_AGENT = (() => {
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /** Upstream format.Pod: `name_namespace(uid)`. */
-export function formatPod(pod: Pod): string {
-  return `${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})`;
+export function formatPod(pod: KubeletPod): string {
+  return `${pod.metadata.name}_${pod.metadata.namespace}(${pod.metadata.uid})`;
 }
 
 /** Go's `%v` of a []string: `[a b c]`. */
@@ -317,7 +324,7 @@ export function createHookRunner(deps: HookRunnerDeps): HookRunner {
       // tcpSocket is kept in the API for compatibility only; upstream fails such a hook at runtime.
       const what = handler.tcpSocket ? 'tcpSocket is not supported as a lifecycle handler' : 'no action set';
       log.warn('cannot run lifecycle handler', {
-        pod: `${target.pod.metadata.namespace ?? ''}/${target.pod.metadata.name ?? ''}`,
+        pod: `${target.pod.metadata.namespace}/${target.pod.metadata.name}`,
         podUID: target.pod.metadata.uid,
         container: target.container.name,
         reason: what,

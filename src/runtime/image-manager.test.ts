@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { Container, Pod, PullPolicy } from '../api/types.ts';
+import type { Container, KubeletPod, PullPolicy } from '../api/types.ts';
 import { createMemoryRecorder } from '../api/events.ts';
 import { createRateLimiter, type RateLimiter } from '../api/rate-limiter.ts';
-import { deferred, flush, type Deferred } from '../api/testing.ts';
+import { deferred, type Deferred } from '../api/testing.ts';
 import type {
   AuthConfig,
   CallOptions,
@@ -30,6 +30,7 @@ import {
   type PullSecret,
 } from './pull-secrets.ts';
 import { KubeletError } from '../util/errors.ts';
+import { flush } from '../util/testing.ts';
 
 const SANDBOX: PodSandboxConfig = { metadata: { name: 'p', uid: 'u', namespace: 'ns', attempt: 0 } };
 
@@ -101,8 +102,8 @@ function fakeImages() {
   };
 }
 
-function pod(name: string, containers: Container[], pullSecrets?: string[]): Pod {
-  const p: Pod = { metadata: { name, namespace: 'ns', uid: `uid-${name}` }, spec: { containers } };
+function pod(name: string, containers: Container[], pullSecrets?: string[]): KubeletPod {
+  const p: KubeletPod = { metadata: { name, namespace: 'ns', uid: `uid-${name}` }, spec: { containers } };
   if (pullSecrets) p.spec.imagePullSecrets = pullSecrets.map((n) => ({ name: n }));
   return p;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Container, Pod, PullPolicy } from '../api/types.ts';
-import { podFullName, podUID } from '../api/types.ts';
+import type { Container, KubeletPod, PullPolicy } from '../api/types.ts';
+import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import { createRateLimiter, type RateLimiter } from '../api/rate-limiter.ts';
 import type { AuthConfig, ImageService, PodSandboxConfig } from './cri/types.ts';
@@ -52,7 +52,7 @@ export interface ImageManager {
    * (not an ImageError, no event, no back-off) when `signal` aborts first.
    */
   ensureImage(
-    pod: Pod,
+    pod: KubeletPod,
     container: Container,
     sandboxConfig: PodSandboxConfig,
     signal?: AbortSignal,
@@ -70,7 +70,7 @@ export interface ImageManagerDeps {
    * read is left out, as upstream does). Absent: no secrets (standalone). A rejection is logged and
    * the pull goes on without secrets, as upstream does when it cannot read them.
    */
-  pullSecrets?: (pod: Pod, signal?: AbortSignal) => Promise<PullSecret[]>;
+  pullSecrets?: (pod: KubeletPod, signal?: AbortSignal) => Promise<PullSecret[]>;
   /**
    * The node's own credentials (its docker config file, src/runtime/node-credentials.ts), looked
    * up after the pod's secrets, as upstream's default keyring. Absent: none. A rejection is logged
@@ -392,7 +392,11 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
     });
   }
 
-  async function secretsFor(pod: Pod, signal: AbortSignal | undefined, plog: Logger): Promise<PullSecret[]> {
+  async function secretsFor(
+    pod: KubeletPod,
+    signal: AbortSignal | undefined,
+    plog: Logger,
+  ): Promise<PullSecret[]> {
     if (!deps.pullSecrets || (pod.spec.imagePullSecrets ?? []).length === 0) return [];
     try {
       return await deps.pullSecrets(pod, signal);
@@ -420,7 +424,7 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
 
   return {
     async ensureImage(pod, container, sandboxConfig, signal) {
-      const plog = log.child({ pod: podFullName(pod), podUID: podUID(pod), container: container.name });
+      const plog = log.child({ pod: podFullName(pod), podUID: pod.metadata.uid, container: container.name });
       const image = container.image ?? '';
       let ref: ImageReference;
       try {
@@ -459,7 +463,7 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
         throw new ImageError('ErrImageNeverPull', msg);
       }
 
-      const key = `${podUID(pod)}_${image}`;
+      const key = `${pod.metadata.uid}_${image}`;
       // Upstream IsInBackOffSinceUpdate: the window runs from the last failed pull.
       const last = backoff.entries().get(key);
       if (last !== undefined && backoff.isInBackoffSince(key, last.lastUpdateMs, now())) {

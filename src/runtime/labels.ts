@@ -1,4 +1,4 @@
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
 import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_CONTAINER_PORTS,
@@ -17,32 +17,32 @@ import {
 import { hashContainer } from './hash.ts';
 
 /** Upstream newPodLabels: the pod's own labels plus the three identity labels. */
-export function sandboxLabels(pod: Pod): Record<string, string> {
+export function sandboxLabels(pod: KubeletPod): Record<string, string> {
   return {
     ...(pod.metadata.labels ?? {}),
-    [LABEL_POD_NAME]: pod.metadata.name ?? '',
-    [LABEL_POD_NAMESPACE]: pod.metadata.namespace ?? '',
-    [LABEL_POD_UID]: pod.metadata.uid ?? '',
+    [LABEL_POD_NAME]: pod.metadata.name,
+    [LABEL_POD_NAMESPACE]: pod.metadata.namespace,
+    [LABEL_POD_UID]: pod.metadata.uid,
   };
 }
 
-export function sandboxAnnotations(pod: Pod): Record<string, string> {
+export function sandboxAnnotations(pod: KubeletPod): Record<string, string> {
   return { ...(pod.metadata.annotations ?? {}) };
 }
 
 /** Upstream newContainerLabels. */
-export function containerLabels(pod: Pod, container: Container): Record<string, string> {
+export function containerLabels(pod: KubeletPod, container: Container): Record<string, string> {
   return {
-    [LABEL_POD_NAME]: pod.metadata.name ?? '',
-    [LABEL_POD_NAMESPACE]: pod.metadata.namespace ?? '',
-    [LABEL_POD_UID]: pod.metadata.uid ?? '',
+    [LABEL_POD_NAME]: pod.metadata.name,
+    [LABEL_POD_NAMESPACE]: pod.metadata.namespace,
+    [LABEL_POD_UID]: pod.metadata.uid,
     [LABEL_CONTAINER_NAME]: container.name,
   };
 }
 
 /** Upstream newContainerAnnotations: what re-adoption and status computation read back later. */
 export function containerAnnotations(
-  pod: Pod,
+  pod: KubeletPod,
   container: Container,
   restartCount: number,
 ): Record<string, string> {

@@ -9,7 +9,7 @@ import {
   readNodeDockerConfig,
   type DockerConfigLocations,
 } from './node-credentials.ts';
-import type { LogFields, Logger } from '../util/logger.ts';
+import { recordingLogger } from '../util/testing.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const auth = (user: string, password = 'pw') => ({ auth: b64(`${user}:${password}`) });
@@ -49,26 +49,6 @@ const dockercfg = (dir: string, map: Record<string, unknown>) => put(path.join(d
 
 function users(found: Awaited<ReturnType<typeof readNodeDockerConfig>>): string[] {
   return found.entries.map(([, c]) => c.username);
-}
-
-function recordingLogger(): Logger & { lines: { level: string; msg: string; fields?: LogFields }[] } {
-  const lines: { level: string; msg: string; fields?: LogFields }[] = [];
-  const at =
-    (level: string) =>
-    (msg: string, fields?: LogFields): void => {
-      lines.push({ level, msg, ...(fields ? { fields } : {}) });
-    };
-  const logger: Logger & { lines: typeof lines } = {
-    lines,
-    error: at('error'),
-    warn: at('warn'),
-    info: at('info'),
-    debug: at('debug'),
-    trace: at('trace'),
-    child: () => logger,
-    isDebugEnabled: () => true,
-  };
-  return logger;
 }
 
 void describe('docker config search paths (upstream DefaultDockerConfigJSONPaths / DefaultDockercfgPaths)', () => {
@@ -231,8 +211,8 @@ void describe('node credentials keyring', () => {
         ['info', 'node registry credentials'],
       ],
     );
-    assert.equal(logger.lines[1]?.fields?.['path'], good);
-    assert.deepEqual(logger.lines[1]?.fields?.['registries'], ['quay.io']);
+    assert.equal(logger.lines[1]?.fields['path'], good);
+    assert.deepEqual(logger.lines[1]?.fields['registries'], ['quay.io']);
     assert.doesNotMatch(JSON.stringify(logger.lines), /pw/, 'never logs a credential');
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { flush } from '../api/testing.ts';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
+import { flush } from '../util/testing.ts';
 import { createPodKiller, gracePeriodFor } from './pod-killer.ts';
 import { createRuntimeManager } from './runtime-manager.ts';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './runtime-pod.ts';
@@ -21,7 +21,7 @@ async function setup(t: TestContext) {
     onContainerRemoved: (id) => removed.push(id),
   });
   const manager = createRuntimeManager(f.deps);
-  const status = (pod: Pod) =>
+  const status = (pod: KubeletPod) =>
     manager.getPodStatus(pod.metadata.uid ?? '', pod.metadata.name ?? '', pod.metadata.namespace ?? '');
   return {
     ...f,
@@ -29,7 +29,7 @@ async function setup(t: TestContext) {
     removed,
     status,
     /** Syncs the pod once and answers its status afterwards. */
-    async run(pod: Pod): Promise<RuntimePodStatus> {
+    async run(pod: KubeletPod): Promise<RuntimePodStatus> {
       await manager.syncPod(pod, await status(pod));
       return status(pod);
     },
@@ -202,7 +202,7 @@ describe('pod kill path on the fake CRI', () => {
       pod,
       webStatus(['app-0', 'app-1', 'app-2'].map((id) => run(id, 'app', 'exited'))),
     );
-    const line = s.logger.entries.find((e) => e.msg === 'failed to prune exited container');
+    const line = s.logger.lines.find((e) => e.msg === 'failed to prune exited container');
     assert.deepEqual(
       [line?.level, line?.fields.pod, line?.fields.podUID, line?.fields.containerID],
       ['warn', 'ns/web', 'uid-web', 'app-2'],

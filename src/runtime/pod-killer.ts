@@ -4,7 +4,7 @@
  * grace period, stops and removes sandboxes, and removes exited containers no status needs.
  * It never starts anything.
  */
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
@@ -30,7 +30,7 @@ export type KillTarget = Pick<
 
 export interface KillContainerRequest {
   /** Undefined for orphans: the spec and grace period come from the container's annotations. */
-  pod: Pod | undefined;
+  pod: KubeletPod | undefined;
   container: KillTarget;
   /** Replaces the pod's grace period (e.g. a deletion or eviction with its own). */
   gracePeriodOverride?: number;
@@ -51,7 +51,7 @@ export interface PodKiller {
    * that could not be stopped does not hold back the others; the call rejects naming all of them.
    */
   killPod(
-    pod: Pod | undefined,
+    pod: KubeletPod | undefined,
     status: RuntimePodStatus,
     gracePeriodOverride?: number,
     signal?: AbortSignal,
@@ -59,7 +59,7 @@ export interface PodKiller {
   /** Removes all containers and sandboxes of a pod that has been killed. */
   removePod(status: RuntimePodStatus, signal?: AbortSignal): Promise<void>;
   /** Removes exited containers no status needs any more: per name, all but the newest two. */
-  pruneContainers(pod: Pod, status: RuntimePodStatus, signal?: AbortSignal): Promise<void>;
+  pruneContainers(pod: KubeletPod, status: RuntimePodStatus, signal?: AbortSignal): Promise<void>;
 }
 
 export interface PodKillerDeps {
@@ -74,7 +74,7 @@ export interface PodKillerDeps {
 
 /** Upstream killContainer grace-period rules. */
 export function gracePeriodFor(
-  pod: Pod | undefined,
+  pod: KubeletPod | undefined,
   fallback: number | undefined,
   override?: number,
 ): number {
@@ -101,10 +101,10 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
 
   /** The container spec a kill works from: the pod's, or for orphans what the annotations kept. */
   async function killSpec(
-    pod: Pod | undefined,
+    pod: KubeletPod | undefined,
     c: KillTarget,
     signal?: AbortSignal,
-  ): Promise<{ pod: Pod; container: Container } | undefined> {
+  ): Promise<{ pod: KubeletPod; container: Container } | undefined> {
     const spec = pod
       ? [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === c.name)
       : undefined;
@@ -131,7 +131,7 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
       });
     }
     const labels = s.labels ?? {};
-    const stub: Pod = pod ?? {
+    const stub: KubeletPod = pod ?? {
       metadata: {
         name: labels[LABEL_POD_NAME] ?? '',
         namespace: labels[LABEL_POD_NAMESPACE] ?? '',
@@ -149,7 +149,7 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
       deps.recorder.event(pod, 'Normal', 'Killing', reason || `Stopping container ${c.name}`);
     }
     const logFields = {
-      pod: `${pod?.metadata.namespace ?? ''}/${pod?.metadata.name ?? ''}`,
+      pod: pod && podFullName(pod),
       podUID: pod?.metadata.uid,
       container: c.name,
       containerID: c.id,
@@ -190,7 +190,7 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
   }
 
   async function killPod(
-    pod: Pod | undefined,
+    pod: KubeletPod | undefined,
     status: RuntimePodStatus,
     gracePeriodOverride?: number,
     signal?: AbortSignal,
@@ -231,7 +231,11 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
     for (const sb of status.sandboxes) await runtime.removePodSandbox(sb.id, { signal });
   }
 
-  async function pruneContainers(pod: Pod, status: RuntimePodStatus, signal?: AbortSignal): Promise<void> {
+  async function pruneContainers(
+    pod: KubeletPod,
+    status: RuntimePodStatus,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const seen = new Map<string, number>();
     const initNames = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
     for (const c of status.containers) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, it, type TestContext } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { createPodStatusReader } from './pod-status-reader.ts';
 import { createRuntimeManager } from './runtime-manager.ts';
 import { fakeRuntimeDeps, makePod, START } from './testing.ts';
@@ -11,13 +11,13 @@ async function setup(t: TestContext) {
   const f = await fakeRuntimeDeps(t);
   const reader = createPodStatusReader({ runtime: f.cri, now: () => Date.now() });
   const manager = createRuntimeManager(f.deps);
-  const status = (pod: Pod) =>
+  const status = (pod: KubeletPod) =>
     reader.getPodStatus(pod.metadata.uid ?? '', pod.metadata.name ?? '', pod.metadata.namespace ?? '');
   return {
     ...f,
     reader,
     status,
-    start: async (pod: Pod) => manager.syncPod(pod, await status(pod)),
+    start: async (pod: KubeletPod) => manager.syncPod(pod, await status(pod)),
     /** The container's termination-message file on the host. */
     messageFile(name: string): string {
       const c = this.cri.latestContainer(name);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { flush } from '../api/testing.ts';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
+import { flush } from '../util/testing.ts';
 import { createRuntimeManager, type PodSyncResult } from './runtime-manager.ts';
 import { fakeRuntimeDeps, makePod, START, stateOf } from './testing.ts';
 
@@ -13,14 +13,14 @@ import { fakeRuntimeDeps, makePod, START, stateOf } from './testing.ts';
 async function setup(t: TestContext) {
   const f = await fakeRuntimeDeps(t);
   const manager = createRuntimeManager(f.deps);
-  const status = (pod: Pod) =>
+  const status = (pod: KubeletPod) =>
     manager.getPodStatus(pod.metadata.uid ?? '', pod.metadata.name ?? '', pod.metadata.namespace ?? '');
   return {
     ...f,
     manager,
     status,
     /** One pod worker pass: read the status, sync against it. */
-    sync: async (pod: Pod): Promise<PodSyncResult> => manager.syncPod(pod, await status(pod)),
+    sync: async (pod: KubeletPod): Promise<PodSyncResult> => manager.syncPod(pod, await status(pod)),
   };
 }
 

@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
@@ -47,7 +47,7 @@ export interface RuntimeManager {
   listPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
   /** Brings the runtime in line with the pod spec: sandbox, init containers, app containers. */
   syncPod(
-    pod: Pod,
+    pod: KubeletPod,
     status: RuntimePodStatus,
     signal?: AbortSignal,
     probes?: ProbeVerdicts,
@@ -57,7 +57,7 @@ export interface RuntimeManager {
    * it), then stops the sandboxes. `pod` may be undefined for orphans (grace read from annotations).
    */
   killPod(
-    pod: Pod | undefined,
+    pod: KubeletPod | undefined,
     status: RuntimePodStatus,
     gracePeriodOverride?: number,
     signal?: AbortSignal,
@@ -81,11 +81,16 @@ export interface RuntimeManagerDeps {
    * The pod's cgroup for the sandbox's cgroup_parent (the container manager; the caller has made
    * sure it exists). Absent or '': the runtime's default parent.
    */
-  podCgroupParent?: (pod: Pod) => string;
+  podCgroupParent?: (pod: KubeletPod) => string;
   /** CRI mounts for a container's volumeMounts (the volume manager). */
-  mountsFor: (pod: Pod, container: Container) => Promise<Mount[]>;
+  mountsFor: (pod: KubeletPod, container: Container) => Promise<Mount[]>;
   /** The container environment (env.ts makeEnvironment); absent: literal values only. */
-  makeEnv?: (pod: Pod, container: Container, podIPs: string[], signal?: AbortSignal) => Promise<KeyValue[]>;
+  makeEnv?: (
+    pod: KubeletPod,
+    container: Container,
+    podIPs: string[],
+    signal?: AbortSignal,
+  ) => Promise<KeyValue[]>;
   /** The image's configured user (CRI ImageStatus uid/username), for the runAsNonRoot check. */
   imageUser?: (imageRef: string, signal?: AbortSignal) => Promise<ImageUser | undefined>;
   /**
@@ -139,7 +144,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     now,
   });
 
-  function sandboxConfigFor(pod: Pod, actions: PodActions): PodSandboxConfig {
+  function sandboxConfigFor(pod: KubeletPod, actions: PodActions): PodSandboxConfig {
     return generateSandboxConfig(pod, {
       podLogsDir: deps.podLogsDir,
       hostDNS: deps.hostDNS(),
@@ -155,7 +160,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
 
   /** RunPodSandbox; a failure is the sync's `sandboxError` (upstream FailedCreatePodSandBox). */
   async function runSandbox(
-    pod: Pod,
+    pod: KubeletPod,
     config: PodSandboxConfig,
     signal?: AbortSignal,
   ): Promise<{ ok: true; sandboxId: string } | { ok: false; message: string }> {
@@ -170,7 +175,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
   }
 
   async function syncPod(
-    pod: Pod,
+    pod: KubeletPod,
     status: RuntimePodStatus,
     signal?: AbortSignal,
     probes?: ProbeVerdicts,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import type { DNSConfig } from './cri/types.ts';
 import type { ClusterDNS, DNSWarning } from './sandbox-config.ts';
 import {
@@ -13,8 +13,8 @@ import {
   podNamespaceOptions,
 } from './sandbox-config.ts';
 
-function makePod(mutate: (p: Pod) => void = () => undefined): Pod {
-  const p: Pod = {
+function makePod(mutate: (p: KubeletPod) => void = () => undefined): KubeletPod {
+  const p: KubeletPod = {
     metadata: { name: 'web', namespace: 'prod', uid: 'uid-123' },
     spec: { containers: [{ name: 'app', image: 'busybox:1.29' }] },
   };
@@ -283,7 +283,7 @@ describe('podDNS with cluster DNS (clusterDNS, clusterDomain)', () => {
     searches: ['prod.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'corp.example', 'example.com'],
     options: ['ndots:5'],
   };
-  const withPolicy = (policy: Pod['spec']['dnsPolicy'], hostNetwork = false) =>
+  const withPolicy = (policy: KubeletPod['spec']['dnsPolicy'], hostNetwork = false) =>
     makePod((p) => {
       if (policy !== undefined) p.spec.dnsPolicy = policy;
       if (hostNetwork) p.spec.hostNetwork = true;

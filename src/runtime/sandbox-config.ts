@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod, Pod } from '../api/types.ts';
 import type { DNSConfig, NamespaceOption, PodSandboxConfig, PortMapping } from './cri/types.ts';
 import { sandboxAnnotations, sandboxLabels } from './labels.ts';
 import {
@@ -14,11 +14,8 @@ import { sandboxSeccompProfile } from './security-profiles.ts';
 import { sysctlToDots } from '../api/sysctl-names.ts';
 
 /** Upstream BuildPodLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>`. */
-export function podLogsDirectory(podLogsDir: string, pod: Pod): string {
-  return join(
-    podLogsDir,
-    `${pod.metadata.namespace ?? ''}_${pod.metadata.name ?? ''}_${pod.metadata.uid ?? ''}`,
-  );
+export function podLogsDirectory(podLogsDir: string, pod: KubeletPod): string {
+  return join(podLogsDir, `${pod.metadata.namespace}_${pod.metadata.name}_${pod.metadata.uid}`);
 }
 
 /** Upstream appendOptions: one value per option name, a later one replacing an earlier one. */
@@ -133,7 +130,7 @@ function fitServers(servers: string[], warnings: DNSWarning[]): string[] {
  * then the resolver limits are applied (DNSConfigForming warnings).
  */
 export function podDNS(
-  pod: Pod,
+  pod: KubeletPod,
   hostDNS: DNSConfig,
   cluster?: ClusterDNS,
 ): { config: DNSConfig; warnings: DNSWarning[] } {
@@ -150,14 +147,14 @@ export function podDNS(
     servers = [...cluster.servers];
     if (cluster.domain !== '') {
       const d = cluster.domain;
-      searches = unique([`${pod.metadata.namespace ?? ''}.svc.${d}`, `svc.${d}`, d, ...searches]);
+      searches = unique([`${pod.metadata.namespace}.svc.${d}`, `svc.${d}`, d, ...searches]);
     }
     options = [...DEFAULT_DNS_OPTIONS];
   } else if (type === 'cluster') {
     warnings.push({
       reason: 'MissingClusterDNS',
       message:
-        `pod "${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}" asks for cluster DNS ` +
+        `pod "${pod.metadata.namespace}/${pod.metadata.name}" asks for cluster DNS ` +
         `(dnsPolicy ${pod.spec.dnsPolicy ?? 'ClusterFirst'}) but the kubelet has no clusterDNS configured; ` +
         'it gets the node\'s resolv.conf (dnsPolicy "Default") instead',
     });
@@ -177,13 +174,13 @@ export function podDNS(
 }
 
 /** `podDNS` without the warnings. */
-export function podDNSConfig(pod: Pod, hostDNS: DNSConfig, cluster?: ClusterDNS): DNSConfig {
+export function podDNSConfig(pod: KubeletPod, hostDNS: DNSConfig, cluster?: ClusterDNS): DNSConfig {
   return podDNS(pod, hostDNS, cluster).config;
 }
 
 /** Upstream GeneratePodHostNameAndDomain, truncated to 63 characters as upstream does. */
-export function podHostname(pod: Pod): string {
-  const name = pod.spec.hostname ?? pod.metadata.name ?? '';
+export function podHostname(pod: KubeletPod): string {
+  const name = pod.spec.hostname ?? pod.metadata.name;
   if (name.length <= 63) return name;
   return name.slice(0, 63).replace(/[-.]+$/, '');
 }
@@ -224,23 +221,23 @@ export interface SandboxConfigOptions {
   onDNSWarning?: (warning: DNSWarning) => void;
 }
 
-function sandboxDNS(pod: Pod, opts: SandboxConfigOptions): DNSConfig {
+function sandboxDNS(pod: KubeletPod, opts: SandboxConfigOptions): DNSConfig {
   const { config, warnings } = podDNS(pod, opts.hostDNS, opts.clusterDNS);
   for (const w of warnings) opts.onDNSWarning?.(w);
   return config;
 }
 
 /** Upstream generatePodSandboxConfig. */
-export function generateSandboxConfig(pod: Pod, opts: SandboxConfigOptions): PodSandboxConfig {
+export function generateSandboxConfig(pod: KubeletPod, opts: SandboxConfigOptions): PodSandboxConfig {
   const sc = pod.spec.securityContext ?? {};
   const sysctls: Record<string, string> = {};
   // Upstream converts slash-separated names first (runc only knows the dotted form).
   for (const s of sc.sysctls ?? []) sysctls[sysctlToDots(s.name)] = s.value;
   const config: PodSandboxConfig = {
     metadata: {
-      name: pod.metadata.name ?? '',
-      namespace: pod.metadata.namespace ?? '',
-      uid: pod.metadata.uid ?? '',
+      name: pod.metadata.name,
+      namespace: pod.metadata.namespace,
+      uid: pod.metadata.uid,
       attempt: opts.attempt,
     },
     logDirectory: podLogsDirectory(opts.podLogsDir, pod),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
 import {
   appArmorProfileOf,
@@ -17,8 +17,8 @@ const ROOT = '/var/lib/kubelet/seccomp';
 const opts: SeccompOptions = { profileRoot: ROOT, defaultToRuntimeDefault: false };
 const withDefault: SeccompOptions = { profileRoot: ROOT, defaultToRuntimeDefault: true };
 
-function pod(containers: Container[], mutate: (p: Pod) => void = () => undefined): Pod {
-  const p: Pod = { metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers } };
+function pod(containers: Container[], mutate: (p: KubeletPod) => void = () => undefined): KubeletPod {
+  const p: KubeletPod = { metadata: { name: 'p', namespace: 'ns', uid: 'u' }, spec: { containers } };
   mutate(p);
   return p;
 }
@@ -100,7 +100,7 @@ describe('seccomp profile of a container', () => {
   });
 
   it('refuses Localhost paths that leave the profile root, and unknown values', () => {
-    const bad = (c: Container, p: Pod = pod([c]), re: RegExp) =>
+    const bad = (c: Container, p: KubeletPod = pod([c]), re: RegExp) =>
       assert.throws(
         () => containerSeccompProfile(p, c, opts),
         (err: unknown) => hasCode(err, 'InvalidArgument') && re.test(String(err)),
@@ -219,7 +219,7 @@ describe('AppArmor profile of a container', () => {
 });
 
 describe('sandbox security context', () => {
-  const sandbox = (p: Pod) => generateSandboxConfig(p, { podLogsDir: '/l', hostDNS: {}, attempt: 0 });
+  const sandbox = (p: KubeletPod) => generateSandboxConfig(p, { podLogsDir: '/l', hostDNS: {}, attempt: 0 });
 
   it('runs the sandbox with RuntimeDefault seccomp even when the pod asks for Unconfined', () => {
     const c = app();

@@ -1,16 +1,16 @@
 /**
  * Test fixtures for the runtime manager and its parts (not exported from any index, not part of the
  * build): pods, the fake CRI with the real image manager and back-off, the dependencies the manager
- * takes, and a logger that keeps what it was told.
+ * takes (with the shared recording logger).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { createMemoryRecorder } from '../api/events.ts';
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../api/types.ts';
 import { createBackoff } from '../util/backoff.ts';
-import type { Logger, LogFields } from '../util/logger.ts';
+import { recordingLogger } from '../util/testing.ts';
 import { FakeImageService, FakeRuntimeService } from './cri/testing.ts';
 import { createHookRunner, type HookRunner } from './hooks.ts';
 import { createImageManager } from './image-manager.ts';
@@ -24,9 +24,9 @@ export function makePod(
   name: string,
   containers: string[],
   opts: { init?: string[]; grace?: number; restartPolicy?: 'Always' | 'OnFailure' | 'Never' } = {},
-): Pod {
+): KubeletPod {
   const ctr = (n: string): Container => ({ name: n, image: 'busybox:1.29' });
-  const pod: Pod = {
+  const pod: KubeletPod = {
     metadata: { name, namespace: 'ns', uid: `uid-${name}` },
     spec: { containers: containers.map(ctr), terminationGracePeriodSeconds: opts.grace ?? 30 },
   };
@@ -36,44 +36,15 @@ export function makePod(
 }
 
 /** The container named `name` of a pod made by `makePod` (init containers included). */
-export function containerOf(pod: Pod, name: string): Container {
+export function containerOf(pod: KubeletPod, name: string): Container {
   const c = [...(pod.spec.initContainers ?? []), ...pod.spec.containers].find((x) => x.name === name);
-  if (!c) throw new Error(`no container ${name} in pod ${pod.metadata.name ?? ''}`);
+  if (!c) throw new Error(`no container ${name} in pod ${pod.metadata.name}`);
   return c;
 }
 
 /** Container name → state, newest run of each. */
 export const stateOf = (s: RuntimePodStatus) =>
   Object.fromEntries(s.containers.map((c) => [c.name, c.state]));
-
-export interface LogEntry {
-  level: 'error' | 'warn' | 'info' | 'debug' | 'trace';
-  msg: string;
-  /** The child loggers' fields merged with the line's own. */
-  fields: LogFields;
-}
-
-/** A Logger that keeps every line in `entries` (debug enabled). */
-export function recordingLogger(): Logger & { entries: LogEntry[] } {
-  const entries: LogEntry[] = [];
-  const make = (base: LogFields): Logger => {
-    const at =
-      (level: LogEntry['level']) =>
-      (msg: string, fields?: LogFields): void => {
-        entries.push({ level, msg, fields: { ...base, ...fields } });
-      };
-    return {
-      error: at('error'),
-      warn: at('warn'),
-      info: at('info'),
-      debug: at('debug'),
-      trace: at('trace'),
-      child: (fields) => make({ ...base, ...fields }),
-      isDebugEnabled: () => true,
-    };
-  };
-  return Object.assign(make({}), { entries });
-}
 
 /**
  * The CRI calls that changed something since the last look, as `method name:attempt` (containers)

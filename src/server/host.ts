@@ -2,11 +2,11 @@
  * What the kubelet API asks of the kubelet, as function fields (upstream's HostInterface; Virtual
  * Kubelet's PodHandlerConfig habit), so the server is testable without a kubelet or a runtime.
  */
-import type { Pod, PodStatus } from '../api/types.ts';
+import type { KubeletPod, Pod, PodStatus } from '../api/types.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';
 
 export interface HostPod {
-  pod: Pod;
+  pod: KubeletPod;
   /** The kubelet's latest computed status; undefined before the first sync. */
   status: PodStatus | undefined;
 }
@@ -27,9 +27,13 @@ export interface KubeletApiHost {
   /** The pods as the runtime holds them (upstream GetRunningPods), as minimal Pod objects. */
   runningPods(signal: AbortSignal): Promise<Pod[]>;
   /** The running container of that name in the pod, or undefined (exec, attach, run). */
-  findRunningContainer(pod: Pod, containerName: string, signal: AbortSignal): Promise<string | undefined>;
+  findRunningContainer(
+    pod: KubeletPod,
+    containerName: string,
+    signal: AbortSignal,
+  ): Promise<string | undefined>;
   /** The pod's ready sandbox, or undefined (port-forward). */
-  findReadySandbox(pod: Pod, signal: AbortSignal): Promise<string | undefined>;
+  findReadySandbox(pod: KubeletPod, signal: AbortSignal): Promise<string | undefined>;
   /** The CRI log path of a container (CRI ContainerStatus); rejects NotFound when it is gone. */
   containerLogPath(containerID: string, signal: AbortSignal): Promise<string>;
   isContainerRunning(containerID: string, signal: AbortSignal): Promise<boolean>;

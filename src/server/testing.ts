@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createApiHandlers } from './api-handlers.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
@@ -121,7 +121,12 @@ export function get(
   });
 }
 
-export function testPod(namespace: string, name: string, uid: string, containers: string[] = ['c']): Pod {
+export function testPod(
+  namespace: string,
+  name: string,
+  uid: string,
+  containers: string[] = ['c'],
+): KubeletPod {
   return {
     metadata: { namespace, name, uid },
     spec: { containers: containers.map((c) => ({ name: c, image: 'busybox' })) },

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import type { PodSandboxStats } from '../runtime/cri/types.ts';
 import { KubeletError } from '../util/errors.ts';
 import { createStatsProvider, type StatsProviderOptions } from './provider.ts';
@@ -32,7 +32,7 @@ async function bed(
   opts: {
     cgroups?: boolean;
     files?: Record<string, string>;
-    pods?: Pod[];
+    pods?: KubeletPod[];
     options?: Partial<StatsProviderOptions>;
   } = {},
 ): Promise<Bed> {

@@ -1,4 +1,4 @@
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import type { MetricsText } from '../metrics/metrics-text.ts';
 import type {
   ContainerStats as CriContainerStats,
@@ -51,7 +51,7 @@ export interface StatsProviderOptions {
   podLogsDir: string;
   nodeName: string;
   /** The kubelet's pods (volume names and kinds come from their specs). */
-  pods: () => readonly Pod[];
+  pods: () => readonly KubeletPod[];
   /** ms since the epoch; defaults to Date.now. */
   now?: () => number;
   /** Defaults to /proc. */
@@ -234,7 +234,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
       if (fs) nodeStats.fs = fs;
       nodeStats.runtime = image ? { imageFs: image } : {};
       if (rlimit) nodeStats.rlimit = rlimit;
-      const pods = new Map(opts.pods().map((p) => [p.metadata.uid ?? '', p]));
+      const pods = new Map(opts.pods().map((p) => [p.metadata.uid, p]));
       const storage: StorageContext = {
         rootDir: opts.rootDir,
         podLogsDir: opts.podLogsDir,

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { PodCondition, PodStatus } from '../api/types.ts';
-import { FakeApi, apiError, apiPod, deferred, flush, type Deferred } from '../api/testing.ts';
+import { FakeApi, apiError, apiPod, deferred, type Deferred } from '../api/testing.ts';
 import { nullLogger } from '../util/logger.ts';
+import { flush } from '../util/testing.ts';
 import { createStatusManager } from './status-manager.ts';
 import { createStatusSyncer, type StatusSyncerDeps, type StatusTarget } from './api-syncer.ts';
 import { FakePodStatusServer } from './testing.ts';

@@ -1,4 +1,4 @@
-import type { Pod, PodStatus } from '../api/types.ts';
+import type { KubeletPod, Pod, PodStatus } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
@@ -28,7 +28,7 @@ export interface StatusSyncer {
    * The last step of a graceful deletion (upstream status manager): every container has stopped,
    * so the pod object is deleted with grace 0, guarded by its UID. Already gone is fine.
    */
-  deletePod(pod: Pod, signal: AbortSignal): Promise<void>;
+  deletePod(pod: KubeletPod, signal: AbortSignal): Promise<void>;
 }
 
 export interface StatusSyncerDeps {
@@ -38,7 +38,7 @@ export interface StatusSyncerDeps {
   /** The API object a pod UID's status is written to (undefined: nowhere yet, e.g. no mirror pod). */
   targetFor(uid: string): StatusTarget;
   /** Pod for log identity. */
-  podFor(uid: string): Pod | undefined;
+  podFor(uid: string): KubeletPod | undefined;
   /** Periodic resend of statuses not yet acknowledged (upstream syncPeriod 10 s). */
   resyncPeriodMs?: number;
   concurrency?: number;
@@ -175,11 +175,11 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
     pump();
   }
 
-  async function deletePod(pod: Pod, signal: AbortSignal): Promise<void> {
+  async function deletePod(pod: KubeletPod, signal: AbortSignal): Promise<void> {
     try {
       await deps.api.request({
         method: 'DELETE',
-        path: `/api/v1/namespaces/${pod.metadata.namespace ?? 'default'}/pods/${pod.metadata.name ?? ''}`,
+        path: `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}`,
         body: {
           kind: 'DeleteOptions',
           apiVersion: 'v1',

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pod } from '../api/types.ts';
+import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
 import {
   containerResourceValue,
@@ -10,7 +10,7 @@ import {
   podFieldValue,
 } from './downward-api.ts';
 
-const pod: Pod = {
+const pod: KubeletPod = {
   metadata: {
     name: 'web',
     namespace: 'shop',

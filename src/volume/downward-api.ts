@@ -1,4 +1,4 @@
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, KubeletPod, Pod } from '../api/types.ts';
 import { isQualifiedName } from '../api/names.ts';
 import { milliCPU, parseQuantity } from '../api/quantity.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
@@ -47,7 +47,7 @@ export function formatMap(m: Record<string, string> | undefined): string {
 }
 
 /** Upstream fieldpath.ExtractFieldPathAsString for the pod fields a downward API volume may name. */
-export function podFieldValue(pod: Pod, fieldPath: string): string {
+export function podFieldValue(pod: KubeletPod, fieldPath: string): string {
   const m = /^([^[]+)\['(.*)'\]$/s.exec(fieldPath);
   if (m) {
     const [, path, key = ''] = m;
@@ -64,11 +64,11 @@ export function podFieldValue(pod: Pod, fieldPath: string): string {
     case 'metadata.labels':
       return formatMap(pod.metadata.labels);
     case 'metadata.name':
-      return pod.metadata.name ?? '';
+      return pod.metadata.name;
     case 'metadata.namespace':
-      return pod.metadata.namespace ?? '';
+      return pod.metadata.namespace;
     case 'metadata.uid':
-      return pod.metadata.uid ?? '';
+      return pod.metadata.uid;
     default:
       throw new Error(`unsupported fieldPath: ${fieldPath}`);
   }
@@ -123,7 +123,7 @@ export function containerResourceValue(
  * Every item is tried; all failures are reported together (upstream aggregates them too).
  */
 export function downwardAPIPayload(
-  pod: Pod,
+  pod: KubeletPod,
   items: DownwardAPIVolumeFile[],
   defaultMode: number,
   allocatable: NodeAllocatable,

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Pod, Volume } from '../api/types.ts';
+import type { KubeletPod, Volume } from '../api/types.ts';
 import { KubeletError, hasCode } from '../util/errors.ts';
 import type { FileProjection } from './atomic-writer.ts';
 import { buildPayload, configMapPayload, secretPayload } from './projection.ts';
@@ -18,7 +18,7 @@ const ref = (
 const show = (p: Map<string, FileProjection>) =>
   Object.fromEntries([...p].map(([k, f]) => [k, [Buffer.from(f.data).toString(), f.mode.toString(8)]]));
 
-const pod = (volumes: Volume[]): Pod => ({
+const pod = (volumes: Volume[]): KubeletPod => ({
   metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { a: 'b' } },
   spec: { containers: [{ name: 'c', resources: { limits: { memory: '1Mi' } } }], volumes },
 });

@@ -1,4 +1,4 @@
-import type { Pod, Volume } from '../api/types.ts';
+import type { KubeletPod, Volume } from '../api/types.ts';
 import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { untilAborted, abortReason, combineSignals } from '../util/abort.ts';
 import type { FileProjection } from './atomic-writer.ts';
@@ -167,14 +167,14 @@ const getConfigMap = (ref: { namespace: string; name: string }) => (o: VolumeObj
  * objects it names). Throws KubeletError naming the volume; nothing is written here.
  */
 export async function buildPayload(
-  pod: Pod,
+  pod: KubeletPod,
   volume: Volume,
   kind: ProjectionKind,
   deps: ProjectionDeps,
   signal?: AbortSignal,
 ): Promise<Map<string, FileProjection>> {
   const op = `mount volume ${volume.name}`;
-  const namespace = pod.metadata.namespace ?? 'default';
+  const namespace = pod.metadata.namespace;
   switch (kind) {
     case 'secret': {
       const src = secretSource(volume);

@@ -5,14 +5,18 @@ import { once } from 'node:events';
 import { lstat, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Pod, Volume, VolumeMount } from '../api/types.ts';
+import type { KubeletPod, Pod, Volume, VolumeMount } from '../api/types.ts';
 import { KubeletError, hasCode } from '../util/errors.ts';
 import { createVolumeManager, projectedVolumePath, type VolumeManager } from './volume-manager.ts';
 import { mountAt, unmountAllUnder } from './mounts.ts';
 import { b64, fakeObjectSource, type FakeObjectSource } from './testing.ts';
 
 let seq = 0;
-function podWith(volumes: Volume[], mounts: VolumeMount[] = [], extra: Partial<Pod['spec']> = {}): Pod {
+function podWith(
+  volumes: Volume[],
+  mounts: VolumeMount[] = [],
+  extra: Partial<Pod['spec']> = {},
+): KubeletPod {
   seq += 1;
   return {
     metadata: { name: `p${seq}`, namespace: 'ns', uid: `uid-${seq}` },
@@ -300,5 +304,33 @@ describe('volume manager: secret, configMap, downwardAPI, projected', () => {
       ],
     );
     assert.equal((await stat(mounts[0]?.hostPath ?? '')).mode & 0o777, 0o777);
+  });
+
+  it('group-owns an emptyDir for fsGroup, setgid, so what the pod writes there is the group’s', async () => {
+    for (const medium of ['', 'Memory']) {
+      const pod = podWith([{ name: 'scratch', emptyDir: { medium } }], [], {
+        securityContext: { fsGroup: 123 },
+      });
+      await vm.setUpPodVolumes(pod);
+      const dir = join(root, 'pods', pod.metadata.uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+      const st = await stat(dir);
+      assert.equal(st.gid, 123, medium);
+      assert.equal(st.mode & 0o2777, 0o2777, medium); // tmpfs adds the sticky bit, as upstream's does
+    }
+  });
+
+  it('makes a missing subPath with the volume root’s mode and group: world-writable, setgid, fsGroup', async () => {
+    const pod = podWith(
+      [{ name: 'scratch', emptyDir: { medium: 'Memory' } }],
+      [{ name: 'scratch', mountPath: '/test-volume', subPath: 'test-sub/deeper' }],
+      { securityContext: { fsGroup: 123 } },
+    );
+    await vm.setUpPodVolumes(pod);
+    const [mount] = await vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' });
+    for (const dir of [join(mount?.hostPath ?? '', '..'), mount?.hostPath ?? '']) {
+      const st = await stat(dir);
+      assert.equal(st.mode & 0o7777, 0o3777, dir); // the tmpfs root's sticky bit too (e2e: dgtrwxrwxrwx)
+      assert.equal(st.gid, 123, dir);
+    }
   });
 });

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { statfsSync } from 'node:fs';
 import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { availableParallelism, totalmem } from 'node:os';
-import { isAbsolute, join, normalize, sep } from 'node:path';
-import { podFullName, type Container, type Pod, type Volume } from '../api/types.ts';
+import { isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { podFullName, type Container, type KubeletPod, type Volume } from '../api/types.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
@@ -33,9 +33,9 @@ export interface VolumeManager {
    * (atomically, only when it changed); idempotent and cheap when nothing changed, so it may run on
    * every sync. Throws KubeletError naming the volume.
    */
-  setUpPodVolumes(pod: Pod, signal?: AbortSignal): Promise<void>;
+  setUpPodVolumes(pod: KubeletPod, signal?: AbortSignal): Promise<void>;
   /** The CRI mounts for one container (after setUpPodVolumes). Projected kinds are always read-only. */
-  mountsFor(pod: Pod, container: Container): Promise<Mount[]>;
+  mountsFor(pod: KubeletPod, container: Container): Promise<Mount[]>;
   /**
    * Unmounts every mount under the pod's directory (tmpfs of secret/Memory volumes), then removes the
    * directory (emptyDir data included) once the pod is gone. If an unmount fails it throws and removes
@@ -158,6 +158,37 @@ function volumeKind(v: Volume): string {
   return kinds[0] ?? 'emptyDir';
 }
 
+/**
+ * Upstream SetVolumeOwnership for a volume's directory: group-owned by the pod's fsGroup, with the
+ * setgid bit so that what is created inside inherits the group, and `mask` (rw 0770, ro 0440) added.
+ */
+async function setGroupOwnership(dir: string, gid: number, mask: number): Promise<void> {
+  const st = await stat(dir);
+  await chown(dir, -1, gid);
+  await chmod(dir, (st.mode & 0o7777) | 0o2000 | mask);
+}
+
+/**
+ * Upstream SafeMakeDir for a missing subPath: each missing directory below the volume root is made
+ * with the root's own mode (setgid included, whatever the umask), so a subPath of a world-writable
+ * or fsGroup-owned volume is so too.
+ */
+async function makeSubPathDirs(root: string, target: string): Promise<void> {
+  const mode = (await stat(root)).mode & 0o7777;
+  let dir = root;
+  for (const part of relative(root, target).split(sep)) {
+    dir = join(dir, part);
+    const made = await mkdir(dir).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EEXIST') return false;
+        throw err;
+      },
+    );
+    if (made) await chmod(dir, mode);
+  }
+}
+
 /** Joins a subPath under a volume root, refusing anything that escapes it. */
 function withSubPath(root: string, subPath: string | undefined, volume: string): string {
   if (!subPath) return root;
@@ -183,8 +214,8 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
   /** Directories this process mounted tmpfs on (spares a mount-table read on every sync). */
   const mounted = new Set<string>();
 
-  function hostPathOf(pod: Pod, v: Volume): string {
-    const uid = pod.metadata.uid ?? '';
+  function hostPathOf(pod: KubeletPod, v: Volume): string {
+    const uid = pod.metadata.uid;
     const kind = volumeKind(v);
     if (isProjectionKind(kind)) return projectedVolumePath(opts.rootDir, uid, kind, v.name);
     switch (kind) {
@@ -203,14 +234,14 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
   }
 
   /** Creates `dir`, on a fresh tmpfs when the volume is memory-backed. */
-  async function prepareDir(pod: Pod, v: Volume, dir: string, memory: boolean, signal?: AbortSignal) {
+  async function prepareDir(pod: KubeletPod, v: Volume, dir: string, memory: boolean, signal?: AbortSignal) {
     await mkdir(dir, { recursive: true, mode: 0o777 });
     if (!memory) {
       await chmod(dir, 0o777); // world-writable like upstream's emptyDir, whatever the umask
       return;
     }
     if (!useTmpfs) {
-      const key = `${pod.metadata.uid ?? ''}/${v.name}`;
+      const key = `${pod.metadata.uid}/${v.name}`;
       if (!warnedDisk.has(key)) {
         warnedDisk.add(key);
         log.warn('memory-backed volume kept on disk (tmpfs disabled)', {
@@ -234,8 +265,8 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     mounted.add(dir);
   }
 
-  async function setUpProjected(pod: Pod, v: Volume, kind: ProjectionKind, signal?: AbortSignal) {
-    const uid = pod.metadata.uid ?? '';
+  async function setUpProjected(pod: KubeletPod, v: Volume, kind: ProjectionKind, signal?: AbortSignal) {
+    const uid = pod.metadata.uid;
     // Fetch and check everything before touching the disk (upstream fails before SetUp too).
     allocatable ??= hostAllocatable(opts.rootDir, log);
     const payload = await buildPayload(
@@ -257,11 +288,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
 
     const dir = projectedVolumePath(opts.rootDir, uid, kind, v.name);
     await prepareDir(pod, v, dir, MEMORY_BACKED[kind], signal);
-    if (gid !== undefined) {
-      const st = await stat(dir);
-      await chown(dir, -1, gid);
-      await chmod(dir, (st.mode & 0o7777) | 0o2000 | 0o440);
-    }
+    if (gid !== undefined) await setGroupOwnership(dir, gid, 0o440);
     const changed = await writeAtomically(dir, payload, {
       context: `pod ${podFullName(pod)} volume ${v.name}`,
       logger: log,
@@ -281,7 +308,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
 
   return {
     async setUpPodVolumes(pod, signal) {
-      const uid = pod.metadata.uid ?? '';
+      const uid = pod.metadata.uid;
       await mkdir(join(podDir(opts.rootDir, uid), 'volumes'), { recursive: true });
       for (const v of pod.spec.volumes ?? []) {
         const kind = volumeKind(v);
@@ -297,7 +324,11 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
             );
           }
           // World-writable like upstream's emptyDir, so non-root containers can use it.
-          await prepareDir(pod, v, emptyDirPath(opts.rootDir, uid, v.name), medium === 'Memory', signal);
+          const dir = emptyDirPath(opts.rootDir, uid, v.name);
+          await prepareDir(pod, v, dir, medium === 'Memory', signal);
+          const gid = pod.spec.securityContext?.fsGroup;
+          // Upstream SetVolumeOwnership (read-write): what the pod writes belongs to its fsGroup.
+          if (gid !== undefined) await setGroupOwnership(dir, gid, 0o770);
         } else if (kind === 'hostPath') {
           await checkHostPath(v.name, v.hostPath?.path ?? '', (v.hostPath?.type ?? '') as HostPathType);
         } else {
@@ -331,7 +362,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
               `subPath "${m.subPath}" does not exist in volume ${v.name}`,
             );
           }
-          await mkdir(hostPath, { recursive: true, mode: 0o777 });
+          await makeSubPathDirs(root, hostPath);
         }
         const propagation =
           m.mountPropagation === 'Bidirectional'

@@ -10,6 +10,7 @@ import { nullLogger } from '../../src/util/logger.ts';
 import { KubeletError, describeError } from '../../src/util/errors.ts';
 import { sleep } from '../../src/util/abort.ts';
 import { criVersion } from './cri-mini.ts';
+import { logTail, running, terminate as terminateDaemon } from './cluster/daemon.ts';
 
 export const BED_PATHS = {
   /** containerd's persistent root (content store, snapshots, metadata). */
@@ -147,26 +148,6 @@ export async function criAnswers(socket: string = BED_PATHS.socket, timeoutMs = 
   }
 }
 
-/** Whether `pid` is a live (non-zombie) process. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  return true;
-}
-
-async function isZombie(pid: number): Promise<boolean> {
-  const st = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  // Field 3 (after the parenthesised comm) is the state letter.
-  return /\)\s+Z\s/.test(st);
-}
-
-async function running(pid: number): Promise<boolean> {
-  return isAlive(pid) && !(await isZombie(pid));
-}
-
 /** The pid in the pid file, if that process is a live containerd running with the bed's config. */
 export async function bedContainerdPid(): Promise<number | undefined> {
   const raw = await readFile(BED_PATHS.pidFile, 'utf8').catch(() => '');
@@ -179,34 +160,8 @@ export async function bedContainerdPid(): Promise<number | undefined> {
 }
 
 /** SIGTERM, then SIGKILL after a grace period; resolves once the process is gone. */
-export async function terminate(pid: number, logger: Logger, graceMs = STOP_GRACE_MS): Promise<void> {
-  const signal = (sig: NodeJS.Signals): void => {
-    try {
-      process.kill(pid, sig);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
-      logger.debug('process already gone', { pid, signal: sig });
-    }
-  };
-  signal('SIGTERM');
-  const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline) {
-    if (!(await running(pid))) return;
-    await sleep(50);
-  }
-  logger.warn('containerd ignored SIGTERM; killing it', { pid, graceMs });
-  signal('SIGKILL');
-  const killDeadline = Date.now() + 5_000;
-  while (Date.now() < killDeadline) {
-    if (!(await running(pid))) return;
-    await sleep(50);
-  }
-  throw new KubeletError('DeadlineExceeded', 'stop bed containerd', `pid ${pid} still alive after SIGKILL`);
-}
-
-async function logTail(lines = 30): Promise<string> {
-  const text = await readFile(BED_PATHS.log, 'utf8').catch(() => '');
-  return text.trimEnd().split('\n').slice(-lines).join('\n');
+export function terminate(pid: number, logger: Logger, graceMs = STOP_GRACE_MS): Promise<void> {
+  return terminateDaemon(pid, 'containerd', logger, graceMs);
 }
 
 export interface ContainerdProcess {
@@ -326,7 +281,7 @@ async function spawnContainerd(logger: Logger): Promise<number> {
     throw new KubeletError(
       'Unavailable',
       'start bed containerd',
-      `${alive ? `no CRI answer within ${START_TIMEOUT_MS} ms` : 'containerd exited'}; log: ${BED_PATHS.log}\n${await logTail()}`,
+      `${alive ? `no CRI answer within ${START_TIMEOUT_MS} ms` : 'containerd exited'}; log: ${BED_PATHS.log}\n${await logTail(BED_PATHS.log, 30)}`,
     );
   }
   return pid;

@@ -3,24 +3,27 @@
  * `/bin/busybox`, a symlink per applet and a minimal `/etc`, written as an OCI image layout tar and
  * imported with `ctr images import`. Tars are cached by content key so a second run only checks.
  */
-import { createHash } from 'node:crypto';
-import {
-  mkdir,
-  mkdtemp,
-  readFile,
-  rename,
-  rm,
-  stat,
-  symlink,
-  writeFile,
-  chmod,
-  copyFile,
-} from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile, chmod, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../src/util/logger.ts';
 import { nullLogger } from '../../src/util/logger.ts';
 import { KubeletError } from '../../src/util/errors.ts';
 import { run } from './exec.ts';
+import {
+  EPOCH,
+  MT_CONFIG,
+  MT_LAYER,
+  MT_MANIFEST,
+  cacheStem,
+  cachedImage,
+  deterministicTar,
+  packImage,
+  sha256,
+  writeBlob,
+  type BuiltImage,
+} from './oci-layout.ts';
+
+export type { BuiltImage } from './oci-layout.ts';
 
 export const BUSYBOX_IMAGE = 'docker.io/library/busybox:1.29';
 /** containerd 1.6's default `sandbox_image`. */
@@ -32,12 +35,6 @@ const BUSYBOX_BINARY = '/bin/busybox';
 const IMAGE_FORMAT_VERSION = 1;
 const CRI_NAMESPACE = 'k8s.io';
 const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
-const EPOCH = '1970-01-01T00:00:00Z';
-
-const MT_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
-const MT_CONFIG = 'application/vnd.oci.image.config.v1+json';
-const MT_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip';
-const MT_INDEX = 'application/vnd.oci.image.index.v1+json';
 
 export interface ImageSpec {
   /** Full reference, e.g. `docker.io/library/busybox:1.29`. */
@@ -56,28 +53,6 @@ export const BED_IMAGES: readonly ImageSpec[] = [
   },
 ];
 
-export interface BuiltImage {
-  ref: string;
-  /** OCI archive (layout tar) ready for `ctr images import` or `skopeo copy oci-archive:...`. */
-  tarPath: string;
-  /** Digest of the image manifest: what `ctr images ls` shows once imported. */
-  manifestDigest: string;
-}
-
-function sha256(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    // stat failing (ENOENT or otherwise) means we cannot use the path: treat as absent.
-    return false;
-  }
-}
-
 function ociArch(): string {
   switch (process.arch) {
     case 'x64':
@@ -87,10 +62,6 @@ function ociArch(): string {
     default:
       return process.arch; // arm64, arm, s390x, ppc64 match the OCI names
   }
-}
-
-function safeName(ref: string): string {
-  return ref.replace(/[^A-Za-z0-9_.-]+/g, '_');
 }
 
 /** The rootfs shared by every bed image. */
@@ -137,39 +108,6 @@ async function writeRootfs(dir: string): Promise<void> {
   for (const f of ['etc/passwd', 'etc/group', 'var/www/index.html']) await chmod(join(dir, f), 0o644);
 }
 
-/** Deterministic tar of `entries` (relative to `cwd`). */
-async function tarDeterministic(cwd: string, out: string, entries: string[]): Promise<void> {
-  await run(
-    'tar',
-    [
-      '--sort=name',
-      '--mtime=@0',
-      '--owner=0',
-      '--group=0',
-      '--numeric-owner',
-      '--format=gnu',
-      '-C',
-      cwd,
-      '-cf',
-      out,
-      ...[...entries].sort(),
-    ],
-    { timeoutMs: 60_000 },
-  );
-}
-
-async function writeBlob(layoutDir: string, data: Buffer): Promise<{ digest: string; size: number }> {
-  const hex = sha256(data);
-  await writeFile(join(layoutDir, 'blobs/sha256', hex), data);
-  return { digest: `sha256:${hex}`, size: data.length };
-}
-
-interface CacheRecord {
-  ref: string;
-  key: string;
-  manifestDigest: string;
-}
-
 /** Content key: harness format version, the busybox binary, and the image's own spec. */
 async function cacheKey(spec: ImageSpec): Promise<string> {
   const busybox = await readFile(BUSYBOX_BINARY).catch((err: unknown) => {
@@ -193,21 +131,11 @@ async function cacheKey(spec: ImageSpec): Promise<string> {
  */
 export async function buildImage(spec: ImageSpec, logger: Logger = nullLogger): Promise<BuiltImage> {
   const key = await cacheKey(spec);
-  const base = join(IMAGE_CACHE_DIR, `${safeName(spec.ref)}-${key}`);
-  const tarPath = `${base}.tar`;
-  const recordPath = `${base}.json`;
-  if ((await exists(tarPath)) && (await exists(recordPath))) {
-    try {
-      const rec = JSON.parse(await readFile(recordPath, 'utf8')) as CacheRecord;
-      if (rec.ref === spec.ref && rec.key === key && rec.manifestDigest.startsWith('sha256:')) {
-        return { ref: spec.ref, tarPath, manifestDigest: rec.manifestDigest };
-      }
-    } catch (err) {
-      logger.warn('test image cache record unreadable; rebuilding', { path: recordPath, err: String(err) });
-    }
-  }
+  const stem = cacheStem(IMAGE_CACHE_DIR, spec.ref, key);
+  const cached = await cachedImage(stem, spec.ref, key, logger);
+  if (cached) return cached;
 
-  logger.info('building test image', { image: spec.ref, tar: tarPath });
+  logger.info('building test image', { image: spec.ref, tar: `${stem}.tar` });
   await mkdir(IMAGE_CACHE_DIR, { recursive: true });
   const work = await mkdtemp(join(IMAGE_CACHE_DIR, '.build-'));
   try {
@@ -218,22 +146,15 @@ export async function buildImage(spec: ImageSpec, logger: Logger = nullLogger): 
     await writeRootfs(rootfs);
 
     const layerTar = join(work, 'layer.tar');
-    await tarDeterministic(rootfs, layerTar, [
-      'bin',
-      'dev',
-      'etc',
-      'home',
-      'proc',
-      'root',
-      'sbin',
-      'sys',
-      'tmp',
-      'usr',
-      'var',
-    ]);
+    await deterministicTar(
+      rootfs,
+      layerTar,
+      ['bin', 'dev', 'etc', 'home', 'proc', 'root', 'sbin', 'sys', 'tmp', 'usr', 'var'],
+      60_000,
+    );
     const diffId = `sha256:${sha256(await readFile(layerTar))}`;
     await run('gzip', ['-n', '-f', layerTar], { timeoutMs: 60_000 });
-    const layer = await writeBlob(layout, await readFile(`${layerTar}.gz`));
+    const layer = await writeBlob(layout, await readFile(`${layerTar}.gz`), MT_LAYER);
 
     const imageConfig: Record<string, unknown> = { Env: [PATH_ENV] };
     if (spec.entrypoint) imageConfig.Entrypoint = spec.entrypoint;
@@ -250,6 +171,7 @@ export async function buildImage(spec: ImageSpec, logger: Logger = nullLogger): 
           history: [{ created: EPOCH, created_by: 'tskubelet test harness (busybox-static)' }],
         }),
       ),
+      MT_CONFIG,
     );
     const manifest = await writeBlob(
       layout,
@@ -257,35 +179,24 @@ export async function buildImage(spec: ImageSpec, logger: Logger = nullLogger): 
         JSON.stringify({
           schemaVersion: 2,
           mediaType: MT_MANIFEST,
-          config: { mediaType: MT_CONFIG, ...config },
-          layers: [{ mediaType: MT_LAYER, ...layer }],
+          config,
+          layers: [layer],
         }),
       ),
+      MT_MANIFEST,
     );
-    const tag = spec.ref.slice(spec.ref.lastIndexOf(':') + 1);
     await writeFile(join(layout, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-    await writeFile(
-      join(layout, 'index.json'),
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: MT_INDEX,
-        manifests: [
-          {
-            mediaType: MT_MANIFEST,
-            ...manifest,
-            platform: { architecture: ociArch(), os: 'linux' },
-            annotations: { 'io.containerd.image.name': spec.ref, 'org.opencontainers.image.ref.name': tag },
-          },
-        ],
-      }),
-    );
-    const tmpTar = join(work, 'image.tar');
-    await tarDeterministic(layout, tmpTar, ['blobs', 'index.json', 'oci-layout']);
-    await rename(tmpTar, tarPath);
-    const rec: CacheRecord = { ref: spec.ref, key, manifestDigest: manifest.digest };
-    await writeFile(`${recordPath}.tmp`, JSON.stringify(rec));
-    await rename(`${recordPath}.tmp`, recordPath);
-    return { ref: spec.ref, tarPath, manifestDigest: manifest.digest };
+    return await packImage({
+      layout,
+      work,
+      entries: ['blobs', 'index.json', 'oci-layout'],
+      ref: spec.ref,
+      key,
+      stem,
+      manifest,
+      architecture: ociArch(),
+      timeoutMs: 60_000,
+    });
   } finally {
     await rm(work, { recursive: true, force: true });
   }

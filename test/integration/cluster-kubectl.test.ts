@@ -6,8 +6,7 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { request as httpsRequest } from 'node:https';
@@ -16,6 +15,7 @@ import { promisify } from 'node:util';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { pkiPaths } from '../harness/cluster/control-plane.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
 
 const NODE = 'tsk-kubectl';
 /**
@@ -24,14 +24,12 @@ const NODE = 'tsk-kubectl';
  */
 const PORT = 11250;
 const NS = 'default';
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
 const run = promisify(execFile);
 
 describe('kubectl against a tskubelet node (kubelet API)', () => {
   let env: Env;
   let cluster: ClusterBed;
-  let kubelet: ChildProcess | undefined;
-  let logFile: string;
+  let kubelet: TskubeletProcess | undefined;
 
   async function kubectl(args: string[], opts: { input?: string; timeoutMs?: number } = {}) {
     const child = execFile('kubectl', args, {
@@ -123,31 +121,11 @@ ${extra}`;
       `spec.nodeName=${NODE}`,
     ]);
     const kubeconfig = await cluster.kubeletKubeconfig(NODE);
-    logFile = join(env.dir, 'tskubelet.log');
-    const fd = openSync(logFile, 'a');
-    kubelet = spawn(
-      BIN,
-      [
-        'run',
-        '--kubeconfig',
-        kubeconfig,
-        '--container-runtime-endpoint',
-        env.bed.endpoint,
-        '--root-dir',
-        env.rootDir,
-        '--hostname-override',
-        NODE,
-        '--node-ip',
-        '127.0.0.1',
-        '--healthz-port',
-        '0',
-        '--client-ca-file',
-        cluster.caFile,
-        '--port',
-        String(PORT),
-      ],
-      { stdio: ['ignore', fd, fd] },
-    );
+    kubelet = startNodeKubelet(env, {
+      node: NODE,
+      kubeconfig,
+      extraArgs: ['--client-ca-file', cluster.caFile, '--port', String(PORT)],
+    });
     await eventually(
       'node Ready',
       async () => {
@@ -196,11 +174,7 @@ ${extra}`;
         '--force',
         '--ignore-not-found',
       ]);
-    if (kubelet && kubelet.exitCode === null) {
-      const exited = new Promise((r) => kubelet?.once('exit', r));
-      kubelet.kill('SIGTERM');
-      await exited;
-    }
+    await kubelet?.stop();
     if (cluster) await kubectl(['delete', 'node', NODE, '--ignore-not-found']);
     await env?.close();
     await cluster?.stop();

@@ -8,10 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { BUSYBOX_IMAGE, PAUSE_IMAGE } from '../harness/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
@@ -19,16 +16,15 @@ import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Node } from '../../src/node/types.ts';
 import { describeError } from '../../src/util/errors.ts';
 import { eventually, setupEnv, type Env } from './support.ts';
+import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
 
 const NODE = 'tsk-images';
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
 
 void describe('node status images against a real kube-apiserver', () => {
   let env: Env | undefined;
   let cluster: ClusterBed | undefined;
   let admin: ApiClient | undefined;
-  let kubelet: ChildProcess | undefined;
-  let logFile = '';
+  let kubelet: TskubeletProcess | undefined;
 
   before(async () => {
     env = await setupEnv();
@@ -38,39 +34,12 @@ void describe('node status images against a real kube-apiserver', () => {
     // A clean slate: no Node left by an earlier run, so the images seen are this run's.
     await admin.request({ method: 'DELETE', path: `/api/v1/nodes/${NODE}` }).catch(() => undefined);
     const kubeconfig = await cluster.kubeletKubeconfig(NODE);
-    logFile = join(env.dir, 'tskubelet.log');
-    const fd = openSync(logFile, 'a');
-    kubelet = spawn(
-      BIN,
-      [
-        'run',
-        '--kubeconfig',
-        kubeconfig,
-        '--pod-manifest-path',
-        env.manifests,
-        '--container-runtime-endpoint',
-        env.bed.endpoint,
-        '--root-dir',
-        env.rootDir,
-        '--hostname-override',
-        NODE,
-        '--node-ip',
-        '127.0.0.1',
-        '--healthz-port',
-        '0',
-      ],
-      { stdio: ['ignore', fd, fd] },
-    );
+    kubelet = startNodeKubelet(env, { node: NODE, kubeconfig, staticPods: true });
   });
 
   after(async () => {
     const failures: string[] = [];
-    const k = kubelet;
-    if (k && k.exitCode === null) {
-      const exited = new Promise((r) => k.once('exit', r));
-      k.kill('SIGTERM');
-      await exited;
-    }
+    await kubelet?.stop();
     const steps = [
       () => admin?.request({ method: 'DELETE', path: `/api/v1/nodes/${NODE}` }),
       () => admin?.close(),
@@ -97,9 +66,7 @@ void describe('node status images against a real kube-apiserver', () => {
     const node = await eventually(
       'status.images with pause and busybox',
       async () => {
-        if (kubelet?.exitCode !== null && kubelet?.exitCode !== undefined) {
-          throw new Error(`tskubelet exited ${kubelet.exitCode}: ${await readFile(logFile, 'utf8')}`);
-        }
+        await kubelet?.assertRunning();
         const n = await api
           .request<Node>({ method: 'GET', path: `/api/v1/nodes/${NODE}` })
           .catch(() => undefined);

@@ -5,19 +5,16 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import { openSync } from 'node:fs';
-import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod, PodCondition, PodList } from '../../src/api/types.ts';
 import type { Node } from '../../src/node/types.ts';
 
 const NODE = 'tsk-gates';
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
 const NS = 'default';
 const GATE = 'example.com/load-balancer';
 
@@ -29,8 +26,7 @@ describe('pod status fidelity against a real kube-apiserver', () => {
   let env: Env;
   let cluster: ClusterBed;
   let admin: ApiClient;
-  let kubelet: ChildProcess | undefined;
-  let logFile: string;
+  let kubelet: TskubeletProcess | undefined;
 
   const podPath = (name: string) => `/api/v1/namespaces/${NS}/pods/${name}`;
   const getPod = (name: string) =>
@@ -75,33 +71,14 @@ describe('pod status fidelity against a real kube-apiserver', () => {
     });
     for (const p of left.items) await forceDelete(p.metadata.name ?? '');
     const kubeconfig = await cluster.kubeletKubeconfig(NODE);
-    logFile = join(env.dir, 'tskubelet.log');
-    const fd = openSync(logFile, 'a');
-    kubelet = spawn(
-      BIN,
-      [
-        'run',
-        '--kubeconfig',
-        kubeconfig,
-        '--pod-manifest-path',
-        env.manifests,
-        '--container-runtime-endpoint',
-        env.bed.endpoint,
-        '--root-dir',
-        env.rootDir,
-        '--hostname-override',
-        NODE,
-        '--node-ip',
-        '127.0.0.1',
-        '--healthz-port',
-        '0',
-        // This file is about pod status, not resource isolation: pods run in containerd's default
-        // cgroup parent, so the timings here do not depend on the QoS cgroup tree.
-        '--cgroups-per-qos=false',
-        '--enforce-node-allocatable=',
-      ],
-      { stdio: ['ignore', fd, fd] },
-    );
+    kubelet = startNodeKubelet(env, {
+      node: NODE,
+      kubeconfig,
+      staticPods: true,
+      // This file is about pod status, not resource isolation: pods run in containerd's default
+      // cgroup parent, so the timings here do not depend on the QoS cgroup tree.
+      extraArgs: ['--cgroups-per-qos=false', '--enforce-node-allocatable='],
+    });
     await eventually(
       'node Ready',
       async () => {
@@ -115,12 +92,7 @@ describe('pod status fidelity against a real kube-apiserver', () => {
   });
 
   after(async () => {
-    const k = kubelet;
-    if (k && k.exitCode === null) {
-      const exited = new Promise((r) => k.once('exit', r));
-      k.kill('SIGTERM');
-      await exited;
-    }
+    await kubelet?.stop();
     if (admin) {
       const left = await admin
         .request<PodList>({ method: 'GET', path: `/api/v1/pods?fieldSelector=spec.nodeName%3D${NODE}` })

@@ -6,18 +6,16 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod, PodList } from '../../src/api/types.ts';
 import { parseResolvConf } from '../../src/runtime/sandbox-config.ts';
 
 const NODE = 'tsk-svc-itest';
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
 /** A fresh namespace per run: namespace deletion is asynchronous and may outlive the last run. */
 const NS = `svc-itest-${Date.now().toString(36)}`;
 const CLUSTER_DNS = '10.96.0.10';
@@ -50,7 +48,7 @@ describe('service links and cluster DNS against a real kube-apiserver', () => {
   let env: Env;
   let cluster: ClusterBed;
   let admin: ApiClient;
-  let kubelet: ChildProcess | undefined;
+  let kubelet: TskubeletProcess | undefined;
   let webIP = '';
   let kubernetesIP = '';
 
@@ -142,28 +140,11 @@ describe('service links and cluster DNS against a real kube-apiserver', () => {
 
     // Started after the Service exists: its first list has it, and pods wait for that list.
     const kubeconfig = await cluster.kubeletKubeconfig(NODE);
-    const fd = openSync(join(env.dir, 'tskubelet.log'), 'a');
-    kubelet = spawn(
-      BIN,
-      [
-        'run',
-        '--kubeconfig',
-        kubeconfig,
-        '--container-runtime-endpoint',
-        env.bed.endpoint,
-        '--root-dir',
-        env.rootDir,
-        '--hostname-override',
-        NODE,
-        '--node-ip',
-        '127.0.0.1',
-        '--healthz-port',
-        '0',
-        `--cluster-dns=${CLUSTER_DNS}`,
-        `--cluster-domain=${CLUSTER_DOMAIN}`,
-      ],
-      { stdio: ['ignore', fd, fd] },
-    );
+    kubelet = startNodeKubelet(env, {
+      node: NODE,
+      kubeconfig,
+      extraArgs: [`--cluster-dns=${CLUSTER_DNS}`, `--cluster-domain=${CLUSTER_DOMAIN}`],
+    });
   });
 
   after(async () => {
@@ -171,12 +152,7 @@ describe('service links and cluster DNS against a real kube-apiserver', () => {
       const mine = await get<PodList>(`/api/v1/namespaces/${NS}/pods`).catch(() => ({ items: [] }));
       for (const p of mine.items) await forceDelete(p);
     }
-    const k = kubelet;
-    if (k && k.exitCode === null) {
-      const exited = new Promise((r) => k.once('exit', r));
-      k.kill('SIGTERM');
-      await exited;
-    }
+    await kubelet?.stop();
     if (admin) {
       await admin.request({ method: 'DELETE', path: `/api/v1/namespaces/${NS}` }).catch(() => undefined);
       await admin.request({ method: 'DELETE', path: `/api/v1/nodes/${NODE}` }).catch(() => undefined);

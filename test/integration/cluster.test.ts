@@ -5,13 +5,12 @@
  */
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { openSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
 import { startContainerd, stopBedContainerd } from '../harness/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
@@ -19,7 +18,6 @@ import type { Pod, PodList } from '../../src/api/types.ts';
 import type { Lease, Node } from '../../src/node/types.ts';
 
 const NODE = 'tsk-itest';
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
 const NS = 'default';
 
 function pod(name: string, spec: Partial<Pod['spec']> & Pick<Pod['spec'], 'containers'>): Pod {
@@ -35,44 +33,22 @@ describe('cluster mode against a real kube-apiserver', () => {
   let env: Env;
   let cluster: ClusterBed;
   let admin: ApiClient;
-  let kubelet: ChildProcess | undefined;
+  let kubelet: TskubeletProcess | undefined;
   let kubeconfig: string;
-  let logFile: string;
 
   function startKubelet(): void {
-    const fd = openSync(logFile, 'a');
-    kubelet = spawn(
-      BIN,
-      [
-        'run',
-        '--kubeconfig',
-        kubeconfig,
-        '--pod-manifest-path',
-        env.manifests,
-        '--container-runtime-endpoint',
-        env.bed.endpoint,
-        '--root-dir',
-        env.rootDir,
-        '--hostname-override',
-        NODE,
-        '--node-ip',
-        '127.0.0.1',
-        '--healthz-port',
-        '0',
-        '--node-labels',
-        'tskubelet.example/role=test',
-      ],
-      { stdio: ['ignore', fd, fd] },
-    );
+    kubelet = startNodeKubelet(env, {
+      node: NODE,
+      kubeconfig,
+      staticPods: true,
+      extraArgs: ['--node-labels', 'tskubelet.example/role=test'],
+    });
   }
 
   async function stopKubelet(): Promise<void> {
     const k = kubelet;
     kubelet = undefined;
-    if (!k || k.exitCode !== null) return;
-    const exited = new Promise((r) => k.once('exit', r));
-    k.kill('SIGTERM');
-    await exited;
+    await k?.stop();
   }
 
   const get = <T>(path: string) => admin.request<T>({ method: 'GET', path });
@@ -98,7 +74,6 @@ describe('cluster mode against a real kube-apiserver', () => {
         .catch(() => undefined);
     }
     kubeconfig = await cluster.kubeletKubeconfig(NODE);
-    logFile = join(env.dir, 'tskubelet.log');
     await writeFile(
       join(env.manifests, 'static-web.yaml'),
       stringify({
@@ -267,7 +242,7 @@ describe('cluster mode against a real kube-apiserver', () => {
     await cluster.stopApiserver();
     // While the API server is down the container crashes and restarts; nothing may be lost.
     await new Promise((r) => setTimeout(r, 6_000));
-    assert.equal(kubelet?.exitCode, null, 'tskubelet is still running');
+    assert.equal(kubelet?.child.exitCode, null, 'tskubelet is still running');
     await cluster.startApiserver();
     const p = await eventually(
       'restart count reported after the outage',
@@ -304,7 +279,7 @@ describe('cluster mode against a real kube-apiserver', () => {
       );
       assert.equal(notReady.reason, 'KubeletNotReady');
       assert.match(notReady.message ?? '', /container runtime/);
-      assert.equal(kubelet?.exitCode, null, 'tskubelet keeps running');
+      assert.equal(kubelet?.child.exitCode, null, 'tskubelet keeps running');
     } finally {
       await startContainerd();
     }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { podLogsDirectory } from '../../src/runtime/sandbox-config.ts';
-import type { Pod } from '../../src/api/types.ts';
+import type { KubeletPod } from '../../src/api/types.ts';
 import {
   IMAGE,
   NODE,
@@ -23,7 +23,7 @@ function criLogLines(text: string): string[] {
     .map((l) => l.split(' ').slice(3).join(' '));
 }
 
-async function containerOutput(logsDir: string, pod: Pod, container: string): Promise<string[]> {
+async function containerOutput(logsDir: string, pod: KubeletPod, container: string): Promise<string[]> {
   const file = join(podLogsDirectory(logsDir, pod), container, '0.log');
   return criLogLines(await readFile(file, 'utf8').catch(() => ''));
 }

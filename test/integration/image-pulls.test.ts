@@ -13,8 +13,6 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -33,7 +31,7 @@ import {
   type PullSecret,
 } from '../../src/runtime/pull-secrets.ts';
 import { createMemoryRecorder } from '../../src/api/events.ts';
-import type { Container, Pod, PodList, PullPolicy } from '../../src/api/types.ts';
+import type { Container, KubeletPod, PodList, PullPolicy } from '../../src/api/types.ts';
 import type { ImageService, PodSandboxConfig } from '../../src/runtime/cri/types.ts';
 import { isNotFound, describeError } from '../../src/util/errors.ts';
 import {
@@ -48,6 +46,7 @@ import {
   type Env,
   type RunningKubelet,
 } from './support.ts';
+import { spawnTskubelet, type TskubeletProcess } from './kubelet-process.ts';
 
 const CREDS = { user: 'bed', password: 'pull-s3cret' };
 const OPEN_REPO = 'tskubelet/busybox';
@@ -106,19 +105,19 @@ function dockerConfigSecret(server: string, user: string, password: string): Pul
   };
 }
 
-function testPod(name: string, pullSecrets = false): Pod {
+function testPod(name: string, pullSecrets = false): KubeletPod {
   return {
     metadata: { name, namespace: 'default', uid: `uid-${name}-${Date.now()}` },
     spec: { containers: [], ...(pullSecrets ? { imagePullSecrets: [{ name: 'regcred' }] } : {}) },
   };
 }
 
-function sandboxOf(pod: Pod): PodSandboxConfig {
+function sandboxOf(pod: KubeletPod): PodSandboxConfig {
   return {
     metadata: {
-      name: pod.metadata.name ?? '',
+      name: pod.metadata.name,
       namespace: 'default',
-      uid: pod.metadata.uid ?? '',
+      uid: pod.metadata.uid,
       attempt: 0,
     },
   };
@@ -153,7 +152,7 @@ function manager(overrides: Partial<ImageManagerDeps> = {}) {
     logger: testLogger(),
     ...overrides,
   });
-  const ensure = (pod: Pod, image: string, imagePullPolicy: PullPolicy) => {
+  const ensure = (pod: KubeletPod, image: string, imagePullPolicy: PullPolicy) => {
     const c: Container = { name: 'app', image, imagePullPolicy };
     return m.ensureImage(pod, c, sandboxOf(pod), AbortSignal.timeout(60_000));
   };
@@ -373,8 +372,7 @@ async function freePort(): Promise<number> {
 }
 
 void describe('a tskubelet process with image pull settings in its config file', () => {
-  const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
-  let proc: ChildProcess | undefined;
+  let proc: TskubeletProcess | undefined;
   let dir = '';
   let logFile = '';
   let port = 0;
@@ -418,21 +416,16 @@ void describe('a tskubelet process with image pull settings in its config file',
       ),
     );
     logFile = join(dir, 'tskubelet.log');
-    const fd = openSync(logFile, 'a');
-    proc = spawn(
-      BIN,
+    proc = spawnTskubelet(
       ['run', '--config', configFile, '--root-dir', rootDir, '--hostname-override', 'itest-proc', '--v=3'],
-      { stdio: ['ignore', fd, fd], cwd: dir },
+      { logFile, cwd: dir },
     );
   });
 
   after(async () => {
     const p = proc;
     proc = undefined;
-    if (!p || p.exitCode !== null) return;
-    const exited = new Promise((r) => p.once('exit', r));
-    p.kill('SIGTERM');
-    await exited;
+    await p?.stop();
   });
 
   async function pods(): Promise<PodList | undefined> {
@@ -448,9 +441,7 @@ void describe('a tskubelet process with image pull settings in its config file',
     const running = await eventually(
       'pod two-registries Running (via /pods)',
       async () => {
-        if (proc?.exitCode !== null && proc?.exitCode !== undefined) {
-          throw new Error(`tskubelet exited ${proc.exitCode}: ${await readFile(logFile, 'utf8')}`);
-        }
+        await proc?.assertRunning();
         const pod = (await pods())?.items.find((p) => p.metadata.name === 'two-registries-itest-proc');
         return pod?.status?.phase === 'Running' ? pod : undefined;
       },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { flush } from '../../api/testing.ts';
 import { hasCode } from '../../util/errors.ts';
+import { flush } from '../../util/testing.ts';
 import { CriError } from './errors.ts';
 import { FakeImageService, FakeRuntimeService, normalizeImageRef } from './testing.ts';
 import type { PodSandboxConfig } from './types.ts';

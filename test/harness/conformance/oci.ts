@@ -7,30 +7,28 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import {
-  chmod,
-  copyFile,
-  mkdir,
-  mkdtemp,
-  readFile,
-  rename,
-  rm,
-  stat,
-  symlink,
-  writeFile,
-} from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../../../src/util/logger.ts';
 import { KubeletError } from '../../../src/util/errors.ts';
 import { run } from '../exec.ts';
-import type { BuiltImage } from '../images.ts';
+import {
+  EPOCH,
+  MT_CONFIG,
+  MT_LAYER,
+  MT_MANIFEST,
+  cacheStem,
+  cachedImage,
+  deterministicTar,
+  packImage,
+  sha256,
+  writeBlob,
+  type BuiltImage,
+  type Descriptor,
+} from '../oci-layout.ts';
 
 const FORMAT_VERSION = 1;
-const EPOCH = '1970-01-01T00:00:00Z';
-const MT_MANIFEST = 'application/vnd.oci.image.manifest.v1+json';
-const MT_CONFIG = 'application/vnd.oci.image.config.v1+json';
-const MT_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip';
-const MT_INDEX = 'application/vnd.oci.image.index.v1+json';
+const TAR_TIMEOUT_MS = 120_000;
 
 /** One entry of the extra layer, at an absolute path inside the image. */
 export type LayerFile =
@@ -50,21 +48,11 @@ export interface LayeredImageSpec {
   workingDir?: string;
 }
 
-interface Descriptor {
-  mediaType: string;
-  digest: string;
-  size: number;
-}
-
 interface ImageConfig {
   config: Record<string, unknown>;
   rootfs: { type: string; diff_ids: string[] };
   history?: unknown[];
   [k: string]: unknown;
-}
-
-function sha256(data: Buffer | string): string {
-  return createHash('sha256').update(data).digest('hex');
 }
 
 function fileSha256(path: string): Promise<string> {
@@ -79,35 +67,8 @@ function fileSha256(path: string): Promise<string> {
   });
 }
 
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false, // absent (or unreadable): not usable as a cache entry
-  );
-}
-
 async function readJson<T>(path: string): Promise<T> {
   return JSON.parse(await readFile(path, 'utf8')) as T;
-}
-
-function deterministicTar(cwd: string, out: string, entries: string[]): Promise<unknown> {
-  return run(
-    'tar',
-    [
-      '--sort=name',
-      '--mtime=@0',
-      '--owner=0',
-      '--group=0',
-      '--numeric-owner',
-      '--format=gnu',
-      '-C',
-      cwd,
-      '-cf',
-      out,
-      ...entries.sort(),
-    ],
-    { timeoutMs: 120_000 },
-  );
 }
 
 /** The base archive unpacked: its layout dir, manifest and config. */
@@ -154,12 +115,6 @@ async function stage(root: string, files: readonly LayerFile[]): Promise<string[
   return [...tops];
 }
 
-async function writeBlob(layout: string, data: Buffer, mediaType: string): Promise<Descriptor> {
-  const hex = sha256(data);
-  await writeFile(join(layout, 'blobs/sha256', hex), data);
-  return { mediaType, digest: `sha256:${hex}`, size: data.length };
-}
-
 /** The content key: the format, the base, the spec and the bytes of every copied file. */
 async function cacheKey(spec: LayeredImageSpec, base: BuiltImage): Promise<string> {
   const sources: string[] = [];
@@ -178,13 +133,9 @@ export async function buildLayeredImage(
   logger: Logger,
 ): Promise<BuiltImage> {
   const key = await cacheKey(spec, base);
-  const stem = join(cacheDir, `${spec.ref.replace(/[^A-Za-z0-9_.-]+/g, '_')}-${key}`);
-  const tarPath = `${stem}.tar`;
-  if ((await exists(tarPath)) && (await exists(`${stem}.json`))) {
-    const rec = await readJson<{ manifestDigest: string }>(`${stem}.json`).catch(() => undefined);
-    if (rec?.manifestDigest.startsWith('sha256:'))
-      return { ref: spec.ref, tarPath, manifestDigest: rec.manifestDigest };
-  }
+  const stem = cacheStem(cacheDir, spec.ref, key);
+  const cached = await cachedImage(stem, spec.ref, key, logger);
+  if (cached) return cached;
   logger.info('building e2e image', { image: spec.ref });
   await mkdir(cacheDir, { recursive: true });
   const work = await mkdtemp(join(cacheDir, '.build-'));
@@ -195,7 +146,7 @@ export async function buildLayeredImage(
       const root = join(work, 'rootfs');
       const tops = await stage(root, spec.files);
       const layerTar = join(work, 'layer.tar');
-      await deterministicTar(root, layerTar, tops);
+      await deterministicTar(root, layerTar, tops, TAR_TIMEOUT_MS);
       config.rootfs.diff_ids.push(`sha256:${await fileSha256(layerTar)}`);
       await run('gzip', ['-n', '-f', layerTar], { timeoutMs: 120_000 });
       layers.push(await writeBlob(layout, await readFile(`${layerTar}.gz`), MT_LAYER));
@@ -218,34 +169,20 @@ export async function buildLayeredImage(
       Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MT_MANIFEST, config: cfg, layers })),
       MT_MANIFEST,
     );
-    const tag = spec.ref.slice(spec.ref.lastIndexOf(':') + 1);
     const arch = typeof config.architecture === 'string' ? config.architecture : 'amd64';
-    await writeFile(
-      join(layout, 'index.json'),
-      JSON.stringify({
-        schemaVersion: 2,
-        mediaType: MT_INDEX,
-        manifests: [
-          {
-            ...manifest,
-            platform: { architecture: arch, os: 'linux' },
-            annotations: { 'io.containerd.image.name': spec.ref, 'org.opencontainers.image.ref.name': tag },
-          },
-        ],
-      }),
-    );
     // Only blobs the new manifest references (the base's old config and manifest are not).
     const keep = new Set([cfg, manifest, ...layers].map((d) => d.digest.replace(/^sha256:/, '')));
-    const blobs = [...keep].map((h) => `blobs/sha256/${h}`);
-    const tmp = join(work, 'image.tar');
-    await deterministicTar(layout, tmp, ['oci-layout', 'index.json', ...blobs]);
-    await rename(tmp, tarPath);
-    await writeFile(
-      `${stem}.json.tmp`,
-      JSON.stringify({ ref: spec.ref, key, manifestDigest: manifest.digest }),
-    );
-    await rename(`${stem}.json.tmp`, `${stem}.json`);
-    return { ref: spec.ref, tarPath, manifestDigest: manifest.digest };
+    return await packImage({
+      layout,
+      work,
+      entries: ['oci-layout', 'index.json', ...[...keep].map((h) => `blobs/sha256/${h}`)],
+      ref: spec.ref,
+      key,
+      stem,
+      manifest,
+      architecture: arch,
+      timeoutMs: TAR_TIMEOUT_MS,
+    });
   } finally {
     await rm(work, { recursive: true, force: true });
   }

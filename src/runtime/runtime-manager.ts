@@ -12,7 +12,7 @@ import { createContainerSetup } from './container-setup.ts';
 import { createContainerStarter, type StartContainerRequest, type StartStep } from './container-starter.ts';
 import type { ImageManager } from './image-manager.ts';
 import { createHookRunner, type HookRunner } from './hooks.ts';
-import { createPodKiller } from './pod-killer.ts';
+import { createPodKiller, type PodKiller } from './pod-killer.ts';
 import { createPodStatusReader, type RuntimePodSummary } from './pod-status-reader.ts';
 import type { RuntimePodStatus } from './runtime-pod.ts';
 import { generateSandboxConfig, type ClusterDNS } from './sandbox-config.ts';
@@ -39,8 +39,11 @@ export interface PodSyncResult {
   retryAfterMs: number | undefined;
 }
 
-/** The runtime side of the kubelet (upstream kubeGenericRuntimeManager): CRI operations by pod. */
-export interface RuntimeManager {
+/**
+ * The runtime side of the kubelet (upstream kubeGenericRuntimeManager): CRI operations by pod.
+ * killPod / removePod are the kill path's (pod-killer.ts): `pod` may be undefined for orphans.
+ */
+export interface RuntimeManager extends Pick<PodKiller, 'killPod' | 'removePod'> {
   /** Reads everything the runtime holds for a pod UID. */
   getPodStatus(uid: string, name: string, namespace: string, signal?: AbortSignal): Promise<RuntimePodStatus>;
   /** Every pod the runtime holds (from labels), without per-container status calls. */
@@ -52,18 +55,6 @@ export interface RuntimeManager {
     signal?: AbortSignal,
     probes?: ProbeVerdicts,
   ): Promise<PodSyncResult>;
-  /**
-   * Stops every running container of the pod with its grace period (SIGTERM, SIGKILL at the end of
-   * it), then stops the sandboxes. `pod` may be undefined for orphans (grace read from annotations).
-   */
-  killPod(
-    pod: KubeletPod | undefined,
-    status: RuntimePodStatus,
-    gracePeriodOverride?: number,
-    signal?: AbortSignal,
-  ): Promise<void>;
-  /** Removes all containers and sandboxes of a pod that has been killed. */
-  removePod(status: RuntimePodStatus, signal?: AbortSignal): Promise<void>;
 }
 
 export interface RuntimeManagerDeps {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Command } from 'commander';
 import type { CompiledConfig } from '../config/index.ts';
+import { decodeKubeletConfiguration } from '../config/kubelet-config.ts';
 import { hasCode } from '../util/errors.ts';
 import {
   buildRunCommand,
@@ -476,6 +477,66 @@ describe('pod cgroup flags', () => {
     await assertRejectsInvalid(['--cgroup-driver=systemd'], /only "cgroupfs"/);
     await assertRejectsInvalid(['--cgroups-per-qos=false'], /--enforce-node-allocatable/);
     await assertRejectsInvalid(['--pod-max-pids=many'], /--pod-max-pids.*not an integer/);
+  });
+});
+
+describe('container GC flags', () => {
+  it('maps the three flags, negative counts meaning no limit, each with upstream’s deprecation notice', async () => {
+    const { config, warnings } = await parse([
+      '--minimum-container-ttl-duration=2m30s',
+      '--maximum-dead-containers-per-container',
+      '-1',
+      '--maximum-dead-containers=100',
+    ]);
+    assert.equal(config.minimumGCAgeMs, 150_000);
+    assert.equal(config.maxPerPodContainerCount, -1);
+    assert.equal(config.maxContainerCount, 100);
+    assert.deepEqual(
+      [...warnings].sort(),
+      [
+        'maximum-dead-containers',
+        'maximum-dead-containers-per-container',
+        'minimum-container-ttl-duration',
+      ].map(
+        (f) =>
+          `Flag --${f} has been deprecated, Use --eviction-hard or --eviction-soft instead. Will be removed in a future version.`,
+      ),
+    );
+  });
+
+  it('defaults to upstream’s 0s, 1 and -1 without warnings', async () => {
+    const { config, warnings } = await parse([]);
+    assert.deepEqual(
+      [config.minimumGCAgeMs, config.maxPerPodContainerCount, config.maxContainerCount],
+      [0, 1, -1],
+    );
+    assert.deepEqual(warnings, []);
+  });
+
+  it('refuses a negative minimum age (upstream NewContainerGC) and malformed counts, naming the flag', async () => {
+    await assertRejectsInvalid(
+      ['--minimum-container-ttl-duration=-1s'],
+      /--minimum-container-ttl-duration.*negative/,
+    );
+    await assertRejectsInvalid(
+      ['--maximum-dead-containers=many'],
+      /--maximum-dead-containers.*not an integer/,
+    );
+  });
+
+  it('are flags only: the config file has no such fields', () => {
+    assert.throws(
+      () =>
+        decodeKubeletConfiguration(
+          {
+            apiVersion: 'kubelet.config.k8s.io/v1beta1',
+            kind: 'KubeletConfiguration',
+            maximumDeadContainers: 3,
+          },
+          '/etc/kubernetes/kubelet.yaml',
+        ),
+      /maximumDeadContainers/,
+    );
   });
 });
 

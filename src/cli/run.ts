@@ -118,6 +118,11 @@ export async function runKubelet(
       maxParallelImagePulls: config.maxParallelImagePulls ?? Infinity,
       registryPullQPS: config.registryPullQPS,
       registryBurst: config.registryBurst,
+      containerGC: {
+        minAgeMs: config.minimumGCAgeMs,
+        maxPerPodContainer: config.maxPerPodContainerCount,
+        maxContainers: config.maxContainerCount,
+      },
     },
     {
       runtimeService,

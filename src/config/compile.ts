@@ -113,6 +113,7 @@ export function compileConfig(
     allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),
+    ...containerGCSettings(field, warnings),
   };
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
 
@@ -189,6 +190,33 @@ function imagePullSettings(
     ...(maxParallelImagePulls !== undefined ? { maxParallelImagePulls } : {}),
     registryPullQPS: qps.value,
     registryBurst: burst.value,
+  };
+}
+
+/**
+ * The container GC flags (upstream KubeletFlags; a negative MinimumGCAge fails NewContainerGC).
+ * Upstream marks all three deprecated: pflag's notice is repeated as a warning when one is given.
+ */
+function containerGCSettings(
+  field: FieldOf,
+  warnings: string[],
+): Pick<KubeletConfig, 'minimumGCAgeMs' | 'maxPerPodContainerCount' | 'maxContainerCount'> {
+  const chosen = {
+    minimumGCAgeMs: field('minimumGCAge'),
+    maxPerPodContainerCount: field('maxPerPodContainerCount'),
+    maxContainerCount: field('maxContainerCount'),
+  };
+  for (const c of Object.values(chosen)) {
+    if (c.fromFlag) {
+      warnings.push(
+        `Flag ${c.label} has been deprecated, Use --eviction-hard or --eviction-soft instead. Will be removed in a future version.`,
+      );
+    }
+  }
+  return {
+    minimumGCAgeMs: chosen.minimumGCAgeMs.value,
+    maxPerPodContainerCount: chosen.maxPerPodContainerCount.value,
+    maxContainerCount: chosen.maxContainerCount.value,
   };
 }
 

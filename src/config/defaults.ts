@@ -29,6 +29,12 @@ export const IMAGE_BACKOFF_INITIAL_MS = 10_000; // imageBackOffPeriod
 export const IMAGE_BACKOFF_MAX_MS = 300_000; // MaxImageBackOff
 export const POD_WORKER_RESYNC_AFTER_ERROR_MS = 10_000; // backOffPeriod used by podWorkers on error (workerBackOffPeriod)
 export const RUNTIME_STATUS_PERIOD_MS = 5_000; // go wait.Until(kl.updateRuntimeUp, 5*time.Second, …) in Run
+export const CONTAINER_GC_PERIOD_MS = 60_000; // ContainerGCPeriod
+
+/** cmd/kubelet/app/options KubeletFlags: container GC policy (flags only, deprecated upstream). */
+export const DEFAULT_MINIMUM_GC_AGE_MS = 0; // MinimumGCAge (--minimum-container-ttl-duration)
+export const DEFAULT_MAX_PER_POD_CONTAINER_COUNT = 1; // MaxPerPodContainerCount (--maximum-dead-containers-per-container)
+export const DEFAULT_MAX_CONTAINER_COUNT = -1; // MaxContainerCount (--maximum-dead-containers)
 
 /** pkg/kubelet/kuberuntime */
 export const MIN_GRACE_PERIOD_SECONDS = 2; // minimumGracePeriodInSeconds
@@ -78,6 +84,13 @@ export const DEFAULT_PROBE_SUCCESS_THRESHOLD = 1; // SetDefaults_Probe SuccessTh
 export const DEFAULT_PROBE_FAILURE_THRESHOLD = 3; // SetDefaults_Probe FailureThreshold
 export const DEFAULT_VOLUME_FILE_MODE = 0o644; // Secret/ConfigMap/DownwardAPI/ProjectedVolumeSourceDefaultMode
 export const DEFAULT_SA_TOKEN_EXPIRATION_SECONDS = 3600; // SetDefaults_ServiceAccountTokenProjection
+
+/** Service-account tokens (pkg/kubelet/token/token_manager.go). */
+export const TOKEN_MAX_TTL_MS = 24 * 3600_000; // maxTTL: refresh a token older than this
+export const TOKEN_GC_PERIOD_MS = 60_000; // gcPeriod: drop expired tokens from the cache
+export const TOKEN_MAX_JITTER_SECONDS = 10; // maxJitter: refresh up to this much earlier
+/** requiresRefresh: refresh within this percentage of the TTL before expiry (after 80 % of it). */
+export const TOKEN_REFRESH_BEFORE_EXPIRY_PERCENT = 20;
 
 /** pkg/kubelet/apis/config/v1beta1 defaults (KubeletConfiguration), serving fields. */
 export const DEFAULT_ADDRESS = '0.0.0.0'; // address

@@ -558,6 +558,29 @@ export const KUBELET_FIELDS = {
     check: checkSysctlPatterns,
     help: "unsafe sysctls pods may set (names or 'prefix*', namespaced only), e.g. 'kernel.msg*,net.core.somaxconn'; repeatable",
   },
+  // Container GC: KubeletFlags upstream (deprecated there, with no KubeletConfiguration field).
+  minimumGCAge: {
+    kind: 'duration',
+    flag: { name: 'minimum-container-ttl-duration', arg: '<duration>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_MINIMUM_GC_AGE_MS,
+    check: nonNegativeDuration,
+    help: `minimum age of a finished container before it is garbage collected (default ${dur(d.DEFAULT_MINIMUM_GC_AGE_MS)}; deprecated upstream)`,
+  },
+  maxPerPodContainerCount: {
+    kind: 'int32',
+    flag: { name: 'maximum-dead-containers-per-container', arg: '<n>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
+    help: `old instances kept per container; negative: no limit (default ${d.DEFAULT_MAX_PER_POD_CONTAINER_COUNT}; deprecated upstream)`,
+  },
+  maxContainerCount: {
+    kind: 'int32',
+    flag: { name: 'maximum-dead-containers', arg: '<n>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_MAX_CONTAINER_COUNT,
+    help: `old container instances kept on the node; negative: no limit (default ${d.DEFAULT_MAX_CONTAINER_COUNT}; deprecated upstream)`,
+  },
 } satisfies Readonly<Record<string, FieldSpec>>;
 
 /**
@@ -764,9 +787,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { flag: 'cloud-config' },
   { flag: 'lock-file' },
   { flag: 'exit-on-lock-contention', bool: true },
-  { flag: 'minimum-container-ttl-duration' },
-  { flag: 'maximum-dead-containers-per-container' },
-  { flag: 'maximum-dead-containers' },
   { flag: 'register-schedulable', bool: true },
   { flag: 'keep-terminated-pod-volumes', bool: true },
   { flag: 'experimental-mounter-path' },

@@ -103,6 +103,10 @@ describe('compileConfig defaults', () => {
       registryPullQPS: 5,
       registryBurst: 10,
       nodeStatusMaxImages: 50,
+      // Container GC (KubeletFlags upstream): MinimumGCAge 0, MaxPerPodContainerCount 1, MaxContainerCount -1.
+      minimumGCAgeMs: 0,
+      maxPerPodContainerCount: 1,
+      maxContainerCount: -1,
     });
   });
 

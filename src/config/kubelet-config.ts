@@ -113,6 +113,15 @@ export interface KubeletConfig {
   readonly registryBurst: number;
   /** Images reported in the Node's status.images, largest first; -1 = all. */
   readonly nodeStatusMaxImages: number;
+  /**
+   * Container GC policy (upstream GCPolicy; flags only): a dead container younger than
+   * `minimumGCAgeMs` (from its creation) stays; per (pod, container name) at most
+   * `maxPerPodContainerCount` dead instances stay, on the node at most `maxContainerCount`
+   * (negative: no limit).
+   */
+  readonly minimumGCAgeMs: number;
+  readonly maxPerPodContainerCount: number;
+  readonly maxContainerCount: number;
 }
 
 export interface CompiledConfig {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -93,6 +94,7 @@ async function setup(
       },
     );
   return {
+    dir,
     cri,
     recorder,
     source,
@@ -147,6 +149,22 @@ describe('the kubelet core on a fake CRI', () => {
     );
     await until('pod forgotten', () => k.pods().length === 0);
     assert.ok(s.cri.callsTo('stopContainer').length >= 1, 'the container was stopped before removal');
+  });
+
+  void it("removes a dropped pod's log directory on the container GC's period", async (t) => {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const s = await setup(t);
+    const k = s.start();
+    s.source.send([makePod('web')]);
+    await until('Running', () => statusOf(k, 'uid-web')?.phase === 'Running');
+    const logDir = join(s.dir, 'logs', 'ns_web_uid-web');
+    assert.ok(existsSync(logDir));
+
+    s.source.send([]);
+    await until('containers and sandbox removed', () => s.cri.containers.size + s.cri.sandboxes.size === 0);
+    assert.ok(existsSync(logDir), 'the kill path leaves the log directory to the GC');
+    t.mock.timers.tick(60_000);
+    await until('log directory removed', () => !existsSync(logDir));
   });
 
   void it('rejects a pod at admission: Failed with the reason and an event, never in the runtime', async (t) => {

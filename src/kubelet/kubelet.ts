@@ -4,10 +4,19 @@ import type { KubeletPod } from '../api/types.ts';
 import { AsyncQueue } from '../util/async-queue.ts';
 import { createBackoff } from '../util/backoff.ts';
 import { createBackoffStore } from '../util/backoff-store.ts';
-import { HOUSEKEEPING_PERIOD_MS, RUNTIME_STATUS_PERIOD_MS, SYNC_LOOP_TICK_MS } from '../config/defaults.ts';
+import {
+  CONTAINER_GC_PERIOD_MS,
+  DEFAULT_MAX_CONTAINER_COUNT,
+  DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
+  DEFAULT_MINIMUM_GC_AGE_MS,
+  HOUSEKEEPING_PERIOD_MS,
+  RUNTIME_STATUS_PERIOD_MS,
+  SYNC_LOOP_TICK_MS,
+} from '../config/defaults.ts';
 import { createStatusSyncer } from '../status/api-syncer.ts';
 import { createPodConfig, type PodSourceName } from '../podsource/index.ts';
 import { createQosUpdater } from '../cm/qos-updater.ts';
+import { createContainerGC } from '../gc/index.ts';
 import { createPodWorkers } from './pod-workers.ts';
 import { createWorkQueue } from './work-queue.ts';
 import { generalPredicatesAdmitHandler, type PodAdmitHandler } from './admission.ts';
@@ -137,6 +146,27 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     logger: log,
     now,
   });
+  const containerGC = createContainerGC({
+    runtime: deps.runtimeService,
+    policy: opts.containerGC ?? {
+      minAgeMs: DEFAULT_MINIMUM_GC_AGE_MS,
+      maxPerPodContainer: DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
+      maxContainers: DEFAULT_MAX_CONTAINER_COUNT,
+    },
+    podLogsDir: opts.podLogsDir,
+    sourcesReady,
+    // Upstream IsPodDeleted (no source has it, or deleted and stopped), and never while a pod
+    // worker still syncs or stops the pod: the GC does not race the kill path.
+    isPodDeleted: (uid) => {
+      const phase = workers.phase(uid);
+      if (phase === 'syncing' || phase === 'terminating') return false;
+      const pod = state.desired.get(uid);
+      return pod === undefined || (pod.metadata.deletionTimestamp !== undefined && phase === 'terminated');
+    },
+    signal: stopSignal.signal,
+    logger: log,
+    now,
+  });
   const loop = createSyncLoop({
     queue,
     state,
@@ -192,6 +222,12 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       timers.push(setInterval(() => queue.push({ kind: 'housekeeping' }), HOUSEKEEPING_PERIOD_MS));
       void health.check();
       timers.push(setInterval(() => void health.check(), RUNTIME_STATUS_PERIOD_MS));
+      // Upstream StartGarbageCollection; a pass before all sources are seen could not tell deleted pods.
+      timers.push(
+        setInterval(() => {
+          if (sourcesReady()) void containerGC.collect();
+        }, CONTAINER_GC_PERIOD_MS),
+      );
       await loopDone;
     },
     async runOnce(runOpts) {
@@ -224,6 +260,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         await podConfig.stop();
         await statusSyncer?.stop();
         await housekeeping.idle();
+        await containerGC.idle();
         await qos.idle();
         await pleg.stop();
         await probes.stop();

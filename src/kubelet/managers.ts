@@ -11,6 +11,7 @@ import { seccompProfileRoot } from '../runtime/security-profiles.ts';
 import { createPleg, type Pleg } from '../pleg/pleg.ts';
 import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
 import {
+  createTokenManager,
   createVolumeManager,
   type Secret,
   type VolumeManager,
@@ -53,7 +54,12 @@ export function buildManagers(
   const statuses = given.statuses ?? createStatusManager();
   const volumes =
     given.volumes ??
-    createVolumeManager({ rootDir: opts.rootDir, logger: log, ...(objects ? { objects } : {}) });
+    createVolumeManager({
+      rootDir: opts.rootDir,
+      logger: log,
+      ...(objects ? { objects } : {}),
+      ...(deps.cluster ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, now }) } : {}),
+    });
   const runtime = given.runtime ?? defaultRuntime(opts, deps, hooks, volumes);
   const pleg =
     given.pleg ??

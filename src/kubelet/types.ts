@@ -8,6 +8,7 @@ import type { ServiceLister } from '../runtime/env.ts';
 import type { PodSource } from '../podsource/index.ts';
 import type { VolumeObjectSource } from '../volume/index.ts';
 import type { ContainerManager } from '../cm/index.ts';
+import type { ContainerGCPolicy } from '../gc/index.ts';
 import type { KubeletMetrics } from '../metrics/index.ts';
 import type { NodeView } from './admission.ts';
 import type { MirrorPods } from './mirror-pods.ts';
@@ -38,6 +39,8 @@ export interface KubeletOptions {
   seccompDefault?: boolean;
   /** KubeletConfiguration allowedUnsafeSysctls (validated; names or `prefix*`). */
   allowedUnsafeSysctls?: readonly string[];
+  /** Dead container GC policy (the three GC flags); absent: upstream's defaults (0s, 1, -1). */
+  containerGC?: ContainerGCPolicy;
 }
 
 /** Everything from outside the kubelet, in one object that tests replace (upstream Dependencies). */

@@ -8,4 +8,11 @@ export {
 } from './volume-manager.ts';
 export type { ConfigMap, Secret, VolumeObjectMeta, VolumeObjectSource } from './objects.ts';
 export type { NodeAllocatable } from './downward-api.ts';
+export {
+  createTokenManager,
+  type ServiceAccountToken,
+  type ServiceAccountTokenSource,
+  type TokenManagerOptions,
+  type TokenRequestSpec,
+} from './token-manager.ts';
 export { writeAtomically, type FileProjection, type Payload } from './atomic-writer.ts';

@@ -4,7 +4,7 @@ import type { KubeletPod, Volume } from '../api/types.ts';
 import { KubeletError, hasCode } from '../util/errors.ts';
 import type { FileProjection } from './atomic-writer.ts';
 import { buildPayload, configMapPayload, secretPayload } from './projection.ts';
-import { b64, fakeObjectSource } from './testing.ts';
+import { b64, fakeObjectSource, fakeTokenSource } from './testing.ts';
 
 const op = 'mount volume v';
 const ref = (
@@ -170,17 +170,97 @@ describe('building a volume payload', () => {
     });
   });
 
-  it('fails a projected serviceAccountToken source as not supported yet', async () => {
+  it('projects a serviceAccountToken bound to the pod, at its path, with the projected default mode', async () => {
+    const tokens = fakeTokenSource('jwt-abc');
     const v = {
       name: 'v',
-      projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }] },
+      projected: {
+        defaultMode: 0o440,
+        sources: [{ serviceAccountToken: { audience: 'vault', path: 'sa/token', expirationSeconds: 7200 } }],
+      },
     };
+    const p = { ...pod([v]), spec: { ...pod([v]).spec, serviceAccountName: 'builder' } };
+    const payload = await buildPayload(p, v, 'projected', { ...deps(), tokens });
+    assert.deepEqual(show(payload), { 'sa/token': ['jwt-abc', '440'] });
+    assert.deepEqual(tokens.calls, [
+      {
+        namespace: 'ns',
+        serviceAccount: 'builder',
+        spec: {
+          audiences: ['vault'],
+          expirationSeconds: 7200,
+          boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: 'p', uid: 'u' },
+        },
+      },
+    ]);
+  });
+
+  it("asks for the default service account's token with the API server's audiences when none is named", async () => {
+    const tokens = fakeTokenSource();
+    const v = { name: 'v', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } };
+    assert.deepEqual(show(await buildPayload(pod([v]), v, 'projected', { ...deps(), tokens })), {
+      token: ['jwt-1', '644'],
+    });
+    assert.equal(tokens.calls[0]?.serviceAccount, 'default');
+    assert.deepEqual(tokens.calls[0]?.spec.audiences, []);
+    assert.equal(tokens.calls[0]?.spec.expirationSeconds, 3600, 'the pod default when a manifest skipped it');
+  });
+
+  it('writes the token 0600 under an fsGroup (group read is added with the ownership)', async () => {
+    const v = { name: 'v', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } };
+    const p = pod([v]);
+    p.spec.securityContext = { fsGroup: 1234 };
+    const payload = await buildPayload(p, v, 'projected', { ...deps(), tokens: fakeTokenSource() });
+    assert.deepEqual(show(payload), { token: ['jwt-1', '600'] });
+  });
+
+  it('fails serviceAccountToken sources clearly without an API server (standalone)', async () => {
+    const v = { name: 'v', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } };
     await assert.rejects(
       buildPayload(pod([v]), v, 'projected', deps()),
       (err) =>
-        hasCode(err, 'Unimplemented') &&
-        /projected serviceAccountToken sources are not supported yet/.test(String(err)),
+        err instanceof KubeletError &&
+        err.code === 'FailedPrecondition' &&
+        err.message === 'mount volume v: serviceAccountToken volumes need an API server (cluster mode)',
     );
+  });
+
+  it('fails the volume, named, with the token error', async () => {
+    const tokens = fakeTokenSource();
+    tokens.failWith = new KubeletError(
+      'PermissionDenied',
+      'request token for serviceaccount ns/default',
+      'no',
+    );
+    const v = { name: 'v', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } };
+    await assert.rejects(
+      buildPayload(pod([v]), v, 'projected', { ...deps(), tokens }),
+      (err) =>
+        hasCode(err, 'PermissionDenied') &&
+        String(err) === 'KubeletError: mount volume v: request token for serviceaccount ns/default: no',
+    );
+  });
+
+  it('rejects a serviceAccountToken source without a path or with an expiration under 10 minutes', async () => {
+    const tokens = fakeTokenSource();
+    const short = {
+      name: 'v',
+      projected: { sources: [{ serviceAccountToken: { path: 't', expirationSeconds: 599 } }] },
+    };
+    await assert.rejects(
+      buildPayload(pod([short]), short, 'projected', { ...deps(), tokens }),
+      (err) =>
+        hasCode(err, 'InvalidArgument') &&
+        /serviceAccountToken\.expirationSeconds: may not specify a duration less than 10 minutes/.test(
+          String(err),
+        ),
+    );
+    const noPath = { name: 'v', projected: { sources: [{ serviceAccountToken: { audience: 'a' } }] } };
+    await assert.rejects(
+      buildPayload(pod([noPath]), noPath, 'projected', { ...deps(), tokens }),
+      /serviceAccountToken\.path: required string/,
+    );
+    assert.equal(tokens.calls.length, 0);
   });
 
   it('builds a downwardAPI volume without an API server', async () => {

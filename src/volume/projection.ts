@@ -3,6 +3,7 @@ import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { untilAborted, abortReason, combineSignals } from '../util/abort.ts';
 import type { FileProjection } from './atomic-writer.ts';
 import type { ConfigMap, Secret, VolumeObjectSource } from './objects.ts';
+import type { ServiceAccountTokenSource } from './token-manager.ts';
 import { downwardAPIPayload, type NodeAllocatable } from './downward-api.ts';
 import {
   configMapSource,
@@ -10,6 +11,7 @@ import {
   projectedSource,
   secretSource,
   type KeyToPath,
+  type ServiceAccountTokenProjection,
 } from './volume-sources.ts';
 
 /** How long one secret/configMap read may take before the mount counts as failed (not upstream). */
@@ -40,6 +42,8 @@ export const MEMORY_BACKED: Record<ProjectionKind, boolean> = {
 
 export interface ProjectionDeps {
   objects?: VolumeObjectSource;
+  /** Service-account tokens (cluster mode); absent: serviceAccountToken sources fail clearly. */
+  tokens?: ServiceAccountTokenSource;
   allocatable: NodeAllocatable;
 }
 
@@ -157,6 +161,50 @@ async function fetchObject<T>(
   return obj;
 }
 
+/**
+ * Upstream projected collectData for a serviceAccountToken source: a token bound to the pod for its
+ * service account, at `path`. The mode is the volume's defaultMode, or 0600 with an fsGroup (made
+ * 0640 by the group ownership the volume manager applies, as upstream SetVolumeOwnership does).
+ */
+async function tokenPayload(
+  pod: KubeletPod,
+  source: ServiceAccountTokenProjection,
+  defaultMode: number,
+  deps: ProjectionDeps,
+  op: string,
+  signal: AbortSignal | undefined,
+): Promise<Map<string, FileProjection>> {
+  const tokens = deps.tokens;
+  if (!tokens) {
+    throw new KubeletError(
+      'FailedPrecondition',
+      op,
+      'serviceAccountToken volumes need an API server (cluster mode)',
+    );
+  }
+  const { namespace, name, uid } = pod.metadata;
+  // The API server defaults serviceAccountName (from the deprecated serviceAccount, else "default").
+  const account = pod.spec.serviceAccountName || pod.spec.serviceAccount || 'default';
+  const spec = {
+    audiences: source.audience === '' ? [] : [source.audience],
+    expirationSeconds: source.expirationSeconds,
+    boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name, uid } as const,
+  };
+  let token: string;
+  try {
+    // The token source bounds its own API calls: its timeout is a failed refresh, which may still
+    // leave a valid cached token to hand out, so no shorter guard here.
+    ({ token } = await untilAborted(tokens.getToken(namespace, account, spec, signal), signal));
+  } catch (err) {
+    if (signal?.aborted) throw abortReason(signal);
+    const code = isKubeletError(err) ? err.code : 'Unavailable';
+    // The token source's errors name the service account already.
+    throw new KubeletError(code, op, describeError(err), { cause: err });
+  }
+  const mode = pod.spec.securityContext?.fsGroup !== undefined ? 0o600 : defaultMode;
+  return new Map([[source.path, { data: Buffer.from(token, 'utf8'), mode }]]);
+}
+
 const getSecret = (ref: { namespace: string; name: string }) => (o: VolumeObjectSource, s: AbortSignal) =>
   o.getSecret(ref.namespace, ref.name, s);
 const getConfigMap = (ref: { namespace: string; name: string }) => (o: VolumeObjectSource, s: AbortSignal) =>
@@ -212,6 +260,9 @@ export async function buildPayload(
           }
           case 'downwardAPI':
             part = downwardAPIPayload(pod, s.items, src.defaultMode, deps.allocatable, op);
+            break;
+          case 'serviceAccountToken':
+            part = await tokenPayload(pod, s, src.defaultMode, deps, op, signal);
             break;
           case 'unsupported':
             throw new KubeletError(

@@ -1,4 +1,5 @@
 import type { ConfigMap, Secret, VolumeObjectSource } from './objects.ts';
+import type { ServiceAccountTokenSource, TokenRequestSpec } from './token-manager.ts';
 
 /** An in-memory VolumeObjectSource for tests: objects by `namespace/name`, with a call log. */
 export interface FakeObjectSource extends VolumeObjectSource {
@@ -29,6 +30,32 @@ export function fakeObjectSource(): FakeObjectSource {
       if (src.hang) return new Promise<never>(() => {});
       if (src.failWith) return Promise.reject(src.failWith);
       return Promise.resolve(src.configMaps.get(`${namespace}/${name}`));
+    },
+  };
+  return src;
+}
+
+/** A ServiceAccountTokenSource for tests: hands out `token`, records every call. */
+export interface FakeTokenSource extends ServiceAccountTokenSource {
+  token: string;
+  calls: { namespace: string; serviceAccount: string; spec: TokenRequestSpec }[];
+  forgotten: string[];
+  /** When set, every getToken rejects with it. */
+  failWith?: Error;
+}
+
+export function fakeTokenSource(token = 'jwt-1'): FakeTokenSource {
+  const src: FakeTokenSource = {
+    token,
+    calls: [],
+    forgotten: [],
+    getToken(namespace, serviceAccount, spec) {
+      src.calls.push({ namespace, serviceAccount, spec: structuredClone(spec) });
+      if (src.failWith) return Promise.reject(src.failWith);
+      return Promise.resolve({ token: src.token, expiresAt: Date.now() + spec.expirationSeconds * 1000 });
+    },
+    forgetPod(uid) {
+      src.forgotten.push(uid);
     },
   };
   return src;

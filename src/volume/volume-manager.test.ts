@@ -9,7 +9,10 @@ import type { KubeletPod, Pod, Volume, VolumeMount } from '../api/types.ts';
 import { KubeletError, hasCode } from '../util/errors.ts';
 import { createVolumeManager, projectedVolumePath, type VolumeManager } from './volume-manager.ts';
 import { mountAt, unmountAllUnder } from './mounts.ts';
+import type { ApiRequest } from '../api/client-types.ts';
+import { FakeApi, apiError } from '../api/testing.ts';
 import { b64, fakeObjectSource, type FakeObjectSource } from './testing.ts';
+import { createTokenManager, type TokenRequestSpec } from './token-manager.ts';
 
 let seq = 0;
 function podWith(
@@ -332,5 +335,221 @@ describe('volume manager: secret, configMap, downwardAPI, projected', () => {
       assert.equal(st.mode & 0o7777, 0o3777, dir); // the tmpfs root's sticky bit too (e2e: dgtrwxrwxrwx)
       assert.equal(st.gid, 123, dir);
     }
+  });
+});
+
+describe('volume manager: serviceAccountToken projections', () => {
+  const T0 = Date.parse('2025-03-01T00:00:00Z');
+  let root = '';
+  let objects: FakeObjectSource;
+  let api: FakeApi;
+  let clock = T0;
+  let vm: VolumeManager;
+  const tokenPath = (sa = 'default') => `/api/v1/namespaces/ns/serviceaccounts/${sa}/token`;
+  const posts = () => api.requestsFor('POST').length;
+  const tokenVolume = (over: Record<string, unknown> = {}, defaultMode?: number): Volume => ({
+    name: 'token',
+    projected: {
+      ...(defaultMode !== undefined && { defaultMode }),
+      sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600, ...over } }],
+    },
+  });
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'volume-manager-token-'));
+    clock = T0;
+    objects = fakeObjectSource();
+    api = new FakeApi();
+    let issued = 0;
+    // A TokenRequest endpoint issuing jwt-1, jwt-2, … valid for the requested seconds from `clock`.
+    api.respond('POST', /\/serviceaccounts\/[^/]+\/token$/, (req: ApiRequest) => {
+      const { spec } = req.body as { spec: TokenRequestSpec };
+      issued += 1;
+      return {
+        kind: 'TokenRequest',
+        spec,
+        status: {
+          token: `jwt-${issued}`,
+          expirationTimestamp: new Date(clock + spec.expirationSeconds * 1000).toISOString(),
+        },
+      };
+    });
+    const tokens = createTokenManager({ api, now: () => clock, random: () => 0 });
+    vm = createVolumeManager({ rootDir: root, objects, tokens });
+  });
+  afterEach(async () => {
+    await unmountAllUnder(root);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('writes the token bound to the pod at its path, 0644 by default, on tmpfs, mounted read-only', async () => {
+    const pod = podWith(
+      [tokenVolume({ audience: 'vault' })],
+      [{ name: 'token', mountPath: '/var/run/secrets/tokens' }],
+      { serviceAccountName: 'builder' },
+    );
+    await vm.setUpPodVolumes(pod);
+    const [req] = api.requestsFor('POST', tokenPath('builder'));
+    assert.deepEqual(req?.body, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: {
+        audiences: ['vault'],
+        expirationSeconds: 3600,
+        boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid },
+      },
+    });
+    const dir = projectedVolumePath(root, pod.metadata.uid, 'projected', 'token');
+    assert.equal((await mountAt(dir))?.fsType, 'tmpfs');
+    assert.equal(await readFile(join(dir, 'token'), 'utf8'), 'jwt-1');
+    assert.equal((await stat(join(dir, 'token'))).mode & 0o777, 0o644);
+    const [mount] = await vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' });
+    assert.equal(mount?.readonly, true);
+  });
+
+  it('honours the projection defaultMode, and makes the token 0640 and group-owned under an fsGroup', async () => {
+    const plain = podWith([tokenVolume({}, 0o400)]);
+    await vm.setUpPodVolumes(plain);
+    const plainDir = projectedVolumePath(root, plain.metadata.uid, 'projected', 'token');
+    assert.equal((await stat(join(plainDir, 'token'))).mode & 0o777, 0o400);
+
+    const grouped = podWith([tokenVolume({}, 0o644)], [], { securityContext: { fsGroup: 2000 } });
+    await vm.setUpPodVolumes(grouped);
+    const dir = projectedVolumePath(root, grouped.metadata.uid, 'projected', 'token');
+    const st = await stat(join(dir, 'token'));
+    assert.equal(st.mode & 0o777, 0o640);
+    assert.equal(st.gid, 2000);
+    assert.equal((await stat(dir)).gid, 2000);
+  });
+
+  it('reuses the cached token on every sync before a refresh is due, without touching the disk', async () => {
+    const pod = podWith([tokenVolume()]);
+    await vm.setUpPodVolumes(pod);
+    const dir = projectedVolumePath(root, pod.metadata.uid, 'projected', 'token');
+    const before = await dataDirs(dir);
+    clock = T0 + 2880_000; // 80 % of the hour: not past it yet
+    await vm.setUpPodVolumes(pod);
+    await vm.setUpPodVolumes(pod);
+    assert.equal(posts(), 1);
+    assert.deepEqual(await dataDirs(dir), before);
+    assert.equal(await readFile(join(dir, 'token'), 'utf8'), 'jwt-1');
+  });
+
+  it('rewrites the token file once 80 % of its lifetime has passed', async () => {
+    const pod = podWith([tokenVolume()]);
+    await vm.setUpPodVolumes(pod);
+    const dir = projectedVolumePath(root, pod.metadata.uid, 'projected', 'token');
+    const before = await dataDirs(dir);
+    clock = T0 + 2881_000;
+    await vm.setUpPodVolumes(pod);
+    assert.equal(posts(), 2);
+    assert.equal(await readFile(join(dir, 'token'), 'utf8'), 'jwt-2');
+    assert.notDeepEqual(await dataDirs(dir), before, 'written atomically as a new data directory');
+  });
+
+  it('rewrites a long-lived token file once the token is older than 24 h', async () => {
+    const pod = podWith([tokenVolume({ expirationSeconds: 7 * 86_400 })]);
+    await vm.setUpPodVolumes(pod);
+    const dir = projectedVolumePath(root, pod.metadata.uid, 'projected', 'token');
+    clock = T0 + 86_400_000;
+    await vm.setUpPodVolumes(pod);
+    assert.equal(await readFile(join(dir, 'token'), 'utf8'), 'jwt-1');
+    clock = T0 + 86_401_000;
+    await vm.setUpPodVolumes(pod);
+    assert.equal(await readFile(join(dir, 'token'), 'utf8'), 'jwt-2');
+  });
+
+  it('fails the mount with the API error, naming the volume and the service account, and writes nothing', async () => {
+    api.respondOnce('POST', tokenPath('ci'), apiError(403, 'Forbidden', 'denied'));
+    const pod = podWith([tokenVolume()], [], { serviceAccountName: 'ci' });
+    await assert.rejects(
+      vm.setUpPodVolumes(pod),
+      (err) =>
+        err instanceof KubeletError &&
+        err.code === 'PermissionDenied' &&
+        err.message ===
+          'mount volume token: request token for serviceaccount ns/ci: failed to fetch token: ' +
+            'fake api: 403 Forbidden: denied',
+    );
+    await assert.rejects(stat(projectedVolumePath(root, pod.metadata.uid, 'projected', 'token')), {
+      code: 'ENOENT',
+    });
+  });
+
+  it('fails serviceAccountToken volumes clearly in standalone mode', async () => {
+    const standalone = createVolumeManager({ rootDir: root });
+    await assert.rejects(
+      standalone.setUpPodVolumes(podWith([tokenVolume()])),
+      (err) =>
+        err instanceof KubeletError &&
+        err.code === 'FailedPrecondition' &&
+        err.message === 'mount volume token: serviceAccountToken volumes need an API server (cluster mode)',
+    );
+    assert.equal(posts(), 0);
+  });
+
+  it('forgets a deleted pod’s tokens when its volumes are cleaned up', async () => {
+    const gone = podWith([tokenVolume()]);
+    const kept = podWith([tokenVolume()]);
+    await vm.setUpPodVolumes(gone);
+    await vm.setUpPodVolumes(kept);
+    await vm.cleanUpPod(gone.metadata.uid);
+    await vm.setUpPodVolumes(kept);
+    assert.equal(posts(), 2, 'the other pod keeps its cached token');
+    await vm.setUpPodVolumes(gone); // same UID again: nothing cached any more
+    assert.equal(posts(), 3);
+  });
+
+  it('sets up the default kube-api-access volume: token, cluster CA and namespace', async () => {
+    objects.configMaps.set('ns/kube-root-ca.crt', {
+      metadata: { name: 'kube-root-ca.crt' },
+      data: { 'ca.crt': '-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE-----\n' },
+    });
+    // As the 1.21+ ServiceAccount admission plugin adds it (after pod defaulting).
+    const volume: Volume = {
+      name: 'kube-api-access-x7k2p',
+      projected: {
+        defaultMode: 0o644,
+        sources: [
+          { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          {
+            downwardAPI: {
+              items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }],
+            },
+          },
+        ],
+      },
+    };
+    const mountPath = '/var/run/secrets/kubernetes.io/serviceaccount';
+    const pod = podWith([volume], [{ name: volume.name, mountPath, readOnly: true }], {
+      serviceAccountName: 'default',
+    });
+    await vm.setUpPodVolumes(pod);
+    const dir = projectedVolumePath(root, pod.metadata.uid, 'projected', volume.name);
+    assert.equal(await readFile(join(dir, 'token'), 'utf8'), 'jwt-1');
+    assert.match(await readFile(join(dir, 'ca.crt'), 'utf8'), /BEGIN CERTIFICATE/);
+    assert.equal(await readFile(join(dir, 'namespace'), 'utf8'), 'ns');
+    for (const f of ['token', 'ca.crt', 'namespace']) {
+      assert.equal((await stat(join(dir, f))).mode & 0o777, 0o644, f);
+    }
+    const [req] = api.requestsFor('POST', tokenPath());
+    assert.deepEqual((req?.body as { spec: TokenRequestSpec }).spec, {
+      audiences: [],
+      expirationSeconds: 3607,
+      boundObjectRef: { apiVersion: 'v1', kind: 'Pod', name: pod.metadata.name, uid: pod.metadata.uid },
+    });
+    const [mount] = await vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' });
+    assert.deepEqual(mount, {
+      containerPath: mountPath,
+      hostPath: dir,
+      readonly: true,
+      propagation: 'PROPAGATION_PRIVATE',
+    });
+    // Past 3607 s − ⌊20 % of it⌋ = 2886 s the token is replaced; the other files stay.
+    clock = T0 + 2887_000;
+    await vm.setUpPodVolumes(pod);
+    assert.equal(await readFile(join(dir, 'token'), 'utf8'), 'jwt-2');
+    assert.equal(await readFile(join(dir, 'namespace'), 'utf8'), 'ns');
   });
 });

@@ -12,6 +12,7 @@ import { writeAtomically, type FileProjection } from './atomic-writer.ts';
 import type { NodeAllocatable } from './downward-api.ts';
 import { mountTmpfs, unmountAllUnder } from './mounts.ts';
 import type { VolumeObjectSource } from './objects.ts';
+import type { ServiceAccountTokenSource } from './token-manager.ts';
 import {
   MEMORY_BACKED,
   PLUGIN_DIR,
@@ -24,7 +25,8 @@ import {
  * Prepares a pod's volumes on the host and turns a container's volumeMounts into CRI mounts
  * (upstream volumemanager + the emptyDir/hostPath/secret/configMap/downwardAPI/projected plugins).
  * Supported: `emptyDir` (disk or Memory medium), `hostPath` with its type checks, and the projected
- * kinds `secret`, `configMap`, `downwardAPI`, `projected` (its secret/configMap/downwardAPI sources).
+ * kinds `secret`, `configMap`, `downwardAPI`, `projected` (its secret/configMap/downwardAPI and
+ * serviceAccountToken sources; a refreshed token is written on the next setup, i.e. the next sync).
  * Any other volume type fails with a clear error instead of running containers without the volume.
  */
 export interface VolumeManager {
@@ -49,6 +51,8 @@ export interface VolumeManagerOptions {
   rootDir: string;
   /** Reads secrets and configMaps (cluster mode). Absent: secret/configMap volumes fail clearly. */
   objects?: VolumeObjectSource;
+  /** Service-account tokens (cluster mode). Absent: serviceAccountToken sources fail clearly. */
+  tokens?: ServiceAccountTokenSource;
   logger?: Logger;
   /** Node allocatable for downward API limits a container does not set (default: this host's size). */
   nodeAllocatable?: NodeAllocatable;
@@ -95,7 +99,10 @@ function hostAllocatable(rootDir: string, log: Logger): NodeAllocatable {
   });
 }
 
-/** Identifies a payload + ownership: equal fingerprints mean nothing on disk needs to change. */
+/**
+ * Identifies a payload + ownership: equal fingerprints mean nothing on disk needs to change. The
+ * bytes are hashed, so a changed object or a refreshed service-account token changes it.
+ */
 function fingerprint(payload: Map<string, FileProjection>, gid: number | undefined): string {
   const h = createHash('sha256');
   h.update(`gid=${gid ?? ''}\0`);
@@ -273,7 +280,11 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       pod,
       v,
       kind,
-      { allocatable, ...(opts.objects && { objects: opts.objects }) },
+      {
+        allocatable,
+        ...(opts.objects && { objects: opts.objects }),
+        ...(opts.tokens && { tokens: opts.tokens }),
+      },
       signal,
     );
     const gid = pod.spec.securityContext?.fsGroup;
@@ -394,6 +405,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       if (unmounted.length > 0) log.debug('unmounted pod volumes', { podUID: uid, mounts: unmounted });
       await rm(dir, { recursive: true, force: true });
       written.delete(uid);
+      opts.tokens?.forgetPod(uid); // upstream projected TearDown → DeleteServiceAccountToken
       for (const d of mounted) if (d.startsWith(dir + sep)) mounted.delete(d);
       for (const k of warnedDisk) if (k.startsWith(`${uid}/`)) warnedDisk.delete(k);
     },

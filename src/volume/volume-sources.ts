@@ -1,6 +1,6 @@
 import type { Volume } from '../api/types.ts';
 import { KubeletError } from '../util/errors.ts';
-import { DEFAULT_VOLUME_FILE_MODE } from '../config/defaults.ts';
+import { DEFAULT_SA_TOKEN_EXPIRATION_SECONDS, DEFAULT_VOLUME_FILE_MODE } from '../config/defaults.ts';
 
 /**
  * Typed views of the core/v1 volume sources whose files the kubelet writes itself (secret,
@@ -55,7 +55,21 @@ export type VolumeProjection =
   | { kind: 'secret'; name: string; items?: KeyToPath[]; optional: boolean }
   | { kind: 'configMap'; name: string; items?: KeyToPath[]; optional: boolean }
   | { kind: 'downwardAPI'; items: DownwardAPIVolumeFile[] }
+  | ServiceAccountTokenProjection
   | { kind: 'unsupported'; source: string };
+
+/** `projected.sources[].serviceAccountToken`: a TokenRequest token written at `path`. */
+export interface ServiceAccountTokenProjection {
+  kind: 'serviceAccountToken';
+  /** '' asks for the API server's default audiences. */
+  audience: string;
+  expirationSeconds: number;
+  path: string;
+}
+
+/** Upstream validation of serviceAccountToken.expirationSeconds (validateProjectionSources). */
+const MIN_TOKEN_EXPIRATION_SECONDS = 10 * 60;
+const MAX_TOKEN_EXPIRATION_SECONDS = 2 ** 32;
 
 export interface ProjectedVolumeSource {
   sources: VolumeProjection[];
@@ -103,6 +117,12 @@ class FieldChecker {
         `must be a number between 0 and 0777 (octal), both inclusive; got ${JSON.stringify(v)}`,
       );
     }
+    return v;
+  }
+  optInt(o: Obj, key: string, path: string): number | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v)) this.fail(`${path}.${key}`, 'must be an integer');
     return v;
   }
   list(o: Obj, key: string, path: string): unknown[] | undefined {
@@ -213,6 +233,22 @@ export function projectedSource(v: Volume): ProjectedVolumeSource {
       }
       case 'downwardAPI':
         return { kind, items: c.downwardItems(so, `${p}.downwardAPI`) };
+      case 'serviceAccountToken': {
+        const tp = `${p}.serviceAccountToken`;
+        const exp = c.optInt(so, 'expirationSeconds', tp) ?? DEFAULT_SA_TOKEN_EXPIRATION_SECONDS;
+        if (exp < MIN_TOKEN_EXPIRATION_SECONDS) {
+          c.fail(`${tp}.expirationSeconds`, 'may not specify a duration less than 10 minutes');
+        }
+        if (exp > MAX_TOKEN_EXPIRATION_SECONDS) {
+          c.fail(`${tp}.expirationSeconds`, 'may not specify a duration larger than 2^32 seconds');
+        }
+        return {
+          kind,
+          audience: c.optStr(so, 'audience', tp) ?? '',
+          expirationSeconds: exp,
+          path: c.str(so, 'path', tp),
+        };
+      }
       default:
         return { kind: 'unsupported', source: kind };
     }

@@ -28,6 +28,7 @@ import {
 } from './kubelet.ts';
 import type { Pass } from './passes.ts';
 import { CONFORMANCE_PATHS } from './paths.ts';
+import { ensureSharedMount, SHARED_KUBELET_DIR } from './host-mounts.ts';
 import { SELECTION_FILE } from './report.ts';
 import { runSuite, selectedSpecs, type SuiteEnv } from './suite.ts';
 
@@ -156,6 +157,7 @@ async function attempt(
     logFile: join(dir, 'kubelet.log'),
     extraArgs: opts.kubeletArgs,
   };
+  await ensureSharedMount(SHARED_KUBELET_DIR, logger);
   const kubelet = startKubelet(spec, logger);
   const watch = watchBed(admin, kubelet.pid, nodeName, logger);
   const signal = AbortSignal.any([opts.signal, watch.signal]);

@@ -10,7 +10,7 @@ import type { ApiClient } from './client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import { createReflector, type ReflectorOptions } from './reflector.ts';
 
-/** The fields of a Service that service-link variables read (runtime/env.ts `Service` accepts it). */
+/** The fields of a Service that service-link variables read (runtime/service-env.ts `Service` accepts it). */
 export interface ServiceSummary {
   metadata: { name: string; namespace: string };
   spec: { clusterIP: string; ports: { name?: string; port: number; protocol?: string }[] };

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
 import { nullLogger } from '../util/logger.ts';
-import { createCgroups, detectLayout, settableControllers, type Cgroups } from './cgroupfs.ts';
+import { detectLayout } from './cgroup-layout.ts';
+import { createCgroups, type Cgroups } from './cgroupfs.ts';
 import { createFakeCgroupFs, type FakeCgroupFs, type FakeLayout } from './testing.ts';
 
 let fake: FakeCgroupFs | undefined;
@@ -17,61 +17,6 @@ async function setUp(layout: FakeLayout): Promise<{ fs: FakeCgroupFs; cg: Cgroup
   const detected = await detectLayout(fake.root, fake.ops);
   return { fs: fake, cg: createCgroups(detected, fake.ops, nullLogger) };
 }
-
-describe('detectLayout', () => {
-  it('finds every v1 mount and the hybrid cgroup2 mount, as on these VMs', async () => {
-    const { fs, cg } = await setUp('v1');
-    assert.equal(cg.layout.mode, 'hybrid');
-    assert.deepEqual(
-      cg.layout.hierarchies.map((h) => `${h.kind}:${path.relative(fs.root, h.dir)}`),
-      [
-        'v1:blkio',
-        'v1:cpu',
-        'v1:cpuacct',
-        'v1:cpuset',
-        'v1:devices',
-        'v1:freezer',
-        'v1:memory',
-        'v1:pids',
-        'v1:systemd',
-        'v2:unified',
-      ],
-    );
-    assert.deepEqual([...settableControllers(cg.layout)].sort(), [
-      'blkio',
-      'cpu',
-      'cpuacct',
-      'cpuset',
-      'devices',
-      'freezer',
-      'memory',
-      'pids',
-      'systemd',
-    ]);
-  });
-
-  it('takes a co-mounted hierarchy once, not through its symlinks', async () => {
-    const { fs, cg } = await setUp('v1-comounted');
-    const cpu = cg.layout.hierarchies.filter((h) => h.controllers.has('cpu'));
-    assert.deepEqual(
-      cpu.map((h) => path.relative(fs.root, h.dir)),
-      ['cpu,cpuacct'],
-    );
-  });
-
-  it('recognizes a unified (v2) root', async () => {
-    const { cg } = await setUp('v2');
-    assert.equal(cg.layout.mode, 'v2');
-    assert.ok(settableControllers(cg.layout).has('memory'));
-  });
-
-  it('fails clearly when nothing is mounted', async () => {
-    fake = await createFakeCgroupFs('v1');
-    await assert.rejects(detectLayout(path.join(fake.root, 'systemd', 'missing'), fake.ops), (err: unknown) =>
-      hasCode(err, 'NotFound'),
-    );
-  });
-});
 
 describe('cgroups on v1 (hybrid)', () => {
   it('creates the cgroup in every hierarchy runc uses, name=systemd and unified included', async () => {

@@ -8,15 +8,10 @@ import { podFullName } from '../api/types.ts';
 import { podQOSClass } from '../api/qos.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import {
-  createCgroups,
-  detectLayout,
-  nodeCgroupFs,
-  readMaxPids,
-  settableControllers,
-  type CgroupFsOps,
-  type Cgroups,
-} from './cgroupfs.ts';
+import { detectLayout, settableControllers } from './cgroup-layout.ts';
+import { createCgroups, type Cgroups } from './cgroupfs.ts';
+import { nodeCgroupFs, type CgroupFsOps } from './cgroupfs-ops.ts';
+import { readMaxPids } from './max-pids.ts';
 import {
   cleanCgroupName,
   isSafeUid,

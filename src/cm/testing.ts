@@ -9,7 +9,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { nodeCgroupFs, type CgroupFsOps } from './cgroupfs.ts';
+import { nodeCgroupFs, type CgroupFsOps } from './cgroupfs-ops.ts';
 
 export type FakeLayout = 'v1' | 'v1-comounted' | 'v2';
 

@@ -101,4 +101,15 @@ describe('formatGoDuration', () => {
       assert.equal(parseGoDuration(text, 'x'), ms);
     });
   }
+
+  it('formats the durations of the image Pulled event as Go does', () => {
+    assert.equal(formatGoDuration(0), '0s');
+    assert.equal(formatGoDuration(0.5), '500µs');
+    assert.equal(formatGoDuration(81), '81ms');
+    assert.equal(formatGoDuration(81.25), '81.25ms');
+    assert.equal(formatGoDuration(1234), '1.234s');
+    assert.equal(formatGoDuration(2000), '2s');
+    assert.equal(formatGoDuration(61_500), '1m1.5s');
+    assert.equal(formatGoDuration(3_600_000), '1h0m0s');
+  });
 });

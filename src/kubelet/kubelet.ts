@@ -6,29 +6,20 @@ import { createBackoff } from '../util/backoff.ts';
 import { createBackoffStore } from '../util/backoff-store.ts';
 import {
   CONTAINER_GC_PERIOD_MS,
-  DEFAULT_MAX_CONTAINER_COUNT,
-  DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
-  DEFAULT_MINIMUM_GC_AGE_MS,
   HOUSEKEEPING_PERIOD_MS,
   RUNTIME_STATUS_PERIOD_MS,
   SYNC_LOOP_TICK_MS,
 } from '../config/defaults.ts';
-import { createStatusSyncer } from '../status/api-syncer.ts';
 import { createPodConfig, type PodSourceName } from '../podsource/index.ts';
 import { createQosUpdater } from '../cm/qos-updater.ts';
-import { createContainerGC } from '../gc/index.ts';
 import { createPodWorkers } from './pod-workers.ts';
 import { createWorkQueue } from './work-queue.ts';
-import { generalPredicatesAdmitHandler, type PodAdmitHandler } from './admission.ts';
-import { sysctlAdmitHandler } from './sysctl-admission.ts';
-import { appArmorAdmitHandler } from './apparmor-admission.ts';
-import { statusTargetFor } from './mirror-pods.ts';
 import { createPodState } from './pod-state.ts';
 import { createRuntimeHealth } from './runtime-health.ts';
 import { createSyncHandler } from './sync-handler.ts';
 import { createHousekeeping } from './housekeeping.ts';
 import { createSyncLoop, type LoopEvent } from './sync-loop.ts';
-import { buildManagers } from './managers.ts';
+import { buildContainerGC, buildManagers, buildStatusSyncer, defaultAdmitHandlers } from './managers.ts';
 import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
 
@@ -68,11 +59,6 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const state = createPodState();
   const workQueue = createWorkQueue(now);
   const expectedSources = new Set<PodSourceName>(deps.sources.map((s) => s.name));
-  const admitHandlers: PodAdmitHandler[] = [
-    sysctlAdmitHandler({ allowedUnsafeSysctls: opts.allowedUnsafeSysctls ?? [] }),
-    generalPredicatesAdmitHandler(deps.node),
-    appArmorAdmitHandler(),
-  ];
   const qos = createQosUpdater({
     cm,
     activePods: () => loop.activePods(),
@@ -81,18 +67,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     now,
   });
   const cluster = deps.cluster;
-  const statusSyncer = cluster
-    ? createStatusSyncer({
-        api: cluster.api,
-        statuses,
-        logger: log,
-        podFor: (uid) => state.desired.get(uid),
-        targetFor: (uid) => {
-          const pod = state.desired.get(uid);
-          return pod ? statusTargetFor(pod, cluster.mirrorPods) : undefined;
-        },
-      })
-    : undefined;
+  const statusSyncer = buildStatusSyncer(deps, statuses, state.desired);
   const handler = createSyncHandler({
     runtime,
     cache: pleg.cache,
@@ -146,26 +121,10 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     logger: log,
     now,
   });
-  const containerGC = createContainerGC({
-    runtime: deps.runtimeService,
-    policy: opts.containerGC ?? {
-      minAgeMs: DEFAULT_MINIMUM_GC_AGE_MS,
-      maxPerPodContainer: DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
-      maxContainers: DEFAULT_MAX_CONTAINER_COUNT,
-    },
-    podLogsDir: opts.podLogsDir,
+  const containerGC = buildContainerGC(opts, deps, {
     sourcesReady,
-    // Upstream IsPodDeleted (no source has it, or deleted and stopped), and never while a pod
-    // worker still syncs or stops the pod: the GC does not race the kill path.
-    isPodDeleted: (uid) => {
-      const phase = workers.phase(uid);
-      if (phase === 'syncing' || phase === 'terminating') return false;
-      const pod = state.desired.get(uid);
-      return pod === undefined || (pod.metadata.deletionTimestamp !== undefined && phase === 'terminated');
-    },
+    isPodDeleted: (uid) => state.isDeleted(uid, workers.phase(uid)),
     signal: stopSignal.signal,
-    logger: log,
-    now,
   });
   const loop = createSyncLoop({
     queue,
@@ -175,7 +134,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     statuses,
     cache: pleg.cache,
     handler,
-    admitHandlers,
+    admitHandlers: defaultAdmitHandlers(opts, deps.node),
     housekeeping,
     qos,
     ...(cluster && statusSyncer
@@ -209,25 +168,19 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       await prepare();
       loopDone = loop.run();
       pleg.start((event) => {
-        if (!queue.push({ kind: 'pleg', event })) {
-          droppedEvents++;
-          log.error('sync loop queue full; dropped a PLEG event (the next relist catches up)', {
-            dropped: droppedEvents,
-          });
-        }
+        if (queue.push({ kind: 'pleg', event })) return;
+        const dropped = ++droppedEvents;
+        log.error('sync loop queue full; dropped a PLEG event (the next relist catches up)', { dropped });
       });
       podConfig.start();
       statusSyncer?.start();
-      timers.push(setInterval(() => queue.push({ kind: 'tick' }), SYNC_LOOP_TICK_MS));
-      timers.push(setInterval(() => queue.push({ kind: 'housekeeping' }), HOUSEKEEPING_PERIOD_MS));
+      const every = (ms: number, fn: () => unknown) => timers.push(setInterval(fn, ms));
+      every(SYNC_LOOP_TICK_MS, () => queue.push({ kind: 'tick' }));
+      every(HOUSEKEEPING_PERIOD_MS, () => queue.push({ kind: 'housekeeping' }));
       void health.check();
-      timers.push(setInterval(() => void health.check(), RUNTIME_STATUS_PERIOD_MS));
-      // Upstream StartGarbageCollection; a pass before all sources are seen could not tell deleted pods.
-      timers.push(
-        setInterval(() => {
-          if (sourcesReady()) void containerGC.collect();
-        }, CONTAINER_GC_PERIOD_MS),
-      );
+      every(RUNTIME_STATUS_PERIOD_MS, () => health.check());
+      // Upstream StartGarbageCollection; before all sources are seen no pod can be known deleted.
+      every(CONTAINER_GC_PERIOD_MS, () => sourcesReady() && containerGC.collect());
       await loopDone;
     },
     async runOnce(runOpts) {
@@ -272,12 +225,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       })();
       return stopping;
     },
-    pods() {
-      return [...state.desired.values()].map((pod) => ({
-        pod,
-        status: statuses.get(pod.metadata.uid),
-      }));
-    },
+    pods: () => [...state.desired.values()].map((pod) => ({ pod, status: statuses.get(pod.metadata.uid) })),
     runningPods: (signal) => runtime.listPods(signal),
     healthz() {
       const p = pleg.healthy();

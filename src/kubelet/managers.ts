@@ -18,6 +18,17 @@ import {
   type VolumeObjectSource,
 } from '../volume/index.ts';
 import { createProbeManager, type ProbeManager } from '../prober/index.ts';
+import { createStatusSyncer, type StatusSyncer } from '../status/api-syncer.ts';
+import { createContainerGC, type ContainerGC, type ContainerGCDeps } from '../gc/index.ts';
+import {
+  DEFAULT_MAX_CONTAINER_COUNT,
+  DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
+  DEFAULT_MINIMUM_GC_AGE_MS,
+} from '../config/defaults.ts';
+import { generalPredicatesAdmitHandler, type NodeView, type PodAdmitHandler } from './admission.ts';
+import { sysctlAdmitHandler } from './sysctl-admission.ts';
+import { appArmorAdmitHandler } from './apparmor-admission.ts';
+import { statusTargetFor } from './mirror-pods.ts';
 import type { KubeletDependencies, KubeletOptions } from './types.ts';
 
 /** The managers the kubelet core drives; each can be replaced through KubeletDependencies.managers. */
@@ -162,4 +173,56 @@ function pullSecretsFor(objects: VolumeObjectSource, log: Logger) {
     }
     return out;
   };
+}
+
+/** The admit handlers in upstream's order around the general predicates. */
+export function defaultAdmitHandlers(opts: KubeletOptions, node: () => NodeView): PodAdmitHandler[] {
+  return [
+    sysctlAdmitHandler({ allowedUnsafeSysctls: opts.allowedUnsafeSysctls ?? [] }),
+    generalPredicatesAdmitHandler(node),
+    appArmorAdmitHandler(),
+  ];
+}
+
+/**
+ * Cluster mode's status syncer: each desired pod's status goes to the pod itself, a static pod's to
+ * its mirror pod (none yet: nowhere). Undefined standalone.
+ */
+export function buildStatusSyncer(
+  deps: KubeletDependencies,
+  statuses: StatusManager,
+  desired: ReadonlyMap<string, KubeletPod>,
+): StatusSyncer | undefined {
+  const cluster = deps.cluster;
+  if (!cluster) return undefined;
+  return createStatusSyncer({
+    api: cluster.api,
+    statuses,
+    logger: deps.logger,
+    podFor: (uid) => desired.get(uid),
+    targetFor: (uid) => {
+      const pod = desired.get(uid);
+      return pod ? statusTargetFor(pod, cluster.mirrorPods) : undefined;
+    },
+  });
+}
+
+/** The container GC with the configured policy (upstream's defaults when none is given). */
+export function buildContainerGC(
+  opts: KubeletOptions,
+  deps: KubeletDependencies,
+  hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'signal'>,
+): ContainerGC {
+  return createContainerGC({
+    runtime: deps.runtimeService,
+    policy: opts.containerGC ?? {
+      minAgeMs: DEFAULT_MINIMUM_GC_AGE_MS,
+      maxPerPodContainer: DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
+      maxContainers: DEFAULT_MAX_CONTAINER_COUNT,
+    },
+    podLogsDir: opts.podLogsDir,
+    ...hooks,
+    logger: deps.logger,
+    now: deps.now ?? Date.now,
+  });
 }

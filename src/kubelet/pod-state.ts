@@ -1,5 +1,6 @@
 import type { KubeletPod } from '../api/types.ts';
 import type { WaitingReason } from '../status/pod-status.ts';
+import type { WorkerPhase } from './pod-workers.ts';
 
 /**
  * What the kubelet knows about the pods it was given (upstream pod manager + reason cache), owned
@@ -20,6 +21,11 @@ export interface PodState {
   syncable(uid: string): KubeletPod | undefined;
   /** Drops the per-pod caches of a pod whose containers are gone (desired/rejected stay). */
   forgetRuntime(uid: string): void;
+  /**
+   * Upstream IsPodDeleted, for the container GC: no source has the pod, or it was deleted and its
+   * worker finished — never while a worker still syncs or stops it (the GC must not race the kill).
+   */
+  isDeleted(uid: string, workerPhase: WorkerPhase['phase'] | undefined): boolean;
 }
 
 export function createPodState(): PodState {
@@ -36,6 +42,13 @@ export function createPodState(): PodState {
     firstSeen,
     syncable(uid) {
       return rejected.has(uid) ? undefined : desired.get(uid);
+    },
+    isDeleted(uid, workerPhase) {
+      if (workerPhase === 'syncing' || workerPhase === 'terminating') return false;
+      const pod = desired.get(uid);
+      return (
+        pod === undefined || (pod.metadata.deletionTimestamp !== undefined && workerPhase === 'terminated')
+      );
     },
     forgetRuntime(uid) {
       waitingReasons.delete(uid);

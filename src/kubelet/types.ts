@@ -4,7 +4,7 @@ import type { ApiClient } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
 import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
-import type { ServiceLister } from '../runtime/env.ts';
+import type { ServiceLister } from '../runtime/service-env.ts';
 import type { PodSource } from '../podsource/index.ts';
 import type { VolumeObjectSource } from '../volume/index.ts';
 import type { ContainerManager } from '../cm/index.ts';

@@ -1,12 +1,9 @@
-export { createNodeAgent, type NodeAgent, type NodeAgentDeps } from './node-agent.ts';
-export type { NodeStatusInputs } from './node-status.ts';
-export {
-  setNodeStatus,
-  initialNode,
-  nodeStatusHasChanged,
-  reconcileExistingNode,
-  goArch,
-} from './node-status.ts';
+export { createNodeAgent, type NodeAgent } from './node-agent.ts';
+export type { NodeAgentDeps } from './agent-context.ts';
+export type { NodeStatusInputs } from './status-inputs.ts';
+export { setNodeStatus, nodeStatusHasChanged } from './node-status.ts';
+export { initialNode, reconcileExistingNode } from './initial-node.ts';
+export { goArch } from './platform.ts';
 export {
   readMachineInfo,
   parseMemTotal,

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { initialNode, setNodeStatus, type NodeStatusConfig } from './node-status.ts';
+import { initialNode } from './initial-node.ts';
+import { setNodeStatus } from './node-status.ts';
+import type { NodeStatusConfig } from './status-inputs.ts';
 import { nodeStatusPatch, twoWayMergePatch } from './patch.ts';
 import { applyStrategicMergePatch } from '../api/testing.ts';
 import { fakeInputs, sampleMachine } from './testing.ts';

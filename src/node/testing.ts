@@ -2,9 +2,11 @@
 import type { ApiClient, ApiRequest } from '../api/client-types.ts';
 import { FakeApi, apiError, applyStrategicMergePatch, type RecordedRequest } from '../api/testing.ts';
 import { KubeletError } from '../util/errors.ts';
-import { flush } from '../util/testing.ts';
+import { flush, recordingLogger } from '../util/testing.ts';
+import type { NodeAgentDeps } from './agent-context.ts';
 import type { MachineInfo } from './machine-info.ts';
-import type { NodeStatusInputs } from './node-status.ts';
+import { createNodeAgent } from './node-agent.ts';
+import type { NodeStatusConfig, NodeStatusInputs } from './status-inputs.ts';
 import type { Lease, Node, NodeEventRecorder } from './types.ts';
 
 const METHODS: readonly ApiRequest['method'][] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -191,6 +193,21 @@ export function sampleMachine(over: Partial<MachineInfo> = {}): MachineInfo {
   };
 }
 
+/** The status setters' settings for node `node-a` (upstream default hard eviction thresholds). */
+export function statusConfig(over: Partial<NodeStatusConfig> = {}): NodeStatusConfig {
+  return {
+    nodeName: 'node-a',
+    hostname: 'node-a',
+    nodeIP: '10.0.0.5',
+    maxPods: 110,
+    kubeletVersion: 'v1.20.2',
+    kubeletPort: 10250,
+    reserved: {},
+    evictionHard: { memoryAvailable: '100Mi', nodefsAvailable: '10%' },
+    ...over,
+  };
+}
+
 /** Inputs the test flips. */
 export function fakeInputs(): NodeStatusInputs & {
   ready: { ok: boolean; message: string };
@@ -214,4 +231,49 @@ export function memoryRecorder(): NodeEventRecorder & {
     events,
     eventFor: (_ref, type, reason, message) => events.push({ type, reason, message }),
   };
+}
+
+/**
+ * A node agent for node `node-a` on a FakeCluster, with a fake clock, inputs, recorder and logger;
+ * `round()` runs one status round, advancing the clock through registration back-off.
+ */
+export function nodeAgentHarness(over: Partial<NodeAgentDeps> = {}) {
+  const cluster = new FakeCluster();
+  const clock = new FakeClock();
+  const inputs = fakeInputs();
+  const recorder = memoryRecorder();
+  const logger = recordingLogger();
+  const agent = createNodeAgent({
+    api: cluster.client(),
+    leaseApi: cluster.client(),
+    logger,
+    recorder,
+    nodeName: 'node-a',
+    nodeIP: '10.0.0.5',
+    maxPods: 110,
+    rootDir: '/var/lib/kubelet',
+    kubeletVersion: 'v1.20.2',
+    kubeletPort: 10250,
+    labels: { 'example.com/pool': 'blue' },
+    taints: [{ key: 'dedicated', value: 'ci', effect: 'NoSchedule' }],
+    inputs,
+    now: clock.now,
+    sleep: clock.sleep,
+    random: () => 0,
+    machineInfo: () => Promise.resolve(sampleMachine()),
+    ...over,
+  });
+  const signal = new AbortController().signal;
+  /** Runs one status round, advancing the fake clock through registration back-off. */
+  async function round(): Promise<string> {
+    const r = agent.syncNodeStatus(signal);
+    for (let i = 0; i < 20; i++) await clock.advance(100);
+    return r;
+  }
+  return { cluster, clock, inputs, recorder, logger, agent, signal, round };
+}
+
+/** The Ready condition of a Node. */
+export function readyOf(n: Node | undefined) {
+  return n?.status?.conditions?.find((c) => c.type === 'Ready');
 }

@@ -23,20 +23,34 @@ import { podHostname, podLogsDirectory, type ClusterDNS } from './sandbox-config
 import type { SeccompOptions } from './security-profiles.ts';
 import { createTerminationMessageMount, podContainerDir } from './termination-message.ts';
 
+/** What container setup needs; the runtime manager passes its own dependencies (a superset). */
 export interface ContainerSetupDeps {
   runtime: RuntimeService;
+  /** The pod logs root (podLogsDir); each container's log directory is made under it. */
   podLogsDir: string;
+  /**
+   * clusterDNS/clusterDomain: the domain goes into the managed /etc/hosts (and, through the runtime
+   * manager, the sandbox's DNS for ClusterFirst pods; absent: they get the host's, MissingClusterDNS).
+   */
   clusterDNS?: ClusterDNS;
+  /** CRI mounts for a container's volumeMounts (the volume manager). */
   mountsFor: (pod: KubeletPod, container: Container) => Promise<Mount[]>;
+  /** The container environment (env.ts makeEnvironment); absent: literal values only. */
   makeEnv?: (
     pod: KubeletPod,
     container: Container,
     podIPs: string[],
     signal?: AbortSignal,
   ) => Promise<KeyValue[]>;
+  /** The image's configured user (CRI ImageStatus uid/username), for the runAsNonRoot check. */
   imageUser?: (imageRef: string, signal?: AbortSignal) => Promise<ImageUser | undefined>;
-  /** Absent: no termination-message file and no managed /etc/hosts. */
+  /**
+   * The kubelet root dir: termination-message files live under `<rootDir>/pods/<uid>/containers/`,
+   * the managed /etc/hosts under `<rootDir>/pods/<uid>/`. Absent: containers get neither (and their
+   * terminated state no message from a file); the runtime manager warns once.
+   */
   rootDir?: string;
+  /** Seccomp profile root and `seccompDefault`; absent: `<DEFAULT_ROOT_DIR>/seccomp`, Unconfined. */
   seccomp?: SeccompOptions;
 }
 

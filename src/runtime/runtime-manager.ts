@@ -5,18 +5,16 @@ import type { EventRecorder } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
 import { describeError } from '../util/errors.ts';
-import type { DNSConfig, KeyValue, Mount, PodSandboxConfig, RuntimeService } from './cri/types.ts';
+import type { DNSConfig, PodSandboxConfig } from './cri/types.ts';
 import { computePodActions, type PodActions, type ProbeVerdicts } from './compute-pod-actions.ts';
-import type { ImageUser } from './container-config.ts';
-import { createContainerSetup } from './container-setup.ts';
+import { createContainerSetup, type ContainerSetupDeps } from './container-setup.ts';
 import { createContainerStarter, type StartContainerRequest, type StartStep } from './container-starter.ts';
 import type { ImageManager } from './image-manager.ts';
 import { createHookRunner, type HookRunner } from './hooks.ts';
 import { createPodKiller, type PodKiller } from './pod-killer.ts';
 import { createPodStatusReader, type RuntimePodSummary } from './pod-status-reader.ts';
 import type { RuntimePodStatus } from './runtime-pod.ts';
-import { generateSandboxConfig, type ClusterDNS } from './sandbox-config.ts';
-import type { SeccompOptions } from './security-profiles.ts';
+import { generateSandboxConfig } from './sandbox-config.ts';
 
 export type { RuntimePodSummary } from './pod-status-reader.ts';
 export { backoffKey } from './container-starter.ts';
@@ -57,41 +55,19 @@ export interface RuntimeManager extends Pick<PodKiller, 'killPod' | 'removePod'>
   ): Promise<PodSyncResult>;
 }
 
-export interface RuntimeManagerDeps {
-  runtime: RuntimeService;
+/** Container setup's dependencies (mounts, environment, root dir, seccomp …) and the manager's own. */
+export interface RuntimeManagerDeps extends ContainerSetupDeps {
   images: ImageManager;
   recorder: EventRecorder;
   logger: Logger;
   /** Crash-loop back-off, shared by all pods (key: pod/container/hash). */
   backoff: Backoff;
-  podLogsDir: string;
   hostDNS: () => DNSConfig;
-  /** clusterDNS/clusterDomain for ClusterFirst pods; absent: they get `hostDNS` (MissingClusterDNS). */
-  clusterDNS?: ClusterDNS;
   /**
    * The pod's cgroup for the sandbox's cgroup_parent (the container manager; the caller has made
    * sure it exists). Absent or '': the runtime's default parent.
    */
   podCgroupParent?: (pod: KubeletPod) => string;
-  /** CRI mounts for a container's volumeMounts (the volume manager). */
-  mountsFor: (pod: KubeletPod, container: Container) => Promise<Mount[]>;
-  /** The container environment (env.ts makeEnvironment); absent: literal values only. */
-  makeEnv?: (
-    pod: KubeletPod,
-    container: Container,
-    podIPs: string[],
-    signal?: AbortSignal,
-  ) => Promise<KeyValue[]>;
-  /** The image's configured user (CRI ImageStatus uid/username), for the runAsNonRoot check. */
-  imageUser?: (imageRef: string, signal?: AbortSignal) => Promise<ImageUser | undefined>;
-  /**
-   * The kubelet root dir: termination-message files live under `<rootDir>/pods/<uid>/containers/`.
-   * Absent: containers get no termination-message file (and their terminated state no message
-   * from one); a warning says so once.
-   */
-  rootDir?: string;
-  /** Seccomp profile root and `seccompDefault`; absent: `<DEFAULT_ROOT_DIR>/seccomp`, Unconfined. */
-  seccomp?: SeccompOptions;
   /** Runs postStart/preStop handlers. Default: exec through `runtime.execSync`, HTTP from this host. */
   hooks?: HookRunner;
   now?: () => number;

@@ -4,7 +4,7 @@
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { detectLayout, type CgroupLayout } from '../cm/cgroupfs.ts';
+import { detectLayout, type CgroupLayout } from '../cm/cgroup-layout.ts';
 import { parsePodCgroupDirName } from '../cm/names.ts';
 import { parseKeyValues } from './procfs.ts';
 

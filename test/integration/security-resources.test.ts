@@ -7,6 +7,8 @@ import {
   eventually,
   findPod,
   podManifest,
+  removeManifest,
+  sandboxesOf,
   useKubelet,
   waitForPhase,
   writeManifest,
@@ -95,5 +97,37 @@ describe('security context and resources on real containerd', () => {
     assert.match(log, /\b67108864\b/, `memory limit in: ${log}`);
     assert.match(log, /\b(256|10)\b/, 'cpu shares 256 (v1) or the equivalent weight (v2)');
     assert.match(log, /\b50000\b/, 'cfs quota 50000 for 500m with period 100000');
+  });
+
+  it('reports a container killed for exceeding its memory limit as OOMKilled, exit code 137', async () => {
+    await writeManifest(
+      t.env,
+      'hog.yaml',
+      podManifest('hog', {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'main',
+            image: IMAGE,
+            // Burstable, so the container (not the shim sharing its pod cgroup) has the highest
+            // OOM score: the bed's containerd runs without a negative oom_score_adj of its own.
+            resources: { limits: { memory: '32Mi' }, requests: { memory: '8Mi' } },
+            // A 128 MiB string in the shell's memory: four times the limit.
+            command: ['sh', '-c', 'x=$(head -c 134217728 /dev/zero | tr "\\0" a); echo ${#x}'],
+          },
+        ],
+      }),
+    );
+    const view = await waitForPhase(t.k.kubelet, 'hog', 'Failed');
+    const terminated = view.status?.containerStatuses?.[0]?.state.terminated;
+    assert.equal(terminated?.reason, 'OOMKilled', JSON.stringify(view.status?.containerStatuses));
+    assert.equal(terminated?.exitCode, 137);
+    // The shim shares the pod's memory cgroup and may not survive the squeeze: the kubelet must
+    // still take the pod down (its first StopPodSandbox can fail on a closed shim connection).
+    await removeManifest(t.env, 'hog.yaml');
+    const uid = view.pod.metadata.uid ?? '';
+    await eventually('the OOM-killed pod removed from the runtime', async () =>
+      (await sandboxesOf(t.env, uid)).length === 0 ? true : undefined,
+    );
   });
 });

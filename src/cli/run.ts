@@ -4,13 +4,13 @@ import { describeError } from '../util/errors.ts';
 import { detectNodeIP } from '../util/net.ts';
 import { createCriClient } from '../runtime/cri/index.ts';
 import type { ImageService } from '../runtime/cri/types.ts';
-import { createLoggingRecorder } from '../api/events.ts';
+import { createLoggingRecorder, type EventType } from '../api/events.ts';
 import { createApiSource, createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
 import { createKubelet, type Kubelet } from '../kubelet/kubelet.ts';
 import { createContainerManager } from '../cm/index.ts';
 import { machineNodeView, nodeViewFromNode } from '../kubelet/node-view.ts';
 import { createApiClient } from '../api/client.ts';
-import { createApiEventRecorder } from '../api/event-recorder.ts';
+import { createApiEventRecorder, type ApiEventRecorder } from '../api/event-recorder.ts';
 import { createApiObjectSource } from '../api/object-source.ts';
 import { createServiceInformer } from '../api/service-informer.ts';
 
@@ -123,6 +123,11 @@ export async function runKubelet(
         maxPerPodContainer: config.maxPerPodContainerCount,
         maxContainers: config.maxContainerCount,
       },
+      imageGC: {
+        highThresholdPercent: config.imageGCHighThresholdPercent,
+        lowThresholdPercent: config.imageGCLowThresholdPercent,
+        minAgeMs: config.imageMinimumGCAgeMs,
+      },
     },
     {
       runtimeService,
@@ -130,6 +135,7 @@ export async function runKubelet(
       metrics,
       sources,
       recorder: cluster?.recorder ?? createLoggingRecorder(logger),
+      ...(cluster ? { nodeEvent: nodeEventRecorder(cluster.recorder, config.nodeName) } : {}),
       logger,
       containerManager: createContainerManager({
         cgroupsPerQOS: config.cgroupsPerQOS,
@@ -267,6 +273,12 @@ function reportedKubeletVersion(version: string): string {
  * they never queue behind pod traffic), the API pod source, events to the API, mirror pods, volume
  * objects, and the node agent (registration, node status, Lease).
  */
+/** Events on this kubelet's Node (upstream nodeRef: the node name doubles as UID). */
+function nodeEventRecorder(recorder: ApiEventRecorder, nodeName: string) {
+  const ref = { apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeName };
+  return (type: EventType, reason: string, message: string) => recorder.eventFor(ref, type, reason, message);
+}
+
 async function connectCluster(
   config: KubeletConfig,
   logger: Logger,

@@ -113,6 +113,7 @@ export function compileConfig(
     allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),
+    ...imageGCSettings(field, errors),
     ...containerGCSettings(field, warnings),
   };
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
@@ -190,6 +191,23 @@ function imagePullSettings(
     ...(maxParallelImagePulls !== undefined ? { maxParallelImagePulls } : {}),
     registryPullQPS: qps.value,
     registryBurst: burst.value,
+  };
+}
+
+/** The image GC policy; upstream ValidateKubeletConfiguration wants low strictly below high. */
+function imageGCSettings(
+  field: FieldOf,
+  errors: string[],
+): Pick<KubeletConfig, 'imageGCHighThresholdPercent' | 'imageGCLowThresholdPercent' | 'imageMinimumGCAgeMs'> {
+  const high = field('imageGCHighThresholdPercent');
+  const low = field('imageGCLowThresholdPercent');
+  if (low.value >= high.value) {
+    errors.push(`${low.label}: ${low.value} must be less than ${high.label} ${high.value}`);
+  }
+  return {
+    imageGCHighThresholdPercent: high.value,
+    imageGCLowThresholdPercent: low.value,
+    imageMinimumGCAgeMs: field('imageMinimumGCAge').value,
   };
 }
 

@@ -30,11 +30,22 @@ export const IMAGE_BACKOFF_MAX_MS = 300_000; // MaxImageBackOff
 export const POD_WORKER_RESYNC_AFTER_ERROR_MS = 10_000; // backOffPeriod used by podWorkers on error (workerBackOffPeriod)
 export const RUNTIME_STATUS_PERIOD_MS = 5_000; // go wait.Until(kl.updateRuntimeUp, 5*time.Second, …) in Run
 export const CONTAINER_GC_PERIOD_MS = 60_000; // ContainerGCPeriod
+export const IMAGE_GC_PERIOD_MS = 5 * 60_000; // ImageGCPeriod
 
 /** cmd/kubelet/app/options KubeletFlags: container GC policy (flags only, deprecated upstream). */
 export const DEFAULT_MINIMUM_GC_AGE_MS = 0; // MinimumGCAge (--minimum-container-ttl-duration)
 export const DEFAULT_MAX_PER_POD_CONTAINER_COUNT = 1; // MaxPerPodContainerCount (--maximum-dead-containers-per-container)
 export const DEFAULT_MAX_CONTAINER_COUNT = -1; // MaxContainerCount (--maximum-dead-containers)
+
+/** pkg/kubelet/apis/config/v1beta1 SetDefaults_KubeletConfiguration: image GC policy. */
+export const DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT = 85; // ImageGCHighThresholdPercent
+export const DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT = 80; // ImageGCLowThresholdPercent
+export const DEFAULT_IMAGE_MINIMUM_GC_AGE_MS = 120_000; // ImageMinimumGCAge
+/**
+ * The sandbox (pause) image image GC never removes (upstream --pod-infra-container-image, default
+ * k8s.gcr.io/pause:3.2 in 1.20): containerd 1.6's default `sandbox_image`, the one it really runs.
+ */
+export const DEFAULT_POD_SANDBOX_IMAGE = 'registry.k8s.io/pause:3.6';
 
 /** pkg/kubelet/kuberuntime */
 export const MIN_GRACE_PERIOD_SECONDS = 2; // minimumGracePeriodInSeconds

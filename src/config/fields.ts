@@ -25,6 +25,7 @@ import {
   checkURL,
   nonNegative,
   nonNegativeDuration,
+  percent,
   positive,
   positiveDuration,
   type Check,
@@ -558,6 +559,35 @@ export const KUBELET_FIELDS = {
     check: checkSysctlPatterns,
     help: "unsafe sysctls pods may set (names or 'prefix*', namespaced only), e.g. 'kernel.msg*,net.core.somaxconn'; repeatable",
   },
+  // Image GC (upstream realImageGCManager's ImageGCPolicy).
+  imageGCHighThresholdPercent: {
+    kind: 'int32',
+    file: 'imageGCHighThresholdPercent',
+    flag: { name: 'image-gc-high-threshold', arg: '<percent>' },
+    // A pointer upstream: an explicit 0 in the file stays 0.
+    fileZero: 'kept',
+    default: d.DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
+    check: percent,
+    help: `image filesystem usage that starts image GC, in percent; 100 disables image GC (default ${d.DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT})`,
+  },
+  imageGCLowThresholdPercent: {
+    kind: 'int32',
+    file: 'imageGCLowThresholdPercent',
+    flag: { name: 'image-gc-low-threshold', arg: '<percent>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT,
+    check: percent,
+    help: `image filesystem usage image GC frees down to, in percent; below the high threshold (default ${d.DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT})`,
+  },
+  imageMinimumGCAge: {
+    kind: 'duration',
+    file: 'imageMinimumGCAge',
+    flag: { name: 'minimum-image-ttl-duration', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
+    check: nonNegativeDuration,
+    help: `minimum age of an unused image (since the kubelet first saw it) before image GC removes it (default ${dur(d.DEFAULT_IMAGE_MINIMUM_GC_AGE_MS)})`,
+  },
   // Container GC: KubeletFlags upstream (deprecated there, with no KubeletConfiguration field).
   minimumGCAge: {
     kind: 'duration',
@@ -797,9 +827,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { field: 'rotateCertificates', flag: 'rotate-certificates', bool: true },
   { field: 'oomScoreAdj', flag: 'oom-score-adj' },
   { field: 'volumePluginDir', flag: 'volume-plugin-dir' },
-  { field: 'imageMinimumGCAge', flag: 'minimum-image-ttl-duration' },
-  { field: 'imageGCHighThresholdPercent', flag: 'image-gc-high-threshold' },
-  { field: 'imageGCLowThresholdPercent', flag: 'image-gc-low-threshold' },
   { field: 'volumeStatsAggPeriod', flag: 'volume-stats-agg-period' },
   { field: 'featureGates', flag: 'feature-gates' },
   { field: 'kubeletCgroups', flag: 'kubelet-cgroups' },

@@ -103,6 +103,10 @@ describe('compileConfig defaults', () => {
       registryPullQPS: 5,
       registryBurst: 10,
       nodeStatusMaxImages: 50,
+      // Image GC (upstream defaults): 85%, 80%, 2m.
+      imageGCHighThresholdPercent: 85,
+      imageGCLowThresholdPercent: 80,
+      imageMinimumGCAgeMs: 120_000,
       // Container GC (KubeletFlags upstream): MinimumGCAge 0, MaxPerPodContainerCount 1, MaxContainerCount -1.
       minimumGCAgeMs: 0,
       maxPerPodContainerCount: 1,
@@ -876,6 +880,45 @@ describe('compileConfig image pulls and node images', () => {
     assert.deepEqual([file.registryPullQPS, file.registryBurst], [2, 4]);
     const flags = compile({ registryPullQPS: 2 }, { registryPullQPS: 7, registryBurst: 9 }).config;
     assert.deepEqual([flags.registryPullQPS, flags.registryBurst], [7, 9]);
+  });
+
+  it('reads the image GC policy from the file, flags over file, an explicit 0 threshold kept', () => {
+    const file = compile({
+      imageGCHighThresholdPercent: 90,
+      imageGCLowThresholdPercent: 0,
+      imageMinimumGCAge: '5m',
+    }).config;
+    assert.deepEqual(
+      [file.imageGCHighThresholdPercent, file.imageGCLowThresholdPercent, file.imageMinimumGCAgeMs],
+      [90, 0, 300_000],
+    );
+    const flags = compile(
+      { imageGCHighThresholdPercent: 90 },
+      { imageGCHighThresholdPercent: 100, imageGCLowThresholdPercent: 50, imageMinimumGCAge: '30s' },
+    ).config;
+    assert.deepEqual(
+      [flags.imageGCHighThresholdPercent, flags.imageGCLowThresholdPercent, flags.imageMinimumGCAgeMs],
+      [100, 50, 30_000],
+    );
+    // A plain Duration upstream: zero means the default.
+    assert.equal(compile({ imageMinimumGCAge: '0s' }).config.imageMinimumGCAgeMs, 120_000);
+  });
+
+  it('rejects image GC thresholds outside 0-100 or low not below high, naming the field or flag', () => {
+    assertInvalid(
+      () => compile({ imageGCHighThresholdPercent: 101, imageGCLowThresholdPercent: -1 }),
+      /imageGCHighThresholdPercent: 101 must be between 0 and 100, inclusive/,
+      /imageGCLowThresholdPercent: -1 must be between 0 and 100, inclusive/,
+    );
+    assertInvalid(
+      () => compile(undefined, { imageGCHighThresholdPercent: 70 }),
+      /imageGCLowThresholdPercent: 80 must be less than --image-gc-high-threshold 70/,
+    );
+    assertInvalid(
+      () => compile(undefined, { imageGCHighThresholdPercent: 60, imageGCLowThresholdPercent: 60 }),
+      /--image-gc-low-threshold: 60 must be less than --image-gc-high-threshold 60/,
+    );
+    assertInvalid(() => compile({ imageMinimumGCAge: '-1m' }), /imageMinimumGCAge/);
   });
 
   it('rejects negative registry limits, naming the field or flag', () => {

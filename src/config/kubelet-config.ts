@@ -114,6 +114,14 @@ export interface KubeletConfig {
   /** Images reported in the Node's status.images, largest first; -1 = all. */
   readonly nodeStatusMaxImages: number;
   /**
+   * Image GC policy (upstream ImageGCPolicy): when image filesystem usage reaches the high
+   * threshold (percent; 100 disables image GC), unused images at least `imageMinimumGCAgeMs` old
+   * (since first seen) are removed, least recently used first, down to the low threshold.
+   */
+  readonly imageGCHighThresholdPercent: number;
+  readonly imageGCLowThresholdPercent: number;
+  readonly imageMinimumGCAgeMs: number;
+  /**
    * Container GC policy (upstream GCPolicy; flags only): a dead container younger than
    * `minimumGCAgeMs` (from its creation) stays; per (pod, container name) at most
    * `maxPerPodContainerCount` dead instances stay, on the node at most `maxContainerCount`

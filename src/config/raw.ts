@@ -88,6 +88,9 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   registryPullQPS?: number;
   registryBurst?: number;
   nodeStatusMaxImages?: number;
+  imageGCHighThresholdPercent?: number;
+  imageGCLowThresholdPercent?: number;
+  imageMinimumGCAge?: string;
 }
 
 /** What a file field may hold once decoded; anything else is a nested object of more fields. */

@@ -41,6 +41,12 @@ export const nonNegative: Check<number> = (c, errors) => {
   if (c.value < 0) errors.push(`${c.label}: ${c.value} must not be a negative number`);
 };
 
+/** A percentage (upstream utilvalidation.IsInRange(v, 0, 100)). */
+export const percent: Check<number> = (c, errors) => {
+  if (c.value < 0 || c.value > 100)
+    errors.push(`${c.label}: ${c.value} must be between 0 and 100, inclusive`);
+};
+
 export const positive: Check<number> = (c, errors) => {
   if (c.value <= 0) errors.push(`${c.label}: ${c.value} must be greater than 0`);
 };

@@ -7,6 +7,7 @@ import { createBackoffStore } from '../util/backoff-store.ts';
 import {
   CONTAINER_GC_PERIOD_MS,
   HOUSEKEEPING_PERIOD_MS,
+  IMAGE_GC_PERIOD_MS,
   RUNTIME_STATUS_PERIOD_MS,
   SYNC_LOOP_TICK_MS,
 } from '../config/defaults.ts';
@@ -19,7 +20,7 @@ import { createRuntimeHealth } from './runtime-health.ts';
 import { createSyncHandler } from './sync-handler.ts';
 import { createHousekeeping } from './housekeeping.ts';
 import { createSyncLoop, type LoopEvent } from './sync-loop.ts';
-import { buildContainerGC, buildManagers, buildStatusSyncer, defaultAdmitHandlers } from './managers.ts';
+import { buildGCs, buildManagers, buildStatusSyncer, defaultAdmitHandlers } from './managers.ts';
 import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
 
@@ -121,7 +122,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     logger: log,
     now,
   });
-  const containerGC = buildContainerGC(opts, deps, {
+  const { containerGC, imageGC } = buildGCs(opts, deps, {
     sourcesReady,
     isPodDeleted: (uid) => state.isDeleted(uid, workers.phase(uid)),
     signal: stopSignal.signal,
@@ -181,6 +182,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       every(RUNTIME_STATUS_PERIOD_MS, () => health.check());
       // Upstream StartGarbageCollection; before all sources are seen no pod can be known deleted.
       every(CONTAINER_GC_PERIOD_MS, () => sourcesReady() && containerGC.collect());
+      every(IMAGE_GC_PERIOD_MS, () => imageGC.collect());
       await loopDone;
     },
     async runOnce(runOpts) {
@@ -213,8 +215,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         await podConfig.stop();
         await statusSyncer?.stop();
         await housekeeping.idle();
-        await containerGC.idle();
-        await qos.idle();
+        await Promise.all([containerGC.idle(), imageGC.idle(), qos.idle()]);
         await pleg.stop();
         await probes.stop();
         await workers.stop();

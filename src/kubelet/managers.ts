@@ -19,11 +19,22 @@ import {
 } from '../volume/index.ts';
 import { createProbeManager, type ProbeManager } from '../prober/index.ts';
 import { createStatusSyncer, type StatusSyncer } from '../status/api-syncer.ts';
-import { createContainerGC, type ContainerGC, type ContainerGCDeps } from '../gc/index.ts';
+import {
+  createContainerGC,
+  createImageFsUsage,
+  createImageGC,
+  type ContainerGC,
+  type ContainerGCDeps,
+  type ImageGC,
+} from '../gc/index.ts';
 import {
   DEFAULT_MAX_CONTAINER_COUNT,
   DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
+  DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
+  DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT,
+  DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
   DEFAULT_MINIMUM_GC_AGE_MS,
+  DEFAULT_POD_SANDBOX_IMAGE,
 } from '../config/defaults.ts';
 import { generalPredicatesAdmitHandler, type NodeView, type PodAdmitHandler } from './admission.ts';
 import { sysctlAdmitHandler } from './sysctl-admission.ts';
@@ -207,8 +218,19 @@ export function buildStatusSyncer(
   });
 }
 
-/** The container GC with the configured policy (upstream's defaults when none is given). */
-export function buildContainerGC(
+/** The container and image GCs, with the configured policies (upstream's defaults when none is given). */
+export function buildGCs(
+  opts: KubeletOptions,
+  deps: KubeletDependencies,
+  hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'signal'>,
+): { containerGC: ContainerGC; imageGC: ImageGC } {
+  return {
+    containerGC: buildContainerGC(opts, deps, hooks),
+    imageGC: buildImageGC(opts, deps, hooks.signal),
+  };
+}
+
+function buildContainerGC(
   opts: KubeletOptions,
   deps: KubeletDependencies,
   hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'signal'>,
@@ -223,6 +245,37 @@ export function buildContainerGC(
     podLogsDir: opts.podLogsDir,
     ...hooks,
     logger: deps.logger,
+    now: deps.now ?? Date.now,
+  });
+}
+
+/** containerd's root: where its images live when CRI ImageFsInfo names no filesystem. */
+const DEFAULT_IMAGE_FS_PATH = '/var/lib/containerd';
+
+function buildImageGC(opts: KubeletOptions, deps: KubeletDependencies, signal: AbortSignal): ImageGC {
+  const log = deps.logger;
+  return createImageGC({
+    images: deps.imageService,
+    runtime: deps.runtimeService,
+    policy: opts.imageGC ?? {
+      highThresholdPercent: DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
+      lowThresholdPercent: DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT,
+      minAgeMs: DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
+    },
+    sandboxImage: opts.sandboxImage ?? DEFAULT_POD_SANDBOX_IMAGE,
+    imageFsUsage:
+      deps.imageFsUsage ??
+      createImageFsUsage({
+        images: deps.imageService,
+        fallbackPath: opts.imageFsPath ?? DEFAULT_IMAGE_FS_PATH,
+        logger: log,
+        callTimeoutMs: 60_000,
+      }),
+    nodeEvent:
+      deps.nodeEvent ??
+      ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
+    signal,
+    logger: log,
     now: deps.now ?? Date.now,
   });
 }

@@ -1,5 +1,5 @@
 import type { KubeletPod, PodStatus } from '../api/types.ts';
-import type { EventRecorder } from '../api/events.ts';
+import type { EventRecorder, EventType } from '../api/events.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
@@ -8,7 +8,7 @@ import type { ServiceLister } from '../runtime/service-env.ts';
 import type { PodSource } from '../podsource/index.ts';
 import type { VolumeObjectSource } from '../volume/index.ts';
 import type { ContainerManager } from '../cm/index.ts';
-import type { ContainerGCPolicy } from '../gc/index.ts';
+import type { ContainerGCPolicy, ImageFsUsageFn, ImageGCPolicy } from '../gc/index.ts';
 import type { KubeletMetrics } from '../metrics/index.ts';
 import type { NodeView } from './admission.ts';
 import type { MirrorPods } from './mirror-pods.ts';
@@ -41,6 +41,12 @@ export interface KubeletOptions {
   allowedUnsafeSysctls?: readonly string[];
   /** Dead container GC policy (the three GC flags); absent: upstream's defaults (0s, 1, -1). */
   containerGC?: ContainerGCPolicy;
+  /** Image GC policy (imageGC* settings); absent: upstream's defaults (85%, 80%, 2m). */
+  imageGC?: ImageGCPolicy;
+  /** The sandbox (pause) image image GC keeps; absent: DEFAULT_POD_SANDBOX_IMAGE. */
+  sandboxImage?: string;
+  /** statfs'd for image GC when CRI ImageFsInfo names no filesystem; absent: `/var/lib/containerd`. */
+  imageFsPath?: string;
 }
 
 /** Everything from outside the kubelet, in one object that tests replace (upstream Dependencies). */
@@ -67,6 +73,10 @@ export interface KubeletDependencies {
   metrics?: KubeletMetrics;
   /** Managers to use instead of the default ones (tests: fakes; see managers.ts). */
   managers?: Partial<KubeletManagers>;
+  /** Records an event on the Node (cluster mode); absent: only logged. */
+  nodeEvent?: (type: EventType, reason: string, message: string) => void;
+  /** Measures the image filesystem for image GC (tests: a fake); absent: statfs (src/gc/image-fs.ts). */
+  imageFsUsage?: ImageFsUsageFn;
   now?: () => number;
   random?: () => number;
 }

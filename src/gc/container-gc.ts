@@ -18,6 +18,7 @@ import {
   LABEL_POD_UID,
 } from '../config/defaults.ts';
 import { isCriNotFound } from '../runtime/cri/errors.ts';
+import { singlePass, type SinglePass } from './single-pass.ts';
 import type { CallOptions, Container, PodSandbox, RuntimeService } from '../runtime/cri/types.ts';
 import { intAnnotation } from '../runtime/labels.ts';
 import { gracePeriodFor } from '../runtime/pod-killer.ts';
@@ -72,12 +73,7 @@ export interface GCPassResult {
  * deleted pod all of them, of any other pod all but the newest; (3) the log directories of deleted
  * pods with no container left. A failing item is logged and skipped (retried next pass).
  */
-export interface ContainerGC {
-  /** Runs one pass, or joins the one in flight (never two at once). Never rejects. */
-  collect(): Promise<GCPassResult>;
-  /** Resolves when no pass is running. */
-  idle(): Promise<void>;
-}
+export type ContainerGC = SinglePass<GCPassResult>;
 
 function toDeadContainer(c: Container): DeadContainer | undefined {
   const labels = c.labels ?? {};
@@ -141,7 +137,6 @@ export function createContainerGC(deps: ContainerGCDeps): ContainerGC {
   const now = deps.now ?? Date.now;
   const callTimeoutMs = deps.callTimeoutMs ?? CALL_TIMEOUT_MS;
   const passTimeoutMs = deps.passTimeoutMs ?? PASS_TIMEOUT_MS;
-  let current: Promise<GCPassResult> | undefined;
 
   const call = (signal: AbortSignal): CallOptions => ({ signal, timeoutMs: callTimeoutMs });
 
@@ -346,21 +341,5 @@ export function createContainerGC(deps: ContainerGCDeps): ContainerGC {
     return result;
   }
 
-  return {
-    collect() {
-      current ??= run()
-        .catch((err: unknown): GCPassResult => {
-          // Only a bug gets here (every step catches its own errors): logged, never thrown at the timer.
-          log.error('container GC: pass failed', { err: describeError(err) });
-          return { ...emptyResult(), errors: [describeError(err)] };
-        })
-        .finally(() => {
-          current = undefined;
-        });
-      return current;
-    },
-    async idle() {
-      await current;
-    },
-  };
+  return singlePass(run, (err) => ({ ...emptyResult(), errors: [describeError(err)] }), log, 'container GC');
 }

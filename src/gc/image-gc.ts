@@ -10,6 +10,7 @@ import { abortReason, combineSignals } from '../util/abort.ts';
 import { describeError } from '../util/errors.ts';
 import type { CallOptions, Image, ImageService, RuntimeService } from '../runtime/cri/types.ts';
 import type { ImageFsUsageFn } from './image-fs.ts';
+import { singlePass, type SinglePass } from './single-pass.ts';
 
 /** Deadline of each CRI call of a pass. */
 const CALL_TIMEOUT_MS = 60_000;
@@ -64,12 +65,7 @@ export interface ImageGCPassResult {
  * which are in use (upstream detectImages), then measures the image filesystem and, at or above
  * the high threshold, removes images (upstream GarbageCollect → freeSpace).
  */
-export interface ImageGC {
-  /** Runs one pass, or joins the one in flight (never two at once). Never rejects. */
-  collect(): Promise<ImageGCPassResult>;
-  /** Resolves when no pass is running. */
-  idle(): Promise<void>;
-}
+export type ImageGC = SinglePass<ImageGCPassResult>;
 
 /** Upstream imageRecord: what the kubelet remembers of an image between passes. */
 interface ImageRecord {
@@ -106,7 +102,6 @@ export function createImageGC(deps: ImageGCDeps): ImageGC {
   const records = new Map<string, ImageRecord>();
   let initialized = false;
   let prevFailed = false;
-  let current: Promise<ImageGCPassResult> | undefined;
 
   const call = (signal: AbortSignal): CallOptions => ({ signal, timeoutMs: callTimeoutMs });
 
@@ -281,22 +276,14 @@ export function createImageGC(deps: ImageGCDeps): ImageGC {
     return result;
   }
 
+  const passes = singlePass(
+    run,
+    (err) => ({ ...emptyResult(), errors: [describeError(err)] }),
+    log,
+    'image GC',
+  );
   return {
-    collect() {
-      if (disabled) return Promise.resolve(emptyResult());
-      current ??= run()
-        .catch((err: unknown): ImageGCPassResult => {
-          // Only a bug gets here (run catches the pass's errors): logged, never thrown at the timer.
-          log.error('image GC: pass failed', { err: describeError(err) });
-          return { ...emptyResult(), errors: [describeError(err)] };
-        })
-        .finally(() => {
-          current = undefined;
-        });
-      return current;
-    },
-    async idle() {
-      await current;
-    },
+    collect: () => (disabled ? Promise.resolve(emptyResult()) : passes.collect()),
+    idle: () => passes.idle(),
   };
 }

@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { KubeletError, describeError, type ErrorCode } from '../util/errors.ts';
-import { ALL_FIELDS, NOT_IMPLEMENTED, type FieldKind, type KindValues } from './fields.ts';
+import { ALL_FIELDS, type FieldKind, type KindValues } from './fields.ts';
+import { NOT_IMPLEMENTED } from './not-implemented.ts';
 import {
   KUBELET_CONFIG_API_VERSION,
   KUBELET_CONFIG_KIND,

@@ -25,7 +25,9 @@ export type {
   Taint,
   TaintEffect,
 } from './kubelet-config.ts';
-export { ALL_FIELDS, KUBELET_FIELDS, NOT_IMPLEMENTED, SERVER_FIELDS } from './fields.ts';
+export { ALL_FIELDS, KUBELET_FIELDS } from './fields.ts';
+export { SERVER_FIELDS } from './server-fields.ts';
+export { NOT_IMPLEMENTED } from './not-implemented.ts';
 export type { FieldKind, FieldSpec, FlagSpec, KindValues } from './fields.ts';
 export type { ServerFlagValues } from './raw.ts';
 export type { AuthorizationMode, ServerSettings, TlsVersion } from './server-config.ts';

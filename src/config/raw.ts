@@ -3,7 +3,8 @@
  * fields `undefined`) and the values given on the command line. Nothing here is defaulted or
  * validated; `compileConfig` does that.
  */
-import type { FlagValuesOf, KUBELET_FIELDS, SERVER_FIELDS } from './fields.ts';
+import type { FlagValuesOf, KUBELET_FIELDS } from './fields.ts';
+import type { SERVER_FIELDS } from './server-fields.ts';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';

@@ -10,7 +10,8 @@
  */
 import { parseQuantity } from '../api/quantity.ts';
 import { describeError } from '../util/errors.ts';
-import { SERVER_FIELDS, type FieldSpec, type ServerFieldKey } from './fields.ts';
+import type { FieldSpec, ServerFieldKey } from './fields.ts';
+import { SERVER_FIELDS } from './server-fields.ts';
 import type { RawServerConfiguration, ServerFlagValues } from './raw.ts';
 import { fileValueAt, resolveField } from './resolve.ts';
 

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { isDNSDomainName } from '../api/names.ts';
 import { KubeletError } from '../util/errors.ts';
 import {
+  CHANGE_DETECTION_STRATEGIES,
   CLIENT_GO_DEFAULT_BURST,
+  DEFAULT_CONFIGMAP_AND_SECRET_CHANGE_DETECTION_STRATEGY,
   CLIENT_GO_DEFAULT_QPS,
   DEFAULT_CGROUP_ROOT,
   DEFAULT_LOG_FORMAT,
@@ -17,7 +19,13 @@ import {
 } from './defaults.ts';
 import { tryParseGoDuration } from './duration.ts';
 import { KUBELET_FIELDS, type FieldSpec, type KubeletFieldKey } from './fields.ts';
-import type { CompileOptions, CompiledConfig, KubeletConfig, LogFormat } from './kubelet-config.ts';
+import type {
+  ChangeDetectionStrategy,
+  CompileOptions,
+  CompiledConfig,
+  KubeletConfig,
+  LogFormat,
+} from './kubelet-config.ts';
 import type { DecodedConfigFile, FlagValues, RawKubeletConfiguration } from './raw.ts';
 import { fileValueAt, resolveField } from './resolve.ts';
 import { compileServerSettings } from './server-config.ts';
@@ -113,6 +121,9 @@ export function compileConfig(
     allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),
+    configMapAndSecretChangeDetectionStrategy: changeDetectionStrategy(
+      value('configMapAndSecretChangeDetectionStrategy'),
+    ),
     ...imageGCSettings(field, errors),
     ...containerGCSettings(field, warnings),
   };
@@ -124,6 +135,14 @@ export function compileConfig(
   }
   const config: KubeletConfig = withoutUndefined({ configFile: file?.path, ...fields, server });
   return { config: deepFreeze(structuredClone(config)), warnings };
+}
+
+/** The checked value (the row's check reports anything else; the default stands in until then). */
+function changeDetectionStrategy(value: string): ChangeDetectionStrategy {
+  return (
+    CHANGE_DETECTION_STRATEGIES.find((s) => s === value) ??
+    DEFAULT_CONFIGMAP_AND_SECRET_CHANGE_DETECTION_STRATEGY
+  );
 }
 
 type FieldOf = <K extends KubeletFieldKey>(key: K) => Field<K>;

@@ -57,6 +57,7 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     cpuCFSQuota: c.cpuCFSQuota,
     cpuCFSQuotaPeriod: d(c.cpuCFSQuotaPeriodMs),
     nodeStatusMaxImages: c.nodeStatusMaxImages,
+    configMapAndSecretChangeDetectionStrategy: c.configMapAndSecretChangeDetectionStrategy,
     imageGCHighThresholdPercent: c.imageGCHighThresholdPercent,
     imageGCLowThresholdPercent: c.imageGCLowThresholdPercent,
     imageMinimumGCAge: d(c.imageMinimumGCAgeMs),

@@ -211,6 +211,9 @@ export const IMAGE_PULL_TIMEOUT_MS = 10 * 60_000;
  * should count at the next pull attempt, and a read is a few small files.
  */
 export const NODE_DOCKER_CONFIG_CACHE_MS = 10_000;
+/** Secret and ConfigMap managers (pkg/kubelet/apis/config/v1beta1 defaults, pkg/kubelet/util/manager). */
+export const CHANGE_DETECTION_STRATEGIES = ['Watch', 'Cache', 'Get'] as const; // ResourceChangeDetectionStrategy
+export const DEFAULT_CONFIGMAP_AND_SECRET_CHANGE_DETECTION_STRATEGY = 'Watch'; // configMapAndSecretChangeDetectionStrategy
 export const DEFAULT_NODE_STATUS_MAX_IMAGES = 50; // nodeStatusMaxImages (-1 = no cap)
 export const MAX_NAMES_PER_IMAGE_IN_NODE_STATUS = 5; // nodestatus.MaxNamesPerImageInNodeStatus
 

@@ -13,6 +13,7 @@ import { formatGoDuration as dur } from './duration.ts';
 import { checkNodeLabels } from './labels.ts';
 import type { RawFieldPath, RawTaint } from './raw.ts';
 import {
+  checkChangeDetectionStrategy,
   checkDomain,
   checkHeaders,
   checkIP,
@@ -384,6 +385,18 @@ export const KUBELET_FIELDS = {
     default: d.DEFAULT_REGISTRY_BURST,
     check: nonNegative,
     help: `burst of image pulls (default ${d.DEFAULT_REGISTRY_BURST})`,
+  },
+  configMapAndSecretChangeDetectionStrategy: {
+    kind: 'string',
+    file: 'configMapAndSecretChangeDetectionStrategy',
+    // File only, as upstream (no flag). An empty value is defaulted (v1beta1 SetDefaults).
+    fileZero: 'default',
+    default: d.DEFAULT_CONFIGMAP_AND_SECRET_CHANGE_DETECTION_STRATEGY,
+    check: checkChangeDetectionStrategy,
+    help:
+      'how the kubelet learns of Secret and ConfigMap changes: Watch (a watch per referenced object), ' +
+      "Cache (a GET at most once per TTL: the node's node.alpha.kubernetes.io/ttl annotation, else 1m) " +
+      `or Get (a GET on every read) (default ${d.DEFAULT_CONFIGMAP_AND_SECRET_CHANGE_DETECTION_STRATEGY})`,
   },
   nodeStatusMaxImages: {
     kind: 'int32',

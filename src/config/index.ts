@@ -14,6 +14,7 @@ export {
   TAINT_EFFECTS,
 } from './kubelet-config.ts';
 export type {
+  ChangeDetectionStrategy,
   CompileOptions,
   CompiledConfig,
   DecodedConfigFile,

@@ -12,6 +12,7 @@ import {
   type DecodedConfigFile,
   type FlagValues,
 } from './kubelet-config.ts';
+import { KUBELET_FIELDS } from './fields.ts';
 
 const HEADER = 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n';
 const opts: CompileOptions = { hostname: () => 'Node-A', cwd: '/work' };
@@ -103,6 +104,7 @@ describe('compileConfig defaults', () => {
       registryPullQPS: 5,
       registryBurst: 10,
       nodeStatusMaxImages: 50,
+      configMapAndSecretChangeDetectionStrategy: 'Watch',
       // Image GC (upstream defaults): 85%, 80%, 2m.
       imageGCHighThresholdPercent: 85,
       imageGCLowThresholdPercent: 80,
@@ -1023,6 +1025,42 @@ describe('compileConfig seccompDefault and allowedUnsafeSysctls', () => {
       /"seccompDefault": expected a boolean/,
       /"allowedUnsafeSysctls": expected a list of strings/,
     );
+  });
+});
+
+describe('compileConfig configMapAndSecretChangeDetectionStrategy', () => {
+  it('reads the strategy from the file without a "not implemented" warning', () => {
+    for (const strategy of ['Watch', 'Cache', 'Get']) {
+      const decoded = decode({ configMapAndSecretChangeDetectionStrategy: strategy });
+      assert.deepEqual(decoded.warnings, []);
+      assert.equal(
+        compileConfig(decoded, {}, opts).config.configMapAndSecretChangeDetectionStrategy,
+        strategy,
+      );
+    }
+  });
+
+  it('defaults an empty value to Watch, as upstream v1beta1 defaulting does', () => {
+    assert.equal(
+      compile({ configMapAndSecretChangeDetectionStrategy: '' }).config
+        .configMapAndSecretChangeDetectionStrategy,
+      'Watch',
+    );
+  });
+
+  it('refuses any other value, naming the field and the allowed ones', () => {
+    assertInvalid(
+      () => compile({ configMapAndSecretChangeDetectionStrategy: 'watch' }),
+      /configMapAndSecretChangeDetectionStrategy: "watch" is not a change detection strategy \(want "Watch", "Cache", "Get"\)/,
+    );
+    assertInvalid(
+      () => decode({ configMapAndSecretChangeDetectionStrategy: 3 }),
+      /"configMapAndSecretChangeDetectionStrategy": expected a string/,
+    );
+  });
+
+  it('is a file field only, as upstream (no flag)', () => {
+    assert.equal('flag' in KUBELET_FIELDS.configMapAndSecretChangeDetectionStrategy, false);
   });
 });
 

@@ -9,6 +9,7 @@
  */
 import type { LogFormat } from '../util/logger.ts';
 import type { ServerSettings } from './server-config.ts';
+import type { CHANGE_DETECTION_STRATEGIES } from './defaults.ts';
 
 export type { LogFormat } from '../util/logger.ts';
 export type { Taint, TaintEffect } from '../node/types.ts';
@@ -114,6 +115,12 @@ export interface KubeletConfig {
   /** Images reported in the Node's status.images, largest first; -1 = all. */
   readonly nodeStatusMaxImages: number;
   /**
+   * How the secret and configMap managers learn of changes (upstream
+   * configMapAndSecretChangeDetectionStrategy): a watch per referenced object, a TTL cache, or a GET
+   * on every read.
+   */
+  readonly configMapAndSecretChangeDetectionStrategy: ChangeDetectionStrategy;
+  /**
    * Image GC policy (upstream ImageGCPolicy): when image filesystem usage reaches the high
    * threshold (percent; 100 disables image GC), unused images at least `imageMinimumGCAgeMs` old
    * (since first seen) are removed, least recently used first, down to the low threshold.
@@ -131,6 +138,9 @@ export interface KubeletConfig {
   readonly maxPerPodContainerCount: number;
   readonly maxContainerCount: number;
 }
+
+/** KubeletConfiguration ResourceChangeDetectionStrategy. */
+export type ChangeDetectionStrategy = (typeof CHANGE_DETECTION_STRATEGIES)[number];
 
 export interface CompiledConfig {
   readonly config: KubeletConfig;

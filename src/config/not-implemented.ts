@@ -91,7 +91,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { field: 'memorySwap' },
   { field: 'containerLogMaxWorkers' },
   { field: 'containerLogMonitorInterval' },
-  { field: 'configMapAndSecretChangeDetectionStrategy' },
   { field: 'showHiddenMetricsForVersion' },
   { field: 'enableSystemLogQuery' },
   { field: 'shutdownGracePeriod' },

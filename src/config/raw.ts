@@ -89,6 +89,7 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   registryPullQPS?: number;
   registryBurst?: number;
   nodeStatusMaxImages?: number;
+  configMapAndSecretChangeDetectionStrategy?: string;
   imageGCHighThresholdPercent?: number;
   imageGCLowThresholdPercent?: number;
   imageMinimumGCAge?: string;

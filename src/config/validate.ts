@@ -10,6 +10,7 @@ import { isDNSDomainName, labelValueProblems, qualifiedNameProblems } from '../a
 import { sysctlPatternProblems } from '../api/sysctl-names.ts';
 import type { Taint, TaintEffect } from './kubelet-config.ts';
 import type { RawTaint } from './raw.ts';
+import { CHANGE_DETECTION_STRATEGIES } from './defaults.ts';
 
 /** A value after flag-over-file precedence and defaulting, with where it came from. */
 export interface Chosen<T> {
@@ -143,6 +144,15 @@ export const checkDomain: Check<string> = (c, errors) => {
 /** Upstream refuses to start with such a list (sysctl.NewAllowlist); reported with the rest here. */
 export const checkSysctlPatterns: Check<readonly string[]> = (c, errors) => {
   for (const problem of sysctlPatternProblems(c.value)) errors.push(`${c.label}: ${problem}`);
+};
+
+/** Upstream's three ResourceChangeDetectionStrategy values (NewMainKubelet refuses any other). */
+export const checkChangeDetectionStrategy: Check<string> = (c, errors) => {
+  if (!(CHANGE_DETECTION_STRATEGIES as readonly string[]).includes(c.value)) {
+    errors.push(
+      `${c.label}: ${JSON.stringify(c.value)} is not a change detection strategy (want ${CHANGE_DETECTION_STRATEGIES.map((s) => `"${s}"`).join(', ')})`,
+    );
+  }
 };
 
 export const checkLogFormat: Check<string> = (c, errors) => {

@@ -11,7 +11,8 @@ import { createContainerManager } from '../cm/index.ts';
 import { machineNodeView, nodeViewFromNode } from '../kubelet/node-view.ts';
 import { createApiClient } from '../api/client.ts';
 import { createApiEventRecorder, type ApiEventRecorder } from '../api/event-recorder.ts';
-import { createApiObjectSource } from '../api/object-source.ts';
+import { createApiObjectSource, objectTTLSeconds, type PodObjectManager } from '../api/object-source.ts';
+import { registerSnapshots } from '../api/pod-registration.ts';
 import { createServiceInformer } from '../api/service-informer.ts';
 
 import { createMirrorPods } from '../kubelet/mirror-pods.ts';
@@ -99,6 +100,8 @@ export async function runKubelet(
       ? await connectCluster(config, logger, version, imageService, metrics)
       : undefined;
   if (cluster) sources.push(cluster.source);
+  // Cluster mode: every source's pods register the Secrets and ConfigMaps they reference.
+  const podSources = cluster ? sources.map((s) => registeringObjects(s, cluster.volumeObjects)) : sources;
   if (sources.length === 0)
     logger.warn('no pod source configured (--pod-manifest-path, --manifest-url or --kubeconfig)');
   const machine = machineNodeView(config.nodeName, config.maxPods);
@@ -133,7 +136,7 @@ export async function runKubelet(
       runtimeService,
       imageService,
       metrics,
-      sources,
+      sources: podSources,
       recorder: cluster?.recorder ?? createLoggingRecorder(logger),
       ...(cluster ? { nodeEvent: nodeEventRecorder(cluster.recorder, config.nodeName) } : {}),
       logger,
@@ -263,6 +266,24 @@ export async function runKubelet(
   return 0;
 }
 
+/**
+ * The source as the kubelet sees it, except that each snapshot first registers its pods' Secrets
+ * and ConfigMaps with the managers (upstream's pod manager does so on every pod update).
+ */
+function registeringObjects(source: PodSource, objects: PodObjectManager): PodSource {
+  return {
+    name: source.name,
+    start(send) {
+      const register = registerSnapshots(objects);
+      source.start((pods) => {
+        register(pods);
+        send(pods);
+      });
+    },
+    stop: () => source.stop(),
+  };
+}
+
 /** The kubelet version reported in the Node object: the Kubernetes API level we implement + ours. */
 function reportedKubeletVersion(version: string): string {
   return `${KUBERNETES_API_VERSION}-tskubelet.${version.replace(/^v/, '')}`;
@@ -340,6 +361,15 @@ async function connectCluster(
     logger: logger.child({ source: 'api' }),
     onMirrorPods: (pods) => kubelet?.setMirrorPods(pods),
   });
+  const volumeObjects = createApiObjectSource({
+    api,
+    strategy: config.configMapAndSecretChangeDetectionStrategy,
+    logger: logger.child({ component: 'secrets-configmaps' }),
+    nodeTtlSeconds: () => objectTTLSeconds(nodeAgent.node()?.metadata.annotations),
+  });
+  logger.info('secret and configMap change detection', {
+    strategy: config.configMapAndSecretChangeDetectionStrategy,
+  });
   // Service-link env vars; pods from the API wait for its first list (upstream serviceHasSynced).
   const services = createServiceInformer({ api, logger: logger.child({ informer: 'services' }) });
   return {
@@ -349,12 +379,13 @@ async function connectCluster(
     mirrorPods,
     source,
     services,
-    volumeObjects: createApiObjectSource(api),
+    volumeObjects,
     bind(k: Kubelet) {
       kubelet = k;
     },
     async close() {
       await services.stop();
+      await volumeObjects.stop();
       await nodeAgent.stop();
       await recorder.stop();
       api.close();

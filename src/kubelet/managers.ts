@@ -79,6 +79,7 @@ export function buildManagers(
     createVolumeManager({
       rootDir: opts.rootDir,
       logger: log,
+      recorder: deps.recorder,
       ...(objects ? { objects } : {}),
       ...(deps.cluster ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, now }) } : {}),
     });

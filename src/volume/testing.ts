@@ -1,4 +1,4 @@
-import type { ConfigMap, Secret, VolumeObjectSource } from './objects.ts';
+import type { ConfigMap, ObjectChange, Secret, VolumeObjectSource } from './objects.ts';
 import type { ServiceAccountTokenSource, TokenRequestSpec } from './token-manager.ts';
 
 /** An in-memory VolumeObjectSource for tests: objects by `namespace/name`, with a call log. */
@@ -10,15 +10,25 @@ export interface FakeObjectSource extends VolumeObjectSource {
   failWith?: Error;
   /** When true, reads never settle and ignore their signal (a hung API). */
   hang?: boolean;
+  /** Tells the subscribers (as the Watch strategy does) that an object changed. */
+  changed(change: ObjectChange): void;
 }
 
 export const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 export function fakeObjectSource(): FakeObjectSource {
+  const listeners = new Set<(change: ObjectChange) => void>();
   const src: FakeObjectSource = {
     secrets: new Map(),
     configMaps: new Map(),
     calls: [],
+    onObjectChange(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    changed(change) {
+      for (const l of listeners) l(change);
+    },
     getSecret(namespace, name) {
       src.calls.push(`secret ${namespace}/${name}`);
       if (src.hang) return new Promise<never>(() => {});

@@ -1,25 +1,31 @@
-import { createHash } from 'node:crypto';
-import { statfsSync } from 'node:fs';
-import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
-import { availableParallelism, totalmem } from 'node:os';
-import { isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { chmod, mkdir, rm, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
 import { podFullName, type Container, type KubeletPod, type Volume } from '../api/types.ts';
+import type { EventRecorder } from '../api/events.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import type { Mount } from '../runtime/cri/types.ts';
-import { writeAtomically, type FileProjection } from './atomic-writer.ts';
 import type { NodeAllocatable } from './downward-api.ts';
+import {
+  checkHostPath,
+  makeSubPathDirs,
+  setGroupOwnership,
+  withSubPath,
+  type HostPathType,
+} from './host-dirs.ts';
+import { createPodSerializer, projectsObject } from './live-updates.ts';
 import { mountTmpfs, unmountAllUnder } from './mounts.ts';
 import type { VolumeObjectSource } from './objects.ts';
+import { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
+import { isProjectionKind } from './projection.ts';
+import { createProjector } from './projector.ts';
 import type { ServiceAccountTokenSource } from './token-manager.ts';
-import {
-  MEMORY_BACKED,
-  PLUGIN_DIR,
-  buildPayload,
-  isProjectionKind,
-  type ProjectionKind,
-} from './projection.ts';
+
+export { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
+
+/** Bound on a refresh started by an object change (each read inside has its own 10 s timeout). */
+const CHANGE_REFRESH_TIMEOUT_MS = 60_000;
 
 /**
  * Prepares a pod's volumes on the host and turns a container's volumeMounts into CRI mounts
@@ -28,6 +34,13 @@ import {
  * kinds `secret`, `configMap`, `downwardAPI`, `projected` (its secret/configMap/downwardAPI and
  * serviceAccountToken sources; a refreshed token is written on the next setup, i.e. the next sync).
  * Any other volume type fails with a clear error instead of running containers without the volume.
+ *
+ * Live updates (upstream's remount of plugins that `RequiresRemount()`): every setup re-projects
+ * the projected kinds from the current objects and the pod as given (labels and annotations), and
+ * rewrites a volume only when its content changed (projector.ts). When the object source reports
+ * changes (the Watch strategy), the pods whose volumes project a changed object are set up again at
+ * once with the pod last given, instead of waiting for their next sync. A `subPath` mount binds the
+ * file the volume held when the container started, so it never sees an update (as upstream).
  */
 export interface VolumeManager {
   /**
@@ -62,102 +75,8 @@ export interface VolumeManagerOptions {
    * permitted. When true and the mount fails, setup fails (no silent fallback to disk).
    */
   tmpfs?: boolean;
-}
-
-/** Upstream pod directory layout: `<rootDir>/pods/<uid>/volumes/<plugin~name>/<volume>`. */
-export function podDir(rootDir: string, uid: string): string {
-  return join(rootDir, 'pods', uid);
-}
-
-export function emptyDirPath(rootDir: string, uid: string, volume: string): string {
-  return join(podDir(rootDir, uid), 'volumes', 'kubernetes.io~empty-dir', volume);
-}
-
-/** Where a secret/configMap/downwardAPI/projected volume's files live on the host. */
-export function projectedVolumePath(
-  rootDir: string,
-  uid: string,
-  kind: ProjectionKind,
-  volume: string,
-): string {
-  return join(podDir(rootDir, uid), 'volumes', PLUGIN_DIR[kind], volume);
-}
-
-/** This host's size, standing in for node allocatable when the kubelet passes none. */
-function hostAllocatable(rootDir: string, log: Logger): NodeAllocatable {
-  let storage: number | undefined;
-  try {
-    const s = statfsSync(rootDir);
-    storage = s.blocks * s.bsize;
-  } catch (err) {
-    log.warn('no ephemeral-storage size for downward API limits (they read 0)', { err: describeError(err) });
-  }
-  return () => ({
-    cpu: availableParallelism(),
-    memory: totalmem(),
-    ...(storage !== undefined && { 'ephemeral-storage': storage }),
-  });
-}
-
-/**
- * Identifies a payload + ownership: equal fingerprints mean nothing on disk needs to change. The
- * bytes are hashed, so a changed object or a refreshed service-account token changes it.
- */
-function fingerprint(payload: Map<string, FileProjection>, gid: number | undefined): string {
-  const h = createHash('sha256');
-  h.update(`gid=${gid ?? ''}\0`);
-  for (const p of [...payload.keys()].sort()) {
-    const f = payload.get(p);
-    if (!f) continue;
-    h.update(`${p}\0${f.mode}\0${f.data.byteLength}\0`);
-    h.update(f.data);
-  }
-  return h.digest('hex');
-}
-
-type HostPathType =
-  '' | 'DirectoryOrCreate' | 'Directory' | 'FileOrCreate' | 'File' | 'Socket' | 'CharDevice' | 'BlockDevice';
-
-async function checkHostPath(volume: string, path: string, type: HostPathType): Promise<void> {
-  const op = `mount volume ${volume}`;
-  const st = await stat(path).catch(() => undefined);
-  switch (type) {
-    case '':
-      return; // no check, as upstream
-    case 'DirectoryOrCreate':
-      if (!st) await mkdir(path, { recursive: true, mode: 0o755 });
-      else if (!st.isDirectory())
-        throw new KubeletError('FailedPrecondition', op, `hostPath ${path} is not a directory`);
-      return;
-    case 'FileOrCreate':
-      if (!st) await writeFile(path, '', { mode: 0o644, flag: 'a' });
-      else if (!st.isFile())
-        throw new KubeletError('FailedPrecondition', op, `hostPath ${path} is not a file`);
-      return;
-    case 'Directory':
-    case 'File':
-    case 'Socket':
-    case 'CharDevice':
-    case 'BlockDevice': {
-      const ok =
-        st &&
-        ((type === 'Directory' && st.isDirectory()) ||
-          (type === 'File' && st.isFile()) ||
-          (type === 'Socket' && st.isSocket()) ||
-          (type === 'CharDevice' && st.isCharacterDevice()) ||
-          (type === 'BlockDevice' && st.isBlockDevice()));
-      if (!ok) {
-        throw new KubeletError(
-          'FailedPrecondition',
-          op,
-          st
-            ? `hostPath ${path} is not a ${type}`
-            : `hostPath type check failed: ${path} does not exist (type ${type})`,
-        );
-      }
-      return;
-    }
-  }
+  /** Records FailedMount when a set-up volume cannot be updated (it keeps its content); absent: logged. */
+  recorder?: EventRecorder;
 }
 
 function volumeKind(v: Volume): string {
@@ -165,57 +84,14 @@ function volumeKind(v: Volume): string {
   return kinds[0] ?? 'emptyDir';
 }
 
-/**
- * Upstream SetVolumeOwnership for a volume's directory: group-owned by the pod's fsGroup, with the
- * setgid bit so that what is created inside inherits the group, and `mask` (rw 0770, ro 0440) added.
- */
-async function setGroupOwnership(dir: string, gid: number, mask: number): Promise<void> {
-  const st = await stat(dir);
-  await chown(dir, -1, gid);
-  await chmod(dir, (st.mode & 0o7777) | 0o2000 | mask);
-}
-
-/**
- * Upstream SafeMakeDir for a missing subPath: each missing directory below the volume root is made
- * with the root's own mode (setgid included, whatever the umask), so a subPath of a world-writable
- * or fsGroup-owned volume is so too.
- */
-async function makeSubPathDirs(root: string, target: string): Promise<void> {
-  const mode = (await stat(root)).mode & 0o7777;
-  let dir = root;
-  for (const part of relative(root, target).split(sep)) {
-    dir = join(dir, part);
-    const made = await mkdir(dir).then(
-      () => true,
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === 'EEXIST') return false;
-        throw err;
-      },
-    );
-    if (made) await chmod(dir, mode);
-  }
-}
-
-/** Joins a subPath under a volume root, refusing anything that escapes it. */
-function withSubPath(root: string, subPath: string | undefined, volume: string): string {
-  if (!subPath) return root;
-  const p = normalize(subPath);
-  if (isAbsolute(p) || p === '..' || p.startsWith(`..${sep}`)) {
-    throw new KubeletError(
-      'InvalidArgument',
-      `mount volume ${volume}`,
-      `subPath "${subPath}" must be a relative path inside the volume`,
-    );
-  }
-  return join(root, p);
-}
-
 export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
   const log = opts.logger ?? nullLogger;
   const useTmpfs = opts.tmpfs ?? true;
-  let allocatable = opts.nodeAllocatable;
-  /** Per pod UID, per volume: the fingerprint of what is on disk (skips rewrites on every sync). */
-  const written = new Map<string, Map<string, string>>();
+  /** The pod each UID was last set up with (what a refresh after an object change uses). */
+  const lastPod = new Map<string, KubeletPod>();
+  /** UIDs with a change refresh queued and not started (at most one each). */
+  const refreshQueued = new Set<string>();
+  const serial = createPodSerializer();
   /** Memory-backed volumes already warned about being on disk (tmpfs: false), by `uid/volume`. */
   const warnedDisk = new Set<string>();
   /** Directories this process mounted tmpfs on (spares a mount-table read on every sync). */
@@ -272,80 +148,109 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     mounted.add(dir);
   }
 
-  async function setUpProjected(pod: KubeletPod, v: Volume, kind: ProjectionKind, signal?: AbortSignal) {
-    const uid = pod.metadata.uid;
-    // Fetch and check everything before touching the disk (upstream fails before SetUp too).
-    allocatable ??= hostAllocatable(opts.rootDir, log);
-    const payload = await buildPayload(
-      pod,
-      v,
-      kind,
-      {
-        allocatable,
-        ...(opts.objects && { objects: opts.objects }),
-        ...(opts.tokens && { tokens: opts.tokens }),
-      },
-      signal,
-    );
-    const gid = pod.spec.securityContext?.fsGroup;
-    if (gid !== undefined) {
-      // Upstream SetVolumeOwnership for a read-only volume: group-owned by fsGroup, mode | 0440.
-      for (const f of payload.values()) f.mode |= 0o440;
-    }
-    const fp = fingerprint(payload, gid);
-    const perPod = written.get(uid) ?? new Map<string, string>();
-    written.set(uid, perPod);
-    if (perPod.get(v.name) === fp) return;
+  const projector = createProjector({
+    rootDir: opts.rootDir,
+    logger: log,
+    prepareDir,
+    ...(opts.objects && { objects: opts.objects }),
+    ...(opts.tokens && { tokens: opts.tokens }),
+    ...(opts.recorder && { recorder: opts.recorder }),
+    ...(opts.nodeAllocatable && { nodeAllocatable: opts.nodeAllocatable }),
+  });
 
-    const dir = projectedVolumePath(opts.rootDir, uid, kind, v.name);
-    await prepareDir(pod, v, dir, MEMORY_BACKED[kind], signal);
-    if (gid !== undefined) await setGroupOwnership(dir, gid, 0o440);
-    const changed = await writeAtomically(dir, payload, {
-      context: `pod ${podFullName(pod)} volume ${v.name}`,
-      logger: log,
-      ...(gid !== undefined && { gid }),
-    });
-    perPod.set(v.name, fp);
-    if (changed) {
-      log.info('volume content written', {
-        pod: podFullName(pod),
-        podUID: uid,
-        volume: v.name,
-        kind,
-        files: payload.size,
-      });
+  /** Unmounts, then removes the pod directory; see VolumeManager.cleanUpPod. */
+  async function cleanUp(uid: string, signal?: AbortSignal): Promise<void> {
+    const dir = podDir(opts.rootDir, uid);
+    let unmounted: string[];
+    try {
+      unmounted = await unmountAllUnder(dir, signal);
+    } catch (err) {
+      throw new KubeletError(
+        'Internal',
+        `clean up pod ${uid} volumes`,
+        `${describeError(err)}; pod directory kept`,
+        {
+          cause: err,
+        },
+      );
+    }
+    if (unmounted.length > 0) log.debug('unmounted pod volumes', { podUID: uid, mounts: unmounted });
+    await rm(dir, { recursive: true, force: true });
+    projector.forget(uid);
+    opts.tokens?.forgetPod(uid); // upstream projected TearDown → DeleteServiceAccountToken
+    for (const d of mounted) if (d.startsWith(dir + sep)) mounted.delete(d);
+    for (const k of warnedDisk) if (k.startsWith(`${uid}/`)) warnedDisk.delete(k);
+  }
+
+  async function setUp(pod: KubeletPod, signal?: AbortSignal): Promise<void> {
+    const uid = pod.metadata.uid;
+    await mkdir(join(podDir(opts.rootDir, uid), 'volumes'), { recursive: true });
+    for (const v of pod.spec.volumes ?? []) {
+      const kind = volumeKind(v);
+      if (isProjectionKind(kind)) {
+        await projector.project(pod, v, kind, signal);
+      } else if (kind === 'emptyDir') {
+        const medium = v.emptyDir?.medium ?? '';
+        if (medium !== '' && medium !== 'Memory') {
+          throw new KubeletError(
+            'Unimplemented',
+            `mount volume ${v.name}`,
+            `emptyDir medium ${medium} is not supported yet`,
+          );
+        }
+        // World-writable like upstream's emptyDir, so non-root containers can use it.
+        const dir = emptyDirPath(opts.rootDir, uid, v.name);
+        await prepareDir(pod, v, dir, medium === 'Memory', signal);
+        const gid = pod.spec.securityContext?.fsGroup;
+        // Upstream SetVolumeOwnership (read-write): what the pod writes belongs to its fsGroup.
+        if (gid !== undefined) await setGroupOwnership(dir, gid, 0o770);
+      } else if (kind === 'hostPath') {
+        await checkHostPath(v.name, v.hostPath?.path ?? '', (v.hostPath?.type ?? '') as HostPathType);
+      } else {
+        hostPathOf(pod, v); // throws the clear "not supported" error
+      }
     }
   }
 
+  /** Sets the pod's volumes up again after an object change, once its earlier work is done. */
+  function refreshAfterChange(uid: string): void {
+    if (refreshQueued.has(uid)) return;
+    refreshQueued.add(uid);
+    const signal = AbortSignal.timeout(CHANGE_REFRESH_TIMEOUT_MS);
+    serial
+      .run(uid, async () => {
+        refreshQueued.delete(uid);
+        const pod = lastPod.get(uid); // gone: cleaned up meanwhile
+        if (pod) await setUp(pod, signal);
+      })
+      .catch((err: unknown) => {
+        refreshQueued.delete(uid);
+        const pod = lastPod.get(uid);
+        // The pod's next sync sets up again and reports what still fails.
+        log.warn('volume refresh after an object change failed', {
+          ...(pod && { pod: podFullName(pod) }),
+          podUID: uid,
+          err: describeError(err),
+        });
+      });
+  }
+
+  opts.objects?.onObjectChange?.((change) => {
+    for (const [uid, pod] of lastPod) {
+      if (!projectsObject(pod, change)) continue;
+      log.debug('object changed; refreshing the pod volumes that project it', {
+        pod: podFullName(pod),
+        podUID: uid,
+        object: `${change.kind} ${change.namespace}/${change.name}`,
+      });
+      refreshAfterChange(uid);
+    }
+  });
+
   return {
     async setUpPodVolumes(pod, signal) {
-      const uid = pod.metadata.uid;
-      await mkdir(join(podDir(opts.rootDir, uid), 'volumes'), { recursive: true });
-      for (const v of pod.spec.volumes ?? []) {
-        const kind = volumeKind(v);
-        if (isProjectionKind(kind)) {
-          await setUpProjected(pod, v, kind, signal);
-        } else if (kind === 'emptyDir') {
-          const medium = v.emptyDir?.medium ?? '';
-          if (medium !== '' && medium !== 'Memory') {
-            throw new KubeletError(
-              'Unimplemented',
-              `mount volume ${v.name}`,
-              `emptyDir medium ${medium} is not supported yet`,
-            );
-          }
-          // World-writable like upstream's emptyDir, so non-root containers can use it.
-          const dir = emptyDirPath(opts.rootDir, uid, v.name);
-          await prepareDir(pod, v, dir, medium === 'Memory', signal);
-          const gid = pod.spec.securityContext?.fsGroup;
-          // Upstream SetVolumeOwnership (read-write): what the pod writes belongs to its fsGroup.
-          if (gid !== undefined) await setGroupOwnership(dir, gid, 0o770);
-        } else if (kind === 'hostPath') {
-          await checkHostPath(v.name, v.hostPath?.path ?? '', (v.hostPath?.type ?? '') as HostPathType);
-        } else {
-          hostPathOf(pod, v); // throws the clear "not supported" error
-        }
-      }
+      lastPod.set(pod.metadata.uid, pod);
+      await serial.run(pod.metadata.uid, () => setUp(pod, signal), signal);
     },
     async mountsFor(pod, container) {
       const byName = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
@@ -388,26 +293,9 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     },
     async cleanUpPod(uid, signal) {
       if (uid === '') return;
-      const dir = podDir(opts.rootDir, uid);
-      let unmounted: string[];
-      try {
-        unmounted = await unmountAllUnder(dir, signal);
-      } catch (err) {
-        throw new KubeletError(
-          'Internal',
-          `clean up pod ${uid} volumes`,
-          `${describeError(err)}; pod directory kept`,
-          {
-            cause: err,
-          },
-        );
-      }
-      if (unmounted.length > 0) log.debug('unmounted pod volumes', { podUID: uid, mounts: unmounted });
-      await rm(dir, { recursive: true, force: true });
-      written.delete(uid);
-      opts.tokens?.forgetPod(uid); // upstream projected TearDown → DeleteServiceAccountToken
-      for (const d of mounted) if (d.startsWith(dir + sep)) mounted.delete(d);
-      for (const k of warnedDisk) if (k.startsWith(`${uid}/`)) warnedDisk.delete(k);
+      lastPod.delete(uid); // no refresh starts for it any more
+      refreshQueued.delete(uid);
+      await serial.run(uid, () => cleanUp(uid, signal), signal);
     },
   };
 }

@@ -161,7 +161,9 @@ export function createCacheStore<T extends StoredObject>(opts: CacheStoreOptions
     const fromCache = prev !== undefined && !prev.notFound;
     let object: T | undefined;
     try {
-      object = await getObject<T>(opts, namespace, name, undefined, fromCache);
+      // Shared by every caller waiting for it, so bound by its own deadline, not by theirs.
+      const signal = AbortSignal.timeout(opts.requestTimeoutMs ?? OBJECT_REQUEST_TIMEOUT_MS);
+      object = await getObject<T>(opts, namespace, name, signal, fromCache);
     } catch (err) {
       if (prev === undefined) throw err;
       log.warn('could not refresh a cached object; serving the last answer', {

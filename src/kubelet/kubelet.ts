@@ -182,6 +182,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       every(RUNTIME_STATUS_PERIOD_MS, () => health.check());
       // Upstream StartGarbageCollection; before all sources are seen no pod can be known deleted.
       every(CONTAINER_GC_PERIOD_MS, () => sourcesReady() && containerGC.collect());
+      // Upstream's wait.Until runs the first image GC pass at once, then one every ImageGCPeriod.
+      void imageGC.collect();
       every(IMAGE_GC_PERIOD_MS, () => imageGC.collect());
       await loopDone;
     },

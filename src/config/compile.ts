@@ -15,7 +15,7 @@ import {
   DEFAULT_MAX_PARALLEL_IMAGE_PULLS,
   DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS,
 } from './defaults.ts';
-import { tryParseGoDuration } from './duration.ts';
+import { formatGoDuration, tryParseGoDuration } from './duration.ts';
 import { KUBELET_FIELDS, type FieldSpec, type KubeletFieldKey } from './fields.ts';
 import type { CompileOptions, CompiledConfig, KubeletConfig, LogFormat } from './kubelet-config.ts';
 import type { DecodedConfigFile, FlagValues, RawKubeletConfiguration } from './raw.ts';
@@ -115,6 +115,7 @@ export function compileConfig(
     nodeStatusMaxImages: value('nodeStatusMaxImages'),
     ...imageGCSettings(field, errors),
     ...containerGCSettings(field, warnings),
+    ...shutdownSettings(field, errors),
   };
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
 
@@ -236,6 +237,25 @@ function containerGCSettings(
     maxPerPodContainerCount: chosen.maxPerPodContainerCount.value,
     maxContainerCount: chosen.maxContainerCount.value,
   };
+}
+
+/**
+ * The graceful node shutdown periods (upstream ValidateKubeletConfiguration): each 0 or at least 1s
+ * (the rows' checks), and the critical pods' share no longer than the whole.
+ */
+function shutdownSettings(
+  field: FieldOf,
+  errors: string[],
+): Pick<KubeletConfig, 'shutdownGracePeriodMs' | 'shutdownGracePeriodCriticalPodsMs'> {
+  const total = field('shutdownGracePeriod');
+  const critical = field('shutdownGracePeriodCriticalPods');
+  if (critical.value > total.value) {
+    errors.push(
+      `${critical.label}: ${formatGoDuration(critical.value)} must not be longer than ` +
+        `${total.label} (${formatGoDuration(total.value)})`,
+    );
+  }
+  return { shutdownGracePeriodMs: total.value, shutdownGracePeriodCriticalPodsMs: critical.value };
 }
 
 /**

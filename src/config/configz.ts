@@ -75,5 +75,7 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     containerRuntimeEndpoint: c.containerRuntimeEndpoint,
     enableSystemLogHandler: s.enableSystemLogHandler,
     logging: { format: c.logFormat, verbosity: c.verbosity },
+    shutdownGracePeriod: d(c.shutdownGracePeriodMs),
+    shutdownGracePeriodCriticalPods: d(c.shutdownGracePeriodCriticalPodsMs),
   };
 }

@@ -247,3 +247,16 @@ export const MAX_DNS_NAMESERVERS = 3; // validation.MaxDNSNameservers
 export const MAX_DNS_SEARCH_PATHS = 32; // validation.MaxDNSSearchPaths (1.20: 6)
 export const MAX_DNS_SEARCH_LIST_CHARS = 2048; // validation.MaxDNSSearchListChars (1.20: 256)
 export const MAX_DNS_SEARCH_PATH_LENGTH = 253; // utilvalidation.DNS1123SubdomainMaxLength
+
+/**
+ * Graceful node shutdown (pkg/kubelet/nodeshutdown, pkg/apis/scheduling). 1.20's v1beta1 defaulting
+ * leaves both grace periods at 0 (the field comments' "30s"/"10s" are never applied), which keeps
+ * the feature off.
+ */
+export const DEFAULT_SHUTDOWN_GRACE_PERIOD_MS = 0; // shutdownGracePeriod
+export const DEFAULT_SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS_MS = 0; // shutdownGracePeriodCriticalPods
+export const SYSTEM_CRITICAL_PRIORITY = 2 * 1_000_000_000; // scheduling.SystemCriticalPriority
+export const LOGIND_CONF_DROP_IN_DIR = '/etc/systemd/logind.conf.d'; // logindConfigDirectory (systemd package)
+export const KUBELET_LOGIND_CONF_NAME = '99-kubelet.conf'; // kubeletLogindConf
+/** Pause before watching logind again after the watch died (dbusReconnectPeriod, upstream 1.22+). */
+export const LOGIND_RECONNECT_PERIOD_MS = 1_000;

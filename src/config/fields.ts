@@ -29,6 +29,7 @@ import {
   percent,
   positive,
   positiveDuration,
+  zeroOrAtLeastOneSecond,
   type Check,
 } from './validate.ts';
 
@@ -611,6 +612,24 @@ export const KUBELET_FIELDS = {
     fileZero: 'kept',
     default: d.DEFAULT_MAX_CONTAINER_COUNT,
     help: `old container instances kept on the node; negative: no limit (default ${d.DEFAULT_MAX_CONTAINER_COUNT}; deprecated upstream)`,
+  },
+  // Graceful node shutdown (upstream nodeshutdown manager); file only, as upstream.
+  shutdownGracePeriod: {
+    kind: 'duration',
+    file: 'shutdownGracePeriod',
+    fileZero: 'default',
+    default: d.DEFAULT_SHUTDOWN_GRACE_PERIOD_MS,
+    check: zeroOrAtLeastOneSecond,
+    help: 'how long a node shutdown is delayed (logind delay inhibitor) for pods to terminate; 0 turns graceful node shutdown off',
+  },
+  shutdownGracePeriodCriticalPods: {
+    kind: 'duration',
+    file: 'shutdownGracePeriodCriticalPods',
+    fileZero: 'default',
+    default: d.DEFAULT_SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS_MS,
+    // At most shutdownGracePeriod: checked with it in compile.ts.
+    check: zeroOrAtLeastOneSecond,
+    help: 'the last part of shutdownGracePeriod, kept for critical pods (static, mirror, system-critical priority)',
   },
 } satisfies Readonly<Record<string, FieldSpec>>;
 

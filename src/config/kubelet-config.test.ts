@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
+import { toKubeletConfiguration } from './configz.ts';
 import {
   compileConfig,
   decodeKubeletConfiguration,
@@ -111,6 +112,9 @@ describe('compileConfig defaults', () => {
       minimumGCAgeMs: 0,
       maxPerPodContainerCount: 1,
       maxContainerCount: -1,
+      // Graceful node shutdown: off (1.20's defaulting leaves both at 0).
+      shutdownGracePeriodMs: 0,
+      shutdownGracePeriodCriticalPodsMs: 0,
     });
   });
 
@@ -1176,5 +1180,57 @@ describe('compileConfig clusterDNS and clusterDomain', () => {
       /field "clusterDNS": expected a list of strings/,
       /field "clusterDomain": expected a string/,
     );
+  });
+});
+
+describe('compileConfig graceful node shutdown periods', () => {
+  it('reads both periods from the file without "not implemented" warnings', () => {
+    const decoded = decode({ shutdownGracePeriod: '30s', shutdownGracePeriodCriticalPods: '10s' });
+    assert.deepEqual(decoded.warnings, []);
+    const { config } = compileConfig(decoded, {}, opts);
+    assert.equal(config.shutdownGracePeriodMs, 30_000);
+    assert.equal(config.shutdownGracePeriodCriticalPodsMs, 10_000);
+  });
+
+  it('keeps the feature off when the file says 0s or leaves the fields out', () => {
+    const { config } = compile({ shutdownGracePeriod: '0s', shutdownGracePeriodCriticalPods: '0s' });
+    assert.deepEqual([config.shutdownGracePeriodMs, config.shutdownGracePeriodCriticalPodsMs], [0, 0]);
+    const none = compile({}).config;
+    assert.deepEqual([none.shutdownGracePeriodMs, none.shutdownGracePeriodCriticalPodsMs], [0, 0]);
+  });
+
+  it('allows the whole period for critical pods, as upstream', () => {
+    const { config } = compile({ shutdownGracePeriod: '5s', shutdownGracePeriodCriticalPods: '5s' });
+    assert.deepEqual(
+      [config.shutdownGracePeriodMs, config.shutdownGracePeriodCriticalPodsMs],
+      [5_000, 5_000],
+    );
+  });
+
+  it('refuses a critical-pod period longer than the whole, naming both fields', () => {
+    assertInvalid(
+      () => compile({ shutdownGracePeriod: '10s', shutdownGracePeriodCriticalPods: '20s' }),
+      /shutdownGracePeriodCriticalPods: 20s must not be longer than shutdownGracePeriod \(10s\)/,
+    );
+    assertInvalid(
+      () => compile({ shutdownGracePeriodCriticalPods: '10s' }),
+      /shutdownGracePeriodCriticalPods: 10s must not be longer than shutdownGracePeriod \(0s\)/,
+    );
+  });
+
+  it('refuses negative periods and periods between 0 and 1s', () => {
+    assertInvalid(
+      () => compile({ shutdownGracePeriod: '-1s', shutdownGracePeriodCriticalPods: '500ms' }),
+      /shutdownGracePeriod: "-1s" must not be negative/,
+      /shutdownGracePeriodCriticalPods: "500ms" must be either 0 or at least 1s/,
+    );
+    assertInvalid(() => compile({ shutdownGracePeriod: 'soon' }), /shutdownGracePeriod/);
+  });
+
+  it('reports both periods in /configz as Go durations', () => {
+    const { config } = compile({ shutdownGracePeriod: '1m', shutdownGracePeriodCriticalPods: '15s' });
+    const z = toKubeletConfiguration(config);
+    assert.equal(z.shutdownGracePeriod, '1m0s');
+    assert.equal(z.shutdownGracePeriodCriticalPods, '15s');
   });
 });

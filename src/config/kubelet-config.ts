@@ -130,6 +130,13 @@ export interface KubeletConfig {
   readonly minimumGCAgeMs: number;
   readonly maxPerPodContainerCount: number;
   readonly maxContainerCount: number;
+  /**
+   * Graceful node shutdown (upstream nodeshutdown): how long a node shutdown is held back (logind
+   * delay inhibitor) so pods can terminate; 0 = off. The last `shutdownGracePeriodCriticalPodsMs`
+   * of it (≤ the whole) is for critical pods, the rest for the others. Each 0 or ≥ 1 s.
+   */
+  readonly shutdownGracePeriodMs: number;
+  readonly shutdownGracePeriodCriticalPodsMs: number;
 }
 
 export interface CompiledConfig {

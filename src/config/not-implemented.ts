@@ -94,8 +94,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { field: 'configMapAndSecretChangeDetectionStrategy' },
   { field: 'showHiddenMetricsForVersion' },
   { field: 'enableSystemLogQuery' },
-  { field: 'shutdownGracePeriod' },
-  { field: 'shutdownGracePeriodCriticalPods' },
   { field: 'shutdownGracePeriodByPodPriority' },
   { field: 'crashLoopBackOff' },
   { field: 'enableProfilingHandler' },

@@ -92,6 +92,8 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   imageGCHighThresholdPercent?: number;
   imageGCLowThresholdPercent?: number;
   imageMinimumGCAge?: string;
+  shutdownGracePeriod?: string;
+  shutdownGracePeriodCriticalPods?: string;
 }
 
 /** What a file field may hold once decoded; anything else is a nested object of more fields. */

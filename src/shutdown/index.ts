@@ -26,3 +26,4 @@ export type {
   ShutdownSignalHandlers,
   ShutdownWatch,
 } from './logind.ts';
+export { createSystemdLogind, type SystemdLogindOptions } from './systemd-logind.ts';

@@ -123,6 +123,23 @@ describe('node shutdown manager: starting', () => {
     assert.ok(!logind.calls.includes('inhibit'));
   });
 
+  it('handles a PrepareForShutdown that arrives while start() is finishing', async () => {
+    const logind = createFakeLogind();
+    const watchShutdown = logind.watchShutdown.bind(logind);
+    logind.watchShutdown = async (handlers, signal) => {
+      const watch = await watchShutdown(handlers, signal);
+      handlers.onPrepareForShutdown(true);
+      return watch;
+    };
+    const s = setup({ logind, pods: [shutdownPod('a')], shutdownGracePeriodCriticalPodsMs: 0 });
+    await s.manager.start();
+    await flush();
+    assert.deepEqual(graces(s.kills), { a: 30 });
+    assert.equal(s.manager.shuttingDown(), true);
+    assert.equal(logind.heldLocks(), 0);
+    await s.manager.stop();
+  });
+
   it('gives the lock back when the watch cannot start', async () => {
     const logind = createFakeLogind();
     logind.failWatch = new Error('gdbus: not found');

@@ -248,7 +248,8 @@ export function createShutdownManager(opts: ShutdownManagerOptions): ShutdownMan
   }
 
   async function handleEvent(active: boolean): Promise<void> {
-    if (phase !== 'running') return;
+    // 'starting': the watch is up (and the lock held) but start() has not returned yet.
+    if (phase !== 'running' && phase !== 'starting') return;
     log.info('logind PrepareForShutdown', { shuttingDown: active });
     shuttingDownNow = active;
     try {

@@ -293,6 +293,20 @@ describe('node shutdown manager: PrepareForShutdown(true)', () => {
 });
 
 describe('node shutdown manager: cancel, failures, stop', () => {
+  it('logs and still releases the lock when the active pods cannot be listed', async () => {
+    const s = setup({
+      activePods: () => {
+        throw new Error('pod state unavailable');
+      },
+    });
+    await s.manager.start();
+    s.logind.emit(true);
+    await flush();
+    assert.equal(s.logind.heldLocks(), 0);
+    assert.ok(s.lines.some((l) => l.level === 'error' && l.fields.err === 'pod state unavailable'));
+    await s.manager.stop();
+  });
+
   it('returns to normal and takes the lock again when the shutdown is cancelled', async () => {
     const s = setup({ pods: [shutdownPod('a')], shutdownGracePeriodCriticalPodsMs: 0 });
     await s.manager.start();

@@ -132,7 +132,8 @@ export function createShutdownManager(opts: ShutdownManagerOptions): ShutdownMan
     }
   }
 
-  const shuttingDown = (): boolean => phase === 'running' && shuttingDownNow;
+  // Only events set shuttingDownNow, and they are only handled while starting or running.
+  const shuttingDown = (): boolean => !stopped() && shuttingDownNow;
 
   async function ensureInhibitDelay(signal: AbortSignal): Promise<void> {
     const current = await logind.inhibitDelayMaxMs(signal);
@@ -263,7 +264,12 @@ export function createShutdownManager(opts: ShutdownManagerOptions): ShutdownMan
 
   /** Upstream processShutdownEvent: every active pod killed at once, critical ones after a wait. */
   async function processShutdown(): Promise<void> {
-    const pods = opts.activePods();
+    let pods: readonly KubeletPod[] = [];
+    try {
+      pods = opts.activePods();
+    } catch (err) {
+      log.error('could not list the active pods to kill for node shutdown', { err: describeError(err) });
+    }
     const nonCriticalMs = Math.max(0, totalMs - criticalMs);
     log.info('node is shutting down: killing pods', {
       pods: pods.length,

@@ -224,6 +224,9 @@ function evictionSettings(
 ): Pick<
   KubeletConfig,
   | 'evictionHard'
+  | 'evictionSoft'
+  | 'evictionSoftGracePeriod'
+  | 'evictionMinimumReclaim'
   | 'volumeStatsAggPeriodMs'
   | 'evictionThresholds'
   | 'evictionPressureTransitionPeriodMs'
@@ -252,6 +255,9 @@ function evictionSettings(
   }
   return {
     evictionHard: hard.value,
+    evictionSoft: soft.value,
+    evictionSoftGracePeriod: grace.value,
+    evictionMinimumReclaim: reclaim.value,
     volumeStatsAggPeriodMs: field('volumeStatsAggPeriod').value,
     evictionThresholds: parsed.thresholds,
     evictionPressureTransitionPeriodMs: field('evictionPressureTransitionPeriod').value,

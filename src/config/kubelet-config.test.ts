@@ -89,6 +89,9 @@ describe('compileConfig defaults', () => {
         'nodefs.inodesFree': '5%',
         'imagefs.available': '15%',
       },
+      evictionSoft: {},
+      evictionSoftGracePeriod: {},
+      evictionMinimumReclaim: {},
       evictionThresholds: [
         { signal: 'memory.available', value: { quantity: 100 * 2 ** 20 }, gracePeriodMs: 0 },
         { signal: 'nodefs.available', value: { percentage: 0.1 }, gracePeriodMs: 0 },

@@ -128,6 +128,9 @@ export interface KubeletConfig {
    * `evictionHard` as given (the node's allocatable subtracts its memory and nodefs values).
    */
   readonly evictionHard: Readonly<Record<string, string>>;
+  readonly evictionSoft: Readonly<Record<string, string>>;
+  readonly evictionSoftGracePeriod: Readonly<Record<string, string>>;
+  readonly evictionMinimumReclaim: Readonly<Record<string, string>>;
   /** volumeStatsAggPeriod: pod volume usage is walked at most this often. */
   readonly volumeStatsAggPeriodMs: number;
   readonly evictionThresholds: readonly Threshold[];

@@ -6,7 +6,7 @@
  */
 import type { KubeletPod } from '../api/types.ts';
 import { podHasLimit, podResourceTotal } from '../api/pod-resources.ts';
-import { parseQuantity } from '../api/quantity.ts';
+import { canonicalQuantity, formatQuantity, parseQuantity } from '../api/quantity.ts';
 import type { PodStats } from '../stats/index.ts';
 import { podDiskUsage, type FsStatsType } from './ranking.ts';
 
@@ -46,7 +46,7 @@ export function localStorageBreach(
     if (limit > 0 && used !== undefined && used > limit) {
       return {
         signal: 'emptydirfs.limit',
-        message: `Usage of EmptyDir volume "${v.name}" exceeds the limit "${limitText}". `,
+        message: `Usage of EmptyDir volume "${v.name}" exceeds the limit "${canonicalQuantity(limitText, v.name)}". `,
       };
     }
   }
@@ -75,18 +75,21 @@ export function localStorageBreach(
     if (used > limit) {
       return {
         signal: 'ephemeralcontainerfs.limit',
-        message: `Container ${c.name} exceeded its local ephemeral storage limit "${limitText}". `,
+        message: `Container ${c.name} exceeded its local ephemeral storage limit "${canonicalQuantity(limitText, c.name)}". `,
       };
     }
   }
   return undefined;
 }
 
-/** The pod's total limit as upstream prints a Quantity: the containers' own string when single. */
+/** The pod's total limit as upstream prints the summed Quantity (BinarySI unless every part is decimal). */
 function formatLimit(pod: KubeletPod): string {
-  const texts = pod.spec.containers
+  const texts = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]
     .map((c) => c.resources?.limits?.['ephemeral-storage'])
     .filter((t) => t !== undefined);
-  if (texts.length === 1 && !pod.spec.initContainers?.length && !pod.spec.overhead) return texts[0] ?? '';
-  return String(podResourceTotal(pod, 'limits', 'ephemeral-storage'));
+  const binary = texts.some((t) => /[KMGTPE]i$/.test(t.trim()));
+  return formatQuantity(
+    podResourceTotal(pod, 'limits', 'ephemeral-storage'),
+    binary ? 'BinarySI' : 'DecimalSI',
+  );
 }

@@ -6,7 +6,7 @@
  */
 import type { KubeletPod, Pod } from '../api/types.ts';
 import { podPriority, podResourceTotal } from '../api/pod-resources.ts';
-import { parseQuantity } from '../api/quantity.ts';
+import { canonicalQuantity, formatQuantity, parseQuantity } from '../api/quantity.ts';
 import type { ContainerStats, FsStats, PodStats } from '../stats/index.ts';
 import type { PodStatsLookup } from './observations.ts';
 import type { ReclaimResource, Signal } from './signals.ts';
@@ -155,21 +155,9 @@ export function rankerFor(
   }
 }
 
-/** resource.Quantity's canonical string for bytes (BinarySI): `1Gi`, `1536Ki`, else plain bytes. */
+/** resource.Quantity's canonical string for bytes (BinarySI): `1Gi`, `1536Ki`, `1k`. */
 export function formatBytes(n: number): string {
-  const v = Math.round(n);
-  if (v === 0) return '0';
-  for (const [suffix, size] of [
-    ['Ei', 2 ** 60],
-    ['Pi', 2 ** 50],
-    ['Ti', 2 ** 40],
-    ['Gi', 2 ** 30],
-    ['Mi', 2 ** 20],
-    ['Ki', 2 ** 10],
-  ] as const) {
-    if (v % size === 0) return `${v / size}${suffix}`;
-  }
-  return String(v);
+  return formatQuantity(n, 'BinarySI');
 }
 
 function containerUsage(c: ContainerStats<number>, resource: ReclaimResource): number | undefined {
@@ -204,7 +192,7 @@ export function evictionMessage(
     const request =
       reqText === undefined ? 0 : parseQuantity(reqText, `${c.name}.resources.requests.${resource}`);
     if (usage > request) {
-      message += `Container ${c.name} was using ${formatBytes(usage)}, which exceeds its request of ${reqText ?? '0'}. `;
+      message += `Container ${c.name} was using ${formatBytes(usage)}, which exceeds its request of ${reqText === undefined ? '0' : canonicalQuantity(reqText, c.name)}. `;
       offending.push({ container: c.name, usage: formatBytes(usage) });
     }
   }

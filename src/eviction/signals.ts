@@ -130,8 +130,9 @@ export function parseThresholds(cfg: ThresholdConfig): { thresholds: Threshold[]
     if (r) t.minReclaim = r;
   }
   if (cfg.enforceNodeAllocatable.includes('pods')) {
-    for (const t of hard) {
-      if (t.signal !== 'memory.available') continue;
+    // upstream addAllocatableThresholds: every memory.available threshold with no grace period.
+    for (const t of [...thresholds]) {
+      if (t.signal !== 'memory.available' || t.gracePeriodMs !== 0) continue;
       thresholds.push({
         signal: 'allocatableMemory.available',
         value: t.value,

@@ -16,6 +16,7 @@ import {
   DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS,
 } from './defaults.ts';
 import { formatGoDuration, tryParseGoDuration } from './duration.ts';
+import { parseThresholds } from '../eviction/signals.ts';
 import { KUBELET_FIELDS, type FieldSpec, type KubeletFieldKey } from './fields.ts';
 import type { CompileOptions, CompiledConfig, KubeletConfig, LogFormat } from './kubelet-config.ts';
 import type { DecodedConfigFile, FlagValues, RawKubeletConfiguration } from './raw.ts';
@@ -114,6 +115,7 @@ export function compileConfig(
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),
     ...imageGCSettings(field, errors),
+    ...evictionSettings(field, errors),
     ...containerGCSettings(field, warnings),
     ...shutdownSettings(field, errors),
   };
@@ -209,6 +211,58 @@ function imageGCSettings(
     imageGCHighThresholdPercent: high.value,
     imageGCLowThresholdPercent: low.value,
     imageMinimumGCAgeMs: field('imageMinimumGCAge').value,
+  };
+}
+
+/**
+ * The eviction settings (upstream ParseThresholdConfig): every bad statement is an error naming
+ * its field; with enforceNodeAllocatable `pods` each hard memory.available also guards
+ * allocatable memory (allocatableMemory.available).
+ */
+function evictionSettings(
+  field: FieldOf,
+  errors: string[],
+): Pick<
+  KubeletConfig,
+  | 'evictionHard'
+  | 'evictionSoft'
+  | 'evictionSoftGracePeriod'
+  | 'evictionMinimumReclaim'
+  | 'volumeStatsAggPeriodMs'
+  | 'evictionThresholds'
+  | 'evictionPressureTransitionPeriodMs'
+  | 'evictionMaxPodGracePeriodSeconds'
+> {
+  const hard = field('evictionHard');
+  const soft = field('evictionSoft');
+  const grace = field('evictionSoftGracePeriod');
+  const reclaim = field('evictionMinimumReclaim');
+  const parsed = parseThresholds({
+    evictionHard: hard.value,
+    evictionSoft: soft.value,
+    evictionSoftGracePeriod: grace.value,
+    evictionMinimumReclaim: reclaim.value,
+    enforceNodeAllocatable: field('enforceNodeAllocatable').value,
+  });
+  const labels: Record<string, string> = {
+    evictionHard: hard.label,
+    evictionSoft: soft.label,
+    evictionSoftGracePeriod: grace.label,
+    evictionMinimumReclaim: reclaim.label,
+  };
+  for (const e of parsed.errors) {
+    const [name = '', rest = ''] = /^(eviction[A-Za-z]+)(.*)$/.exec(e)?.slice(1) ?? [];
+    errors.push(labels[name] ? `${labels[name]}${rest}` : e);
+  }
+  return {
+    evictionHard: hard.value,
+    evictionSoft: soft.value,
+    evictionSoftGracePeriod: grace.value,
+    evictionMinimumReclaim: reclaim.value,
+    volumeStatsAggPeriodMs: field('volumeStatsAggPeriod').value,
+    evictionThresholds: parsed.thresholds,
+    evictionPressureTransitionPeriodMs: field('evictionPressureTransitionPeriod').value,
+    evictionMaxPodGracePeriodSeconds: field('evictionMaxPodGracePeriod').value,
   };
 }
 

@@ -84,6 +84,25 @@ describe('compileConfig defaults', () => {
       kubeAPIBurst: 100,
       eventRecordQPS: 50,
       eventBurst: 100,
+      evictionHard: {
+        'memory.available': '100Mi',
+        'nodefs.available': '10%',
+        'nodefs.inodesFree': '5%',
+        'imagefs.available': '15%',
+      },
+      evictionSoft: {},
+      evictionSoftGracePeriod: {},
+      evictionMinimumReclaim: {},
+      evictionThresholds: [
+        { signal: 'memory.available', value: { quantity: 100 * 2 ** 20 }, gracePeriodMs: 0 },
+        { signal: 'nodefs.available', value: { percentage: 0.1 }, gracePeriodMs: 0 },
+        { signal: 'nodefs.inodesFree', value: { percentage: 0.05 }, gracePeriodMs: 0 },
+        { signal: 'imagefs.available', value: { percentage: 0.15 }, gracePeriodMs: 0 },
+        { signal: 'allocatableMemory.available', value: { quantity: 100 * 2 ** 20 }, gracePeriodMs: 0 },
+      ],
+      evictionPressureTransitionPeriodMs: 300_000,
+      volumeStatsAggPeriodMs: 60_000,
+      evictionMaxPodGracePeriodSeconds: 0,
       nodeStatusReportFrequencyMs: 300_000,
       nodeLeaseDurationSeconds: 40,
       registerNode: true,
@@ -598,11 +617,11 @@ describe('decodeKubeletConfiguration', () => {
   it('accepts known-but-unimplemented upstream fields with a warning each', () => {
     const decoded = decode({
       kernelMemcgNotification: true,
-      evictionHard: { 'memory.available': '100Mi' },
+      podsPerCore: 10,
     });
     assert.equal(decoded.warnings.length, 2);
     assert.match(decoded.warnings[0] ?? '', /"kernelMemcgNotification" is not implemented/);
-    assert.match(decoded.warnings[1] ?? '', /"evictionHard" is not implemented/);
+    assert.match(decoded.warnings[1] ?? '', /"podsPerCore" is not implemented/);
     assert.deepEqual(compileConfig(decoded, {}, opts).warnings, decoded.warnings);
   });
 
@@ -884,6 +903,55 @@ describe('compileConfig image pulls and node images', () => {
     assert.deepEqual([file.registryPullQPS, file.registryBurst], [2, 4]);
     const flags = compile({ registryPullQPS: 2 }, { registryPullQPS: 7, registryBurst: 9 }).config;
     assert.deepEqual([flags.registryPullQPS, flags.registryBurst], [7, 9]);
+  });
+
+  it('reads eviction thresholds from the file, flags over file, an explicit empty evictionHard kept', () => {
+    const file = compile({
+      evictionHard: { 'memory.available': '1Gi' },
+      evictionSoft: { 'nodefs.available': '20%' },
+      evictionSoftGracePeriod: { 'nodefs.available': '1m30s' },
+      evictionMinimumReclaim: { 'nodefs.available': '1Gi' },
+      evictionPressureTransitionPeriod: '30s',
+      evictionMaxPodGracePeriod: 20,
+      enforceNodeAllocatable: [],
+    });
+    assert.deepEqual(file.warnings, []);
+    assert.deepEqual(file.config.evictionThresholds, [
+      { signal: 'memory.available', value: { quantity: 2 ** 30 }, gracePeriodMs: 0 },
+      {
+        signal: 'nodefs.available',
+        value: { percentage: 0.2 },
+        gracePeriodMs: 90_000,
+        minReclaim: { quantity: 2 ** 30 },
+      },
+    ]);
+    assert.equal(file.config.evictionPressureTransitionPeriodMs, 30_000);
+    assert.equal(file.config.evictionMaxPodGracePeriodSeconds, 20);
+    const flags = compile(
+      { evictionHard: { 'memory.available': '1Gi' } },
+      { evictionHard: { 'pid.available': '100' }, enforceNodeAllocatable: [] },
+    ).config;
+    assert.deepEqual(flags.evictionThresholds, [
+      { signal: 'pid.available', value: { quantity: 100 }, gracePeriodMs: 0 },
+    ]);
+    assert.deepEqual(compile({ evictionHard: {} }).config.evictionThresholds, []);
+  });
+
+  it('rejects bad eviction statements, naming the field or flag', () => {
+    assertInvalid(
+      () =>
+        compile({
+          evictionHard: { 'memory.available': '-1Mi', 'bogus.signal': '1' },
+          evictionSoft: { 'memory.available': '2Gi' },
+        }),
+      /evictionHard\[memory.available\]: must be positive/,
+      /evictionHard: unsupported eviction signal bogus.signal/,
+      /evictionSoft\[memory.available\]: grace period must be specified/,
+    );
+    assertInvalid(
+      () => compile(undefined, { evictionSoftGracePeriod: { 'memory.available': 'soon' } }),
+      /--eviction-soft-grace-period\[memory.available\]: invalid duration/,
+    );
   });
 
   it('reads the image GC policy from the file, flags over file, an explicit 0 threshold kept', () => {

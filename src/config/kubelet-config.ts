@@ -13,6 +13,7 @@ import type { ServerSettings } from './server-config.ts';
 export type { LogFormat } from '../util/logger.ts';
 export type { Taint, TaintEffect } from '../node/types.ts';
 import type { Taint } from '../node/types.ts';
+import type { Threshold } from '../eviction/signals.ts';
 
 export { compileConfig } from './compile.ts';
 export { decodeKubeletConfiguration, loadConfigFile } from './decode.ts';
@@ -121,6 +122,20 @@ export interface KubeletConfig {
   readonly imageGCHighThresholdPercent: number;
   readonly imageGCLowThresholdPercent: number;
   readonly imageMinimumGCAgeMs: number;
+  /**
+   * Node-pressure eviction (upstream ParseThresholdConfig over evictionHard, evictionSoft,
+   * evictionSoftGracePeriod, evictionMinimumReclaim and enforceNodeAllocatable), validated.
+   * `evictionHard` as given (the node's allocatable subtracts its memory and nodefs values).
+   */
+  readonly evictionHard: Readonly<Record<string, string>>;
+  readonly evictionSoft: Readonly<Record<string, string>>;
+  readonly evictionSoftGracePeriod: Readonly<Record<string, string>>;
+  readonly evictionMinimumReclaim: Readonly<Record<string, string>>;
+  /** volumeStatsAggPeriod: pod volume usage is walked at most this often. */
+  readonly volumeStatsAggPeriodMs: number;
+  readonly evictionThresholds: readonly Threshold[];
+  readonly evictionPressureTransitionPeriodMs: number;
+  readonly evictionMaxPodGracePeriodSeconds: number;
   /**
    * Container GC policy (upstream GCPolicy; flags only): a dead container younger than
    * `minimumGCAgeMs` (from its creation) stays; per (pod, container name) at most

@@ -20,7 +20,14 @@ import { createRuntimeHealth } from './runtime-health.ts';
 import { createSyncHandler } from './sync-handler.ts';
 import { createHousekeeping } from './housekeeping.ts';
 import { createSyncLoop, type LoopEvent } from './sync-loop.ts';
-import { buildGCs, buildManagers, buildStatusSyncer, defaultAdmitHandlers } from './managers.ts';
+import {
+  buildEviction,
+  buildGCs,
+  buildManagers,
+  buildStatusSyncer,
+  defaultAdmitHandlers,
+} from './managers.ts';
+import { createStopPod } from './stop-pod.ts';
 import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
 
@@ -125,7 +132,16 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const { containerGC, imageGC } = buildGCs(opts, deps, {
     sourcesReady,
     isPodDeleted: (uid) => state.isDeleted(uid, workers.phase(uid)),
+    // Upstream IsPodTerminated: gone from every source, or its worker finished it.
+    isPodTerminated: (uid) => !state.desired.has(uid) || workers.phase(uid) === 'terminated',
     signal: stopSignal.signal,
+  });
+  const eviction = buildEviction(opts, deps, {
+    activePods: () => loop.activePods(),
+    killPod: createStopPod(queue, workers, stopSignal.signal),
+    podCleanedUp: (uid) => workers.settled(uid),
+    containerGC,
+    imageGC,
   });
   const loop = createSyncLoop({
     queue,
@@ -135,7 +151,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     statuses,
     cache: pleg.cache,
     handler,
-    admitHandlers: defaultAdmitHandlers(opts, deps.node),
+    admitHandlers: defaultAdmitHandlers(opts, deps.node, eviction),
     housekeeping,
     qos,
     ...(cluster && statusSyncer
@@ -183,6 +199,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       // Upstream StartGarbageCollection; before all sources are seen no pod can be known deleted.
       every(CONTAINER_GC_PERIOD_MS, () => sourcesReady() && containerGC.collect());
       every(IMAGE_GC_PERIOD_MS, () => imageGC.collect());
+      eviction?.start();
       await loopDone;
     },
     async runOnce(runOpts) {
@@ -212,6 +229,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       stopping ??= (async () => {
         for (const t of timers) clearInterval(t);
         stopSignal.abort();
+        await eviction?.stop();
         await podConfig.stop();
         await statusSyncer?.stop();
         await housekeeping.idle();
@@ -243,6 +261,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       return problems.length === 0 ? { ok: true, message: '' } : { ok: false, message: problems.join('; ') };
     },
     runtimeVersion: () => health.version(),
+    pressure: () => eviction?.pressure() ?? { memory: false, disk: false, pid: false },
     setMirrorPods(pods) {
       queue.push({ kind: 'mirrors', pods });
     },

@@ -6,10 +6,13 @@
 import { parseQuantity } from './quantity.ts';
 import type { Container, Pod } from './types.ts';
 
-/** upstream scheduling SystemCriticalPriority (2 × HighestUserDefinablePriority). */
-export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
-const CONFIG_SOURCE_ANNOTATION = 'kubernetes.io/config.source';
-const CONFIG_MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+import {
+  ANNOTATION_CONFIG_MIRROR as CONFIG_MIRROR_ANNOTATION,
+  ANNOTATION_CONFIG_SOURCE as CONFIG_SOURCE_ANNOTATION,
+  SYSTEM_CRITICAL_PRIORITY,
+} from '../config/defaults.ts';
+
+export { SYSTEM_CRITICAL_PRIORITY };
 
 type Kind = 'requests' | 'limits';
 

@@ -145,6 +145,8 @@ export async function runKubelet(
         pressureTransitionPeriodMs: config.evictionPressureTransitionPeriodMs,
         maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriodSeconds,
       },
+      shutdownGracePeriodMs: config.shutdownGracePeriodMs,
+      shutdownGracePeriodCriticalPodsMs: config.shutdownGracePeriodCriticalPodsMs,
     },
     {
       runtimeService,
@@ -346,6 +348,7 @@ async function connectCluster(
       runtimeReady: () => kubelet?.runtimeReady() ?? { ok: false, message: 'kubelet is starting' },
       runtimeVersion: () => kubelet?.runtimeVersion() ?? '',
       pressure: () => kubelet?.pressure() ?? { memory: false, disk: false, pid: false },
+      nodeShutdownError: () => kubelet?.nodeShutdownError(),
     },
   });
   const mirrorPods = createMirrorPods({

@@ -24,6 +24,7 @@ import {
   buildEviction,
   buildGCs,
   buildManagers,
+  buildShutdown,
   buildStatusSyncer,
   defaultAdmitHandlers,
 } from './managers.ts';
@@ -136,9 +137,11 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     isPodTerminated: (uid) => !state.desired.has(uid) || workers.phase(uid) === 'terminated',
     signal: stopSignal.signal,
   });
+  const stopPod = createStopPod(queue, workers, stopSignal.signal);
+  const shutdown = buildShutdown(opts, deps, { activePods: () => loop.activePods(), killPod: stopPod });
   const eviction = buildEviction(opts, deps, {
     activePods: () => loop.activePods(),
-    killPod: createStopPod(queue, workers, stopSignal.signal),
+    killPod: stopPod,
     podCleanedUp: (uid) => workers.settled(uid),
     containerGC,
     imageGC,
@@ -151,7 +154,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     statuses,
     cache: pleg.cache,
     handler,
-    admitHandlers: defaultAdmitHandlers(opts, deps.node, eviction),
+    admitHandlers: defaultAdmitHandlers(opts, deps.node, eviction, shutdown),
     housekeeping,
     qos,
     ...(cluster && statusSyncer
@@ -183,6 +186,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     async run() {
       log.info('starting tskubelet', { nodeName: opts.nodeName, nodeIP: opts.nodeIP });
       await prepare();
+      void shutdown?.start(stopSignal.signal);
       loopDone = loop.run();
       pleg.start((event) => {
         if (queue.push({ kind: 'pleg', event })) return;
@@ -228,6 +232,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     stop() {
       stopping ??= (async () => {
         for (const t of timers) clearInterval(t);
+        // The inhibitor lock goes first: a kubelet that stops must not hold a shutdown up.
+        await shutdown?.stop();
         stopSignal.abort();
         await eviction?.stop();
         await podConfig.stop();
@@ -261,6 +267,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       return problems.length === 0 ? { ok: true, message: '' } : { ok: false, message: problems.join('; ') };
     },
     runtimeVersion: () => health.version(),
+    nodeShutdownError: () => shutdown?.readyConditionError(),
     pressure: () => eviction?.pressure() ?? { memory: false, disk: false, pid: false },
     setMirrorPods(pods) {
       queue.push({ kind: 'mirrors', pods });

@@ -1,5 +1,11 @@
 import type { KubeletPod, Pod } from '../api/types.ts';
 import { createEvictionManager, type EvictionDeps, type EvictionManager } from '../eviction/index.ts';
+import {
+  createShutdownManager,
+  createSystemdLogind,
+  type ShutdownManager,
+  type ShutdownManagerOptions,
+} from '../shutdown/index.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
@@ -193,11 +199,13 @@ export function defaultAdmitHandlers(
   opts: KubeletOptions,
   node: () => NodeView,
   eviction?: EvictionManager,
+  shutdown?: ShutdownManager,
 ): PodAdmitHandler[] {
   return [
     ...(eviction ? [{ name: 'eviction', admit: (pod: Pod) => eviction.admit(pod) }] : []),
     sysctlAdmitHandler({ allowedUnsafeSysctls: opts.allowedUnsafeSysctls ?? [] }),
     generalPredicatesAdmitHandler(node),
+    ...(shutdown ? [shutdown.admitHandler] : []),
     appArmorAdmitHandler(),
   ];
 }
@@ -258,6 +266,24 @@ export function buildEviction(
     ...(deps.metrics ? { recordEviction: (signal: string) => deps.metrics?.recordEviction(signal) } : {}),
     logger: log,
     ...(deps.now ? { now: deps.now } : {}),
+  });
+}
+
+/** The graceful node shutdown manager when shutdownGracePeriod is set (upstream nodeshutdown). */
+export function buildShutdown(
+  opts: KubeletOptions,
+  deps: KubeletDependencies,
+  hooks: Pick<ShutdownManagerOptions, 'activePods' | 'killPod'>,
+): ShutdownManager | undefined {
+  if (!opts.shutdownGracePeriodMs) return undefined;
+  return createShutdownManager({
+    shutdownGracePeriodMs: opts.shutdownGracePeriodMs,
+    shutdownGracePeriodCriticalPodsMs: opts.shutdownGracePeriodCriticalPodsMs ?? 0,
+    logind: deps.logind ?? createSystemdLogind({ logger: deps.logger }),
+    activePods: hooks.activePods,
+    killPod: hooks.killPod,
+    ...(deps.onShuttingDownChange ? { onShuttingDownChange: deps.onShuttingDownChange } : {}),
+    logger: deps.logger,
   });
 }
 

@@ -17,7 +17,7 @@ export {
   type ShutdownManagerState,
   type ShutdownPodStatus,
 } from './shutdown-manager.ts';
-export { isCriticalPod } from './critical-pod.ts';
+export { isCriticalPod } from '../api/pod-resources.ts';
 export type {
   InhibitLock,
   InhibitOptions,

@@ -11,7 +11,7 @@ import type { PodAdmitHandler } from '../kubelet/admission.ts';
 import { sleep } from '../util/abort.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { isCriticalPod } from './critical-pod.ts';
+import { isCriticalPod } from '../api/pod-resources.ts';
 import type { InhibitLock, Logind, ShutdownWatch } from './logind.ts';
 
 /** Upstream nodeshutdown's nodeShutdownReason and nodeShutdownMessage (1.20, 1.21). */

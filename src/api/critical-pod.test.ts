@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isCriticalPod } from './critical-pod.ts';
-import { shutdownPod } from './testing.ts';
+import { isCriticalPod } from './pod-resources.ts';
+import { shutdownPod } from '../shutdown/testing.ts';
 
 describe('isCriticalPod (upstream 1.20 kubelettypes.IsCriticalPod)', () => {
   it('counts a pod from the API server with an ordinary priority as not critical', () => {

@@ -34,6 +34,7 @@ import {
 import {
   BENCH_READONLY_PORT,
   KUBELETS,
+  kubeletApiPort,
   removeKubeletDir,
   removePodLogDirs,
   startKubelet,
@@ -42,6 +43,7 @@ import {
 import { CHURN_PREFIX, CHURN_ROUND, churnManifest, churnPodName } from './lib/churn-pods.ts';
 import { createChurnSampler, type ChurnSample } from './lib/churn-sample.ts';
 import { churnPlan, parseDurationS, phaseAt } from './lib/churn-schedule.ts';
+import { probeHeap, scrapeGoHeap } from './lib/heap.ts';
 import {
   fmt,
   SERIES,
@@ -92,7 +94,8 @@ function sampleLine(kind: KubeletKind, s: ChurnSample): string {
     `${kind} t=${s.t}s ${s.phase}: containers ${s.containers} (${s.containersRunning} running), ` +
     `sandboxes ${s.sandboxes} (${s.sandboxesReady} ready), root ${fmt(s.rootBytes / 2 ** 20, 2)} MiB / ` +
     `${s.rootFiles} entries / ${s.rootMounts} mounts, logs ${fmt(s.logBytes / 1024, 1)} KiB / ${s.logFiles}, ` +
-    `RSS ${fmt(s.rssKiB / 1024, 1)} MiB, CPU ${fmt(s.cpuCores, 3)}, fds ${s.fds}, /pods ${s.pods}` +
+    `RSS ${fmt(s.rssKiB / 1024, 1)} MiB, heap ${fmt(s.heapUsedMiB, 1)} / ${fmt(s.heapTotalMiB, 1)} MiB, ` +
+    `CPU ${fmt(s.cpuCores, 3)}, fds ${s.fds}, /pods ${s.pods}` +
     (s.errors.length ? `; errors: ${s.errors.join('; ')}` : '')
   );
 }
@@ -118,6 +121,8 @@ async function churnRun(kind: KubeletKind, runs: ChurnRun[]): Promise<void> {
   await mkdir(root, { recursive: true });
   await removePodLogDirs(CHURN_PREFIX);
   const logFile = join(RUN_LOG_DIR, `churn-${kind}.log`);
+  // tskubelet's heap comes from the preloaded probe, which answers SIGUSR2 only with a file to write.
+  const eldFile = kind === 'tskubelet' ? join(RUN_LOG_DIR, `churn-${kind}.eld.jsonl`) : undefined;
   const k = await startKubelet({
     kind,
     nodeName: NODE[kind],
@@ -125,13 +130,14 @@ async function churnRun(kind: KubeletKind, runs: ChurnRun[]): Promise<void> {
     rootDir: root,
     manifestDir: manifests,
     logFile,
+    eldFile,
     readOnlyPort: BENCH_READONLY_PORT,
   });
   const seen = new Set<string>();
   let failed = false;
   try {
     await k.ready(60_000);
-    await sleep(SETTLE_MS);
+    // Created before the settle, so the baseline's CPU is the idle kubelet's over the settle.
     const sampler = createChurnSampler({
       cri,
       pid: k.pid,
@@ -139,7 +145,9 @@ async function churnRun(kind: KubeletKind, runs: ChurnRun[]): Promise<void> {
       logsDir: DEFAULT_POD_LOGS_DIR,
       podPrefix: CHURN_PREFIX,
       podsUrl: `http://127.0.0.1:${BENCH_READONLY_PORT}/pods`,
+      heap: eldFile ? () => probeHeap(k.pid, eldFile) : () => scrapeGoHeap(kubeletApiPort(kind)),
     });
+    await sleep(SETTLE_MS);
     // Either loop failing stops the other at its next step.
     const alive = () => !k.exited() && !failed;
     const record = async (t: number): Promise<void> => {
@@ -203,7 +211,9 @@ function machine(): string[] {
       return '?'; // not a git checkout: the report says so
     }
   };
-  const dirty = git(['status', '--porcelain']) === '' ? '' : ' (uncommitted changes)';
+  // The results being written are not a change to what ran.
+  const dirty =
+    git(['status', '--porcelain', '--', '.', ':!bench/results']) === '' ? '' : ' (uncommitted changes)';
   let containerd = '?';
   try {
     containerd = execFileSync('containerd', ['--version'], { encoding: 'utf8' }).trim().split(' ')[2] ?? '?';
@@ -237,15 +247,15 @@ function render(runs: readonly ChurnRun[], final: boolean): { md: string; verdic
     `- workload: standalone static pods; every ${plan.intervalS} s ${CHURN_ROUND.length} new manifests (${[...new Set(CHURN_ROUND)].map((k) => `${CHURN_ROUND.filter((x) => x === k).length}× ${k}`).join(', ')}; bench/lib/churn-pods.ts) and the previous round's removed, ${plan.rounds} rounds (${minutes(plan.churnS)} min), then ${plan.drainS} s of drain with no pods`,
     `- samples every ${plan.intervalS} s, half-way between rounds; the trend is the least-squares slope over the churn after a ${plan.warmupS} s warm-up, per 10 min; "flat" = |trend| within the larger of an absolute amount and 5 % of the mean (CPU: 10 %) per 10 min (bench/lib/churn-report.ts)`,
     '',
-    '## Verdict',
+    plan.churnS < 600 ? '## Verdict (indicative only: a short run)' : '## Verdict',
     '',
-    ...verdict.map((v) => `- ${v}`),
     ...(plan.churnS < 600
       ? [
+          `A ${minutes(plan.churnS)}-minute run fits its trend over ${minutes(plan.churnS - plan.warmupS)} minutes and extrapolates it to 10 minutes: a once-a-minute sawtooth (the container GC: upstream's containers, sandboxes and both kubelets' log directories) or the heap's first minutes decide the slope. It checks the machinery; the 30-minute run judges.`,
           '',
-          `A ${minutes(plan.churnS)}-minute run fits its trend over ${minutes(plan.churnS - plan.warmupS)} minutes and extrapolates it to 10: a 1-minute sawtooth (the container GC) weighs on it. Indicative only; the 30-minute run decides.`,
         ]
       : []),
+    ...verdict.map((v) => `- ${v}`),
     '',
     '## Summary',
     '',

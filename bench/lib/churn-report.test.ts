@@ -35,6 +35,8 @@ function run(kind: 'tskubelet' | 'upstream', rssGrowthKiBPerS: number): ChurnRun
       rssKiB: 100 * 1024 + rssGrowthKiBPerS * t,
       cpuCores: 0.05,
       fds: 40,
+      heapUsedMiB: 20,
+      heapTotalMiB: kind === 'tskubelet' ? 30 : NaN,
       pods: 20,
       sampleMs: 20,
       errors: [],
@@ -69,6 +71,16 @@ describe('churn report', () => {
     const svg = seriesChart(def, plan, [run('tskubelet', 0), run('upstream', 0)]);
     assert.equal((svg.match(/<path /g) ?? []).length, 4);
     assert.ok(svg.includes('>upstream running<'));
+  });
+
+  it('leaves a series without samples out of the verdict, and says so', () => {
+    const empty = run('upstream', 0);
+    empty.samples = empty.samples.map((s) => ({ ...s, fds: NaN }));
+    const lines = verdictLines(seriesResults(plan, [empty]), ['upstream']);
+    assert.equal(
+      lines[0],
+      `upstream: flat — all ${SERIES.length - 1} series within tolerance (no data: fds)`,
+    );
   });
 });
 

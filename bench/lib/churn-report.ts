@@ -104,6 +104,15 @@ export const SERIES: readonly SeriesDef[] = [
     digits: 1,
   },
   {
+    key: 'heap',
+    title: "The kubelet's heap: V8 heapUsed, Go heap_alloc (dashed: heapTotal, heap_inuse)",
+    unit: 'MiB',
+    value: (s) => s.heapUsedMiB,
+    sub: { label: 'total / inuse', value: (s) => s.heapTotalMiB },
+    tolerance: { absolute: 2, relative: 0.05 },
+    digits: 1,
+  },
+  {
     key: 'cpu',
     title: "The kubelet's CPU (mean over each 10 s)",
     unit: 'cores',
@@ -211,17 +220,20 @@ export function summaryTable(results: readonly SeriesResult[]): string {
   );
 }
 
-/** One line per kubelet: "flat" or the series that are not, with their trend. */
+/** One line per kubelet: "flat" or the series that are not, with their trend (series without data: n/a). */
 export function verdictLines(results: readonly SeriesResult[], kinds: readonly KubeletKind[]): string[] {
   return kinds.map((kind) => {
     const mine = results.filter((r) => r.kind === kind);
-    const off = mine.filter((r) => r.summary.verdict !== 'flat');
-    if (off.length === 0) return `${kind}: flat — all ${mine.length} series within tolerance`;
+    const judged = mine.filter((r) => r.summary.verdict !== 'n/a');
+    const missing = mine.filter((r) => r.summary.verdict === 'n/a').map((r) => r.def.key);
+    const na = missing.length ? ` (no data: ${missing.join(', ')})` : '';
+    const off = judged.filter((r) => r.summary.verdict !== 'flat');
+    if (off.length === 0) return `${kind}: flat — all ${judged.length} series within tolerance${na}`;
     const what = off.map(
       (r) =>
         `${r.def.key} ${r.summary.verdict} (${signed(r.summary.slopePer10Min, r.def.digits + 1)} ${r.def.unit} / 10 min, tolerance ±${fmt(r.summary.allowedPer10Min, r.def.digits + 1)})`,
     );
-    return `${kind}: NOT flat — ${what.join('; ')}`;
+    return `${kind}: NOT flat — ${what.join('; ')}${na}`;
   });
 }
 

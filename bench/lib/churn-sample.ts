@@ -2,7 +2,7 @@
  * One sample of the churn benchmark: what the runtime holds (CRI ListContainers / ListPodSandbox
  * through the project's client), what the kubelet keeps on disk (its root dir, the benchmark's pod
  * log directories, mounts under the root dir), the kubelet process (VmRSS, CPU since the previous
- * sample, open fds) and what it reports on its read-only `/pods`.
+ * sample, open fds, its managed heap: bench/lib/heap.ts) and what it reports on its read-only `/pods`.
  */
 import { readdir, lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import type { CriClient } from '../../src/runtime/cri/index.ts';
 import { LABEL_POD_NAME } from '../../src/config/defaults.ts';
 import { describeError } from '../../src/util/errors.ts';
 import { readProc, type ProcSample } from './proc.ts';
+import type { HeapReading } from './heap.ts';
 
 export type ChurnPhase = 'baseline' | 'churn' | 'drain';
 
@@ -33,6 +34,9 @@ export interface ChurnSample {
   /** Cores used since the previous sample (NaN for the first). */
   cpuCores: number;
   fds: number;
+  /** tskubelet: V8 heapUsed / heapTotal; upstream: Go heap_alloc / heap_inuse (MiB). */
+  heapUsedMiB: number;
+  heapTotalMiB: number;
   /** Items of the kubelet's read-only `/pods` (NaN when it did not answer). */
   pods: number;
   /** How long taking the sample took (ms). */
@@ -123,6 +127,8 @@ export interface SamplerTarget {
   logsDir: string;
   podPrefix: string;
   podsUrl: string;
+  /** The kubelet's heap; read after everything else (a scrape's connection must not count as an fd). */
+  heap: () => Promise<HeapReading>;
 }
 
 export interface ChurnSampler {
@@ -161,6 +167,7 @@ export function createChurnSampler(target: SamplerTarget): ChurnSampler {
         attempt('fds', async () => (await readdir(`/proc/${target.pid}/fd`)).length, NaN),
         attempt('/pods', () => countKubeletPods(target.podsUrl), NaN),
       ]);
+      const heap = await attempt('heap', target.heap, { usedMiB: NaN, totalMiB: NaN });
       const cpuCores =
         proc && prev && proc.t > prev.t ? (proc.cpuSec - prev.cpuSec) / ((proc.t - prev.t) / 1000) : NaN;
       if (proc) prev = proc;
@@ -180,6 +187,8 @@ export function createChurnSampler(target: SamplerTarget): ChurnSampler {
         rssKiB: proc?.rssKiB ?? NaN,
         cpuCores,
         fds,
+        heapUsedMiB: heap.usedMiB,
+        heapTotalMiB: heap.totalMiB,
         pods,
         sampleMs: Date.now() - t0,
         podNames: [

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { escapeXml, lineChart, linearScale, niceTicks, pathData } from './svg-chart.ts';
+import { escapeXml, legendLayout, lineChart, linearScale, niceTicks, pathData } from './svg-chart.ts';
 
 describe('niceTicks', () => {
   it('steps by 1, 2 or 5 × 10^k and covers the range', () => {
@@ -119,6 +119,22 @@ describe('lineChart', () => {
       series: [{ label: 'a', color: 'red', points: [{ x: 0, y: 1 }] }],
     };
     assert.equal(lineChart(o), lineChart(o));
+  });
+});
+
+describe('legendLayout', () => {
+  it('places entries left to right and wraps when the next one would not fit', () => {
+    // widths: 30 + 7 × length, 20 px apart
+    const l = legendLayout(['tskubelet', 'upstream', 'tskubelet running'], 250);
+    assert.deepEqual(l.at, [
+      { x: 0, row: 0 },
+      { x: 113, row: 0 },
+      { x: 0, row: 1 },
+    ]);
+    assert.equal(l.rows, 2);
+    assert.equal(legendLayout([], 100).rows, 0);
+    // A label wider than the row still gets a row of its own.
+    assert.deepEqual(legendLayout(['x'.repeat(50)], 100).at, [{ x: 0, row: 0 }]);
   });
 });
 

@@ -104,12 +104,40 @@ function defaultFormat(v: number): string {
   return String(Number(v.toPrecision(3)));
 }
 
+/**
+ * Legend entries left to right (a 24 px line sample, the label at ~7 px per character, 20 px apart),
+ * wrapping to a new row when the next entry would pass `maxWidth`.
+ */
+export function legendLayout(
+  labels: readonly string[],
+  maxWidth: number,
+): { rows: number; at: { x: number; row: number }[] } {
+  const at: { x: number; row: number }[] = [];
+  let x = 0;
+  let row = 0;
+  for (const label of labels) {
+    const w = 30 + 7 * label.length;
+    if (x > 0 && x + w > maxWidth) {
+      row++;
+      x = 0;
+    }
+    at.push({ x, row });
+    x += w + 20;
+  }
+  return { rows: labels.length ? row + 1 : 0, at };
+}
+
 /** The whole chart as an SVG document. */
 export function lineChart(o: LineChartOptions): string {
   const width = o.width ?? 760;
   const height = o.height ?? 380;
   const fmt = o.formatY ?? defaultFormat;
-  const m = { top: 40, right: 20, bottom: 48, left: 72 };
+  const legend = legendLayout(
+    o.series.map((s) => s.label),
+    width - 72 - 20,
+  );
+  // Title, then the legend's rows, then room for the markers' labels above the plot.
+  const m = { top: 30 + legend.rows * 16 + 20, right: 20, bottom: 48, left: 72 };
   const finite = o.series.flatMap((s) =>
     s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)),
   );
@@ -139,7 +167,7 @@ export function lineChart(o: LineChartOptions): string {
     const right = sx(Math.min(o.shadeUntil.x, x1));
     out.push(
       `<rect x="${m.left}" y="${plotTop}" width="${(right - m.left).toFixed(1)}" height="${plotBottom - plotTop}" fill="#eeeeee"/>`,
-      `<text x="${((m.left + right) / 2).toFixed(1)}" y="${plotTop + 14}" text-anchor="middle" fill="#777777">${escapeXml(o.shadeUntil.label)}</text>`,
+      `<text x="${m.left + 4}" y="${plotTop + 14}" fill="#777777">${escapeXml(o.shadeUntil.label)}</text>`,
     );
   }
   for (const v of yt) {
@@ -175,17 +203,15 @@ export function lineChart(o: LineChartOptions): string {
     const dash = s.dash ? ` stroke-dasharray="${s.dash}"` : '';
     out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.8"${dash}/>`);
   }
-  // Legend: top right, inside the plot, one row per series.
-  const legendX = width - m.right - 190;
-  out.push(
-    `<rect x="${legendX - 6}" y="${plotTop + 2}" width="190" height="${o.series.length * 16 + 4}" fill="white" fill-opacity="0.85"/>`,
-  );
+  // Legend: rows under the title, outside the plot, so it never hides a line.
   o.series.forEach((s, i) => {
-    const y = plotTop + 12 + i * 16;
+    const at = legend.at[i] ?? { x: 0, row: 0 };
+    const x = m.left + at.x;
+    const y = 30 + at.row * 16 + 6;
     const dash = s.dash ? ` stroke-dasharray="${s.dash}"` : '';
     out.push(
-      `<line x1="${legendX}" y1="${y}" x2="${legendX + 24}" y2="${y}" stroke="${s.color}" stroke-width="2"${dash}/>`,
-      `<text x="${legendX + 30}" y="${y}" dominant-baseline="middle">${escapeXml(s.label)}</text>`,
+      `<line x1="${x}" y1="${y}" x2="${x + 24}" y2="${y}" stroke="${s.color}" stroke-width="2"${dash}/>`,
+      `<text x="${x + 30}" y="${y}" dominant-baseline="middle">${escapeXml(s.label)}</text>`,
     );
   });
   out.push('</svg>', '');

@@ -165,6 +165,12 @@ describe('the kubelet core on a fake CRI', () => {
       [...s.cri.containers.values()].every((c) => c.status.state !== 'CONTAINER_RUNNING'),
     );
 
+    const after = await until('web containers reported stopped', () => {
+      const st = statusOf(k, 'uid-web');
+      return st?.containerStatuses?.[0]?.state?.terminated ? st : undefined;
+    });
+    assert.equal(after.containerStatuses?.[0]?.ready, false);
+    assert.equal(after.reason, 'Shutdown');
     s.source.send([web, critical, makePod('late')]);
     const late = await until('late refused', () => statusOf(k, 'uid-late'));
     assert.equal(late.phase, 'Failed');

@@ -16,7 +16,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, readFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { eventually, IMAGE, setupEnv, unmountUnder, type Env } from './support.ts';
@@ -114,24 +115,27 @@ ${extra}`;
       limits: {cpu: 50m, memory: 64Mi}
 `;
 
-  async function startNode(node: string, flags: string[]): Promise<void> {
+  async function startNode(node: string, flags: string[], rootDir = env.rootDir): Promise<void> {
     nodes.push(node);
     await kubectl(['delete', 'node', node, '--ignore-not-found']);
-    await mkdir(env.rootDir, { recursive: true });
-    kubelet = startNodeKubelet(env, {
-      node,
-      kubeconfig: await cluster.kubeletKubeconfig(node),
-      extraArgs: [
-        '--port',
-        String(PORT),
-        '--eviction-pressure-transition-period=30s',
-        '--volume-stats-agg-period=2s',
-        // Never let a reclaim remove the bed's images.
-        '--minimum-image-ttl-duration=24h',
-        '--enforce-node-allocatable=',
-        ...flags,
-      ],
-    });
+    await mkdir(rootDir, { recursive: true });
+    kubelet = startNodeKubelet(
+      { ...env, rootDir },
+      {
+        node,
+        kubeconfig: await cluster.kubeletKubeconfig(node),
+        extraArgs: [
+          '--port',
+          String(PORT),
+          '--eviction-pressure-transition-period=30s',
+          '--volume-stats-agg-period=2s',
+          // Never let a reclaim remove the bed's images.
+          '--minimum-image-ttl-duration=24h',
+          '--enforce-node-allocatable=',
+          ...flags,
+        ],
+      },
+    );
     await eventually(
       `node ${node} Ready`,
       async () => ((await nodeView(node))?.conditions['Ready'] === 'True' ? true : undefined),
@@ -180,9 +184,13 @@ ${extra}`;
 
   after(async () => {
     await stopNode();
+    // Kept for a look after a failure (the test directory goes with env.close).
+    await copyFile(join(env.dir, 'tskubelet.log'), '/tmp/tskubelet-cluster-eviction.log').catch(() => undefined);
     for (const n of nodes) await kubectl(['delete', 'node', n, '--ignore-not-found']);
-    await unmountUnder(env.rootDir).catch(() => undefined);
-    await run('umount', [env.rootDir]).catch(() => undefined);
+    // The disk case's tmpfs root: what is mounted under it first, then the tmpfs itself.
+    const diskRoot = join(env.dir, 'disk-root');
+    await unmountUnder(diskRoot);
+    await run('umount', [diskRoot]).catch(() => undefined);
     await env.close();
     await cluster.stop();
   });
@@ -191,167 +199,188 @@ ${extra}`;
     const node = 'tsk-evict-mem';
     const threshold = Math.floor((await nodeMemoryAvailable()) / MiB) - 700;
     await startNode(node, [`--eviction-hard=memory.available<${threshold}Mi`]);
-    await ok(['apply', '-f', '-'], podYaml(node, 'steady', 'sleep 3600', guaranteed));
-    await waitRunning('steady');
-    await ok(
-      ['apply', '-f', '-'],
-      podYaml(
-        node,
-        'hog',
-        'dd if=/dev/zero of=/mem/fill bs=1M count=1536 && sleep 3600',
-        `    volumeMounts: [{name: mem, mountPath: /mem}]
+    try {
+      await ok(['apply', '-f', '-'], podYaml(node, 'mem-steady', 'sleep 3600', guaranteed));
+      await waitRunning('mem-steady');
+      await ok(
+        ['apply', '-f', '-'],
+        podYaml(
+          node,
+          'mem-hog',
+          'dd if=/dev/zero of=/mem/fill bs=1M count=1536 && sleep 3600',
+          `    volumeMounts: [{name: mem, mountPath: /mem}]
   volumes: [{name: mem, emptyDir: {medium: Memory}}]
-`,
-      ),
-    );
-    const seen = { conditions: new Set<string>(), taints: new Set<string>() };
-    await waitEvicted(node, 'hog', seen);
-    assert.equal(await podField('hog', '{.status.phase}'), 'Failed');
-    assert.match(
-      await podField('hog', '{.status.message}'),
-      /^The node was low on resource: memory\. Container main was using \d+(Ki|Mi|Gi)?, which exceeds its request of 0\. $/,
-    );
-    const table = await ok(['get', 'pod', 'hog', '-n', NS, '--no-headers']);
-    assert.match(table, /^hog\s+0\/1\s+Evicted\s/, table);
-    const events = await ok([
-      'get',
-      'events',
-      '-n',
-      NS,
-      '--field-selector',
-      'involvedObject.name=hog,reason=Evicted',
-      '-o',
-      'jsonpath={.items[*].message}',
-    ]);
-    assert.match(events, /The node was low on resource: memory\./);
+  `,
+        ),
+      );
+      const seen = { conditions: new Set<string>(), taints: new Set<string>() };
+      await waitEvicted(node, 'mem-hog', seen);
+      assert.equal(await podField('mem-hog', '{.status.phase}'), 'Failed');
+      assert.match(
+        await podField('mem-hog', '{.status.message}'),
+        /^The node was low on resource: memory\. Container main was using \d+(Ki|Mi|Gi)?, which exceeds its request of 0\. $/,
+      );
+      // kubectl's STATUS column shows the reason; READY drops once the kill is reported.
+      await eventually('kubectl get pods shows mem-hog 0/1 Evicted', async () => {
+        const table = await ok(['get', 'pod', 'mem-hog', '-n', NS, '--no-headers']);
+        return /^mem-hog\s+0\/1\s+Evicted\s/.test(table) ? true : undefined;
+      });
+      const events = await ok([
+        'get',
+        'events',
+        '-n',
+        NS,
+        '--field-selector',
+        'involvedObject.name=mem-hog,reason=Evicted',
+        '-o',
+        'jsonpath={.items[*].message}',
+      ]);
+      assert.match(events, /The node was low on resource: memory\./);
 
-    // Under MemoryPressure (held for the transition period) a BestEffort pod is refused at admission.
-    await eventually('MemoryPressure on the node', async () => {
-      const v = await nodeView(node);
-      for (const t of v?.taints ?? []) seen.taints.add(t);
-      return v?.conditions['MemoryPressure'] === 'True' ? true : undefined;
-    });
-    await ok(['apply', '-f', '-'], podYaml(node, 'late', 'sleep 3600'));
-    await eventually('late refused', async () =>
-      (await podField('late', '{.status.reason}')) === 'Evicted' ? true : undefined,
-    );
-    assert.equal(await podField('late', '{.status.message}'), 'The node had condition: [MemoryPressure]. ');
-    assert.equal(await podField('late', '{.status.phase}'), 'Failed');
-
-    await eventually(
-      'MemoryPressure off once the hog is gone',
-      async () => {
+      // Under MemoryPressure (held for the transition period) a BestEffort pod is refused at admission.
+      await eventually('MemoryPressure on the node', async () => {
         const v = await nodeView(node);
         for (const t of v?.taints ?? []) seen.taints.add(t);
-        return v?.conditions['MemoryPressure'] === 'False' ? true : undefined;
-      },
-      90_000,
-    );
-    assert.ok(
-      seen.taints.has('node.kubernetes.io/memory-pressure'),
-      `taints seen: ${[...seen.taints].join(',')}`,
-    );
-    assert.equal(await podField('steady', '{.status.phase}'), 'Running');
-    assert.equal(await podField('steady', '{.status.containerStatuses[0].restartCount}'), '0');
+        return v?.conditions['MemoryPressure'] === 'True' ? true : undefined;
+      });
+      await ok(['apply', '-f', '-'], podYaml(node, 'mem-late', 'sleep 3600'));
+      await eventually('mem-late refused', async () =>
+        (await podField('mem-late', '{.status.reason}')) === 'Evicted' ? true : undefined,
+      );
+      assert.equal(
+        await podField('mem-late', '{.status.message}'),
+        'The node had condition: [MemoryPressure]. ',
+      );
+      assert.equal(await podField('mem-late', '{.status.phase}'), 'Failed');
 
-    // Local ephemeral storage: an emptyDir past its sizeLimit is evicted whatever the node has.
-    await ok(
-      ['apply', '-f', '-'],
-      podYaml(
-        node,
-        'scratch',
-        'dd if=/dev/zero of=/scratch/f bs=1M count=20 && sleep 3600',
-        `    volumeMounts: [{name: scratch, mountPath: /scratch}]
+      await eventually(
+        'MemoryPressure off once the hog is gone',
+        async () => {
+          const v = await nodeView(node);
+          for (const t of v?.taints ?? []) seen.taints.add(t);
+          return v?.conditions['MemoryPressure'] === 'False' ? true : undefined;
+        },
+        90_000,
+      );
+      assert.ok(
+        seen.taints.has('node.kubernetes.io/memory-pressure'),
+        `taints seen: ${[...seen.taints].join(',')}`,
+      );
+      assert.equal(await podField('mem-steady', '{.status.phase}'), 'Running');
+      assert.equal(await podField('mem-steady', '{.status.containerStatuses[0].restartCount}'), '0');
+
+      // Local ephemeral storage: an emptyDir past its sizeLimit is evicted whatever the node has.
+      await ok(
+        ['apply', '-f', '-'],
+        podYaml(
+          node,
+          'mem-scratch',
+          'dd if=/dev/zero of=/scratch/f bs=1M count=20 && sleep 3600',
+          `    volumeMounts: [{name: scratch, mountPath: /scratch}]
   volumes: [{name: scratch, emptyDir: {sizeLimit: 10Mi}}]
-`,
-      ),
-    );
-    await waitEvicted(node, 'scratch', { conditions: new Set(), taints: new Set() });
-    assert.equal(
-      await podField('scratch', '{.status.message}'),
-      'Usage of EmptyDir volume "scratch" exceeds the limit "10Mi". ',
-    );
-    await stopNode();
+  `,
+        ),
+      );
+      await waitEvicted(node, 'mem-scratch', { conditions: new Set(), taints: new Set() });
+      assert.equal(
+        await podField('mem-scratch', '{.status.message}'),
+        'Usage of EmptyDir volume "scratch" exceeds the limit "10Mi". ',
+      );
+    } finally {
+      await stopNode();
+    }
   });
 
   void it('evicts the pod that forks past pid.available under PIDPressure', async () => {
     const node = 'tsk-evict-pid';
     const threshold = (await pidsAvailable()) - 400;
     await startNode(node, [`--eviction-hard=pid.available<${threshold}`, '--pod-max-pids=1000']);
-    await ok(['apply', '-f', '-'], podYaml(node, 'steady', 'sleep 3600', guaranteed));
-    await waitRunning('steady');
-    await ok(
-      ['apply', '-f', '-'],
-      podYaml(node, 'forker', 'i=0; while [ $i -lt 800 ]; do sleep 3600 & i=$((i+1)); done; wait'),
-    );
-    const seen = { conditions: new Set<string>(), taints: new Set<string>() };
-    await waitEvicted(node, 'forker', seen);
-    assert.match(await podField('forker', '{.status.message}'), /^The node was low on resource: pids\. /);
-    assert.ok(
-      seen.conditions.has('PIDPressure') || (await nodeView(node))?.conditions['PIDPressure'] === 'True',
-    );
-    assert.equal(await podField('steady', '{.status.phase}'), 'Running');
-    await stopNode();
+    try {
+      await ok(['apply', '-f', '-'], podYaml(node, 'pid-steady', 'sleep 3600', guaranteed));
+      await waitRunning('pid-steady');
+      await ok(
+        ['apply', '-f', '-'],
+        podYaml(node, 'pid-forker', 'i=0; while [ $i -lt 800 ]; do sleep 3600 & i=$((i+1)); done; wait'),
+      );
+      const seen = { conditions: new Set<string>(), taints: new Set<string>() };
+      await waitEvicted(node, 'pid-forker', seen);
+      assert.match(
+        await podField('pid-forker', '{.status.message}'),
+        /^The node was low on resource: pids\. /,
+      );
+      await eventually('PIDPressure on the node', async () =>
+        seen.conditions.has('PIDPressure') || (await nodeView(node))?.conditions['PIDPressure'] === 'True'
+          ? true
+          : undefined,
+      );
+      assert.equal(await podField('pid-steady', '{.status.phase}'), 'Running');
+    } finally {
+      await stopNode();
+    }
   });
 
   void it('turns DiskPressure on when a pod fills the root dir, refuses pods, evicts it, frees its volume, turns it off', async () => {
     const node = 'tsk-evict-disk';
-    await mkdir(env.rootDir, { recursive: true });
-    await run('mount', ['-t', 'tmpfs', '-o', 'size=300m', 'tmpfs', env.rootDir]);
-    await startNode(node, ['--eviction-hard=nodefs.available<120Mi']);
-    await ok(['apply', '-f', '-'], podYaml(node, 'steady', 'sleep 3600', guaranteed));
-    await waitRunning('steady');
-    await ok(
-      ['apply', '-f', '-'],
-      podYaml(
-        node,
-        'filler',
-        'dd if=/dev/zero of=/data/fill bs=1M count=230 && sleep 3600',
-        `    volumeMounts: [{name: data, mountPath: /data}]
+    const diskRoot = join(env.dir, 'disk-root');
+    await mkdir(diskRoot, { recursive: true });
+    await run('mount', ['-t', 'tmpfs', '-o', 'size=300m', 'tmpfs', diskRoot]);
+    await startNode(node, ['--eviction-hard=nodefs.available<120Mi'], diskRoot);
+    try {
+      await ok(['apply', '-f', '-'], podYaml(node, 'disk-steady', 'sleep 3600', guaranteed));
+      await waitRunning('disk-steady');
+      await ok(
+        ['apply', '-f', '-'],
+        podYaml(
+          node,
+          'disk-filler',
+          'dd if=/dev/zero of=/data/fill bs=1M count=230 && sleep 3600',
+          `    volumeMounts: [{name: data, mountPath: /data}]
   volumes: [{name: data, emptyDir: {}}]
-`,
-      ),
-    );
-    const seen = { conditions: new Set<string>(), taints: new Set<string>() };
-    await eventually(
-      'DiskPressure on the node',
-      async () => {
-        const v = await nodeView(node);
-        for (const t of v?.taints ?? []) seen.taints.add(t);
-        return v?.conditions['DiskPressure'] === 'True' ? true : undefined;
-      },
-      90_000,
-    );
-    await ok(['apply', '-f', '-'], podYaml(node, 'late', 'sleep 3600', guaranteed));
-    await eventually('late refused', async () =>
-      (await podField('late', '{.status.reason}')) === 'Evicted' ? true : undefined,
-    );
-    assert.match(
-      await podField('late', '{.status.message}'),
-      /^The node had condition: \[DiskPressure\]\. $/,
-    );
-    await waitEvicted(node, 'filler', seen);
-    assert.match(
-      await podField('filler', '{.status.message}'),
-      /^The node was low on resource: ephemeral-storage\. /,
-    );
-    const df = await run('df', ['-B1', '--output=avail', env.rootDir]);
-    const avail = Number(df.stdout.trim().split('\n')[1]);
-    assert.ok(avail > 200 * MiB, `root dir has ${avail} bytes free after the eviction`);
-    await eventually(
-      'DiskPressure off',
-      async () => {
-        const v = await nodeView(node);
-        for (const t of v?.taints ?? []) seen.taints.add(t);
-        return v?.conditions['DiskPressure'] === 'False' ? true : undefined;
-      },
-      90_000,
-    );
-    assert.ok(
-      seen.taints.has('node.kubernetes.io/disk-pressure'),
-      `taints seen: ${[...seen.taints].join(',')}`,
-    );
-    assert.equal(await podField('steady', '{.status.phase}'), 'Running');
-    await stopNode();
+  `,
+        ),
+      );
+      const seen = { conditions: new Set<string>(), taints: new Set<string>() };
+      await eventually(
+        'DiskPressure on the node',
+        async () => {
+          const v = await nodeView(node);
+          for (const t of v?.taints ?? []) seen.taints.add(t);
+          return v?.conditions['DiskPressure'] === 'True' ? true : undefined;
+        },
+        90_000,
+      );
+      await ok(['apply', '-f', '-'], podYaml(node, 'disk-late', 'sleep 3600', guaranteed));
+      await eventually('disk-late refused', async () =>
+        (await podField('disk-late', '{.status.reason}')) === 'Evicted' ? true : undefined,
+      );
+      assert.match(
+        await podField('disk-late', '{.status.message}'),
+        /^The node had condition: \[DiskPressure\]\. $/,
+      );
+      await waitEvicted(node, 'disk-filler', seen);
+      assert.match(
+        await podField('disk-filler', '{.status.message}'),
+        /^The node was low on resource: ephemeral-storage\. /,
+      );
+      const df = await run('df', ['-B1', '--output=avail', diskRoot]);
+      const avail = Number(df.stdout.trim().split('\n')[1]);
+      assert.ok(avail > 200 * MiB, `root dir has ${avail} bytes free after the eviction`);
+      await eventually(
+        'DiskPressure off',
+        async () => {
+          const v = await nodeView(node);
+          for (const t of v?.taints ?? []) seen.taints.add(t);
+          return v?.conditions['DiskPressure'] === 'False' ? true : undefined;
+        },
+        90_000,
+      );
+      assert.ok(
+        seen.taints.has('node.kubernetes.io/disk-pressure'),
+        `taints seen: ${[...seen.taints].join(',')}`,
+      );
+      assert.equal(await podField('disk-steady', '{.status.phase}'), 'Running');
+    } finally {
+      await stopNode();
+    }
   });
 });

@@ -44,6 +44,12 @@ export interface VolumeManager {
    * nothing: a recursive delete must never run through a live mount.
    */
   cleanUpPod(uid: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Unmounts and removes only the pod's volumes (`<pod dir>/volumes`), keeping the rest of its
+   * directory (termination messages, etc-hosts): for a finished pod that is still in its source
+   * (upstream's volume manager tears down a terminated pod's volumes).
+   */
+  tearDownVolumes(uid: string, signal?: AbortSignal): Promise<void>;
 }
 
 export interface VolumeManagerOptions {
@@ -385,6 +391,26 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
         mounts.push({ containerPath: m.mountPath, hostPath, readonly, propagation });
       }
       return mounts;
+    },
+    async tearDownVolumes(uid, signal) {
+      if (uid === '') return;
+      const dir = join(podDir(opts.rootDir, uid), 'volumes');
+      try {
+        await unmountAllUnder(dir, signal);
+      } catch (err) {
+        throw new KubeletError(
+          'Internal',
+          `tear down pod ${uid} volumes`,
+          `${describeError(err)}; volumes kept`,
+          {
+            cause: err,
+          },
+        );
+      }
+      await rm(dir, { recursive: true, force: true });
+      written.delete(uid);
+      opts.tokens?.forgetPod(uid);
+      for (const d of mounted) if (d.startsWith(dir + sep)) mounted.delete(d);
     },
     async cleanUpPod(uid, signal) {
       if (uid === '') return;

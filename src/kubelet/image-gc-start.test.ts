@@ -8,6 +8,7 @@ import { sleep } from '../util/abort.ts';
 import { nullLogger } from '../util/logger.ts';
 import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
 import { createKubelet } from './kubelet.ts';
+import { FakeKmsg } from '../oom/testing.ts';
 
 describe('image GC scheduling', () => {
   it('runs the first pass as soon as the kubelet runs (upstream wait.Until), not a period later', async (t) => {
@@ -30,6 +31,7 @@ describe('image GC scheduling', () => {
         sources: [],
         recorder: createMemoryRecorder(),
         logger: nullLogger,
+        openKmsg: new FakeKmsg().opener,
         node: () => ({
           name: 'node-a',
           labels: {},

@@ -13,6 +13,7 @@ import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts'
 import type { PodSource } from '../podsource/index.ts';
 import { createKubelet, type Kubelet, type KubeletDependencies, type KubeletOptions } from './kubelet.ts';
 import { createFakeLogind } from '../shutdown/testing.ts';
+import { FakeKmsg } from '../oom/testing.ts';
 import type { MirrorPods } from './mirror-pods.ts';
 
 /**
@@ -88,6 +89,7 @@ async function setup(
         sources: [source],
         recorder,
         logger: nullLogger,
+        openKmsg: new FakeKmsg().opener,
         node: () => ({
           name: 'node-a',
           labels: {},

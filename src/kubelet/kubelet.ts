@@ -29,6 +29,7 @@ import {
   defaultAdmitHandlers,
 } from './managers.ts';
 import { createStopPod } from './stop-pod.ts';
+import { createOomWatcher, describeOom, ROOT_CGROUP } from '../oom/index.ts';
 import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
 
@@ -137,6 +138,17 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     isPodTerminated: (uid) => !state.desired.has(uid) || workers.phase(uid) === 'terminated',
     signal: stopSignal.signal,
   });
+  // Upstream oomWatcher: SystemOOM node events from the kernel log; container OOMs are logged.
+  const oomWatcher = createOomWatcher({
+    nodeEvent:
+      deps.nodeEvent ??
+      ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
+    onOom: (oom) => {
+      if (oom.victimContainerName !== ROOT_CGROUP) log.info('container OOM kill', describeOom(oom));
+    },
+    logger: log,
+    ...(deps.openKmsg ? { openKmsg: deps.openKmsg } : {}),
+  });
   const stopPod = createStopPod(queue, workers, stopSignal.signal);
   const shutdown = buildShutdown(opts, deps, { activePods: () => loop.activePods(), killPod: stopPod });
   const eviction = buildEviction(opts, deps, {
@@ -187,6 +199,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       log.info('starting tskubelet', { nodeName: opts.nodeName, nodeIP: opts.nodeIP });
       await prepare();
       void shutdown?.start(stopSignal.signal);
+      oomWatcher.start();
       loopDone = loop.run();
       pleg.start((event) => {
         if (queue.push({ kind: 'pleg', event })) return;
@@ -241,6 +254,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
         await podConfig.stop();
         await statusSyncer?.stop();
         await housekeeping.idle();
+        await oomWatcher.stop();
         await Promise.all([containerGC.idle(), imageGC.idle(), qos.idle()]);
         await pleg.stop();
         await probes.stop();

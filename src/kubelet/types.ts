@@ -16,6 +16,7 @@ import type { KubeletManagers } from './managers.ts';
 import type { RunOnceResult } from './run-once.ts';
 import type { EvictionConfig, EvictionDeps, PressureState } from '../eviction/index.ts';
 import type { Logind } from '../shutdown/index.ts';
+import type { OpenKmsg } from '../oom/index.ts';
 
 /** What the eviction manager reads: the stats summary and whether the image filesystem is separate. */
 export type EvictionStats = Pick<EvictionDeps, 'summary' | 'hasDedicatedImageFs'>;
@@ -89,6 +90,8 @@ export interface KubeletDependencies {
   logind?: Logind;
   /** Called when the node starts or stops shutting down (the node status is synced at once). */
   onShuttingDownChange?: (shuttingDown: boolean) => void;
+  /** The kernel log for the system OOM watcher (tests: a fake); absent: `/dev/kmsg`. */
+  openKmsg?: OpenKmsg;
   /** Resource usage for the eviction manager (src/stats); absent: no eviction manager. */
   stats?: EvictionStats;
   /** Measures the image filesystem for image GC (tests: a fake); absent: statfs (src/gc/image-fs.ts). */

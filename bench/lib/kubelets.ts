@@ -20,6 +20,8 @@ export const KUBELETS: readonly KubeletKind[] = ['tskubelet', 'upstream'];
 export const BENCH_HEALTHZ_PORT = 10358;
 export const BENCH_UPSTREAM_PORT = 10350;
 export const BENCH_TSKUBELET_PORT = 10351;
+/** The plain-HTTP read-only API (`/pods`) when a benchmark asks for it (the churn benchmark does). */
+export const BENCH_READONLY_PORT = 10359;
 
 /** The kubelet API's HTTPS port (`--port`); the Node reports it, so the API server dials it. */
 export function kubeletApiPort(kind: KubeletKind): number {
@@ -53,6 +55,8 @@ export interface KubeletSpec {
    * against this CA, bearer tokens by TokenReview, every request authorized by SubjectAccessReview.
    */
   clientCAFile?: string;
+  /** The read-only port (`/pods` over plain HTTP); 0 or absent: off, as in the other scenarios. */
+  readOnlyPort?: number;
 }
 
 /** Settings both kubelets get, with the same value (all of them upstream 1.20's defaults). */
@@ -97,7 +101,9 @@ function commonFlags(s: KubeletSpec): [string, string][] {
 }
 
 /** What the upstream kubelet 1.20.2 additionally needs on these VMs (see bench/README.md). */
-export function upstreamOnlyFlags(s: Pick<KubeletSpec, 'endpoint' | 'rootDir'>): [string, string][] {
+export function upstreamOnlyFlags(
+  s: Pick<KubeletSpec, 'endpoint' | 'rootDir' | 'readOnlyPort'>,
+): [string, string][] {
   return [
     ['container-runtime', 'remote'],
     ['fail-swap-on', 'false'],
@@ -105,7 +111,7 @@ export function upstreamOnlyFlags(s: Pick<KubeletSpec, 'endpoint' | 'rootDir'>):
     ['pod-infra-container-image', PAUSE_IMAGE],
     ['containerd', s.endpoint.replace(/^unix:\/\//, '')],
     ['port', String(BENCH_UPSTREAM_PORT)],
-    ['read-only-port', '0'],
+    ['read-only-port', String(s.readOnlyPort ?? 0)],
     ['volume-plugin-dir', join(s.rootDir, 'volume-plugins')],
   ];
 }
@@ -114,7 +120,7 @@ export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
   const flags = commonFlags(s);
   if (s.kind === 'tskubelet') {
     // The kubelet API away from 10250 (a test's kubelet may hold it), as upstream's below.
-    flags.push(['port', String(BENCH_TSKUBELET_PORT)], ['read-only-port', '0']);
+    flags.push(['port', String(BENCH_TSKUBELET_PORT)], ['read-only-port', String(s.readOnlyPort ?? 0)]);
     return {
       cmd: join(REPO, 'bin', 'tskubelet'),
       args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v])],
@@ -159,7 +165,12 @@ export interface RunningKubelet {
 }
 
 export async function startKubelet(spec: KubeletSpec): Promise<RunningKubelet> {
-  for (const port of [BENCH_HEALTHZ_PORT, kubeletApiPort(spec.kind)]) {
+  const ports = [
+    BENCH_HEALTHZ_PORT,
+    kubeletApiPort(spec.kind),
+    ...(spec.readOnlyPort ? [spec.readOnlyPort] : []),
+  ];
+  for (const port of ports) {
     if (await portOpen(port)) {
       throw new KubeletError(
         'AlreadyExists',

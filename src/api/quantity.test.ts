@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
-import { milliCPU, parseQuantity } from './quantity.ts';
+import { canonicalQuantity, formatQuantity, milliCPU, parseQuantity } from './quantity.ts';
 
 describe('parseQuantity', () => {
   const valid: [string, number][] = [
@@ -102,4 +102,21 @@ describe('milliCPU', () => {
       assert.ok(got === want, `got ${got}`);
     });
   }
+});
+
+describe('formatQuantity and canonicalQuantity', () => {
+  it('writes bytes as resource.Quantity does: largest dividing binary suffix, small values decimal', () => {
+    assert.equal(formatQuantity(2 * 2 ** 30, 'BinarySI'), '2Gi');
+    assert.equal(formatQuantity(1536 * 1024, 'BinarySI'), '1536Ki');
+    assert.equal(formatQuantity(1000, 'BinarySI'), '1k');
+    assert.equal(formatQuantity(1500, 'BinarySI'), '1500');
+    assert.equal(formatQuantity(0, 'BinarySI'), '0');
+    assert.equal(formatQuantity(100e6, 'DecimalSI'), '100M');
+  });
+
+  it('canonicalizes a quantity string keeping its format', () => {
+    assert.equal(canonicalQuantity('2048Ki', 'f'), '2Mi');
+    assert.equal(canonicalQuantity('0.5Gi', 'f'), '512Mi');
+    assert.equal(canonicalQuantity('1000M', 'f'), '1G');
+  });
 });

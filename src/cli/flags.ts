@@ -27,6 +27,7 @@ import {
   parseInt32,
   parseInt64,
   parseManifestURLHeader,
+  mapStringStringParser,
   parseNodeLabels,
   parseRegisterWithTaints,
   parseStringSlice,
@@ -51,6 +52,10 @@ function optionOf(spec: FieldSpec, flag: FlagSpec, name: string, help: string): 
       return option.argParser(parseRegisterWithTaints);
     case 'labels':
       return option.argParser(parseNodeLabels);
+    case 'stringMap':
+      return option.argParser(mapStringStringParser('='));
+    case 'thresholdMap':
+      return option.argParser(mapStringStringParser('<'));
     case 'string':
     case 'duration':
       return option;

@@ -96,6 +96,27 @@ export function parseRegisterWithTaints(value: string): RawTaint[] {
 }
 
 /**
+ * upstream cliflag.MapStringString / LangleSeparatedMapStringString: comma-separated pairs split at
+ * the first `sep`, both sides trimmed; a pair without it is an error; an empty value (`--eviction-hard=`)
+ * gives an empty map. Repeated flags accumulate, a later key replaces an earlier one.
+ */
+export function mapStringStringParser(
+  sep: '=' | '<',
+): (value: string, previous: Record<string, string> | undefined) => Record<string, string> {
+  return (value, previous) => {
+    const out: Record<string, string> = { ...previous };
+    for (const pair of value.split(',')) {
+      if (pair.trim() === '') continue;
+      const at = pair.indexOf(sep);
+      if (at < 0)
+        throw new InvalidArgumentError(`malformed pair, expect string${sep}string: ${JSON.stringify(pair)}`);
+      out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+    }
+    return out;
+  };
+}
+
+/**
  * One `--node-labels` value: comma-separated `key=value` pairs (upstream ConfigurationMap): split
  * at the first `=`, both sides trimmed, a pair without `=` gets an empty value, empty pairs are
  * skipped. Repeated flags accumulate, a later key replaces an earlier one. Validated when compiling.

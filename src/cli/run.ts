@@ -17,7 +17,7 @@ import { createServiceInformer } from '../api/service-informer.ts';
 
 import { createMirrorPods } from '../kubelet/mirror-pods.ts';
 import { createNodeAgent } from '../node/index.ts';
-import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
+import { DEFAULT_IMAGE_FS_PATH, KUBERNETES_API_VERSION } from '../config/defaults.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
 import {
   createKubeletMetrics,
@@ -104,6 +104,18 @@ export async function runKubelet(
   const podSources = cluster ? sources.map((s) => registeringObjects(s, cluster.volumeObjects)) : sources;
   if (sources.length === 0)
     logger.warn('no pod source configured (--pod-manifest-path, --manifest-url or --kubeconfig)');
+  // Read by the eviction manager and the kubelet API; `kubelet` is only used once it exists.
+  const stats = createStatsProvider({
+    runtime: runtimeService,
+    imageService,
+    rootDir: config.rootDir,
+    podLogsDir: config.podLogsDir,
+    nodeName: config.nodeName,
+    pods: () => kubelet.pods().map((p) => p.pod),
+    logger: logger.child({ component: 'stats' }),
+    volumeStatsPeriodMs: config.volumeStatsAggPeriodMs,
+    ...(config.cgroupsPerQOS ? { podsCgroup: `${config.cgroupRoot.replace(/\/$/, '')}/kubepods` } : {}),
+  });
   const machine = machineNodeView(config.nodeName, config.maxPods);
   const kubelet = createKubelet(
     {
@@ -131,11 +143,22 @@ export async function runKubelet(
         lowThresholdPercent: config.imageGCLowThresholdPercent,
         minAgeMs: config.imageMinimumGCAgeMs,
       },
+      eviction: {
+        thresholds: config.evictionThresholds,
+        pressureTransitionPeriodMs: config.evictionPressureTransitionPeriodMs,
+        maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriodSeconds,
+      },
+      shutdownGracePeriodMs: config.shutdownGracePeriodMs,
+      shutdownGracePeriodCriticalPodsMs: config.shutdownGracePeriodCriticalPodsMs,
     },
     {
       runtimeService,
       imageService,
       metrics,
+      stats: {
+        summary: () => stats.summaryMs(),
+        hasDedicatedImageFs: () => stats.hasDedicatedImageFs(DEFAULT_IMAGE_FS_PATH),
+      },
       sources: podSources,
       recorder: cluster?.recorder ?? createLoggingRecorder(logger),
       ...(cluster ? { nodeEvent: nodeEventRecorder(cluster.recorder, config.nodeName) } : {}),
@@ -212,16 +235,6 @@ export async function runKubelet(
       server = undefined;
     }
   }
-  const stats = createStatsProvider({
-    runtime: runtimeService,
-    imageService,
-    rootDir: config.rootDir,
-    podLogsDir: config.podLogsDir,
-    nodeName: config.nodeName,
-    pods: () => kubelet.pods().map((p) => p.pod),
-    logger: logger.child({ component: 'stats' }),
-    ...(config.cgroupsPerQOS ? { podsCgroup: `${config.cgroupRoot.replace(/\/$/, '')}/kubepods` } : {}),
-  });
   // The kubelet API and container log rotation; a bad TLS or client CA file stops the start here.
   const api = await serveKubeletApi({
     config,
@@ -342,11 +355,21 @@ async function connectCluster(
     nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
     nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
     nodeStatusMaxImages: config.nodeStatusMaxImages,
+    // Allocatable subtracts the hard memory and nodefs thresholds (upstream GetNodeAllocatableReservation).
+    evictionHard: {
+      ...(config.evictionHard['memory.available'] !== undefined
+        ? { memoryAvailable: config.evictionHard['memory.available'] }
+        : {}),
+      ...(config.evictionHard['nodefs.available'] !== undefined
+        ? { nodefsAvailable: config.evictionHard['nodefs.available'] }
+        : {}),
+    },
     listImages: (signal) => imageService.listImages(undefined, { signal }),
     inputs: {
       runtimeReady: () => kubelet?.runtimeReady() ?? { ok: false, message: 'kubelet is starting' },
       runtimeVersion: () => kubelet?.runtimeVersion() ?? '',
-      pressure: () => ({ memory: false, disk: false, pid: false }),
+      pressure: () => kubelet?.pressure() ?? { memory: false, disk: false, pid: false },
+      nodeShutdownError: () => kubelet?.nodeShutdownError(),
     },
   });
   const mirrorPods = createMirrorPods({

@@ -17,7 +17,8 @@ import {
   DEFAULT_MAX_PARALLEL_IMAGE_PULLS,
   DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS,
 } from './defaults.ts';
-import { tryParseGoDuration } from './duration.ts';
+import { formatGoDuration, tryParseGoDuration } from './duration.ts';
+import { parseThresholds } from '../eviction/signals.ts';
 import { KUBELET_FIELDS, type FieldSpec, type KubeletFieldKey } from './fields.ts';
 import type {
   ChangeDetectionStrategy,
@@ -125,7 +126,9 @@ export function compileConfig(
       value('configMapAndSecretChangeDetectionStrategy'),
     ),
     ...imageGCSettings(field, errors),
+    ...evictionSettings(field, errors),
     ...containerGCSettings(field, warnings),
+    ...shutdownSettings(field, errors),
   };
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
 
@@ -231,6 +234,58 @@ function imageGCSettings(
 }
 
 /**
+ * The eviction settings (upstream ParseThresholdConfig): every bad statement is an error naming
+ * its field; with enforceNodeAllocatable `pods` each hard memory.available also guards
+ * allocatable memory (allocatableMemory.available).
+ */
+function evictionSettings(
+  field: FieldOf,
+  errors: string[],
+): Pick<
+  KubeletConfig,
+  | 'evictionHard'
+  | 'evictionSoft'
+  | 'evictionSoftGracePeriod'
+  | 'evictionMinimumReclaim'
+  | 'volumeStatsAggPeriodMs'
+  | 'evictionThresholds'
+  | 'evictionPressureTransitionPeriodMs'
+  | 'evictionMaxPodGracePeriodSeconds'
+> {
+  const hard = field('evictionHard');
+  const soft = field('evictionSoft');
+  const grace = field('evictionSoftGracePeriod');
+  const reclaim = field('evictionMinimumReclaim');
+  const parsed = parseThresholds({
+    evictionHard: hard.value,
+    evictionSoft: soft.value,
+    evictionSoftGracePeriod: grace.value,
+    evictionMinimumReclaim: reclaim.value,
+    enforceNodeAllocatable: field('enforceNodeAllocatable').value,
+  });
+  const labels: Record<string, string> = {
+    evictionHard: hard.label,
+    evictionSoft: soft.label,
+    evictionSoftGracePeriod: grace.label,
+    evictionMinimumReclaim: reclaim.label,
+  };
+  for (const e of parsed.errors) {
+    const [name = '', rest = ''] = /^(eviction[A-Za-z]+)(.*)$/.exec(e)?.slice(1) ?? [];
+    errors.push(labels[name] ? `${labels[name]}${rest}` : e);
+  }
+  return {
+    evictionHard: hard.value,
+    evictionSoft: soft.value,
+    evictionSoftGracePeriod: grace.value,
+    evictionMinimumReclaim: reclaim.value,
+    volumeStatsAggPeriodMs: field('volumeStatsAggPeriod').value,
+    evictionThresholds: parsed.thresholds,
+    evictionPressureTransitionPeriodMs: field('evictionPressureTransitionPeriod').value,
+    evictionMaxPodGracePeriodSeconds: field('evictionMaxPodGracePeriod').value,
+  };
+}
+
+/**
  * The container GC flags (upstream KubeletFlags; a negative MinimumGCAge fails NewContainerGC).
  * Upstream marks all three deprecated: pflag's notice is repeated as a warning when one is given.
  */
@@ -255,6 +310,25 @@ function containerGCSettings(
     maxPerPodContainerCount: chosen.maxPerPodContainerCount.value,
     maxContainerCount: chosen.maxContainerCount.value,
   };
+}
+
+/**
+ * The graceful node shutdown periods (upstream ValidateKubeletConfiguration): each 0 or at least 1s
+ * (the rows' checks), and the critical pods' share no longer than the whole.
+ */
+function shutdownSettings(
+  field: FieldOf,
+  errors: string[],
+): Pick<KubeletConfig, 'shutdownGracePeriodMs' | 'shutdownGracePeriodCriticalPodsMs'> {
+  const total = field('shutdownGracePeriod');
+  const critical = field('shutdownGracePeriodCriticalPods');
+  if (critical.value > total.value) {
+    errors.push(
+      `${critical.label}: ${formatGoDuration(critical.value)} must not be longer than ` +
+        `${total.label} (${formatGoDuration(total.value)})`,
+    );
+  }
+  return { shutdownGracePeriodMs: total.value, shutdownGracePeriodCriticalPodsMs: critical.value };
 }
 
 /**

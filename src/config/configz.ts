@@ -61,6 +61,13 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     imageGCHighThresholdPercent: c.imageGCHighThresholdPercent,
     imageGCLowThresholdPercent: c.imageGCLowThresholdPercent,
     imageMinimumGCAge: d(c.imageMinimumGCAgeMs),
+    volumeStatsAggPeriod: d(c.volumeStatsAggPeriodMs),
+    evictionHard: { ...c.evictionHard },
+    evictionSoft: { ...c.evictionSoft },
+    evictionSoftGracePeriod: { ...c.evictionSoftGracePeriod },
+    evictionPressureTransitionPeriod: d(c.evictionPressureTransitionPeriodMs),
+    evictionMaxPodGracePeriod: c.evictionMaxPodGracePeriodSeconds,
+    evictionMinimumReclaim: { ...c.evictionMinimumReclaim },
     serializeImagePulls: c.serializeImagePulls,
     ...(c.maxParallelImagePulls !== undefined ? { maxParallelImagePulls: c.maxParallelImagePulls } : {}),
     kubeAPIQPS: c.kubeAPIQPS,
@@ -76,5 +83,7 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     containerRuntimeEndpoint: c.containerRuntimeEndpoint,
     enableSystemLogHandler: s.enableSystemLogHandler,
     logging: { format: c.logFormat, verbosity: c.verbosity },
+    shutdownGracePeriod: d(c.shutdownGracePeriodMs),
+    shutdownGracePeriodCriticalPods: d(c.shutdownGracePeriodCriticalPodsMs),
   };
 }

@@ -235,6 +235,9 @@ class FieldReader {
         return this.#taints(key);
       case 'labels':
         throw new Error(`field ${this.#prefix}${key}: labels are a flag-only kind`);
+      case 'stringMap':
+      case 'thresholdMap':
+        return this.#stringMap(key);
     }
   }
 
@@ -244,6 +247,16 @@ class FieldReader {
     if (Array.isArray(value) && value.every((v): v is string => typeof v === 'string')) return [...value];
     this.#wrong(key, 'a list of strings', value);
     return undefined;
+  }
+
+  #stringMap(key: string): Record<string, string> | undefined {
+    const value = this.#obj[key];
+    if (value === undefined || value === null) return undefined;
+    if (!isPlainObject(value) || !Object.values(value).every((v) => typeof v === 'string')) {
+      this.#wrong(key, 'a map of string to string', value);
+      return undefined;
+    }
+    return { ...(value as Record<string, string>) };
   }
 
   #headerMap(key: string): Record<string, string[]> | undefined {

@@ -41,6 +41,8 @@ export const DEFAULT_MAX_CONTAINER_COUNT = -1; // MaxContainerCount (--maximum-d
 export const DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT = 85; // ImageGCHighThresholdPercent
 export const DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT = 80; // ImageGCLowThresholdPercent
 export const DEFAULT_IMAGE_MINIMUM_GC_AGE_MS = 120_000; // ImageMinimumGCAge
+/** containerd's root: where its images live when CRI ImageFsInfo names no filesystem. */
+export const DEFAULT_IMAGE_FS_PATH = '/var/lib/containerd';
 /**
  * The sandbox (pause) image image GC never removes (upstream --pod-infra-container-image, default
  * k8s.gcr.io/pause:3.2 in 1.20): containerd 1.6's default `sandbox_image`, the one it really runs.
@@ -158,6 +160,18 @@ export const NODE_REGISTER_INITIAL_STEP_MS = 100; // registerWithAPIServer first
 export const NODE_REGISTER_MAX_STEP_MS = 7_000; // registerWithAPIServer step cap
 export const DEFAULT_EVICTION_HARD_MEMORY_AVAILABLE = '100Mi'; // DefaultEvictionHard memory.available
 export const DEFAULT_EVICTION_HARD_NODEFS_AVAILABLE = '10%'; // DefaultEvictionHard nodefs.available
+export const DEFAULT_EVICTION_HARD_NODEFS_INODES_FREE = '5%'; // DefaultEvictionHard nodefs.inodesFree
+export const DEFAULT_EVICTION_HARD_IMAGEFS_AVAILABLE = '15%'; // DefaultEvictionHard imagefs.available
+/** DefaultEvictionHard: v1beta1 defaulting when evictionHard is nil (no merge with a given map in 1.20). */
+export const DEFAULT_EVICTION_HARD: Readonly<Record<string, string>> = {
+  'memory.available': DEFAULT_EVICTION_HARD_MEMORY_AVAILABLE,
+  'nodefs.available': DEFAULT_EVICTION_HARD_NODEFS_AVAILABLE,
+  'nodefs.inodesFree': DEFAULT_EVICTION_HARD_NODEFS_INODES_FREE,
+  'imagefs.available': DEFAULT_EVICTION_HARD_IMAGEFS_AVAILABLE,
+};
+export const DEFAULT_VOLUME_STATS_AGG_PERIOD_MS = 60_000; // VolumeStatsAggPeriod
+export const DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD_MS = 5 * 60_000; // EvictionPressureTransitionPeriod
+export const DEFAULT_EVICTION_MAX_POD_GRACE_PERIOD_SECONDS = 0; // EvictionMaxPodGracePeriod
 
 /**
  * API client limits and registration (pkg/kubelet/apis/config/v1beta1 defaults). The QPS/burst
@@ -250,3 +264,16 @@ export const MAX_DNS_NAMESERVERS = 3; // validation.MaxDNSNameservers
 export const MAX_DNS_SEARCH_PATHS = 32; // validation.MaxDNSSearchPaths (1.20: 6)
 export const MAX_DNS_SEARCH_LIST_CHARS = 2048; // validation.MaxDNSSearchListChars (1.20: 256)
 export const MAX_DNS_SEARCH_PATH_LENGTH = 253; // utilvalidation.DNS1123SubdomainMaxLength
+
+/**
+ * Graceful node shutdown (pkg/kubelet/nodeshutdown, pkg/apis/scheduling). 1.20's v1beta1 defaulting
+ * leaves both grace periods at 0 (the field comments' "30s"/"10s" are never applied), which keeps
+ * the feature off.
+ */
+export const DEFAULT_SHUTDOWN_GRACE_PERIOD_MS = 0; // shutdownGracePeriod
+export const DEFAULT_SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS_MS = 0; // shutdownGracePeriodCriticalPods
+export const SYSTEM_CRITICAL_PRIORITY = 2 * 1_000_000_000; // scheduling.SystemCriticalPriority
+export const LOGIND_CONF_DROP_IN_DIR = '/etc/systemd/logind.conf.d'; // logindConfigDirectory (systemd package)
+export const KUBELET_LOGIND_CONF_NAME = '99-kubelet.conf'; // kubeletLogindConf
+/** Pause before watching logind again after the watch died (dbusReconnectPeriod, upstream 1.22+). */
+export const LOGIND_RECONNECT_PERIOD_MS = 1_000;

@@ -30,6 +30,7 @@ import {
   percent,
   positive,
   positiveDuration,
+  zeroOrAtLeastOneSecond,
   type Check,
 } from './validate.ts';
 
@@ -48,6 +49,10 @@ export interface KindValues {
   taints: RawTaint[];
   /** Flag only: `key=value,…`. */
   labels: Record<string, string>;
+  /** map[string]string; the flag is `key=value,…` (upstream MapStringString). */
+  stringMap: Record<string, string>;
+  /** map[string]string; the flag is `key<value,…` (upstream LangleSeparatedMapStringString). */
+  thresholdMap: Record<string, string>;
 }
 export type FieldKind = keyof KindValues;
 
@@ -602,6 +607,69 @@ export const KUBELET_FIELDS = {
     check: nonNegativeDuration,
     help: `minimum age of an unused image (since the kubelet first saw it) before image GC removes it (default ${dur(d.DEFAULT_IMAGE_MINIMUM_GC_AGE_MS)})`,
   },
+  volumeStatsAggPeriod: {
+    kind: 'duration',
+    file: 'volumeStatsAggPeriod',
+    flag: { name: 'volume-stats-agg-period', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_VOLUME_STATS_AGG_PERIOD_MS,
+    check: positiveDuration,
+    help: `how often pod volume usage is measured (stats summary, eviction ranking, emptyDir sizeLimit) (default ${dur(d.DEFAULT_VOLUME_STATS_AGG_PERIOD_MS)})`,
+  },
+  evictionHard: {
+    kind: 'thresholdMap',
+    file: 'evictionHard',
+    flag: { name: 'eviction-hard', arg: '<signal<value,...>' },
+    // A nil map gets the default; an explicit empty one means no hard thresholds (1.20 merges nothing).
+    fileZero: 'kept',
+    default: { ...d.DEFAULT_EVICTION_HARD },
+    help: `hard eviction thresholds, e.g. memory.available<1Gi; quantities or percentages (default ${Object.entries(
+      d.DEFAULT_EVICTION_HARD,
+    )
+      .map(([k, v]) => `${k}<${v}`)
+      .join(',')})`,
+  },
+  evictionSoft: {
+    kind: 'thresholdMap',
+    file: 'evictionSoft',
+    flag: { name: 'eviction-soft', arg: '<signal<value,...>' },
+    fileZero: 'kept',
+    default: {},
+    help: 'soft eviction thresholds, each with a grace period in --eviction-soft-grace-period',
+  },
+  evictionSoftGracePeriod: {
+    kind: 'stringMap',
+    file: 'evictionSoftGracePeriod',
+    flag: { name: 'eviction-soft-grace-period', arg: '<signal=duration,...>' },
+    fileZero: 'kept',
+    default: {},
+    help: 'how long a soft threshold must hold before a pod is evicted, e.g. memory.available=1m30s',
+  },
+  evictionMinimumReclaim: {
+    kind: 'stringMap',
+    file: 'evictionMinimumReclaim',
+    flag: { name: 'eviction-minimum-reclaim', arg: '<signal=value,...>' },
+    fileZero: 'kept',
+    default: {},
+    help: 'how much beyond its threshold a signal must recover before pressure ends, e.g. imagefs.available=2Gi',
+  },
+  evictionPressureTransitionPeriod: {
+    kind: 'duration',
+    file: 'evictionPressureTransitionPeriod',
+    flag: { name: 'eviction-pressure-transition-period', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD_MS,
+    check: nonNegativeDuration,
+    help: `how long a pressure condition stays on after its threshold was last crossed (default ${dur(d.DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD_MS)})`,
+  },
+  evictionMaxPodGracePeriod: {
+    kind: 'int32',
+    file: 'evictionMaxPodGracePeriod',
+    flag: { name: 'eviction-max-pod-grace-period', arg: '<seconds>' },
+    fileZero: 'default',
+    default: d.DEFAULT_EVICTION_MAX_POD_GRACE_PERIOD_SECONDS,
+    help: 'grace period (seconds) of a pod evicted by a soft threshold (default 0)',
+  },
   // Container GC: KubeletFlags upstream (deprecated there, with no KubeletConfiguration field).
   minimumGCAge: {
     kind: 'duration',
@@ -624,6 +692,24 @@ export const KUBELET_FIELDS = {
     fileZero: 'kept',
     default: d.DEFAULT_MAX_CONTAINER_COUNT,
     help: `old container instances kept on the node; negative: no limit (default ${d.DEFAULT_MAX_CONTAINER_COUNT}; deprecated upstream)`,
+  },
+  // Graceful node shutdown (upstream nodeshutdown manager); file only, as upstream.
+  shutdownGracePeriod: {
+    kind: 'duration',
+    file: 'shutdownGracePeriod',
+    fileZero: 'default',
+    default: d.DEFAULT_SHUTDOWN_GRACE_PERIOD_MS,
+    check: zeroOrAtLeastOneSecond,
+    help: 'how long a node shutdown is delayed (logind delay inhibitor) for pods to terminate; 0 turns graceful node shutdown off',
+  },
+  shutdownGracePeriodCriticalPods: {
+    kind: 'duration',
+    file: 'shutdownGracePeriodCriticalPods',
+    fileZero: 'default',
+    default: d.DEFAULT_SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS_MS,
+    // At most shutdownGracePeriod: checked with it in compile.ts.
+    check: zeroOrAtLeastOneSecond,
+    help: 'the last part of shutdownGracePeriod, kept for critical pods (static, mirror, system-critical priority)',
   },
 } satisfies Readonly<Record<string, FieldSpec>>;
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
+import { toKubeletConfiguration } from './configz.ts';
 import {
   compileConfig,
   decodeKubeletConfiguration,
@@ -84,6 +85,25 @@ describe('compileConfig defaults', () => {
       kubeAPIBurst: 100,
       eventRecordQPS: 50,
       eventBurst: 100,
+      evictionHard: {
+        'memory.available': '100Mi',
+        'nodefs.available': '10%',
+        'nodefs.inodesFree': '5%',
+        'imagefs.available': '15%',
+      },
+      evictionSoft: {},
+      evictionSoftGracePeriod: {},
+      evictionMinimumReclaim: {},
+      evictionThresholds: [
+        { signal: 'memory.available', value: { quantity: 100 * 2 ** 20 }, gracePeriodMs: 0 },
+        { signal: 'nodefs.available', value: { percentage: 0.1 }, gracePeriodMs: 0 },
+        { signal: 'nodefs.inodesFree', value: { percentage: 0.05 }, gracePeriodMs: 0 },
+        { signal: 'imagefs.available', value: { percentage: 0.15 }, gracePeriodMs: 0 },
+        { signal: 'allocatableMemory.available', value: { quantity: 100 * 2 ** 20 }, gracePeriodMs: 0 },
+      ],
+      evictionPressureTransitionPeriodMs: 300_000,
+      volumeStatsAggPeriodMs: 60_000,
+      evictionMaxPodGracePeriodSeconds: 0,
       nodeStatusReportFrequencyMs: 300_000,
       nodeLeaseDurationSeconds: 40,
       registerNode: true,
@@ -113,6 +133,9 @@ describe('compileConfig defaults', () => {
       minimumGCAgeMs: 0,
       maxPerPodContainerCount: 1,
       maxContainerCount: -1,
+      // Graceful node shutdown: off (1.20's defaulting leaves both at 0).
+      shutdownGracePeriodMs: 0,
+      shutdownGracePeriodCriticalPodsMs: 0,
     });
   });
 
@@ -596,11 +619,11 @@ describe('decodeKubeletConfiguration', () => {
   it('accepts known-but-unimplemented upstream fields with a warning each', () => {
     const decoded = decode({
       kernelMemcgNotification: true,
-      evictionHard: { 'memory.available': '100Mi' },
+      podsPerCore: 10,
     });
     assert.equal(decoded.warnings.length, 2);
     assert.match(decoded.warnings[0] ?? '', /"kernelMemcgNotification" is not implemented/);
-    assert.match(decoded.warnings[1] ?? '', /"evictionHard" is not implemented/);
+    assert.match(decoded.warnings[1] ?? '', /"podsPerCore" is not implemented/);
     assert.deepEqual(compileConfig(decoded, {}, opts).warnings, decoded.warnings);
   });
 
@@ -882,6 +905,55 @@ describe('compileConfig image pulls and node images', () => {
     assert.deepEqual([file.registryPullQPS, file.registryBurst], [2, 4]);
     const flags = compile({ registryPullQPS: 2 }, { registryPullQPS: 7, registryBurst: 9 }).config;
     assert.deepEqual([flags.registryPullQPS, flags.registryBurst], [7, 9]);
+  });
+
+  it('reads eviction thresholds from the file, flags over file, an explicit empty evictionHard kept', () => {
+    const file = compile({
+      evictionHard: { 'memory.available': '1Gi' },
+      evictionSoft: { 'nodefs.available': '20%' },
+      evictionSoftGracePeriod: { 'nodefs.available': '1m30s' },
+      evictionMinimumReclaim: { 'nodefs.available': '1Gi' },
+      evictionPressureTransitionPeriod: '30s',
+      evictionMaxPodGracePeriod: 20,
+      enforceNodeAllocatable: [],
+    });
+    assert.deepEqual(file.warnings, []);
+    assert.deepEqual(file.config.evictionThresholds, [
+      { signal: 'memory.available', value: { quantity: 2 ** 30 }, gracePeriodMs: 0 },
+      {
+        signal: 'nodefs.available',
+        value: { percentage: 0.2 },
+        gracePeriodMs: 90_000,
+        minReclaim: { quantity: 2 ** 30 },
+      },
+    ]);
+    assert.equal(file.config.evictionPressureTransitionPeriodMs, 30_000);
+    assert.equal(file.config.evictionMaxPodGracePeriodSeconds, 20);
+    const flags = compile(
+      { evictionHard: { 'memory.available': '1Gi' } },
+      { evictionHard: { 'pid.available': '100' }, enforceNodeAllocatable: [] },
+    ).config;
+    assert.deepEqual(flags.evictionThresholds, [
+      { signal: 'pid.available', value: { quantity: 100 }, gracePeriodMs: 0 },
+    ]);
+    assert.deepEqual(compile({ evictionHard: {} }).config.evictionThresholds, []);
+  });
+
+  it('rejects bad eviction statements, naming the field or flag', () => {
+    assertInvalid(
+      () =>
+        compile({
+          evictionHard: { 'memory.available': '-1Mi', 'bogus.signal': '1' },
+          evictionSoft: { 'memory.available': '2Gi' },
+        }),
+      /evictionHard\[memory.available\]: must be positive/,
+      /evictionHard: unsupported eviction signal bogus.signal/,
+      /evictionSoft\[memory.available\]: grace period must be specified/,
+    );
+    assertInvalid(
+      () => compile(undefined, { evictionSoftGracePeriod: { 'memory.available': 'soon' } }),
+      /--eviction-soft-grace-period\[memory.available\]: invalid duration/,
+    );
   });
 
   it('reads the image GC policy from the file, flags over file, an explicit 0 threshold kept', () => {
@@ -1214,5 +1286,57 @@ describe('compileConfig clusterDNS and clusterDomain', () => {
       /field "clusterDNS": expected a list of strings/,
       /field "clusterDomain": expected a string/,
     );
+  });
+});
+
+describe('compileConfig graceful node shutdown periods', () => {
+  it('reads both periods from the file without "not implemented" warnings', () => {
+    const decoded = decode({ shutdownGracePeriod: '30s', shutdownGracePeriodCriticalPods: '10s' });
+    assert.deepEqual(decoded.warnings, []);
+    const { config } = compileConfig(decoded, {}, opts);
+    assert.equal(config.shutdownGracePeriodMs, 30_000);
+    assert.equal(config.shutdownGracePeriodCriticalPodsMs, 10_000);
+  });
+
+  it('keeps the feature off when the file says 0s or leaves the fields out', () => {
+    const { config } = compile({ shutdownGracePeriod: '0s', shutdownGracePeriodCriticalPods: '0s' });
+    assert.deepEqual([config.shutdownGracePeriodMs, config.shutdownGracePeriodCriticalPodsMs], [0, 0]);
+    const none = compile({}).config;
+    assert.deepEqual([none.shutdownGracePeriodMs, none.shutdownGracePeriodCriticalPodsMs], [0, 0]);
+  });
+
+  it('allows the whole period for critical pods, as upstream', () => {
+    const { config } = compile({ shutdownGracePeriod: '5s', shutdownGracePeriodCriticalPods: '5s' });
+    assert.deepEqual(
+      [config.shutdownGracePeriodMs, config.shutdownGracePeriodCriticalPodsMs],
+      [5_000, 5_000],
+    );
+  });
+
+  it('refuses a critical-pod period longer than the whole, naming both fields', () => {
+    assertInvalid(
+      () => compile({ shutdownGracePeriod: '10s', shutdownGracePeriodCriticalPods: '20s' }),
+      /shutdownGracePeriodCriticalPods: 20s must not be longer than shutdownGracePeriod \(10s\)/,
+    );
+    assertInvalid(
+      () => compile({ shutdownGracePeriodCriticalPods: '10s' }),
+      /shutdownGracePeriodCriticalPods: 10s must not be longer than shutdownGracePeriod \(0s\)/,
+    );
+  });
+
+  it('refuses negative periods and periods between 0 and 1s', () => {
+    assertInvalid(
+      () => compile({ shutdownGracePeriod: '-1s', shutdownGracePeriodCriticalPods: '500ms' }),
+      /shutdownGracePeriod: "-1s" must not be negative/,
+      /shutdownGracePeriodCriticalPods: "500ms" must be either 0 or at least 1s/,
+    );
+    assertInvalid(() => compile({ shutdownGracePeriod: 'soon' }), /shutdownGracePeriod/);
+  });
+
+  it('reports both periods in /configz as Go durations', () => {
+    const { config } = compile({ shutdownGracePeriod: '1m', shutdownGracePeriodCriticalPods: '15s' });
+    const z = toKubeletConfiguration(config);
+    assert.equal(z.shutdownGracePeriod, '1m0s');
+    assert.equal(z.shutdownGracePeriodCriticalPods, '15s');
   });
 });

@@ -14,6 +14,7 @@ import type { CHANGE_DETECTION_STRATEGIES } from './defaults.ts';
 export type { LogFormat } from '../util/logger.ts';
 export type { Taint, TaintEffect } from '../node/types.ts';
 import type { Taint } from '../node/types.ts';
+import type { Threshold } from '../eviction/signals.ts';
 
 export { compileConfig } from './compile.ts';
 export { decodeKubeletConfiguration, loadConfigFile } from './decode.ts';
@@ -129,6 +130,20 @@ export interface KubeletConfig {
   readonly imageGCLowThresholdPercent: number;
   readonly imageMinimumGCAgeMs: number;
   /**
+   * Node-pressure eviction (upstream ParseThresholdConfig over evictionHard, evictionSoft,
+   * evictionSoftGracePeriod, evictionMinimumReclaim and enforceNodeAllocatable), validated.
+   * `evictionHard` as given (the node's allocatable subtracts its memory and nodefs values).
+   */
+  readonly evictionHard: Readonly<Record<string, string>>;
+  readonly evictionSoft: Readonly<Record<string, string>>;
+  readonly evictionSoftGracePeriod: Readonly<Record<string, string>>;
+  readonly evictionMinimumReclaim: Readonly<Record<string, string>>;
+  /** volumeStatsAggPeriod: pod volume usage is walked at most this often. */
+  readonly volumeStatsAggPeriodMs: number;
+  readonly evictionThresholds: readonly Threshold[];
+  readonly evictionPressureTransitionPeriodMs: number;
+  readonly evictionMaxPodGracePeriodSeconds: number;
+  /**
    * Container GC policy (upstream GCPolicy; flags only): a dead container younger than
    * `minimumGCAgeMs` (from its creation) stays; per (pod, container name) at most
    * `maxPerPodContainerCount` dead instances stay, on the node at most `maxContainerCount`
@@ -137,6 +152,13 @@ export interface KubeletConfig {
   readonly minimumGCAgeMs: number;
   readonly maxPerPodContainerCount: number;
   readonly maxContainerCount: number;
+  /**
+   * Graceful node shutdown (upstream nodeshutdown): how long a node shutdown is held back (logind
+   * delay inhibitor) so pods can terminate; 0 = off. The last `shutdownGracePeriodCriticalPodsMs`
+   * of it (≤ the whole) is for critical pods, the rest for the others. Each 0 or ≥ 1 s.
+   */
+  readonly shutdownGracePeriodMs: number;
+  readonly shutdownGracePeriodCriticalPodsMs: number;
 }
 
 /** KubeletConfiguration ResourceChangeDetectionStrategy. */

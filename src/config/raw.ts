@@ -93,6 +93,15 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   imageGCHighThresholdPercent?: number;
   imageGCLowThresholdPercent?: number;
   imageMinimumGCAge?: string;
+  shutdownGracePeriod?: string;
+  shutdownGracePeriodCriticalPods?: string;
+  volumeStatsAggPeriod?: string;
+  evictionHard?: Record<string, string>;
+  evictionSoft?: Record<string, string>;
+  evictionSoftGracePeriod?: Record<string, string>;
+  evictionMinimumReclaim?: Record<string, string>;
+  evictionPressureTransitionPeriod?: string;
+  evictionMaxPodGracePeriod?: number;
 }
 
 /** What a file field may hold once decoded; anything else is a nested object of more fields. */
@@ -100,7 +109,12 @@ type Leaf = string | number | boolean | string[] | RawTaint[] | Record<string, s
 
 /** Dotted paths of the leaves of T (`logging.format`, `authentication.webhook.cacheTTL`, …). */
 type LeafPaths<T> = {
-  [K in keyof T & string]-?: NonNullable<T[K]> extends Leaf ? K : `${K}.${LeafPaths<NonNullable<T[K]>>}`;
+  [K in keyof T & string]-?: NonNullable<T[K]> extends Leaf
+    ? K
+    : // A map (an index signature, e.g. evictionHard) is a leaf too; a nested object has fixed keys.
+      string extends keyof NonNullable<T[K]>
+      ? K
+      : `${K}.${LeafPaths<NonNullable<T[K]>>}`;
 }[keyof T & string];
 
 /** Every field path of the file format tskubelet implements. */

@@ -38,6 +38,13 @@ export const nonNegativeDuration: Check<number> = (c, errors) => {
   if (c.value < 0) errors.push(`${c.label}: ${JSON.stringify(c.text)} must not be negative`);
 };
 
+/** A duration that is 0 (off) or at least one second (upstream's rule for the shutdown grace periods). */
+export const zeroOrAtLeastOneSecond: Check<number> = (c, errors) => {
+  if (c.value < 0) errors.push(`${c.label}: ${JSON.stringify(c.text)} must not be negative`);
+  else if (c.value > 0 && c.value < 1000)
+    errors.push(`${c.label}: ${JSON.stringify(c.text)} must be either 0 or at least 1s`);
+};
+
 export const nonNegative: Check<number> = (c, errors) => {
   if (c.value < 0) errors.push(`${c.label}: ${c.value} must not be a negative number`);
 };

@@ -48,6 +48,8 @@ export interface ContainerGCDeps {
    * will run or stop its containers any more. Asked only once sources are ready.
    */
   isPodDeleted(uid: string): boolean;
+  /** Upstream IsPodTerminated (for deleteAllUnused): the pod finished or is gone. Default: deleted. */
+  isPodTerminated?(uid: string): boolean;
   /** Aborted when the kubelet stops: the pass in flight ends at once. */
   signal: AbortSignal;
   logger: Logger;
@@ -73,7 +75,14 @@ export interface GCPassResult {
  * deleted pod all of them, of any other pod all but the newest; (3) the log directories of deleted
  * pods with no container left. A failing item is logged and skipped (retried next pass).
  */
-export type ContainerGC = SinglePass<GCPassResult>;
+export interface ContainerGC extends SinglePass<GCPassResult> {
+  /**
+   * Upstream DeleteAllUnusedContainers (the eviction manager's reclaim under disk pressure): one
+   * pass after any pass in flight, in which terminated pods' containers and sandboxes go as well as
+   * deleted pods'.
+   */
+  deleteAllUnused(): Promise<GCPassResult>;
+}
 
 function toDeadContainer(c: Container): DeadContainer | undefined {
   const labels = c.labels ?? {};
@@ -203,11 +212,15 @@ export function createContainerGC(deps: ContainerGCDeps): ContainerGC {
     return true;
   }
 
-  async function pass(signal: AbortSignal, result: GCPassResult): Promise<void> {
+  async function pass(signal: AbortSignal, result: GCPassResult, evictTerminated: boolean): Promise<void> {
+    const terminated = (uid: string): boolean =>
+      deps.isPodTerminated ? deps.isPodTerminated(uid) : deps.isPodDeleted(uid);
     const ctx: EvictContext = {
       now: now(),
       allSourcesReady: deps.sourcesReady(),
-      isPodDeleted: (uid) => deps.isPodDeleted(uid),
+      isPodDeleted: evictTerminated
+        ? (uid) => deps.isPodDeleted(uid) || terminated(uid)
+        : (uid) => deps.isPodDeleted(uid),
     };
     /** Runs one step; a failure is logged and counted unless the pass itself was stopped. */
     const attempt = async <T>(
@@ -305,12 +318,12 @@ export function createContainerGC(deps: ContainerGCDeps): ContainerGC {
     aborted: false,
   });
 
-  async function run(): Promise<GCPassResult> {
+  async function run(evictTerminated: boolean): Promise<GCPassResult> {
     const signal = combineSignals([deps.signal], passTimeoutMs);
     const started = now();
     const result = emptyResult();
     try {
-      await pass(signal, result);
+      await pass(signal, result, evictTerminated);
     } catch (err) {
       if (!signal.aborted) throw err;
       result.aborted = true;
@@ -341,5 +354,17 @@ export function createContainerGC(deps: ContainerGCDeps): ContainerGC {
     return result;
   }
 
-  return singlePass(run, (err) => ({ ...emptyResult(), errors: [describeError(err)] }), log, 'container GC');
+  const failed = (err: unknown): GCPassResult => ({ ...emptyResult(), errors: [describeError(err)] });
+  const regular = singlePass(() => run(false), failed, log, 'container GC');
+  const all = singlePass(() => run(true), failed, log, 'container GC (all unused)');
+  return {
+    collect: () => regular.collect(),
+    async idle() {
+      await Promise.all([regular.idle(), all.idle()]);
+    },
+    async deleteAllUnused() {
+      await regular.idle();
+      return all.collect();
+    },
+  };
 }

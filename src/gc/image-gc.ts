@@ -65,7 +65,13 @@ export interface ImageGCPassResult {
  * which are in use (upstream detectImages), then measures the image filesystem and, at or above
  * the high threshold, removes images (upstream GarbageCollect → freeSpace).
  */
-export type ImageGC = SinglePass<ImageGCPassResult>;
+export interface ImageGC extends SinglePass<ImageGCPassResult> {
+  /**
+   * Upstream DeleteUnusedImages (the eviction manager's reclaim under disk pressure): after any
+   * pass in flight, removes every unused image old enough, whatever the thresholds say.
+   */
+  deleteUnusedImages(): Promise<ImageGCPassResult>;
+}
 
 /** Upstream imageRecord: what the kubelet remembers of an image between passes. */
 interface ImageRecord {
@@ -253,11 +259,24 @@ export function createImageGC(deps: ImageGCDeps): ImageGC {
     prevFailed = true;
   }
 
-  async function run(): Promise<ImageGCPassResult> {
+  /** Upstream DeleteUnusedImages: freeSpace(MaxInt64) on fresh image records. */
+  async function deleteAll(signal: AbortSignal, result: ImageGCPassResult): Promise<void> {
+    const t = now();
+    const inUse = await detectImages(t, signal);
+    await freeSpace(Infinity, t, inUse, signal, result);
+    if (result.removedImages > 0)
+      log.info('image GC: removed unused images', {
+        images: result.removedImages,
+        freedBytes: result.freedBytes,
+      });
+  }
+
+  async function run(all = false): Promise<ImageGCPassResult> {
     const signal = combineSignals([deps.signal], passTimeoutMs);
     const result = emptyResult();
     try {
-      await pass(signal, result);
+      if (all) await deleteAll(signal, result);
+      else await pass(signal, result);
     } catch (err) {
       if (!signal.aborted) {
         result.errors.push(describeError(err));
@@ -276,14 +295,17 @@ export function createImageGC(deps: ImageGCDeps): ImageGC {
     return result;
   }
 
-  const passes = singlePass(
-    run,
-    (err) => ({ ...emptyResult(), errors: [describeError(err)] }),
-    log,
-    'image GC',
-  );
+  const failed = (err: unknown): ImageGCPassResult => ({ ...emptyResult(), errors: [describeError(err)] });
+  const passes = singlePass(() => run(false), failed, log, 'image GC');
+  const allUnused = singlePass(() => run(true), failed, log, 'image GC (all unused)');
   return {
     collect: () => (disabled ? Promise.resolve(emptyResult()) : passes.collect()),
-    idle: () => passes.idle(),
+    async idle() {
+      await Promise.all([passes.idle(), allUnused.idle()]);
+    },
+    async deleteUnusedImages() {
+      await passes.idle();
+      return allUnused.collect();
+    },
   };
 }

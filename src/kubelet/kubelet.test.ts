@@ -11,7 +11,9 @@ import { sleep } from '../util/abort.ts';
 import { nullLogger } from '../util/logger.ts';
 import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
 import type { PodSource } from '../podsource/index.ts';
-import { createKubelet, type Kubelet, type KubeletDependencies } from './kubelet.ts';
+import { createKubelet, type Kubelet, type KubeletDependencies, type KubeletOptions } from './kubelet.ts';
+import { createFakeLogind } from '../shutdown/testing.ts';
+import { FakeKmsg } from '../oom/testing.ts';
 import type { MirrorPods } from './mirror-pods.ts';
 
 /**
@@ -58,6 +60,7 @@ async function setup(
   t: TestContext,
   extra: Partial<KubeletDependencies> = {},
   sourceName: PodSource['name'] = 'file',
+  options: Partial<KubeletOptions> = {},
 ) {
   const dir = await mkdtemp(join(tmpdir(), 'tskubelet-kubelet-'));
   const cri = new FakeRuntimeService();
@@ -78,6 +81,7 @@ async function setup(
         podLogsDir: join(dir, 'logs'),
         maxPods: 110,
         syncFrequencyMs: 60_000,
+        ...options,
       },
       {
         runtimeService: cri,
@@ -85,6 +89,7 @@ async function setup(
         sources: [source],
         recorder,
         logger: nullLogger,
+        openKmsg: new FakeKmsg().opener,
         node: () => ({
           name: 'node-a',
           labels: {},
@@ -126,6 +131,54 @@ const liveContainers = (cri: FakeRuntimeService, uid: string) =>
   [...cri.containers.values()].filter((c) => c.status.labels['io.kubernetes.pod.uid'] === uid);
 
 describe('the kubelet core on a fake CRI', () => {
+  void it('on a node shutdown stops ordinary pods first, critical ones later, each Failed/Shutdown, and refuses new pods', async (t) => {
+    const logind = createFakeLogind();
+    const s = await setup(t, { logind }, 'api', {
+      shutdownGracePeriodMs: 6_000,
+      shutdownGracePeriodCriticalPodsMs: 3_000,
+    });
+    const k = s.start();
+    const web = makePod('web');
+    const critical = makePod('dns', (p) => (p.spec.priority = 2_000_000_000));
+    s.source.send([web, critical]);
+    await until('both Running', () =>
+      ['uid-web', 'uid-dns'].every((u) => statusOf(k, u)?.phase === 'Running'),
+    );
+    await until(
+      'inhibitor taken and logind watched',
+      () => logind.calls.includes('inhibit') && logind.calls.includes('watch'),
+    );
+    assert.equal(k.nodeShutdownError(), undefined);
+
+    logind.emit(true);
+    await until('Ready error', () => k.nodeShutdownError() === 'node is shutting down');
+    const webStatus = await until(
+      'web stopped',
+      () => statusOf(k, 'uid-web')?.reason === 'Shutdown' && statusOf(k, 'uid-web'),
+    );
+    assert.equal(webStatus.phase, 'Failed');
+    assert.equal(
+      statusOf(k, 'uid-dns')?.phase,
+      'Running',
+      'critical pods wait for their share of the grace period',
+    );
+    await until('dns stopped', () => statusOf(k, 'uid-dns')?.reason === 'Shutdown', 5_000);
+    await until('containers stopped', () =>
+      [...s.cri.containers.values()].every((c) => c.status.state !== 'CONTAINER_RUNNING'),
+    );
+
+    const after = await until('web containers reported stopped', () => {
+      const st = statusOf(k, 'uid-web');
+      return st?.containerStatuses?.[0]?.state?.terminated ? st : undefined;
+    });
+    assert.equal(after.containerStatuses?.[0]?.ready, false);
+    assert.equal(after.reason, 'Shutdown');
+    s.source.send([web, critical, makePod('late')]);
+    const late = await until('late refused', () => statusOf(k, 'uid-late'));
+    assert.equal(late.phase, 'Failed');
+    assert.equal(late.reason, 'Shutdown');
+  });
+
   void it('takes a pod through its whole life: Running, then killed and removed once its source drops it', async (t) => {
     const s = await setup(t);
     const k = s.start();

@@ -20,7 +20,16 @@ import { createRuntimeHealth } from './runtime-health.ts';
 import { createSyncHandler } from './sync-handler.ts';
 import { createHousekeeping } from './housekeeping.ts';
 import { createSyncLoop, type LoopEvent } from './sync-loop.ts';
-import { buildGCs, buildManagers, buildStatusSyncer, defaultAdmitHandlers } from './managers.ts';
+import {
+  buildEviction,
+  buildGCs,
+  buildManagers,
+  buildShutdown,
+  buildStatusSyncer,
+  defaultAdmitHandlers,
+} from './managers.ts';
+import { createStopPod } from './stop-pod.ts';
+import { createOomWatcher, describeOom, ROOT_CGROUP } from '../oom/index.ts';
 import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
 
@@ -125,7 +134,29 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const { containerGC, imageGC } = buildGCs(opts, deps, {
     sourcesReady,
     isPodDeleted: (uid) => state.isDeleted(uid, workers.phase(uid)),
+    // Upstream IsPodTerminated: gone from every source, or its worker finished it.
+    isPodTerminated: (uid) => !state.desired.has(uid) || workers.phase(uid) === 'terminated',
     signal: stopSignal.signal,
+  });
+  // Upstream oomWatcher: SystemOOM node events from the kernel log; container OOMs are logged.
+  const oomWatcher = createOomWatcher({
+    nodeEvent:
+      deps.nodeEvent ??
+      ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
+    onOom: (oom) => {
+      if (oom.victimContainerName !== ROOT_CGROUP) log.info('container OOM kill', describeOom(oom));
+    },
+    logger: log,
+    ...(deps.openKmsg ? { openKmsg: deps.openKmsg } : {}),
+  });
+  const stopPod = createStopPod(queue, workers, stopSignal.signal);
+  const shutdown = buildShutdown(opts, deps, { activePods: () => loop.activePods(), killPod: stopPod });
+  const eviction = buildEviction(opts, deps, {
+    activePods: () => loop.activePods(),
+    killPod: stopPod,
+    podCleanedUp: (uid) => workers.settled(uid),
+    containerGC,
+    imageGC,
   });
   const loop = createSyncLoop({
     queue,
@@ -135,7 +166,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     statuses,
     cache: pleg.cache,
     handler,
-    admitHandlers: defaultAdmitHandlers(opts, deps.node),
+    admitHandlers: defaultAdmitHandlers(opts, deps.node, eviction, shutdown),
     housekeeping,
     qos,
     ...(cluster && statusSyncer
@@ -167,6 +198,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     async run() {
       log.info('starting tskubelet', { nodeName: opts.nodeName, nodeIP: opts.nodeIP });
       await prepare();
+      void shutdown?.start(stopSignal.signal);
+      oomWatcher.start();
       loopDone = loop.run();
       pleg.start((event) => {
         if (queue.push({ kind: 'pleg', event })) return;
@@ -182,7 +215,10 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       every(RUNTIME_STATUS_PERIOD_MS, () => health.check());
       // Upstream StartGarbageCollection; before all sources are seen no pod can be known deleted.
       every(CONTAINER_GC_PERIOD_MS, () => sourcesReady() && containerGC.collect());
+      // Upstream's wait.Until runs the first image GC pass at once, then one every ImageGCPeriod.
+      void imageGC.collect();
       every(IMAGE_GC_PERIOD_MS, () => imageGC.collect());
+      eviction?.start();
       await loopDone;
     },
     async runOnce(runOpts) {
@@ -211,10 +247,14 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     stop() {
       stopping ??= (async () => {
         for (const t of timers) clearInterval(t);
+        // The inhibitor lock goes first: a kubelet that stops must not hold a shutdown up.
+        await shutdown?.stop();
         stopSignal.abort();
+        await eviction?.stop();
         await podConfig.stop();
         await statusSyncer?.stop();
         await housekeeping.idle();
+        await oomWatcher.stop();
         await Promise.all([containerGC.idle(), imageGC.idle(), qos.idle()]);
         await pleg.stop();
         await probes.stop();
@@ -243,6 +283,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       return problems.length === 0 ? { ok: true, message: '' } : { ok: false, message: problems.join('; ') };
     },
     runtimeVersion: () => health.version(),
+    nodeShutdownError: () => shutdown?.readyConditionError(),
+    pressure: () => eviction?.pressure() ?? { memory: false, disk: false, pid: false },
     setMirrorPods(pods) {
       queue.push({ kind: 'mirrors', pods });
     },

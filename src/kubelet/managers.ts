@@ -1,4 +1,11 @@
-import type { KubeletPod } from '../api/types.ts';
+import type { KubeletPod, Pod } from '../api/types.ts';
+import { createEvictionManager, type EvictionDeps, type EvictionManager } from '../eviction/index.ts';
+import {
+  createShutdownManager,
+  createSystemdLogind,
+  type ShutdownManager,
+  type ShutdownManagerOptions,
+} from '../shutdown/index.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
@@ -35,6 +42,7 @@ import {
   DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
   DEFAULT_MINIMUM_GC_AGE_MS,
   DEFAULT_POD_SANDBOX_IMAGE,
+  DEFAULT_IMAGE_FS_PATH,
 } from '../config/defaults.ts';
 import { generalPredicatesAdmitHandler, type NodeView, type PodAdmitHandler } from './admission.ts';
 import { sysctlAdmitHandler } from './sysctl-admission.ts';
@@ -187,11 +195,18 @@ function pullSecretsFor(objects: VolumeObjectSource, log: Logger) {
   };
 }
 
-/** The admit handlers in upstream's order around the general predicates. */
-export function defaultAdmitHandlers(opts: KubeletOptions, node: () => NodeView): PodAdmitHandler[] {
+/** The admit handlers in upstream's order around the general predicates (eviction's first). */
+export function defaultAdmitHandlers(
+  opts: KubeletOptions,
+  node: () => NodeView,
+  eviction?: EvictionManager,
+  shutdown?: ShutdownManager,
+): PodAdmitHandler[] {
   return [
+    ...(eviction ? [{ name: 'eviction', admit: (pod: Pod) => eviction.admit(pod) }] : []),
     sysctlAdmitHandler({ allowedUnsafeSysctls: opts.allowedUnsafeSysctls ?? [] }),
     generalPredicatesAdmitHandler(node),
+    ...(shutdown ? [shutdown.admitHandler] : []),
     appArmorAdmitHandler(),
   ];
 }
@@ -219,11 +234,65 @@ export function buildStatusSyncer(
   });
 }
 
+/** The eviction manager when the options configure one and the dependencies supply stats. */
+export function buildEviction(
+  opts: KubeletOptions,
+  deps: KubeletDependencies,
+  hooks: Pick<EvictionDeps, 'activePods' | 'killPod' | 'podCleanedUp'> & {
+    containerGC: ContainerGC;
+    imageGC: ImageGC;
+  },
+): EvictionManager | undefined {
+  if (!opts.eviction || !deps.stats) return undefined;
+  const log = deps.logger;
+  const stats = deps.stats;
+  return createEvictionManager(opts.eviction, {
+    summary: (signal) => stats.summary(signal),
+    hasDedicatedImageFs: (signal) => stats.hasDedicatedImageFs(signal),
+    activePods: hooks.activePods,
+    killPod: hooks.killPod,
+    podCleanedUp: hooks.podCleanedUp,
+    deleteAllUnusedContainers: async () => {
+      const r = await hooks.containerGC.deleteAllUnused();
+      if (r.errors.length > 0) throw new Error(r.errors.slice(0, 3).join('; '));
+    },
+    deleteUnusedImages: async () => {
+      const r = await hooks.imageGC.deleteUnusedImages();
+      if (r.errors.length > 0) throw new Error(r.errors.slice(0, 3).join('; '));
+    },
+    recorder: deps.recorder,
+    nodeEvent:
+      deps.nodeEvent ??
+      ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
+    ...(deps.metrics ? { recordEviction: (signal: string) => deps.metrics?.recordEviction(signal) } : {}),
+    logger: log,
+    ...(deps.now ? { now: deps.now } : {}),
+  });
+}
+
+/** The graceful node shutdown manager when shutdownGracePeriod is set (upstream nodeshutdown). */
+export function buildShutdown(
+  opts: KubeletOptions,
+  deps: KubeletDependencies,
+  hooks: Pick<ShutdownManagerOptions, 'activePods' | 'killPod'>,
+): ShutdownManager | undefined {
+  if (!opts.shutdownGracePeriodMs) return undefined;
+  return createShutdownManager({
+    shutdownGracePeriodMs: opts.shutdownGracePeriodMs,
+    shutdownGracePeriodCriticalPodsMs: opts.shutdownGracePeriodCriticalPodsMs ?? 0,
+    logind: deps.logind ?? createSystemdLogind({ logger: deps.logger }),
+    activePods: hooks.activePods,
+    killPod: hooks.killPod,
+    ...(deps.onShuttingDownChange ? { onShuttingDownChange: deps.onShuttingDownChange } : {}),
+    logger: deps.logger,
+  });
+}
+
 /** The container and image GCs, with the configured policies (upstream's defaults when none is given). */
 export function buildGCs(
   opts: KubeletOptions,
   deps: KubeletDependencies,
-  hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'signal'>,
+  hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'isPodTerminated' | 'signal'>,
 ): { containerGC: ContainerGC; imageGC: ImageGC } {
   return {
     containerGC: buildContainerGC(opts, deps, hooks),
@@ -234,7 +303,7 @@ export function buildGCs(
 function buildContainerGC(
   opts: KubeletOptions,
   deps: KubeletDependencies,
-  hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'signal'>,
+  hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'isPodTerminated' | 'signal'>,
 ): ContainerGC {
   return createContainerGC({
     runtime: deps.runtimeService,
@@ -249,9 +318,6 @@ function buildContainerGC(
     now: deps.now ?? Date.now,
   });
 }
-
-/** containerd's root: where its images live when CRI ImageFsInfo names no filesystem. */
-const DEFAULT_IMAGE_FS_PATH = '/var/lib/containerd';
 
 function buildImageGC(opts: KubeletOptions, deps: KubeletDependencies, signal: AbortSignal): ImageGC {
   const log = deps.logger;

@@ -17,6 +17,11 @@ export interface PodState {
   readonly lastSyncEnd: Map<string, number>;
   /** When each pod was first synced, until it first ran (-1 after: pod start duration measured). */
   readonly firstSeen: Map<string, number>;
+  /**
+   * Pods the kubelet itself stopped (eviction, node shutdown): their status is Failed with this
+   * reason and message whatever their containers say (upstream killPodNow's status function).
+   */
+  readonly statusOverrides: Map<string, { reason: string; message: string }>;
   /** A desired pod that was not rejected at admission. */
   syncable(uid: string): KubeletPod | undefined;
   /** Drops the per-pod caches of a pod whose containers are gone (desired/rejected stay). */
@@ -34,12 +39,14 @@ export function createPodState(): PodState {
   const waitingReasons = new Map<string, Map<string, WaitingReason>>();
   const lastSyncEnd = new Map<string, number>();
   const firstSeen = new Map<string, number>();
+  const statusOverrides = new Map<string, { reason: string; message: string }>();
   return {
     desired,
     rejected,
     waitingReasons,
     lastSyncEnd,
     firstSeen,
+    statusOverrides,
     syncable(uid) {
       return rejected.has(uid) ? undefined : desired.get(uid);
     },

@@ -51,6 +51,8 @@ export interface PodWorkers {
   /** Hands work to the pod's worker; the newest pending work replaces an older pending one. */
   update(work: PodWork): void;
   phase(uid: string): WorkerPhase['phase'] | undefined;
+  /** The pod's worker terminated it and has no work in flight or pending (cleanup done). */
+  settled(uid: string): boolean;
   /** UIDs with a worker (any phase). */
   uids(): string[];
   /** Drops a terminated worker's record (after its pod left every source). */
@@ -231,6 +233,10 @@ export function createPodWorkers(
       if (!rec.loop && rec.pending) rec.loop = runLoop(rec);
     },
     phase: (uid) => workers.get(uid)?.state.phase,
+    settled(uid) {
+      const rec = workers.get(uid);
+      return !rec || (rec.state.phase === 'terminated' && !rec.loop && !rec.pending);
+    },
     uids: () => [...workers.keys()],
     forget(uid) {
       const rec = workers.get(uid);

@@ -82,7 +82,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
 
   function computeStatus(pod: KubeletPod, rs: RuntimePodStatus): PodStatus {
     const uid = pod.metadata.uid;
-    return computePodStatus({
+    const status = computePodStatus({
       pod,
       runtime: rs,
       // An API pod's own status seeds the first computation (keeps startTime, scheduler conditions).
@@ -95,6 +95,10 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       },
       now,
     });
+    const override = state.statusOverrides.get(uid);
+    return override
+      ? { ...status, phase: 'Failed', reason: override.reason, message: override.message }
+      : status;
   }
 
   async function readStatus(pod: KubeletPod, signal: AbortSignal): Promise<RuntimePodStatus> {
@@ -257,7 +261,13 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
   ): Promise<void> {
     const pod = state.desired.get(uid) ?? podArg;
     const deleting = !state.desired.has(uid) || pod?.metadata.deletionTimestamp !== undefined;
-    if (!deleting) return; // a finished pod still in its source keeps its containers for logs
+    if (!deleting) {
+      // A finished pod still in its source keeps its containers (for logs) but not its volumes
+      // (upstream's volume manager unmounts a terminated pod's): an evicted pod's emptyDir and
+      // memory-backed volumes are freed here.
+      await volumes.tearDownVolumes(uid, signal);
+      return;
+    }
     const rs = await runtime.getPodStatus(
       uid,
       pod?.metadata.name ?? '',

@@ -27,7 +27,12 @@ export type LoopEvent =
   /** The API source saw the mirror pods bound to this node change. */
   | { kind: 'mirrors'; pods: KubeletPod[] }
   /** A probe result changed for a pod. */
-  | { kind: 'probe'; uid: string };
+  | { kind: 'probe'; uid: string }
+  /**
+   * Stop a pod now and report it Failed with this reason and message (upstream killPodNow, for
+   * eviction and node shutdown); `gracePeriodSeconds` overrides the pod's.
+   */
+  | { kind: 'stop'; uid: string; gracePeriodSeconds: number; reason: string; message: string };
 
 export interface SyncLoopDeps {
   queue: AsyncQueue<LoopEvent>;
@@ -141,6 +146,7 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
           const uid = pod.metadata.uid;
           state.desired.delete(uid);
           state.rejected.delete(uid);
+          state.statusOverrides.delete(uid);
           if (workers.phase(uid) === undefined) statuses.delete(uid);
           else workers.update({ type: 'kill', uid, pod });
         }
@@ -187,6 +193,21 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
     else workers.update({ type: 'sync', pod });
   }
 
+  function handleStop(ev: Extract<LoopEvent, { kind: 'stop' }>): void {
+    const pod = state.desired.get(ev.uid);
+    if (!pod || workers.phase(ev.uid) === 'terminated') return;
+    state.statusOverrides.set(ev.uid, { reason: ev.reason, message: ev.message });
+    const current = statuses.get(ev.uid) ?? pod.status ?? {};
+    statuses.set(ev.uid, { ...current, phase: 'Failed', reason: ev.reason, message: ev.message });
+    log.info('stopping pod', {
+      pod: podFullName(pod),
+      podUID: ev.uid,
+      reason: ev.reason,
+      gracePeriodSeconds: ev.gracePeriodSeconds,
+    });
+    workers.update({ type: 'kill', uid: ev.uid, pod, gracePeriodOverride: ev.gracePeriodSeconds });
+  }
+
   function dispatch(ev: LoopEvent): void {
     switch (ev.kind) {
       case 'config':
@@ -204,6 +225,8 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
         return handleMirrors(ev.pods);
       case 'probe':
         return handleProbe(ev.uid);
+      case 'stop':
+        return handleStop(ev);
     }
   }
 

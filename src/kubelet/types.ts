@@ -14,6 +14,12 @@ import type { NodeView } from './admission.ts';
 import type { MirrorPods } from './mirror-pods.ts';
 import type { KubeletManagers } from './managers.ts';
 import type { RunOnceResult } from './run-once.ts';
+import type { EvictionConfig, EvictionDeps, PressureState } from '../eviction/index.ts';
+import type { Logind } from '../shutdown/index.ts';
+import type { OpenKmsg } from '../oom/index.ts';
+
+/** What the eviction manager reads: the stats summary and whether the image filesystem is separate. */
+export type EvictionStats = Pick<EvictionDeps, 'summary' | 'hasDedicatedImageFs'>;
 
 /** The settings the kubelet core needs (compiled from KubeletConfiguration + flags by the CLI). */
 export interface KubeletOptions {
@@ -47,6 +53,11 @@ export interface KubeletOptions {
   sandboxImage?: string;
   /** statfs'd for image GC when CRI ImageFsInfo names no filesystem; absent: `/var/lib/containerd`. */
   imageFsPath?: string;
+  /** Node-pressure eviction; absent: no eviction manager (no pressure conditions, no admission checks). */
+  eviction?: EvictionConfig;
+  /** shutdownGracePeriod / shutdownGracePeriodCriticalPods (ms); absent or 0: no graceful shutdown. */
+  shutdownGracePeriodMs?: number;
+  shutdownGracePeriodCriticalPodsMs?: number;
 }
 
 /** Everything from outside the kubelet, in one object that tests replace (upstream Dependencies). */
@@ -75,6 +86,14 @@ export interface KubeletDependencies {
   managers?: Partial<KubeletManagers>;
   /** Records an event on the Node (cluster mode); absent: only logged. */
   nodeEvent?: (type: EventType, reason: string, message: string) => void;
+  /** systemd-logind for graceful node shutdown (tests: a fake); absent: the real one (systemd tools). */
+  logind?: Logind;
+  /** Called when the node starts or stops shutting down (the node status is synced at once). */
+  onShuttingDownChange?: (shuttingDown: boolean) => void;
+  /** The kernel log for the system OOM watcher (tests: a fake); absent: `/dev/kmsg`. */
+  openKmsg?: OpenKmsg;
+  /** Resource usage for the eviction manager (src/stats); absent: no eviction manager. */
+  stats?: EvictionStats;
   /** Measures the image filesystem for image GC (tests: a fake); absent: statfs (src/gc/image-fs.ts). */
   imageFsUsage?: ImageFsUsageFn;
   now?: () => number;
@@ -109,6 +128,10 @@ export interface Kubelet {
   runtimeVersion(): string;
   /** Every configured source has delivered its first snapshot. */
   sourcesReady(): boolean;
+  /** The Ready condition's error while the node shuts down (upstream ShutdownStatus), else undefined. */
+  nodeShutdownError(): string | undefined;
+  /** Node pressure (the eviction manager's conditions; all false without one). */
+  pressure(): PressureState;
   /** The API source reports the mirror pods bound to this node (cluster mode). */
   setMirrorPods(pods: KubeletPod[]): void;
 }

@@ -67,6 +67,8 @@ export function setReadyCondition(
   const errs: string[] = [];
   const runtime = inputs.runtimeReady();
   if (!runtime.ok) errs.push(runtime.message || 'container runtime is not ready');
+  const shutdownError = inputs.nodeShutdownError?.();
+  if (shutdownError) errs.push(shutdownError);
   const missing = REQUIRED_CAPACITIES.filter((r) => status.capacity?.[r] === undefined);
   if (missing.length > 0) errs.push(`Missing node capacity for resources: ${missing.join(', ')}`);
 

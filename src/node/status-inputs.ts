@@ -12,6 +12,8 @@ export interface NodeStatusInputs {
   runtimeVersion(): string;
   /** Node-pressure signals (the eviction manager's; all false until there is one). */
   pressure(): { memory: boolean; disk: boolean; pid: boolean };
+  /** Graceful shutdown under way: the Ready condition's error (upstream ShutdownStatus). */
+  nodeShutdownError?(): string | undefined;
 }
 
 /** Static settings the setters need. */

@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { KubeletPod } from '../api/types.ts';
 import type { MetricsText } from '../metrics/metrics-text.ts';
 import type {
@@ -80,6 +81,16 @@ export interface StatsProvider {
    * pods or their stats; host values that cannot be read are left out instead.
    */
   summary(opts?: { onlyCpuAndMemory?: boolean }): Promise<Summary>;
+  /**
+   * The full summary with times in ms (the eviction manager's input); shares the cache with
+   * `summary`. Rejects as `summary` does.
+   */
+  summaryMs(): Promise<Summary<number>>;
+  /**
+   * Whether the runtime's image filesystem (CRI ImageFsInfo, else `fallbackImageFsPath`) is a
+   * different device from the root dir's (upstream HasDedicatedImageFs).
+   */
+  hasDedicatedImageFs(fallbackImageFsPath: string): Promise<boolean>;
   /** `/metrics/resource`: never rejects (a failure is `scrape_error 1`). */
   resourceMetricsText(): Promise<MetricsText>;
   /** `/metrics/cadvisor` (the families listed in CADVISOR_FAMILIES); rejects as `summary` does. */
@@ -279,6 +290,15 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
   return {
     async summary(o) {
       return toWireSummary((await cached(!o?.onlyCpuAndMemory)).summary);
+    },
+    async summaryMs() {
+      return (await cached(true)).summary;
+    },
+    async hasDedicatedImageFs(fallbackImageFsPath) {
+      const fs = (await opts.imageService.imageFsInfo(cri))[0];
+      const imagePath = fs?.fsId?.mountpoint || fallbackImageFsPath;
+      const [root, image] = await Promise.all([stat(opts.rootDir), stat(imagePath)]);
+      return root.dev !== image.dev;
     },
     async resourceMetricsText() {
       let s: Summary<number> | undefined;

@@ -57,6 +57,12 @@ export interface VolumeManager {
    * nothing: a recursive delete must never run through a live mount.
    */
   cleanUpPod(uid: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Unmounts and removes only the pod's volumes (`<pod dir>/volumes`), keeping the rest of its
+   * directory (termination messages, etc-hosts): for a finished pod that is still in its source
+   * (upstream's volume manager tears down a terminated pod's volumes).
+   */
+  tearDownVolumes(uid: string, signal?: AbortSignal): Promise<void>;
 }
 
 export interface VolumeManagerOptions {
@@ -159,8 +165,9 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
   });
 
   /** Unmounts, then removes the pod directory; see VolumeManager.cleanUpPod. */
-  async function cleanUp(uid: string, signal?: AbortSignal): Promise<void> {
-    const dir = podDir(opts.rootDir, uid);
+  /** Unmounts and removes the pod's directory, or with `only: 'volumes'` just `<pod dir>/volumes`. */
+  async function cleanUp(uid: string, signal?: AbortSignal, only?: 'volumes'): Promise<void> {
+    const dir = only ? join(podDir(opts.rootDir, uid), 'volumes') : podDir(opts.rootDir, uid);
     let unmounted: string[];
     try {
       unmounted = await unmountAllUnder(dir, signal);
@@ -168,7 +175,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       throw new KubeletError(
         'Internal',
         `clean up pod ${uid} volumes`,
-        `${describeError(err)}; pod directory kept`,
+        `${describeError(err)}; ${only ? 'volumes' : 'pod directory'} kept`,
         {
           cause: err,
         },
@@ -290,6 +297,12 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
         mounts.push({ containerPath: m.mountPath, hostPath, readonly, propagation });
       }
       return mounts;
+    },
+    async tearDownVolumes(uid, signal) {
+      if (uid === '') return;
+      lastPod.delete(uid); // a finished pod's volumes are not refreshed again
+      refreshQueued.delete(uid);
+      await serial.run(uid, () => cleanUp(uid, signal, 'volumes'), signal);
     },
     async cleanUpPod(uid, signal) {
       if (uid === '') return;

@@ -19,6 +19,7 @@ import type { PodSyncHandlers, SyncOutcome } from './pod-workers.ts';
 import type { PodState } from './pod-state.ts';
 import type { WorkQueue } from './work-queue.ts';
 import { isStaticPod } from './mirror-pods.ts';
+import { stoppedPodStatus } from './stop-pod.ts';
 import {
   activeDeadlineRemainingMs,
   deadlineExceededStatus,
@@ -96,9 +97,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       now,
     });
     const override = state.statusOverrides.get(uid);
-    return override
-      ? { ...status, phase: 'Failed', reason: override.reason, message: override.message }
-      : status;
+    return override ? stoppedPodStatus(status, override) : status;
   }
 
   async function readStatus(pod: KubeletPod, signal: AbortSignal): Promise<RuntimePodStatus> {

@@ -17,6 +17,7 @@ import type { WorkQueue } from './work-queue.ts';
 import type { SyncHandler } from './sync-handler.ts';
 import type { Housekeeping } from './housekeeping.ts';
 import { isStaticPod, type MirrorPods } from './mirror-pods.ts';
+import { stoppedPodStatus } from './stop-pod.ts';
 
 /** One item of the sync loop's queue: the only way anything reaches kubelet state. */
 export type LoopEvent =
@@ -198,7 +199,7 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
     if (!pod || workers.phase(ev.uid) === 'terminated') return;
     state.statusOverrides.set(ev.uid, { reason: ev.reason, message: ev.message });
     const current = statuses.get(ev.uid) ?? pod.status ?? {};
-    statuses.set(ev.uid, { ...current, phase: 'Failed', reason: ev.reason, message: ev.message });
+    statuses.set(ev.uid, stoppedPodStatus(current, ev));
     log.info('stopping pod', {
       pod: podFullName(pod),
       podUID: ev.uid,

@@ -58,6 +58,13 @@ void describe('service-account token projection against a real kube-apiserver', 
       .catch(() => undefined);
     await api
       .request({
+        method: 'DELETE',
+        path: `/api/v1/namespaces/${NS}/pods/rotating`,
+        body: { gracePeriodSeconds: 0 },
+      })
+      .catch(() => undefined);
+    await api
+      .request({
         method: 'POST',
         path: '/api/v1/namespaces',
         body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
@@ -76,7 +83,8 @@ void describe('service-account token projection against a real kube-apiserver', 
     kubelet = startNodeKubelet(env, {
       node: NODE,
       kubeconfig: await cluster.kubeletKubeconfig(NODE),
-      extraArgs: ['--port', String(PORT)],
+      // Volumes are re-projected on each sync: a short period bounds when a refreshed token lands.
+      extraArgs: ['--port', String(PORT), '--sync-frequency', '20s'],
     });
   });
 
@@ -88,6 +96,12 @@ void describe('service-account token projection against a real kube-apiserver', 
         admin?.request({
           method: 'DELETE',
           path: `/api/v1/namespaces/${NS}/pods/api-access`,
+          body: { gracePeriodSeconds: 0 },
+        }),
+      () =>
+        admin?.request({
+          method: 'DELETE',
+          path: `/api/v1/namespaces/${NS}/pods/rotating`,
           body: { gracePeriodSeconds: 0 },
         }),
       () => admin?.request({ method: 'DELETE', path: `/api/v1/nodes/${NODE}` }),
@@ -105,28 +119,22 @@ void describe('service-account token projection against a real kube-apiserver', 
     if (failures.length > 0) throw new Error(`teardown: ${failures.join('; ')}`);
   });
 
-  void it('mounts a kube-api-access volume whose token the API server accepts as the pod’s account, for the audience', async () => {
-    const api = admin;
-    const e = env;
-    if (!api || !e) throw new Error('not set up');
-    const pod: Pod = {
+  /** A pod with the 1.21+ kube-api-access projected volume; `script` runs in its container. */
+  function apiAccessPod(name: string, expirationSeconds: number, script: string): Pod {
+    return {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: 'api-access', namespace: NS },
+      metadata: { name, namespace: NS },
       spec: {
         nodeName: NODE,
         restartPolicy: 'Never',
+        terminationGracePeriodSeconds: 1,
         automountServiceAccountToken: false,
         containers: [
           {
             name: 'c',
             image: BUSYBOX_IMAGE,
-            command: [
-              'sh',
-              '-c',
-              // Exit 0 only if the container sees all three files, the namespace one right.
-              `test -s /var/run/secrets/tokens/token && grep -q 'BEGIN CERTIFICATE' /var/run/secrets/tokens/ca.crt && [ "$(cat /var/run/secrets/tokens/namespace)" = ${NS} ]`,
-            ],
+            command: ['sh', '-c', script],
             volumeMounts: [
               { name: 'kube-api-access-test', mountPath: '/var/run/secrets/tokens', readOnly: true },
             ],
@@ -138,7 +146,7 @@ void describe('service-account token projection against a real kube-apiserver', 
             projected: {
               defaultMode: 420,
               sources: [
-                { serviceAccountToken: { audience: AUDIENCE, expirationSeconds: 3607, path: 'token' } },
+                { serviceAccountToken: { audience: AUDIENCE, expirationSeconds, path: 'token' } },
                 { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
                 {
                   downwardAPI: {
@@ -153,26 +161,37 @@ void describe('service-account token projection against a real kube-apiserver', 
         ],
       },
     };
+  }
+
+  /** Creates the pod and waits until it has run for a few seconds (a failed check exits it). */
+  async function runPod(pod: Pod): Promise<string> {
+    const api = admin;
+    if (!api) throw new Error('not set up');
     const created = await api.request<Pod>({
       method: 'POST',
       path: `/api/v1/namespaces/${NS}/pods`,
       body: pod,
     });
-    const uid = created.metadata.uid ?? '';
-    const done = await eventually(
-      'the pod to finish',
+    const path = `/api/v1/namespaces/${NS}/pods/${pod.metadata.name ?? ''}`;
+    const phase = async () => (await api.request<Pod>({ method: 'GET', path })).status;
+    await eventually(
+      `${pod.metadata.name ?? ''} Running`,
       async () => {
         await kubelet?.assertRunning();
-        const p = await api.request<Pod>({ method: 'GET', path: `/api/v1/namespaces/${NS}/pods/api-access` });
-        return p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed' ? p : undefined;
+        return (await phase())?.phase === 'Running' ? true : undefined;
       },
       60_000,
     );
-    assert.equal(done.status?.phase, 'Succeeded', JSON.stringify(done.status?.containerStatuses));
+    await new Promise((r) => setTimeout(r, 3_000));
+    const st = await phase();
+    assert.equal(st?.phase, 'Running', JSON.stringify(st?.containerStatuses));
+    return created.metadata.uid ?? '';
+  }
 
-    const dir = projectedVolumePath(e.rootDir, uid, 'projected', 'kube-api-access-test');
-    const token = (await readFile(join(dir, 'token'), 'utf8')).trim();
-    const review = await api.request<TokenReview>({
+  async function review(token: string): Promise<TokenReview> {
+    const api = admin;
+    if (!api) throw new Error('not set up');
+    return api.request<TokenReview>({
       method: 'POST',
       path: '/apis/authentication.k8s.io/v1/tokenreviews',
       body: {
@@ -181,9 +200,59 @@ void describe('service-account token projection against a real kube-apiserver', 
         spec: { token, audiences: [AUDIENCE] },
       },
     });
-    assert.equal(review.status?.authenticated, true, review.status?.error);
-    assert.equal(review.status?.user?.username, `system:serviceaccount:${NS}:default`);
-    assert.deepEqual(review.status?.user?.extra?.['authentication.kubernetes.io/pod-uid'], [uid]);
-    assert.deepEqual(review.status?.audiences, [AUDIENCE]);
+  }
+
+  const tokenOf = async (uid: string, e: Env): Promise<string> =>
+    (
+      await readFile(
+        join(projectedVolumePath(e.rootDir, uid, 'projected', 'kube-api-access-test'), 'token'),
+        'utf8',
+      )
+    ).trim();
+
+  void it('mounts a kube-api-access volume whose token the API server accepts as the pod’s account, for the audience', async () => {
+    const e = env;
+    if (!e) throw new Error('not set up');
+    // The container stays up only if it sees all three files, the namespace one right.
+    const uid = await runPod(
+      apiAccessPod(
+        'api-access',
+        3607,
+        `test -s /var/run/secrets/tokens/token && grep -q 'BEGIN CERTIFICATE' /var/run/secrets/tokens/ca.crt && [ "$(cat /var/run/secrets/tokens/namespace)" = ${NS} ] || exit 1; exec sleep 3600`,
+      ),
+    );
+    const r = await review(await tokenOf(uid, e));
+    assert.equal(r.status?.authenticated, true, r.status?.error);
+    assert.equal(r.status?.user?.username, `system:serviceaccount:${NS}:default`);
+    assert.deepEqual(r.status?.user?.extra?.['authentication.kubernetes.io/pod-uid'], [uid]);
+    assert.deepEqual(r.status?.audiences, [AUDIENCE]);
   });
+
+  // The API server's shortest token lifetime is 10 min; the kubelet refreshes at 80 % (8 min).
+  void it(
+    'rotates a 10-minute token after 80 % of its lifetime, the new one accepted too',
+    { timeout: 12 * 60_000 },
+    async () => {
+      const e = env;
+      if (!e) throw new Error('not set up');
+      const uid = await runPod(apiAccessPod('rotating', 600, 'exec sleep 3600'));
+      const first = await tokenOf(uid, e);
+      assert.equal((await review(first)).status?.authenticated, true);
+      const started = Date.now();
+      const second = await eventually(
+        'the token file to change',
+        async () => {
+          await kubelet?.assertRunning();
+          const t = await tokenOf(uid, e);
+          return t !== first ? t : undefined;
+        },
+        10 * 60_000,
+      );
+      const afterMs = Date.now() - started;
+      assert.ok(afterMs > 6 * 60_000, `rotated after ${afterMs} ms: too early for 80 % of 10 min`);
+      const r = await review(second);
+      assert.equal(r.status?.authenticated, true, r.status?.error);
+      assert.deepEqual(r.status?.user?.extra?.['authentication.kubernetes.io/pod-uid'], [uid]);
+    },
+  );
 });

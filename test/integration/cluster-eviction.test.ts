@@ -16,6 +16,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { kubectlFor } from './kubectl.ts';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -55,29 +56,9 @@ void describe('node-pressure eviction on a cluster node (kubectl)', () => {
   let kubelet: TskubeletProcess | undefined;
   const nodes: string[] = [];
 
-  async function kubectl(
-    args: string[],
-    input?: string,
-  ): Promise<{ code: number; stdout: string; stderr: string }> {
-    const child = execFile('kubectl', args, {
-      env: { ...process.env, KUBECONFIG: cluster.adminKubeconfig },
-      timeout: 60_000,
-      maxBuffer: 16 << 20,
-    });
-    child.stdin?.end(input ?? '');
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number>((r) => child.on('close', (c) => r(c ?? -1)));
-    return { code, stdout, stderr };
-  }
-
-  async function ok(args: string[], input?: string): Promise<string> {
-    const r = await kubectl(args, input);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-    return r.stdout;
-  }
+  const k = kubectlFor(() => cluster.adminKubeconfig);
+  const kubectl = (args: string[], input?: string) => k.run(args, input === undefined ? {} : { input });
+  const ok = (args: string[], input?: string) => k.ok(args, input);
 
   async function nodeView(node: string): Promise<NodeView | undefined> {
     const r = await kubectl(['get', 'node', node, '-o', 'json']);

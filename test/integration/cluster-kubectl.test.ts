@@ -16,6 +16,7 @@ import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { pkiPaths } from '../harness/cluster/control-plane.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
 import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { kubectlFor } from './kubectl.ts';
 
 const NODE = 'tsk-kubectl';
 /**
@@ -31,27 +32,9 @@ describe('kubectl against a tskubelet node (kubelet API)', () => {
   let cluster: ClusterBed;
   let kubelet: TskubeletProcess | undefined;
 
-  async function kubectl(args: string[], opts: { input?: string; timeoutMs?: number } = {}) {
-    const child = execFile('kubectl', args, {
-      env: { ...process.env, KUBECONFIG: cluster.adminKubeconfig },
-      timeout: opts.timeoutMs ?? 60_000,
-      maxBuffer: 16 << 20,
-    });
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-    else child.stdin?.end();
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number>((r) => child.on('close', (c) => r(c ?? -1)));
-    return { code, stdout, stderr };
-  }
-
-  async function ok(args: string[], input?: string): Promise<string> {
-    const r = await kubectl(args, input === undefined ? {} : { input });
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-    return r.stdout;
-  }
+  const k = kubectlFor(() => cluster.adminKubeconfig);
+  const kubectl = (args: string[], opts: { input?: string; timeoutMs?: number } = {}) => k.run(args, opts);
+  const ok = (args: string[], input?: string) => k.ok(args, input);
 
   function podYaml(name: string, script: string, extra = ''): string {
     return `apiVersion: v1

@@ -13,13 +13,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { projectedVolumePath } from '../../src/volume/index.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
 import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { kubectlFor } from './kubectl.ts';
 
 const NS = 'tsk-live-volumes';
 /** The kubelet API (kubectl exec reaches the container through it). */
@@ -35,27 +35,12 @@ function liveVolumes(strategy: 'Watch' | 'Cache'): void {
   let kubelet: TskubeletProcess | undefined;
   let podUID = '';
 
-  async function kubectl(args: string[], input?: string) {
-    const bed = cluster;
-    if (!bed) throw new Error('not set up');
-    const child = execFile('kubectl', ['-n', NS, ...args], {
-      env: { ...process.env, KUBECONFIG: bed.adminKubeconfig },
-      timeout: 60_000,
-    });
-    child.stdin?.end(input ?? '');
-    let stdout = '';
-    let stderr = '';
-    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number>((r) => child.on('close', (c) => r(c ?? -1)));
-    return { code, stdout, stderr };
-  }
-
-  async function ok(args: string[], input?: string): Promise<string> {
-    const r = await kubectl(args, input);
-    assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-    return r.stdout;
-  }
+  const k = kubectlFor(() => {
+    if (!cluster) throw new Error('not set up');
+    return cluster.adminKubeconfig;
+  }, ['-n', NS]);
+  const kubectl = (args: string[], input?: string) => k.run(args, input === undefined ? {} : { input });
+  const ok = (args: string[], input?: string) => k.ok(args, input);
 
   /** What the container sees at each path, read inside it. */
   async function inPod(...paths: string[]): Promise<string[]> {

@@ -8,6 +8,8 @@
  * compiles to (`KubeletConfig`) is written out in `compile.ts`. See docs/config-fields.md.
  */
 import * as d from './defaults.ts';
+import { NODE_RESOURCE_FIELDS } from './node-resource-fields.ts';
+import { POD_CGROUP_FIELDS } from './cgroup-fields.ts';
 import { SERVER_FIELDS } from './server-fields.ts';
 import { formatGoDuration as dur } from './duration.ts';
 import { checkNodeLabels } from './labels.ts';
@@ -26,11 +28,8 @@ import {
   checkTaints,
   checkURL,
   nonNegative,
-  nonNegativeDuration,
-  percent,
   positive,
   positiveDuration,
-  zeroOrAtLeastOneSecond,
   type Check,
 } from './validate.ts';
 
@@ -440,88 +439,7 @@ export const KUBELET_FIELDS = {
     default: d.DEFAULT_REGISTER_NODE,
     help: `register the Node with the API server (default ${d.DEFAULT_REGISTER_NODE})`,
   },
-  cgroupsPerQOS: {
-    kind: 'bool',
-    file: 'cgroupsPerQOS',
-    flag: { name: 'cgroups-per-qos' },
-    fileZero: 'kept',
-    default: d.DEFAULT_CGROUPS_PER_QOS,
-    help: `pod cgroups per QoS class under <cgroup-root>/kubepods (default ${d.DEFAULT_CGROUPS_PER_QOS})`,
-  },
-  cgroupRoot: {
-    kind: 'string',
-    file: 'cgroupRoot',
-    flag: { name: 'cgroup-root', arg: '<name>' },
-    // cmd/kubelet: an empty cgroup root becomes "/" (from the flag too: compile.ts).
-    fileZero: 'default',
-    default: d.DEFAULT_CGROUP_ROOT,
-    check: (c, errors) => {
-      if (c.value !== '' && !c.value.startsWith('/')) {
-        errors.push(
-          `${c.label}: ${JSON.stringify(c.value)} must be an absolute cgroup name such as "/" or "/pods"`,
-        );
-      }
-    },
-    help: `cgroup kubepods is created under (default ${d.DEFAULT_CGROUP_ROOT})`,
-  },
-  cgroupDriver: {
-    kind: 'string',
-    file: 'cgroupDriver',
-    flag: { name: 'cgroup-driver', arg: '<driver>' },
-    fileZero: 'default',
-    default: d.DEFAULT_CGROUP_DRIVER,
-    check: (c, errors) => {
-      if (c.value === 'systemd') {
-        errors.push(
-          `${c.label}: "systemd" is not supported by tskubelet, only "cgroupfs" is ` +
-            "(the container runtime must use cgroupfs too, e.g. containerd's SystemdCgroup = false)",
-        );
-      } else if (c.value !== 'cgroupfs') {
-        errors.push(`${c.label}: ${JSON.stringify(c.value)} is not a cgroup driver (want "cgroupfs")`);
-      }
-    },
-    help: `cgroup driver; only cgroupfs is supported (default ${d.DEFAULT_CGROUP_DRIVER})`,
-  },
-  podPidsLimit: {
-    kind: 'int64',
-    file: 'podPidsLimit',
-    flag: { name: 'pod-max-pids', arg: '<n>' },
-    fileZero: 'kept',
-    default: d.DEFAULT_POD_PIDS_LIMIT,
-    help: `pids limit of each pod cgroup, -1 = none (default ${d.DEFAULT_POD_PIDS_LIMIT})`,
-  },
-  cpuCFSQuota: {
-    kind: 'bool',
-    file: 'cpuCFSQuota',
-    flag: { name: 'cpu-cfs-quota' },
-    fileZero: 'kept',
-    default: d.DEFAULT_CPU_CFS_QUOTA,
-    help: `CFS quota for pod cpu limits (default ${d.DEFAULT_CPU_CFS_QUOTA})`,
-  },
-  cpuCFSQuotaPeriod: {
-    kind: 'duration',
-    file: 'cpuCFSQuotaPeriod',
-    flag: { name: 'cpu-cfs-quota-period', arg: '<duration>' },
-    // A pointer upstream: "0s" in the file is refused, not defaulted.
-    fileZero: 'kept',
-    default: d.DEFAULT_CPU_CFS_QUOTA_PERIOD_MS,
-    check: (c, errors) => {
-      if (c.value < 1 || c.value > 1000) {
-        errors.push(`${c.label}: ${JSON.stringify(c.text)} must be between 1ms and 1s, inclusive`);
-      }
-    },
-    help: `CFS period of pod cgroups, 1ms to 1s (default ${dur(d.DEFAULT_CPU_CFS_QUOTA_PERIOD_MS)})`,
-  },
-  enforceNodeAllocatable: {
-    kind: 'stringList',
-    file: 'enforceNodeAllocatable',
-    flag: { name: 'enforce-node-allocatable', arg: '<pods|none,...>' },
-    // A nil list gets the default; an explicit empty one (file `[]`, flag `=`) stays.
-    fileZero: 'kept',
-    default: [...d.DEFAULT_ENFORCE_NODE_ALLOCATABLE],
-    // Checked with cgroupsPerQOS in compile.ts.
-    help: "node allocatable enforcement: 'pods' or empty/'none' (default pods); repeatable",
-  },
+  ...POD_CGROUP_FIELDS,
   registerWithTaints: {
     kind: 'taints',
     file: 'registerWithTaints',
@@ -578,139 +496,7 @@ export const KUBELET_FIELDS = {
     check: checkSysctlPatterns,
     help: "unsafe sysctls pods may set (names or 'prefix*', namespaced only), e.g. 'kernel.msg*,net.core.somaxconn'; repeatable",
   },
-  // Image GC (upstream realImageGCManager's ImageGCPolicy).
-  imageGCHighThresholdPercent: {
-    kind: 'int32',
-    file: 'imageGCHighThresholdPercent',
-    flag: { name: 'image-gc-high-threshold', arg: '<percent>' },
-    // A pointer upstream: an explicit 0 in the file stays 0.
-    fileZero: 'kept',
-    default: d.DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
-    check: percent,
-    help: `image filesystem usage that starts image GC, in percent; 100 disables image GC (default ${d.DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT})`,
-  },
-  imageGCLowThresholdPercent: {
-    kind: 'int32',
-    file: 'imageGCLowThresholdPercent',
-    flag: { name: 'image-gc-low-threshold', arg: '<percent>' },
-    fileZero: 'kept',
-    default: d.DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT,
-    check: percent,
-    help: `image filesystem usage image GC frees down to, in percent; below the high threshold (default ${d.DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT})`,
-  },
-  imageMinimumGCAge: {
-    kind: 'duration',
-    file: 'imageMinimumGCAge',
-    flag: { name: 'minimum-image-ttl-duration', arg: '<duration>' },
-    fileZero: 'default',
-    default: d.DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
-    check: nonNegativeDuration,
-    help: `minimum age of an unused image (since the kubelet first saw it) before image GC removes it (default ${dur(d.DEFAULT_IMAGE_MINIMUM_GC_AGE_MS)})`,
-  },
-  volumeStatsAggPeriod: {
-    kind: 'duration',
-    file: 'volumeStatsAggPeriod',
-    flag: { name: 'volume-stats-agg-period', arg: '<duration>' },
-    fileZero: 'default',
-    default: d.DEFAULT_VOLUME_STATS_AGG_PERIOD_MS,
-    check: positiveDuration,
-    help: `how often pod volume usage is measured (stats summary, eviction ranking, emptyDir sizeLimit) (default ${dur(d.DEFAULT_VOLUME_STATS_AGG_PERIOD_MS)})`,
-  },
-  evictionHard: {
-    kind: 'thresholdMap',
-    file: 'evictionHard',
-    flag: { name: 'eviction-hard', arg: '<signal<value,...>' },
-    // A nil map gets the default; an explicit empty one means no hard thresholds (1.20 merges nothing).
-    fileZero: 'kept',
-    default: { ...d.DEFAULT_EVICTION_HARD },
-    help: `hard eviction thresholds, e.g. memory.available<1Gi; quantities or percentages (default ${Object.entries(
-      d.DEFAULT_EVICTION_HARD,
-    )
-      .map(([k, v]) => `${k}<${v}`)
-      .join(',')})`,
-  },
-  evictionSoft: {
-    kind: 'thresholdMap',
-    file: 'evictionSoft',
-    flag: { name: 'eviction-soft', arg: '<signal<value,...>' },
-    fileZero: 'kept',
-    default: {},
-    help: 'soft eviction thresholds, each with a grace period in --eviction-soft-grace-period',
-  },
-  evictionSoftGracePeriod: {
-    kind: 'stringMap',
-    file: 'evictionSoftGracePeriod',
-    flag: { name: 'eviction-soft-grace-period', arg: '<signal=duration,...>' },
-    fileZero: 'kept',
-    default: {},
-    help: 'how long a soft threshold must hold before a pod is evicted, e.g. memory.available=1m30s',
-  },
-  evictionMinimumReclaim: {
-    kind: 'stringMap',
-    file: 'evictionMinimumReclaim',
-    flag: { name: 'eviction-minimum-reclaim', arg: '<signal=value,...>' },
-    fileZero: 'kept',
-    default: {},
-    help: 'how much beyond its threshold a signal must recover before pressure ends, e.g. imagefs.available=2Gi',
-  },
-  evictionPressureTransitionPeriod: {
-    kind: 'duration',
-    file: 'evictionPressureTransitionPeriod',
-    flag: { name: 'eviction-pressure-transition-period', arg: '<duration>' },
-    fileZero: 'default',
-    default: d.DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD_MS,
-    check: nonNegativeDuration,
-    help: `how long a pressure condition stays on after its threshold was last crossed (default ${dur(d.DEFAULT_EVICTION_PRESSURE_TRANSITION_PERIOD_MS)})`,
-  },
-  evictionMaxPodGracePeriod: {
-    kind: 'int32',
-    file: 'evictionMaxPodGracePeriod',
-    flag: { name: 'eviction-max-pod-grace-period', arg: '<seconds>' },
-    fileZero: 'default',
-    default: d.DEFAULT_EVICTION_MAX_POD_GRACE_PERIOD_SECONDS,
-    help: 'grace period (seconds) of a pod evicted by a soft threshold (default 0)',
-  },
-  // Container GC: KubeletFlags upstream (deprecated there, with no KubeletConfiguration field).
-  minimumGCAge: {
-    kind: 'duration',
-    flag: { name: 'minimum-container-ttl-duration', arg: '<duration>' },
-    fileZero: 'kept',
-    default: d.DEFAULT_MINIMUM_GC_AGE_MS,
-    check: nonNegativeDuration,
-    help: `minimum age of a finished container before it is garbage collected (default ${dur(d.DEFAULT_MINIMUM_GC_AGE_MS)}; deprecated upstream)`,
-  },
-  maxPerPodContainerCount: {
-    kind: 'int32',
-    flag: { name: 'maximum-dead-containers-per-container', arg: '<n>' },
-    fileZero: 'kept',
-    default: d.DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
-    help: `old instances kept per container; negative: no limit (default ${d.DEFAULT_MAX_PER_POD_CONTAINER_COUNT}; deprecated upstream)`,
-  },
-  maxContainerCount: {
-    kind: 'int32',
-    flag: { name: 'maximum-dead-containers', arg: '<n>' },
-    fileZero: 'kept',
-    default: d.DEFAULT_MAX_CONTAINER_COUNT,
-    help: `old container instances kept on the node; negative: no limit (default ${d.DEFAULT_MAX_CONTAINER_COUNT}; deprecated upstream)`,
-  },
-  // Graceful node shutdown (upstream nodeshutdown manager); file only, as upstream.
-  shutdownGracePeriod: {
-    kind: 'duration',
-    file: 'shutdownGracePeriod',
-    fileZero: 'default',
-    default: d.DEFAULT_SHUTDOWN_GRACE_PERIOD_MS,
-    check: zeroOrAtLeastOneSecond,
-    help: 'how long a node shutdown is delayed (logind delay inhibitor) for pods to terminate; 0 turns graceful node shutdown off',
-  },
-  shutdownGracePeriodCriticalPods: {
-    kind: 'duration',
-    file: 'shutdownGracePeriodCriticalPods',
-    fileZero: 'default',
-    default: d.DEFAULT_SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS_MS,
-    // At most shutdownGracePeriod: checked with it in compile.ts.
-    check: zeroOrAtLeastOneSecond,
-    help: 'the last part of shutdownGracePeriod, kept for critical pods (static, mirror, system-critical priority)',
-  },
+  ...NODE_RESOURCE_FIELDS,
 } satisfies Readonly<Record<string, FieldSpec>>;
 
 export type KubeletFieldKey = keyof typeof KUBELET_FIELDS;

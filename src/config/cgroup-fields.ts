@@ -1,0 +1,94 @@
+/**
+ * The field table's rows for pod cgroups per QoS class (see fields.ts for what a row is and
+ * drives): cgroupsPerQOS, cgroupRoot, cgroupDriver, podPidsLimit, the CFS quota settings and
+ * enforceNodeAllocatable. Spread into KUBELET_FIELDS where they stand in `run --help`; checked
+ * together in compile.ts (podCgroupSettings).
+ */
+import * as d from './defaults.ts';
+import { formatGoDuration as dur } from './duration.ts';
+import type { FieldSpec } from './fields.ts';
+
+export const POD_CGROUP_FIELDS = {
+  cgroupsPerQOS: {
+    kind: 'bool',
+    file: 'cgroupsPerQOS',
+    flag: { name: 'cgroups-per-qos' },
+    fileZero: 'kept',
+    default: d.DEFAULT_CGROUPS_PER_QOS,
+    help: `pod cgroups per QoS class under <cgroup-root>/kubepods (default ${d.DEFAULT_CGROUPS_PER_QOS})`,
+  },
+  cgroupRoot: {
+    kind: 'string',
+    file: 'cgroupRoot',
+    flag: { name: 'cgroup-root', arg: '<name>' },
+    // cmd/kubelet: an empty cgroup root becomes "/" (from the flag too: compile.ts).
+    fileZero: 'default',
+    default: d.DEFAULT_CGROUP_ROOT,
+    check: (c, errors) => {
+      if (c.value !== '' && !c.value.startsWith('/')) {
+        errors.push(
+          `${c.label}: ${JSON.stringify(c.value)} must be an absolute cgroup name such as "/" or "/pods"`,
+        );
+      }
+    },
+    help: `cgroup kubepods is created under (default ${d.DEFAULT_CGROUP_ROOT})`,
+  },
+  cgroupDriver: {
+    kind: 'string',
+    file: 'cgroupDriver',
+    flag: { name: 'cgroup-driver', arg: '<driver>' },
+    fileZero: 'default',
+    default: d.DEFAULT_CGROUP_DRIVER,
+    check: (c, errors) => {
+      if (c.value === 'systemd') {
+        errors.push(
+          `${c.label}: "systemd" is not supported by tskubelet, only "cgroupfs" is ` +
+            "(the container runtime must use cgroupfs too, e.g. containerd's SystemdCgroup = false)",
+        );
+      } else if (c.value !== 'cgroupfs') {
+        errors.push(`${c.label}: ${JSON.stringify(c.value)} is not a cgroup driver (want "cgroupfs")`);
+      }
+    },
+    help: `cgroup driver; only cgroupfs is supported (default ${d.DEFAULT_CGROUP_DRIVER})`,
+  },
+  podPidsLimit: {
+    kind: 'int64',
+    file: 'podPidsLimit',
+    flag: { name: 'pod-max-pids', arg: '<n>' },
+    fileZero: 'kept',
+    default: d.DEFAULT_POD_PIDS_LIMIT,
+    help: `pids limit of each pod cgroup, -1 = none (default ${d.DEFAULT_POD_PIDS_LIMIT})`,
+  },
+  cpuCFSQuota: {
+    kind: 'bool',
+    file: 'cpuCFSQuota',
+    flag: { name: 'cpu-cfs-quota' },
+    fileZero: 'kept',
+    default: d.DEFAULT_CPU_CFS_QUOTA,
+    help: `CFS quota for pod cpu limits (default ${d.DEFAULT_CPU_CFS_QUOTA})`,
+  },
+  cpuCFSQuotaPeriod: {
+    kind: 'duration',
+    file: 'cpuCFSQuotaPeriod',
+    flag: { name: 'cpu-cfs-quota-period', arg: '<duration>' },
+    // A pointer upstream: "0s" in the file is refused, not defaulted.
+    fileZero: 'kept',
+    default: d.DEFAULT_CPU_CFS_QUOTA_PERIOD_MS,
+    check: (c, errors) => {
+      if (c.value < 1 || c.value > 1000) {
+        errors.push(`${c.label}: ${JSON.stringify(c.text)} must be between 1ms and 1s, inclusive`);
+      }
+    },
+    help: `CFS period of pod cgroups, 1ms to 1s (default ${dur(d.DEFAULT_CPU_CFS_QUOTA_PERIOD_MS)})`,
+  },
+  enforceNodeAllocatable: {
+    kind: 'stringList',
+    file: 'enforceNodeAllocatable',
+    flag: { name: 'enforce-node-allocatable', arg: '<pods|none,...>' },
+    // A nil list gets the default; an explicit empty one (file `[]`, flag `=`) stays.
+    fileZero: 'kept',
+    default: [...d.DEFAULT_ENFORCE_NODE_ALLOCATABLE],
+    // Checked with cgroupsPerQOS in compile.ts.
+    help: "node allocatable enforcement: 'pods' or empty/'none' (default pods); repeatable",
+  },
+} satisfies Readonly<Record<string, FieldSpec>>;

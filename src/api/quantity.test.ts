@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
-import { canonicalQuantity, formatQuantity, milliCPU, parseQuantity } from './quantity.ts';
+import { canonicalQuantity, formatQuantity } from './quantity-format.ts';
+import { milliCPU, parseQuantity } from './quantity.ts';
 
 describe('parseQuantity', () => {
   const valid: [string, number][] = [

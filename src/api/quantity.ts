@@ -41,31 +41,3 @@ export function parseQuantity(value: string | number, field: string): number {
 export function milliCPU(value: string | number, field: string): number {
   return Math.ceil(parseQuantity(value, field) * 1000 - 1e-9);
 }
-
-const BINARY_SUFFIXES = ['Ei', 'Pi', 'Ti', 'Gi', 'Mi', 'Ki'] as const;
-const DECIMAL_SUFFIXES = ['E', 'P', 'T', 'G', 'M', 'k'] as const;
-
-/**
- * An integer quantity as resource.Quantity's String() writes it: BinarySI with the largest
- * binary suffix that divides it (values within ±1024 are written in DecimalSI, as upstream does),
- * DecimalSI with the largest decimal suffix that divides it.
- */
-export function formatQuantity(value: number, format: 'BinarySI' | 'DecimalSI'): string {
-  const v = Math.round(value);
-  if (v === 0) return '0';
-  const binary = format === 'BinarySI' && Math.abs(v) >= 1024;
-  const suffixes = binary ? BINARY_SUFFIXES : DECIMAL_SUFFIXES;
-  const base = binary ? 1024 : 1000;
-  for (let i = 0; i < suffixes.length; i++) {
-    const size = base ** (suffixes.length - i);
-    if (v % size === 0) return `${v / size}${suffixes[i] ?? ''}`;
-  }
-  return String(v);
-}
-
-/** A quantity string in canonical form, keeping its binary or decimal format (`2048Ki` → `2Mi`). */
-export function canonicalQuantity(text: string, field: string): string {
-  const format = /[KMGTPE]i$/.test(text.trim()) ? 'BinarySI' : 'DecimalSI';
-  const v = parseQuantity(text, field);
-  return Number.isInteger(v) ? formatQuantity(v, format) : text;
-}

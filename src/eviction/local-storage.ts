@@ -6,7 +6,8 @@
  */
 import type { KubeletPod } from '../api/types.ts';
 import { podHasLimit, podResourceTotal } from '../api/pod-resources.ts';
-import { canonicalQuantity, formatQuantity, parseQuantity } from '../api/quantity.ts';
+import { parseQuantity } from '../api/quantity.ts';
+import { canonicalQuantity, formatQuantity } from '../api/quantity-format.ts';
 import type { PodStats } from '../stats/index.ts';
 import { podDiskUsage, type FsStatsType } from './ranking.ts';
 

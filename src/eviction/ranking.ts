@@ -6,7 +6,8 @@
  */
 import type { KubeletPod, Pod } from '../api/types.ts';
 import { podPriority, podResourceTotal } from '../api/pod-resources.ts';
-import { canonicalQuantity, formatQuantity, parseQuantity } from '../api/quantity.ts';
+import { parseQuantity } from '../api/quantity.ts';
+import { canonicalQuantity, formatQuantity } from '../api/quantity-format.ts';
 import type { ContainerStats, FsStats, PodStats } from '../stats/index.ts';
 import type { PodStatsLookup } from './observations.ts';
 import type { ReclaimResource, Signal } from './signals.ts';

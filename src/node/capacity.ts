@@ -5,7 +5,7 @@
  */
 import { parseQuantity } from '../api/quantity.ts';
 import type { MachineInfo } from './machine-info.ts';
-import { formatBinary, formatDecimal, formatDecimalMilli } from './format.ts';
+import { formatBinary, formatDecimal, formatDecimalMilli } from '../api/quantity-format.ts';
 import type { NodeStatusConfig } from './status-inputs.ts';
 
 /** A huge-pages resource (`hugepages-<page size>`), carved out of memory. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatBinary, formatDecimal, formatDecimalMilli, formatMicroTime, formatTime } from './format.ts';
+import { formatBinary, formatDecimal, formatDecimalMilli } from '../api/quantity-format.ts';
+import { formatMicroTime, formatTime } from './format.ts';
 
 describe('quantity formatting matches the API server canonical form', () => {
   it('formats bytes with the largest exact binary suffix', () => {

@@ -10,6 +10,7 @@ import { podFullName } from '../api/types.ts';
 import { isCriticalPod } from '../api/pod-resources.ts';
 import { podQOSClass } from '../api/qos.ts';
 import type { Summary } from '../stats/index.ts';
+import { sleep } from '../util/abort.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { localStorageBreach } from './local-storage.ts';
@@ -107,17 +108,9 @@ function toleratesMemoryPressure(pod: Pod): boolean {
   });
 }
 
+/** util sleep, resolving (not rejecting) when the signal aborts. */
 const defaultSleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
+  sleep(ms, signal).catch(() => undefined);
 
 export function createEvictionManager(cfg: EvictionConfig, deps: EvictionDeps): EvictionManager {
   const log = deps.logger.child({ component: 'eviction' });

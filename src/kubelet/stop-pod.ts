@@ -5,6 +5,7 @@
  */
 import type { KubeletPod, PodStatus } from '../api/types.ts';
 import type { AsyncQueue } from '../util/async-queue.ts';
+import { sleep } from '../util/abort.ts';
 import { KubeletError } from '../util/errors.ts';
 import type { PodWorkers } from './pod-workers.ts';
 import type { LoopEvent } from './sync-loop.ts';
@@ -59,7 +60,7 @@ export function createStopPod(
           `pod ${uid} not stopped within ${timeoutMs} ms`,
         );
       }
-      await new Promise((r) => setTimeout(r, POLL_MS));
+      await sleep(POLL_MS, signal);
     }
   };
 }

@@ -1,10 +1,8 @@
 /**
- * Host-side checks and directories for volume mounts: hostPath type checks, fsGroup ownership of a
- * volume directory, and subPath resolution (upstream hostPath plugin, SetVolumeOwnership,
- * SafeMakeDir).
+ * Host-side checks for volume mounts: hostPath type checks and fsGroup ownership of a volume
+ * directory (upstream hostPath plugin, SetVolumeOwnership). subPath resolution is subpath.ts.
  */
 import { chmod, chown, mkdir, stat, writeFile } from 'node:fs/promises';
-import { isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { KubeletError } from '../util/errors.ts';
 
 export type HostPathType =
@@ -61,39 +59,4 @@ export async function setGroupOwnership(dir: string, gid: number, mask: number):
   const st = await stat(dir);
   await chown(dir, -1, gid);
   await chmod(dir, (st.mode & 0o7777) | 0o2000 | mask);
-}
-
-/**
- * Upstream SafeMakeDir for a missing subPath: each missing directory below the volume root is made
- * with the root's own mode (setgid included, whatever the umask), so a subPath of a world-writable
- * or fsGroup-owned volume is so too.
- */
-export async function makeSubPathDirs(root: string, target: string): Promise<void> {
-  const mode = (await stat(root)).mode & 0o7777;
-  let dir = root;
-  for (const part of relative(root, target).split(sep)) {
-    dir = join(dir, part);
-    const made = await mkdir(dir).then(
-      () => true,
-      (err: NodeJS.ErrnoException) => {
-        if (err.code === 'EEXIST') return false;
-        throw err;
-      },
-    );
-    if (made) await chmod(dir, mode);
-  }
-}
-
-/** Joins a subPath under a volume root, refusing anything that escapes it. */
-export function withSubPath(root: string, subPath: string | undefined, volume: string): string {
-  if (!subPath) return root;
-  const p = normalize(subPath);
-  if (isAbsolute(p) || p === '..' || p.startsWith(`..${sep}`)) {
-    throw new KubeletError(
-      'InvalidArgument',
-      `mount volume ${volume}`,
-      `subPath "${subPath}" must be a relative path inside the volume`,
-    );
-  }
-  return join(root, p);
 }

@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeletPod, Pod, Volume, VolumeMount } from '../api/types.ts';
 import { KubeletError, hasCode } from '../util/errors.ts';
-import { createVolumeManager, projectedVolumePath, type VolumeManager } from './volume-manager.ts';
+import {
+  createVolumeManager,
+  emptyDirPath,
+  projectedVolumePath,
+  type VolumeManager,
+} from './volume-manager.ts';
+import { subPathTarget } from './subpath.ts';
 import { mountAt, unmountAllUnder } from './mounts.ts';
 import type { ApiRequest } from '../api/client-types.ts';
 import { FakeApi, apiError } from '../api/testing.ts';
@@ -223,7 +229,17 @@ describe('volume manager: secret, configMap, downwardAPI, projected', () => {
     await vm.setUpPodVolumes(pod);
     const container = { name: 'c', volumeMounts: pod.spec.containers[0]?.volumeMounts?.slice(0, 1) ?? [] };
     const [m] = await vm.mountsFor(pod, container);
-    assert.equal(m?.hostPath, join(projectedVolumePath(root, `uid-${seq}`, 'configMap', 'conf'), 'app.conf'));
+    // The runtime mounts the kubelet's bind of the checked file, under the pod's volume-subpaths.
+    const target = subPathTarget({
+      rootDir: root,
+      podUID: `uid-${seq}`,
+      volume: 'conf',
+      container: 'c',
+      index: 0,
+    });
+    assert.equal(m?.hostPath, target);
+    assert.ok(await mountAt(target), 'a bind of the file');
+    assert.equal(await readFile(target, 'utf8'), 'x=1\n');
     assert.equal(m?.readonly, true);
     await assert.rejects(
       vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' }),
@@ -329,8 +345,9 @@ describe('volume manager: secret, configMap, downwardAPI, projected', () => {
       { securityContext: { fsGroup: 123 } },
     );
     await vm.setUpPodVolumes(pod);
-    const [mount] = await vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' });
-    for (const dir of [join(mount?.hostPath ?? '', '..'), mount?.hostPath ?? '']) {
+    await vm.mountsFor(pod, pod.spec.containers[0] ?? { name: '' });
+    const volume = emptyDirPath(root, `uid-${seq}`, 'scratch');
+    for (const dir of [join(volume, 'test-sub'), join(volume, 'test-sub/deeper')]) {
       const st = await stat(dir);
       assert.equal(st.mode & 0o7777, 0o3777, dir); // the tmpfs root's sticky bit too (e2e: dgtrwxrwxrwx)
       assert.equal(st.gid, 123, dir);

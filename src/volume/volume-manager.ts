@@ -7,18 +7,13 @@ import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import type { Mount } from '../runtime/cri/types.ts';
 import type { NodeAllocatable } from './downward-api.ts';
-import {
-  checkHostPath,
-  makeSubPathDirs,
-  setGroupOwnership,
-  withSubPath,
-  type HostPathType,
-} from './host-dirs.ts';
+import { checkHostPath, setGroupOwnership, type HostPathType } from './host-dirs.ts';
 import { createPodSerializer, projectsObject } from './live-updates.ts';
 import { mountTmpfs, unmountAllUnder } from './mounts.ts';
 import type { VolumeObjectSource } from './objects.ts';
 import { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
 import { isProjectionKind } from './projection.ts';
+import { SUBPATH_DIR, bindSubPath, checkSubPath, makeSubPathDirs } from './subpath.ts';
 import { createProjector } from './projector.ts';
 import type { ServiceAccountTokenSource } from './token-manager.ts';
 
@@ -164,28 +159,89 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     ...(opts.nodeAllocatable && { nodeAllocatable: opts.nodeAllocatable }),
   });
 
+  /**
+   * The host path a subPath mount binds (subpath.ts): a missing subPath is made (in a projected
+   * volume the kubelet owns the content, so a missing one is a missing key), then the checked path
+   * is bind-mounted under the pod's volume-subpaths. Failures reach the pod in upstream's short words
+   * (no host paths); the detail goes to the log.
+   */
+  async function subPathMount(
+    pod: KubeletPod,
+    container: string,
+    index: number,
+    volume: string,
+    root: string,
+    rawSubPath: string,
+    projected: boolean,
+  ): Promise<string> {
+    const subPath = checkSubPath(rawSubPath, volume);
+    const fields = { pod: podFullName(pod), podUID: pod.metadata.uid, container, volume, subPath };
+    if (!(await stat(join(root, subPath)).catch(() => undefined))) {
+      if (projected) {
+        throw new KubeletError(
+          'NotFound',
+          `mount volume ${volume}`,
+          `subPath "${rawSubPath}" does not exist in volume ${volume}`,
+        );
+      }
+      try {
+        await makeSubPathDirs(root, subPath);
+      } catch (err) {
+        log.error('failed to create subPath directory', { ...fields, err: describeError(err) });
+        throw new KubeletError(
+          isKubeletError(err) ? err.code : 'Internal',
+          `mount volume ${volume}`,
+          `failed to create subPath directory for volumeMount "${volume}" of container "${container}"`,
+          { cause: err },
+        );
+      }
+    }
+    try {
+      return await bindSubPath({
+        rootDir: opts.rootDir,
+        podUID: pod.metadata.uid,
+        volume,
+        container,
+        index,
+        volumeRoot: root,
+        subPath,
+      });
+    } catch (err) {
+      log.error('failed to prepare subPath', { ...fields, err: describeError(err) });
+      throw new KubeletError(
+        isKubeletError(err) ? err.code : 'Internal',
+        `mount volume ${volume}`,
+        `failed to prepare subPath for volumeMount "${volume}" of container "${container}"`,
+        { cause: err },
+      );
+    }
+  }
+
   /** Unmounts, then removes the pod directory; see VolumeManager.cleanUpPod. */
   /** Unmounts and removes the pod's directory, or with `only: 'volumes'` just `<pod dir>/volumes`. */
   async function cleanUp(uid: string, signal?: AbortSignal, only?: 'volumes'): Promise<void> {
-    const dir = only ? join(podDir(opts.rootDir, uid), 'volumes') : podDir(opts.rootDir, uid);
-    let unmounted: string[];
-    try {
-      unmounted = await unmountAllUnder(dir, signal);
-    } catch (err) {
-      throw new KubeletError(
-        'Internal',
-        `clean up pod ${uid} volumes`,
-        `${describeError(err)}; ${only ? 'volumes' : 'pod directory'} kept`,
-        {
-          cause: err,
-        },
-      );
+    // The subPath binds first: they pin files of the volumes below.
+    const dirs = only
+      ? [join(podDir(opts.rootDir, uid), SUBPATH_DIR), join(podDir(opts.rootDir, uid), 'volumes')]
+      : [podDir(opts.rootDir, uid)];
+    for (const dir of dirs) {
+      let unmounted: string[];
+      try {
+        unmounted = await unmountAllUnder(dir, signal);
+      } catch (err) {
+        throw new KubeletError(
+          'Internal',
+          `clean up pod ${uid} volumes`,
+          `${describeError(err)}; ${only ? 'volumes' : 'pod directory'} kept`,
+          { cause: err },
+        );
+      }
+      if (unmounted.length > 0) log.debug('unmounted pod volumes', { podUID: uid, mounts: unmounted });
+      await rm(dir, { recursive: true, force: true });
     }
-    if (unmounted.length > 0) log.debug('unmounted pod volumes', { podUID: uid, mounts: unmounted });
-    await rm(dir, { recursive: true, force: true });
     projector.forget(uid);
     opts.tokens?.forgetPod(uid); // upstream projected TearDown → DeleteServiceAccountToken
-    for (const d of mounted) if (d.startsWith(dir + sep)) mounted.delete(d);
+    for (const d of mounted) if (dirs.some((dir) => d.startsWith(dir + sep))) mounted.delete(d);
     for (const k of warnedDisk) if (k.startsWith(`${uid}/`)) warnedDisk.delete(k);
   }
 
@@ -262,7 +318,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     async mountsFor(pod, container) {
       const byName = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
       const mounts: Mount[] = [];
-      for (const m of container.volumeMounts ?? []) {
+      for (const [index, m] of (container.volumeMounts ?? []).entries()) {
         const v = byName.get(m.name);
         if (!v) {
           throw new KubeletError(
@@ -272,21 +328,11 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
           );
         }
         const root = hostPathOf(pod, v);
-        const hostPath = withSubPath(root, m.subPath, v.name);
         // Upstream forces secret/configMap/downwardAPI/projected mounts read-only.
         const projected = isProjectionKind(volumeKind(v));
-        // Upstream creates a missing subPath directory; an existing file there is fine too. In a
-        // projected volume the kubelet owns the content: a missing subPath is a missing key.
-        if (m.subPath && !(await stat(hostPath).catch(() => undefined))) {
-          if (projected) {
-            throw new KubeletError(
-              'NotFound',
-              `mount volume ${v.name}`,
-              `subPath "${m.subPath}" does not exist in volume ${v.name}`,
-            );
-          }
-          await makeSubPathDirs(root, hostPath);
-        }
+        const hostPath = m.subPath
+          ? await subPathMount(pod, container.name, index, v.name, root, m.subPath, projected)
+          : root;
         const propagation =
           m.mountPropagation === 'Bidirectional'
             ? 'PROPAGATION_BIDIRECTIONAL'

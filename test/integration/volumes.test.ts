@@ -94,4 +94,63 @@ describe('emptyDir and hostPath volumes on real containerd', () => {
     const msg = t.k.events.find((e) => e.reason === 'FailedMount')?.message ?? '';
     assert.match(msg, /does-not-exist/);
   });
+
+  it('refuses a subPath that a symlink turns outside the volume, and mounts one that stays inside', async () => {
+    // The e2e Subpath suite's cases: an init container plants the link in the emptyDir first.
+    const cases = {
+      dir: 'ln -s /bin /vol/sub',
+      file: 'ln -s /bin/sh /vol/sub',
+      missing: 'ln -s /bin/notanexistingpath /vol/sub',
+      backstep: 'mkdir -p /vol/a && ln -s ../../../../../../../ /vol/a/sub',
+      inside: 'mkdir -p /vol/real && echo kept > /vol/real/page && ln -s real /vol/sub',
+    };
+    for (const [name, link] of Object.entries(cases)) {
+      await writeManifest(
+        t.env,
+        `subpath-${name}.yaml`,
+        podManifest(`subpath-${name}`, {
+          volumes: [{ name: 'vol', emptyDir: {} }],
+          initContainers: [
+            {
+              name: 'plant',
+              image: IMAGE,
+              command: ['sh', '-c', link],
+              volumeMounts: [{ name: 'vol', mountPath: '/vol' }],
+            },
+          ],
+          containers: [
+            {
+              name: 'main',
+              image: IMAGE,
+              command: ['sh', '-c', 'ls /sub > /dev/null; exec sleep 3600'],
+              volumeMounts: [
+                { name: 'vol', mountPath: '/sub', subPath: name === 'backstep' ? 'a/sub' : 'sub' },
+              ],
+            },
+          ],
+        }),
+      );
+    }
+    await waitForPhase(t.k.kubelet, 'subpath-inside', 'Running');
+    for (const name of ['dir', 'file', 'missing', 'backstep']) {
+      const waiting = await eventually(`subpath-${name} refused`, () => {
+        const w = findPod(t.k.kubelet, `subpath-${name}`)?.status?.containerStatuses?.[0]?.state.waiting;
+        return w?.reason === 'CreateContainerConfigError' ? w : undefined;
+      });
+      assert.match(
+        waiting.message ?? '',
+        /subPath( directory)? for volumeMount "vol" of container "main"/,
+        name,
+      );
+      assert.doesNotMatch(waiting.message ?? '', /\/bin|pods\//, `${name}: no host path shown to the pod`);
+      assert.equal(findPod(t.k.kubelet, `subpath-${name}`)?.status?.phase, 'Pending', name);
+    }
+    for (const name of Object.keys(cases)) await removeManifest(t.env, `subpath-${name}.yaml`);
+    // The binds go with the pods: nothing stays mounted under the root dir.
+    await eventually('no subPath bind left', async () =>
+      (await readFile('/proc/self/mountinfo', 'utf8')).includes(join(t.env.rootDir, 'pods'))
+        ? undefined
+        : true,
+    );
+  });
 });

@@ -1,0 +1,182 @@
+/**
+ * subPath mounts that cannot escape their volume (upstream pkg/volume/util/subpath, the fix for
+ * CVE-2017-1002101 and CVE-2021-25741). A container's subPath is resolved by the kubelet, on the
+ * host, inside a directory the pod's own containers can write to: a symlink planted there (`ln -s /
+ * escape`) would otherwise hand the next container the host's root. So, as upstream:
+ * - the subPath is checked lexically (relative, no `..`);
+ * - missing directories are made one component at a time, never through a symlink, and only when
+ *   what exists already resolves inside the volume;
+ * - the path is resolved (symlinks inside the volume are fine), must stay inside the volume, and is
+ *   opened by the kubelet without following a final symlink; what was opened is checked again by
+ *   its file descriptor (`/proc/self/fd/N` names the inode actually opened, whatever was swapped in
+ *   since), and that descriptor — not the path — is bind-mounted at
+ *   `<pod dir>/volume-subpaths/<volume>/<container>/<index>`, which the runtime then mounts. A swap
+ *   after the check changes nothing the container sees.
+ * The user sees upstream's short message; the detail (host paths) goes only to the log.
+ */
+import { execFile } from 'node:child_process';
+import { constants } from 'node:fs';
+import { chmod, lstat, mkdir, open, readlink, realpath, stat, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, normalize, sep } from 'node:path';
+import { KubeletError, describeError } from '../util/errors.ts';
+import { mountAt } from './mounts.ts';
+import { podDir } from './paths.ts';
+
+/** Linux O_PATH: a descriptor that names an inode without opening its content (not in fs.constants). */
+const O_PATH = 0o10000000;
+/** How long the bind mount may take. */
+const BIND_TIMEOUT_MS = 30_000;
+
+/** Upstream containerSubPathDirectoryName. */
+export const SUBPATH_DIR = 'volume-subpaths';
+
+/**
+ * The subPath as a normalized relative path, or an error in upstream's words (an absolute path, or
+ * one with a `..` element).
+ */
+export function checkSubPath(subPath: string, volume: string): string {
+  const op = `mount volume ${volume}`;
+  if (isAbsolute(subPath)) {
+    throw new KubeletError(
+      'InvalidArgument',
+      op,
+      `error SubPath \`${subPath}\` must not be an absolute path`,
+    );
+  }
+  if (subPath.split('/').includes('..')) {
+    throw new KubeletError(
+      'InvalidArgument',
+      op,
+      `unable to provision SubPath \`${subPath}\`: must not contain '..'`,
+    );
+  }
+  return normalize(subPath);
+}
+
+/** Whether `path` is `base` or below it (both already resolved). */
+export function within(path: string, base: string): boolean {
+  if (path === base) return true;
+  return path.startsWith(base.endsWith(sep) ? base : base + sep);
+}
+
+function isENOENT(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && err.code === 'ENOENT';
+}
+
+/**
+ * Upstream SafeMakeDir: makes the missing directories of `subPath` below the volume root `root`,
+ * each with the root's mode (setgid included, whatever the umask). The part that exists must resolve
+ * inside the volume; each new directory is made in a parent checked not to be a symlink, and checked
+ * after creation to be a directory and not a symlink. Throws `outside` when something escapes.
+ */
+export async function makeSubPathDirs(root: string, subPath: string): Promise<void> {
+  const base = await realpath(root);
+  const mode = (await stat(base)).mode & 0o7777;
+  const parts = subPath.split(sep).filter((p) => p !== '' && p !== '.');
+  // The longest prefix that exists, resolved: it must stay inside the volume.
+  let existing = base;
+  let i = 0;
+  for (; i < parts.length; i++) {
+    const next = join(existing, parts[i] ?? '');
+    let resolvedNext: string;
+    try {
+      resolvedNext = await realpath(next);
+    } catch (err) {
+      if (isENOENT(err)) break; // a dangling symlink stops here too, and is refused below
+      throw err;
+    }
+    if (!within(resolvedNext, base)) throw outside(subPath, `${next} resolves to ${resolvedNext}`);
+    existing = resolvedNext;
+  }
+  for (; i < parts.length; i++) {
+    const dir = join(existing, parts[i] ?? '');
+    const made = await mkdir(dir).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code === 'EEXIST') return false; // a dangling symlink, or made meanwhile: checked below
+        throw err;
+      },
+    );
+    const st = await lstat(dir);
+    if (st.isSymbolicLink() || !st.isDirectory()) throw outside(subPath, `${dir} is not a directory`);
+    if (made) await chmod(dir, mode);
+    existing = dir;
+  }
+}
+
+function outside(subPath: string, detail: string): KubeletError {
+  return new KubeletError(
+    'FailedPrecondition',
+    `prepare subPath ${subPath}`,
+    `not within the volume: ${detail}`,
+  );
+}
+
+export interface BindSubPathRequest {
+  rootDir: string;
+  podUID: string;
+  volume: string;
+  container: string;
+  /** The mount's index in the container's volumeMounts (upstream VolumeMountIndex). */
+  index: number;
+  /** The volume's directory on the host. */
+  volumeRoot: string;
+  /** From checkSubPath. */
+  subPath: string;
+  signal?: AbortSignal;
+}
+
+/** Where the bind of one container's subPath mount lives. */
+export function subPathTarget(
+  r: Pick<BindSubPathRequest, 'rootDir' | 'podUID' | 'volume' | 'container' | 'index'>,
+) {
+  return join(podDir(r.rootDir, r.podUID), SUBPATH_DIR, r.volume, r.container, String(r.index));
+}
+
+/**
+ * Upstream doBindSubPath: resolves, checks and opens the subPath, and bind-mounts the opened file or
+ * directory at its target (see the file comment). A target already mounted (the container restarts)
+ * is returned as it is. Returns the target, which is what the runtime mounts into the container.
+ * Throws `FailedPrecondition` for a path outside the volume; the path must exist.
+ */
+export async function bindSubPath(r: BindSubPathRequest): Promise<string> {
+  const target = subPathTarget(r);
+  if (await mountAt(target)) return target;
+  const base = await realpath(r.volumeRoot);
+  const resolved = await realpath(join(r.volumeRoot, r.subPath));
+  if (!within(resolved, base))
+    throw outside(r.subPath, `${join(r.volumeRoot, r.subPath)} resolves to ${resolved}`);
+  const fh = await open(resolved, O_PATH | constants.O_NOFOLLOW);
+  try {
+    const st = await fh.stat();
+    if (st.isSymbolicLink()) throw outside(r.subPath, `${resolved} became a symlink`);
+    const opened = await readlink(`/proc/self/fd/${fh.fd}`);
+    if (!within(opened, base)) throw outside(r.subPath, `the opened path is ${opened}`);
+    await mkdir(join(target, '..'), { recursive: true });
+    if (st.isDirectory()) await mkdir(target, { recursive: true });
+    else await writeFile(target, '', { flag: 'a' }); // a file is a mount point for any non-directory
+    await bindFd(`/proc/${process.pid}/fd/${fh.fd}`, target, r.signal);
+  } finally {
+    await fh.close();
+  }
+  return target;
+}
+
+/** `mount --bind` of a descriptor's magic link, without libmount resolving it back to a path. */
+function bindFd(source: string, target: string, signal?: AbortSignal): Promise<void> {
+  const args = ['--no-canonicalize', '--bind', source, target];
+  return new Promise((resolve, reject) => {
+    execFile('mount', args, { timeout: BIND_TIMEOUT_MS, signal }, (err, _stdout, stderr) => {
+      if (!err) {
+        resolve();
+        return;
+      }
+      const detail = stderr.trim() || describeError(err);
+      reject(
+        new KubeletError(signal?.aborted ? 'Canceled' : 'Internal', `bind subPath at ${target}`, detail, {
+          cause: err,
+        }),
+      );
+    });
+  });
+}

@@ -1,0 +1,4 @@
+/** Every fault scenario of the reliability suite, in the order the runner takes them. */
+import type { Scenario } from '../scenario.ts';
+
+export const SCENARIOS: readonly Scenario[] = [];

@@ -10,7 +10,13 @@ import type { Logger } from '../../src/util/logger.ts';
 import { KubeletError } from '../../src/util/errors.ts';
 import { sleep } from '../../src/util/abort.ts';
 import { createCriClient } from '../../src/runtime/cri/index.ts';
-import { cniConflist, containerdConfig, criAnswers, terminate } from '../../test/harness/containerd.ts';
+import {
+  cniConflist,
+  containerdConfig,
+  criAnswers,
+  ensureNetnsMountPoint,
+  terminate,
+} from '../../test/harness/containerd.ts';
 import { ensureImages } from '../../test/harness/images.ts';
 import { removeAllPods, type ContainerdBed } from '../../test/harness/index.ts';
 
@@ -73,6 +79,7 @@ export async function stopBenchContainerd(logger: Logger): Promise<void> {
 /** (Re)starts the benchmark's containerd: stops a running one, starts a fresh one, imports the images. */
 export async function restartBenchContainerd(logger: Logger): Promise<BenchContainerd> {
   await stopBenchContainerd(logger);
+  await ensureNetnsMountPoint(logger);
   for (const d of BENCH_PATHS.stateDirs) await mkdir(d, { recursive: true });
   await writeFile(BENCH_PATHS.config, rebase(containerdConfig()));
   await writeFile(BENCH_PATHS.cniConfFile, rebase(cniConflist()));

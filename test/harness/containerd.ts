@@ -3,7 +3,8 @@
  * never touch (or collide with) a system containerd. Started detached, so it can outlive the
  * process that started it (`bed.ts up`), and reused by whoever finds its socket answering.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import type { Logger } from '../../src/util/logger.ts';
 import { nullLogger } from '../../src/util/logger.ts';
@@ -11,6 +12,8 @@ import { KubeletError, describeError } from '../../src/util/errors.ts';
 import { sleep } from '../../src/util/abort.ts';
 import { criVersion } from './cri-mini.ts';
 import { logTail, running, terminate as terminateDaemon } from './cluster/daemon.ts';
+
+const execFileP = promisify(execFile);
 
 export const BED_PATHS = {
   /** containerd's persistent root (content store, snapshots, metadata). */
@@ -190,6 +193,7 @@ export async function ensureContainerd(logger: Logger = nullLogger): Promise<Con
   ]) {
     await mkdir(d, { recursive: true });
   }
+  await ensureNetnsMountPoint(logger);
   const cniChanged = await writeIfChanged(BED_PATHS.cniConfFile, cniConflist());
   const configChanged = await writeIfChanged(BED_PATHS.config, containerdConfig());
   if (cniChanged) logger.info('wrote bed CNI config', { path: BED_PATHS.cniConfFile });
@@ -217,6 +221,23 @@ export async function ensureContainerd(logger: Logger = nullLogger): Promise<Con
   }
   await removeStaleSocket(logger);
   return { started: true, pid: await spawnContainerd(logger) };
+}
+
+/**
+ * Makes /run/netns a shared mount point of its own before any sandbox's netns is mounted there.
+ * `ip netns add` (the multi-node tests, an operator) bind-mounts the directory over itself when it
+ * is not one yet: the netns mounts already there are then hidden under that bind, containerd can no
+ * longer unmount them and every StopPodSandbox of those pods fails with EBUSY. Doing it first, as
+ * iproute2 does, means the bind never lands on top of live mounts.
+ */
+export async function ensureNetnsMountPoint(logger: Logger): Promise<void> {
+  const dir = '/run/netns';
+  await mkdir(dir, { recursive: true });
+  const info = await readFile('/proc/self/mountinfo', 'utf8');
+  if (info.split('\n').some((l) => l.split(' ')[4] === dir)) return;
+  await execFileP('mount', ['--bind', dir, dir]);
+  await execFileP('mount', ['--make-shared', dir]);
+  logger.info('made /run/netns a shared mount point', { dir });
 }
 
 async function removeStaleSocket(logger: Logger): Promise<void> {

@@ -224,17 +224,28 @@ export async function ensureContainerd(logger: Logger = nullLogger): Promise<Con
 }
 
 /**
- * Makes /run/netns a shared mount point of its own before any sandbox's netns is mounted there.
- * `ip netns add` (the multi-node tests, an operator) bind-mounts the directory over itself when it
- * is not one yet: the netns mounts already there are then hidden under that bind, containerd can no
- * longer unmount them and every StopPodSandbox of those pods fails with EBUSY. Doing it first, as
- * iproute2 does, means the bind never lands on top of live mounts.
+ * Makes /run/netns a shared mount point before any sandbox's netns is mounted there, as iproute2's
+ * `ip netns add` does. Without it, the netns mounts containerd makes there are private: a process
+ * started later in a mount namespace of its own (`ip netns exec` — the multi-node tests, an
+ * operator) holds private copies of them, and every StopPodSandbox of those pods fails with EBUSY
+ * for as long as it lives; and `ip netns add` binds the directory over itself, hiding them. Under a
+ * shared mount point, an unmount reaches every copy. When netns mounts are already there (this was
+ * not done before they were made), nothing can be fixed safely: say so.
  */
 export async function ensureNetnsMountPoint(logger: Logger): Promise<void> {
   const dir = '/run/netns';
   await mkdir(dir, { recursive: true });
-  const info = await readFile('/proc/self/mountinfo', 'utf8');
-  if (info.split('\n').some((l) => l.split(' ')[4] === dir)) return;
+  const points = (await readFile('/proc/self/mountinfo', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '');
+  if (points.includes(dir)) return;
+  const inside = points.filter((p) => p.startsWith(`${dir}/`));
+  if (inside.length > 0) {
+    logger.warn('/run/netns is not a shared mount point and already holds netns mounts; leaving it', {
+      mounts: inside.length,
+    });
+    return;
+  }
   await execFileP('mount', ['--bind', dir, dir]);
   await execFileP('mount', ['--make-shared', dir]);
   logger.info('made /run/netns a shared mount point', { dir });

@@ -21,6 +21,14 @@ export interface ScenarioResult {
   durationMs: number;
   /** Figures worth keeping beside the checks (counts, latencies). */
   notes?: string[];
+  /** Set by the runner: when, at which commit, in which mode. */
+  recorded?: Recorded;
+}
+
+export interface Recorded {
+  date: string;
+  commit: string;
+  mode: 'quick' | 'full';
 }
 
 export interface FuzzResult {
@@ -37,6 +45,7 @@ export interface FuzzResult {
   durationMs: number;
   /** The first failures, shrunk, for the report. */
   examples: string[];
+  recorded?: Recorded;
 }
 
 /** A check from a boolean and the two sides, so every row says what was expected and seen. */
@@ -70,13 +79,13 @@ export function fuzzPassed(r: FuzzResult): boolean {
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 export interface ReportMeta {
-  mode: 'quick' | 'full';
-  date: string;
-  commit: string;
   machine: string;
-  wallMs: number;
+  /** How to produce it again. */
   command: string;
 }
+
+const when = (r: { recorded?: Recorded }) =>
+  r.recorded ? `${r.recorded.date}, ${r.recorded.commit}${r.recorded.mode === 'quick' ? ', quick' : ''}` : '';
 
 /** The markdown report: a summary table, then each scenario's checks and notes, then fuzzing. */
 export function renderReport(meta: ReportMeta, scenarios: ScenarioResult[], fuzz: FuzzResult[]): string {
@@ -85,26 +94,26 @@ export function renderReport(meta: ReportMeta, scenarios: ScenarioResult[], fuzz
   const fuzzOk = fuzz.filter(fuzzPassed).length;
   lines.push('# Reliability', '');
   lines.push(
-    `Written by \`${meta.command}\` (${meta.mode} mode) on ${meta.date} at ${meta.commit}; ${meta.machine}; ` +
-      `${Math.round(meta.wallMs / 60_000)} min wall.`,
+    `Written by \`${meta.command}\` on ${meta.machine}; each section says when and at which commit ` +
+      'it last ran (a run of some scenarios keeps the others’ last results).',
     '',
     `Faults: ${ok}/${scenarios.length} scenarios pass. Fuzzing: ${fuzzOk}/${fuzz.length} surfaces with ` +
       `0 crashes, 0 hangs, 0 unclear rejections (${fuzz.reduce((n, f) => n + f.cases, 0)} cases).`,
     '',
   );
   if (scenarios.length > 0) {
-    lines.push('## Faults', '', '| fault | repetitions | checked | result |', '|---|---|---|---|');
+    lines.push('## Faults', '', '| fault | repetitions | checked | result | run |', '|---|---|---|---|---|');
     for (const r of scenarios) {
       const failed = r.checks.filter((c) => !c.ok).length;
       lines.push(
         `| ${cell(r.fault)} | ${r.repetitions} | ${r.checks.length} checks | ` +
-          `${passed(r) ? 'pass' : `**FAIL** (${failed} failed)`} |`,
+          `${passed(r) ? 'pass' : `**FAIL** (${failed} failed)`} | ${when(r)} |`,
       );
     }
     lines.push('');
     for (const r of scenarios) {
       lines.push(`### ${r.id}: ${r.fault}`, '');
-      lines.push(`${r.repetitions} repetitions, ${Math.round(r.durationMs / 1000)} s.`, '');
+      lines.push(`${r.repetitions} repetitions, ${Math.round(r.durationMs / 1000)} s (${when(r)}).`, '');
       lines.push('| check | expected | observed | |', '|---|---|---|---|');
       for (const c of r.checks) {
         lines.push(
@@ -120,13 +129,13 @@ export function renderReport(meta: ReportMeta, scenarios: ScenarioResult[], fuzz
     lines.push(
       '## Fuzzing (fast-check)',
       '',
-      '| surface | cases | accepted | rejected | crashes | hangs | unclear | time |',
-      '|---|---|---|---|---|---|---|---|',
+      '| surface | cases | accepted | rejected | crashes | hangs | unclear | time | run |',
+      '|---|---|---|---|---|---|---|---|---|',
     );
     for (const f of fuzz) {
       lines.push(
         `| ${cell(f.surface)} | ${f.cases} | ${f.accepted} | ${f.rejected} | ${f.crashes} | ${f.hangs} | ` +
-          `${f.unclear} | ${Math.round(f.durationMs / 1000)} s |`,
+          `${f.unclear} | ${Math.round(f.durationMs / 1000)} s | ${when(f)} |`,
       );
     }
     lines.push('');

@@ -5,12 +5,13 @@
  *   node test/reliability/run.ts [--quick] [--only id,id] [--reps N] [--fuzz-runs N] [--no-fuzz]
  *                                [--no-faults] [--out FILE]
  *
- * Full mode (the default) writes docs/reliability.md and bench/results/<date>-reliability.json;
- * --quick writes bench/results/<date>-reliability-quick.md. Run it alone on the bed:
+ * Full mode (the default) keeps each result in bench/results/reliability/<id>.json and renders
+ * docs/reliability.md from every kept result (so `--only x` refreshes x's section alone); --quick
+ * (or --out FILE) writes bench/results/<date>-reliability-quick.md (or FILE) with this run only. Run it alone on the bed:
  * `flock /tmp/tskubelet-bed.lock node test/reliability/run.ts`. Exits 1 when a check fails.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,6 +22,30 @@ import { SURFACES } from './fuzz/index.ts';
 import { check, fuzzPassed, passed, renderReport, type FuzzResult, type ScenarioResult } from './report.ts';
 
 const REPO = join(import.meta.dirname, '..', '..');
+/** Where full-mode results are kept, one JSON per scenario or surface. */
+const RESULTS_DIR = join(REPO, 'bench', 'results', 'reliability');
+
+async function writeJson(path: string, value: unknown): Promise<void> {
+  await writeFile(path, JSON.stringify(value, null, 1) + '\n');
+}
+
+/** Every kept result, scenarios in the registry's order, then the surfaces'. */
+async function readKept(): Promise<{ scenarios: ScenarioResult[]; fuzz: FuzzResult[] }> {
+  const names = await readdir(RESULTS_DIR).catch(() => [] as string[]);
+  const scenarios: ScenarioResult[] = [];
+  const fuzz: FuzzResult[] = [];
+  for (const n of names.filter((x) => x.endsWith('.json')).sort()) {
+    const v = JSON.parse(await readFile(join(RESULTS_DIR, n), 'utf8')) as ScenarioResult | FuzzResult;
+    if ('checks' in v) scenarios.push(v);
+    else fuzz.push(v);
+  }
+  const order = (id: string) => {
+    const i = SCENARIOS.findIndex((s) => s.id === id);
+    return i < 0 ? SCENARIOS.length : i;
+  };
+  scenarios.sort((a, b) => order(a.id) - order(b.id));
+  return { scenarios, fuzz };
+}
 /** Cases per fuzzed surface: the issue's nightly count, and the CI one. */
 export const FUZZ_RUNS = { full: 10_000, quick: 300 };
 
@@ -40,7 +65,6 @@ async function main(): Promise<number> {
   const mode = values.quick ? 'quick' : 'full';
   const only = values.only?.split(',').filter(Boolean);
   const logger = values.verbose ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
-  const started = Date.now();
   const scenarios: ScenarioResult[] = [];
   const fuzz: FuzzResult[] = [];
   const controller = new AbortController();
@@ -89,22 +113,28 @@ async function main(): Promise<number> {
     cwd: REPO,
     encoding: 'utf8',
   }).trim();
-  const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`;
-  const command = `node test/reliability/run.ts ${process.argv.slice(2).join(' ')}`.trim();
-  const report = renderReport(
-    { mode, date, commit, machine, wallMs: Date.now() - started, command },
-    scenarios,
-    fuzz,
-  );
-  const out =
-    values.out ??
-    (mode === 'full' && !only
-      ? join(REPO, 'docs', 'reliability.md')
-      : join(REPO, 'bench', 'results', `${date}-reliability-${mode}.md`));
-  await mkdir(dirname(out), { recursive: true });
-  await writeFile(out, report);
-  await writeFile(out.replace(/\.md$/, '.json'), JSON.stringify({ scenarios, fuzz }, null, 1) + '\n');
-  process.stdout.write(`report: ${out}\n`);
+  const recorded = { date, commit, mode } as const;
+  for (const r of [...scenarios, ...fuzz]) r.recorded = recorded;
+  const meta = {
+    machine: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`,
+    command: 'node test/reliability/run.ts',
+  };
+  if (mode === 'full' && values.out === undefined) {
+    // Each result is kept by id; the report is rendered from every kept result, so running some
+    // scenarios again keeps the others' last figures.
+    await mkdir(RESULTS_DIR, { recursive: true });
+    for (const r of scenarios) await writeJson(join(RESULTS_DIR, `${r.id}.json`), r);
+    for (const f of fuzz) await writeJson(join(RESULTS_DIR, `fuzz-${f.surface}.json`), f);
+    const kept = await readKept();
+    await writeFile(join(REPO, 'docs', 'reliability.md'), renderReport(meta, kept.scenarios, kept.fuzz));
+    process.stdout.write(`report: docs/reliability.md (results in ${RESULTS_DIR})\n`);
+  } else {
+    const out = values.out ?? join(REPO, 'bench', 'results', `${date}-reliability-${mode}.md`);
+    await mkdir(dirname(out), { recursive: true });
+    await writeFile(out, renderReport(meta, scenarios, fuzz));
+    await writeJson(out.replace(/\.md$/, '.json'), { scenarios, fuzz });
+    process.stdout.write(`report: ${out}\n`);
+  }
   return scenarios.every(passed) && fuzz.every(fuzzPassed) ? 0 : 1;
 }
 

@@ -2,7 +2,7 @@
  * A tskubelet process as a node of the cluster bed, for the reliability scenarios, and what the
  * control plane says about it (through kubectl, as a user sees it).
  */
-import { mkdir } from 'node:fs/promises';
+import { copyFile, mkdir } from 'node:fs/promises';
 import { startCluster, type ClusterBed } from '../../harness/cluster/index.ts';
 import { kubectlFor, type Kubectl } from '../../integration/kubectl.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
@@ -132,6 +132,8 @@ export async function clusterNode(opts: {
     async close() {
       await kubectl.run(['delete', 'pods', '-n', NS, '-l', 'app=reliability', '--grace-period=0', '--force']);
       await proc?.stop();
+      // Kept for a look after a failure (the env's directory goes with it).
+      if (proc) await copyFile(proc.logFile, `/tmp/tskubelet-rel-${opts.node}.log`).catch(() => undefined);
       await kubectl.run(['delete', 'node', opts.node, '--ignore-not-found']);
       await env.close();
     },

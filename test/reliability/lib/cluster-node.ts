@@ -79,7 +79,14 @@ export async function clusterNode(opts: {
         {
           node: opts.node,
           kubeconfig: await cluster.kubeletKubeconfig(opts.node),
-          extraArgs: ['--port', String(opts.port), ...(opts.extraArgs ?? [])],
+          // The API server's client certificate is checked against the cluster CA (kubectl exec/logs).
+          extraArgs: [
+            '--client-ca-file',
+            cluster.caFile,
+            '--port',
+            String(opts.port),
+            ...(opts.extraArgs ?? []),
+          ],
         },
       );
       await waitFor(`node ${opts.node} Ready`, 60_000, opts.signal, async () => {

@@ -52,19 +52,20 @@ spec:
 interface EventRow {
   reason: string;
   message: string;
-  object: string;
+  /** The involved object's UID: pods of an earlier run had the same names. */
+  uid: string;
 }
 
 async function events(n: ClusterNode): Promise<EventRow[]> {
   const r = await n.kubectl.run(['get', 'events', '-n', NS, '-o', 'json']);
   if (r.code !== 0) return [];
   const list = JSON.parse(r.stdout) as {
-    items: { reason?: string; message?: string; involvedObject?: { name?: string } }[];
+    items: { reason?: string; message?: string; involvedObject?: { uid?: string } }[];
   };
   return list.items.map((e) => ({
     reason: e.reason ?? '',
     message: e.message ?? '',
-    object: e.involvedObject?.name ?? '',
+    uid: e.involvedObject?.uid ?? '',
   }));
 }
 
@@ -132,14 +133,17 @@ async function once(ctx: ScenarioContext, n: ClusterNode, diskRoot: string, rep:
   // Fill every byte (dd stops at ENOSPC, which is the point).
   await run('dd', ['if=/dev/zero', `of=${filler}`, 'bs=64k']).catch(() => undefined);
   await n.kubectl.ok(['apply', '-f', '-'], configMap(cm, 'v2') + '---\n' + podWithConfig(second, cm));
+  const uidOf = async (pod: string) =>
+    (await n.kubectl.ok(['get', 'pod', '-n', NS, pod, '-o', 'jsonpath={.metadata.uid}'])).trim();
+  const [firstUid, secondUid] = [await uidOf(first), await uidOf(second)];
   const failed = await waitFor('FailedMount for the new pod', 90_000, ctx.signal, async () =>
-    (await events(n)).find((e) => e.object === second && e.reason === 'FailedMount'),
+    (await events(n)).find((e) => e.uid === secondUid && e.reason === 'FailedMount'),
   ).catch(() => undefined);
   const updateFailed = await waitFor(
     'FailedMount for the running pod’s update',
     60_000,
     ctx.signal,
-    async () => (await events(n)).find((e) => e.object === first && e.reason === 'FailedMount'),
+    async () => (await events(n)).find((e) => e.uid === firstUid && e.reason === 'FailedMount'),
   ).catch(() => undefined);
   const pods = await n.pods();
   const alive = n.proc().child.exitCode === null && n.proc().child.signalCode === null;

@@ -32,6 +32,7 @@ import { createStopPod } from './stop-pod.ts';
 import { createOomWatcher, describeOom, ROOT_CGROUP } from '../oom/index.ts';
 import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 export type { LoopEvent } from './sync-loop.ts';
 export type { KubeletManagers } from './managers.ts';
@@ -47,6 +48,7 @@ const LOOP_STALL_MS = 3 * 60_000;
  */
 export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): Kubelet {
   const now = deps.now ?? Date.now;
+  const monotonic = deps.monotonic ?? monotonicNow;
   const log = deps.logger;
   const stopSignal = new AbortController();
   const queue = new AsyncQueue<LoopEvent>(LOOP_QUEUE_CAPACITY);
@@ -98,6 +100,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     nodeIP: opts.nodeIP,
     syncFrequencyMs: opts.syncFrequencyMs,
     now,
+    monotonic,
     ...(deps.random ? { random: deps.random } : {}),
   });
   const workers = createPodWorkers(handler, log, deps.metrics ? { metrics: deps.metrics.podWorkers } : {});

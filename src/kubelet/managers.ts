@@ -49,6 +49,7 @@ import { sysctlAdmitHandler } from './sysctl-admission.ts';
 import { appArmorAdmitHandler } from './apparmor-admission.ts';
 import { statusTargetFor } from './mirror-pods.ts';
 import type { KubeletDependencies, KubeletOptions } from './types.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** The managers the kubelet core drives; each can be replaced through KubeletDependencies.managers. */
 export interface KubeletManagers {
@@ -79,6 +80,7 @@ export function buildManagers(
 ): KubeletManagers {
   const log = deps.logger;
   const now = deps.now ?? Date.now;
+  const monotonic = deps.monotonic ?? monotonicNow;
   const given = deps.managers ?? {};
   const objects = deps.cluster?.volumeObjects;
   const statuses = given.statuses ?? createStatusManager();
@@ -94,7 +96,7 @@ export function buildManagers(
   const runtime = given.runtime ?? defaultRuntime(opts, deps, hooks, volumes);
   const pleg =
     given.pleg ??
-    createPleg({ runtime, logger: log, now, ...(deps.metrics ? { metrics: deps.metrics.pleg } : {}) });
+    createPleg({ runtime, logger: log, monotonic, ...(deps.metrics ? { metrics: deps.metrics.pleg } : {}) });
   const probes =
     given.probes ??
     createProbeManager({
@@ -171,6 +173,7 @@ function defaultRuntime(
       });
     },
     now,
+    monotonic: deps.monotonic ?? monotonicNow,
   });
 }
 

@@ -25,6 +25,7 @@ import type {
   RuntimeSandboxStatus,
 } from './runtime-pod.ts';
 import { exitedContainerMessage } from './termination-message.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** One pod as seen by a cheap relist: sandboxes and containers with their states. */
 export interface RuntimePodSummary {
@@ -52,7 +53,10 @@ export interface PodStatusReader {
 
 export interface PodStatusReaderDeps {
   runtime: RuntimeService;
+  /** Wall ms, compared with the runtime's own stamps (a container's finishedAt). */
   now: () => number;
+  /** Monotonic ms for the statuses' `timestamp`; default util/clock's. */
+  monotonic?: () => number;
 }
 
 /** How many exited containers' messages are remembered (an exited container's message never changes). */
@@ -129,6 +133,7 @@ function present<T>(items: (T | undefined)[]): T[] {
 
 export function createPodStatusReader(deps: PodStatusReaderDeps): PodStatusReader {
   const { runtime, now } = deps;
+  const monotonic = deps.monotonic ?? monotonicNow;
   /** Termination messages of exited containers by container ID (upstream re-reads them every time). */
   const messages = new Map<string, string>();
 
@@ -189,7 +194,7 @@ export function createPodStatusReader(deps: PodStatusReaderDeps): PodStatusReade
       namespace,
       sandboxes: sandboxStatuses,
       containers: containerStatuses,
-      timestamp: now(),
+      timestamp: monotonic(),
     };
   }
 

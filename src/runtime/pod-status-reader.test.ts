@@ -140,3 +140,34 @@ describe('pod status reader while the wall clock steps', () => {
     assert.ok(after.timestamp > before.timestamp, `${after.timestamp} > ${before.timestamp}`);
   });
 });
+
+describe('pod status reader: order of instances', () => {
+  it('lists a container restarted after a backward wall step before the one it replaced (by attempt)', async (t) => {
+    const f = await fakeRuntimeDeps(t);
+    const reader = createPodStatusReader({
+      runtime: f.cri,
+      now: () => Date.now(),
+      monotonic: () => Date.now(),
+    });
+    const manager = createRuntimeManager(f.deps);
+    const read = (pod: KubeletPod) =>
+      reader.getPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace);
+    const pod = makePod('web', ['app']);
+    await manager.syncPod(pod, await read(pod));
+    t.mock.timers.setTime(START - 3_600_000);
+    f.cri.exitContainer(f.cri.latestContainer('app')!.status.id, 1);
+    await manager.syncPod(pod, await read(pod));
+    const after = await read(pod);
+    assert.deepEqual(
+      after.containers.map((c) => [c.state, c.restartCount]),
+      [
+        ['running', 1],
+        ['exited', 0],
+      ],
+    );
+    assert.ok(
+      after.containers[0]!.createdAt < after.containers[1]!.createdAt,
+      'created "earlier" by the wall',
+    );
+  });
+});

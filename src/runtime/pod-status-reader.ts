@@ -131,6 +131,19 @@ function present<T>(items: (T | undefined)[]): T[] {
   return items.filter((x): x is T => x !== undefined);
 }
 
+/**
+ * Newest first: by attempt (the kubelet gives each new sandbox, and each restart of a container, the
+ * previous attempt + 1), then by creation time. Upstream sorts by creation time only, a wall stamp: a
+ * container restarted after the clock stepped back would sort behind the one it replaced, and the
+ * kubelet would take the old, exited instance for the current one.
+ */
+function newestFirst(
+  a: { attempt: number; createdAt: number },
+  b: { attempt: number; createdAt: number },
+): number {
+  return b.attempt - a.attempt || b.createdAt - a.createdAt;
+}
+
 export function createPodStatusReader(deps: PodStatusReaderDeps): PodStatusReader {
   const { runtime, now } = deps;
   const monotonic = deps.monotonic ?? monotonicNow;
@@ -186,8 +199,8 @@ export function createPodStatusReader(deps: PodStatusReaderDeps): PodStatusReade
         }),
       ),
     );
-    sandboxStatuses.sort((a, b) => b.createdAt - a.createdAt);
-    containerStatuses.sort((a, b) => b.createdAt - a.createdAt);
+    sandboxStatuses.sort(newestFirst);
+    containerStatuses.sort(newestFirst);
     return {
       uid,
       name,

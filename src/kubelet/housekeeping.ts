@@ -32,7 +32,10 @@ export interface HousekeepingDeps {
   /** Aborted when the kubelet stops. */
   signal: AbortSignal;
   logger: Logger;
+  /** Wall ms: the back-off table's times. */
   now(): number;
+  /** Monotonic ms: the QoS cgroup update period. */
+  monotonic(): number;
 }
 
 /**
@@ -155,7 +158,7 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
       reconcileMirrors();
       cleanupOrphanedPodDirs();
       cleanupPodCgroups();
-      if (deps.now() - deps.qos.lastUpdateAt() >= PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS)
+      if (deps.monotonic() - deps.qos.lastUpdateAt() >= PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS)
         void deps.qos.update();
     },
     async idle() {

@@ -43,11 +43,27 @@ function source(): PodSource & { send(pods: KubeletPod[]): void } {
   };
 }
 
-async function setup(t: TestContext) {
+/** A volume manager with nothing to mount that counts pod syncs (each sync sets volumes up). */
+function countingVolumes() {
+  const volumes = {
+    syncs: 0,
+    setUpPodVolumes: () => {
+      volumes.syncs++;
+      return Promise.resolve();
+    },
+    mountsFor: () => Promise.resolve([]),
+    cleanUpPod: () => Promise.resolve(),
+    tearDownVolumes: () => Promise.resolve(),
+  };
+  return volumes;
+}
+
+async function setup(t: TestContext, syncFrequencyMs = 60_000) {
   const dir = await mkdtemp(join(tmpdir(), 'tskubelet-clock-'));
   const wall = steppingWall();
   const cri = new FakeRuntimeService({ clock: { now: wall.now, sleep } });
   const src = source();
+  const volumes = countingVolumes();
   const kubelet: Kubelet = createKubelet(
     {
       nodeName: 'node-a',
@@ -55,7 +71,7 @@ async function setup(t: TestContext) {
       rootDir: dir,
       podLogsDir: join(dir, 'logs'),
       maxPods: 110,
-      syncFrequencyMs: 60_000,
+      syncFrequencyMs,
     },
     {
       runtimeService: cri,
@@ -71,6 +87,8 @@ async function setup(t: TestContext) {
       }),
       now: wall.now,
       monotonic: monotonicNow,
+      managers: { volumes },
+      random: () => 0,
     },
   );
   t.after(async () => {
@@ -78,7 +96,7 @@ async function setup(t: TestContext) {
     await rm(dir, { recursive: true, force: true });
   });
   void kubelet.run();
-  return { cri, src, kubelet, wall };
+  return { cri, src, kubelet, wall, volumes };
 }
 
 async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 8_000): Promise<T> {
@@ -129,4 +147,24 @@ describe('the kubelet core while the wall clock steps', () => {
       assert.ok(appStatus(kubelet)?.state?.running, 'reported running');
     });
   }
+
+  void it('resyncs a pod on its period across a 1 h backward and a 2 h forward wall step, as without', async (t) => {
+    // syncFrequency 0.5 s: due every half second, taken by the 1 s tick, so one sync a second.
+    const { src, kubelet, wall, volumes } = await setup(t, 500);
+    src.send([pod]);
+    await until('running', () => appStatus(kubelet)?.state?.running);
+    const syncsIn = async (ms: number) => {
+      const before = volumes.syncs;
+      await sleep(ms);
+      return volumes.syncs - before;
+    };
+    const steady = await syncsIn(3_500);
+    wall.step(-H);
+    const afterBack = await syncsIn(3_500);
+    wall.step(2 * H);
+    const afterForward = await syncsIn(3_500);
+    assert.ok(steady >= 2 && steady <= 5, `${steady} syncs in 3.5 s without a step`);
+    assert.ok(afterBack >= 2 && afterBack <= 5, `${afterBack} syncs in 3.5 s after -1 h`);
+    assert.ok(afterForward >= 2 && afterForward <= 5, `${afterForward} syncs in 3.5 s after +2 h`);
+  });
 });

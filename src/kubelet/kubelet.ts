@@ -67,16 +67,16 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     ...(cm ? { podCgroupParent: (pod: KubeletPod) => (cgroupsStarted ? cm.podCgroupParent(pod) : '') } : {}),
   });
   deps.metrics?.setRuntimePodsProvider(() => pleg.runtimePods());
-  const health = createRuntimeHealth(deps.runtimeService, now);
+  const health = createRuntimeHealth(deps.runtimeService, monotonic);
   const state = createPodState();
-  const workQueue = createWorkQueue(now);
+  const workQueue = createWorkQueue(monotonic);
   const expectedSources = new Set<PodSourceName>(deps.sources.map((s) => s.name));
   const qos = createQosUpdater({
     cm,
     activePods: () => loop.activePods(),
     signal: stopSignal.signal,
     logger: log,
-    now,
+    monotonic,
   });
   const cluster = deps.cluster;
   const statusSyncer = buildStatusSyncer(deps, statuses, state.desired);
@@ -133,6 +133,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     signal: stopSignal.signal,
     logger: log,
     now,
+    monotonic,
   });
   const { containerGC, imageGC } = buildGCs(opts, deps, {
     sourcesReady,
@@ -177,7 +178,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       : {}),
     recorder: deps.recorder,
     logger: log,
-    now,
+    monotonic,
   });
 
   let droppedEvents = 0;
@@ -274,7 +275,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     healthz() {
       const p = pleg.healthy();
       if (!p.ok) return p;
-      const idle = now() - loop.lastActivity();
+      const idle = monotonic() - loop.lastActivity();
       if (loopDone && idle > LOOP_STALL_MS) {
         return { ok: false, message: `sync loop stalled for ${Math.round(idle / 1000)}s` };
       }

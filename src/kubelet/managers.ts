@@ -128,7 +128,7 @@ function defaultRuntime(
     images: deps.imageService,
     recorder: deps.recorder,
     logger: log,
-    now,
+    monotonic: deps.monotonic ?? monotonicNow,
     nodeCredentials: () => nodeCredentials.keyring(),
     ...(opts.maxParallelImagePulls !== undefined ? { maxParallelPulls: opts.maxParallelImagePulls } : {}),
     ...(opts.registryPullQPS !== undefined ? { registryPullQPS: opts.registryPullQPS } : {}),

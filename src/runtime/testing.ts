@@ -128,6 +128,7 @@ export async function fakeRuntimeDeps(t: TestContext) {
     images: createImageManager({
       images,
       recorder,
+      monotonic: () => Date.now(),
       rateLimiter: { acquire: () => Promise.resolve(), waiting: () => 0 },
     }),
     recorder,
@@ -355,7 +356,7 @@ export function imageManagerSetup(overrides: Partial<ImageManagerDeps> = {}) {
   const manager = createImageManager({
     images: images.svc,
     recorder,
-    now: () => nowMs,
+    monotonic: () => nowMs,
     rateLimiter: unlimited,
     ...overrides,
   });

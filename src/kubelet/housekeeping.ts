@@ -32,9 +32,7 @@ export interface HousekeepingDeps {
   /** Aborted when the kubelet stops. */
   signal: AbortSignal;
   logger: Logger;
-  /** Wall ms: the back-off table's times. */
-  now(): number;
-  /** Monotonic ms: the QoS cgroup update period. */
+  /** Monotonic ms: the back-off table's times, the QoS cgroup update period. */
   monotonic(): number;
 }
 
@@ -153,7 +151,7 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
     run() {
       if (!deps.sourcesReady()) return;
       killUnclaimed();
-      deps.backoff.gc(deps.now());
+      deps.backoff.gc(deps.monotonic());
       void deps.backoffStore.save();
       reconcileMirrors();
       cleanupOrphanedPodDirs();

@@ -57,6 +57,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     backoff,
     join(opts.rootDir, 'tskubelet', 'container-backoff.json'),
     log,
+    { now, monotonic },
   );
   const cm = deps.containerManager?.enabled ? deps.containerManager : undefined;
   let cgroupsStarted = false;
@@ -132,7 +133,6 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     qos,
     signal: stopSignal.signal,
     logger: log,
-    now,
     monotonic,
   });
   const { containerGC, imageGC } = buildGCs(opts, deps, {

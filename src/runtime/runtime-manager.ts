@@ -114,6 +114,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     setup: createContainerSetup(deps),
     killContainer: (req) => killer.killContainer(req),
     now,
+    monotonic,
   });
 
   function sandboxConfigFor(pod: KubeletPod, actions: PodActions): PodSandboxConfig {

@@ -13,9 +13,9 @@
  */
 export interface Clock {
   /** Wall time, ms since the Unix epoch. May step. */
-  now(): number;
+  readonly now: () => number;
   /** Monotonic ms from an arbitrary origin (this process's start). Never steps, never goes back. */
-  monotonic(): number;
+  readonly monotonic: () => number;
 }
 
 export const wallNow = (): number => Date.now();

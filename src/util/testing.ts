@@ -61,9 +61,9 @@ export function fakeTime(t: TestContext): (ms: number) => Promise<void> {
  */
 export interface TestClock extends Clock {
   /** Time passes: both clocks move forward by `ms`. */
-  advance(ms: number): void;
+  readonly advance: (ms: number) => void;
   /** The wall clock steps by `ms` (negative: backwards); the monotonic clock does not move. */
-  stepWall(ms: number): void;
+  readonly stepWall: (ms: number) => void;
 }
 
 /** Starts at a fixed wall time (2026-11-24T12:00:00Z) and a monotonic reading far from 0. */

@@ -107,6 +107,7 @@ export function buildManagers(
       logger: log,
       onChange: (uid) => hooks.onProbeChange(uid),
       now,
+      monotonic,
       ...(deps.metrics ? { metrics: deps.metrics.prober } : {}),
     });
   return { volumes, runtime, pleg, probes, statuses };

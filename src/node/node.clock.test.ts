@@ -9,10 +9,11 @@ import { describe, it } from 'node:test';
 import { nullLogger } from '../util/logger.ts';
 import { flush } from '../util/testing.ts';
 import { createLeaseController } from './lease.ts';
-import { FakeClock, FakeCluster } from './testing.ts';
+import { FakeClock, FakeCluster, nodeAgentHarness } from './testing.ts';
 import type { Lease } from './types.ts';
 
 const H = 3_600_000;
+const NODE = '/api/v1/nodes/node-a';
 
 function leaseSetup() {
   const cluster = new FakeCluster();
@@ -87,4 +88,20 @@ describe('node heartbeats while the wall clock steps', () => {
     await lease.sync(signal);
     assert.equal(renewals().at(-1), '2026-11-22T02:00:00.001000Z');
   });
+
+  for (const stepMs of [-H, 2 * H]) {
+    it(`reports an unchanged status every 5 min across a ${stepMs / H} h step, as without`, async () => {
+      const { cluster, clock, round } = nodeAgentHarness();
+      await round(); // registration + first report
+      const patches = () => cluster.calls().filter((c) => c === `PATCH ${NODE}/status`).length;
+      assert.equal(patches(), 1);
+      clock.nowMs += 10_000;
+      clock.stepWall(stepMs);
+      await round();
+      assert.equal(patches(), 1, 'nothing changed and the report is not due');
+      clock.nowMs += 5 * 60_000 - 10_000;
+      await round();
+      assert.equal(patches(), 2, 'due 5 min after the last report');
+    });
+  }
 });

@@ -266,6 +266,7 @@ export function nodeAgentHarness(over: Partial<NodeAgentDeps> = {}) {
     taints: [{ key: 'dedicated', value: 'ci', effect: 'NoSchedule' }],
     inputs,
     now: clock.now,
+    monotonic: clock.monotonic,
     sleep: clock.sleep,
     random: () => 0,
     machineInfo: () => Promise.resolve(sampleMachine()),

@@ -1,6 +1,7 @@
 /**
  * The eviction manager while the wall clock steps: soft grace periods and the pressure transition
- * period last as long as without a step. The wall clock is node:test's mocked Date (what stats stamp and what the
+ * period last as long as without a step, and stats stamped with the stepped wall time still count
+ * as new measurements. The wall clock is node:test's mocked Date (what stats stamp and what the
  * manager used to read); monotonic time is the test's counter.
  */
 import assert from 'node:assert/strict';
@@ -86,5 +87,13 @@ describe('eviction while the wall clock steps', () => {
     assert.equal(h.manager.pressure().memory, true, 'within the 5 min transition period');
     await h.pass(MIN + 1);
     assert.equal(h.manager.pressure().memory, false, 'past it');
+  });
+
+  it('acts on stats stamped after a 1 h backward step (new measurements, though "older")', async (t) => {
+    const h = setup(t, [hard]);
+    h.setAvailable(500 * Mi);
+    assert.deepEqual(await h.pass(0), ['a']);
+    h.stepWall(-H);
+    assert.deepEqual(await h.pass(10_000), ['b'], 'still under pressure: the next pod goes');
   });
 });

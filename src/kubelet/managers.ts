@@ -91,7 +91,9 @@ export function buildManagers(
       logger: log,
       recorder: deps.recorder,
       ...(objects ? { objects } : {}),
-      ...(deps.cluster ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, now }) } : {}),
+      ...(deps.cluster
+        ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, monotonic }) }
+        : {}),
     });
   const runtime = given.runtime ?? defaultRuntime(opts, deps, hooks, volumes);
   const pleg =

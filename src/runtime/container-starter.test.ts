@@ -20,7 +20,13 @@ async function setup(t: TestContext, clock?: Clock) {
   const now = clock?.now ?? (() => Date.now());
   const monotonic = clock?.monotonic ?? (() => Date.now());
   const { hooks } = f.deps;
-  const killer = createPodKiller({ runtime: f.cri, recorder: f.recorder, logger: f.logger, hooks, now });
+  const killer = createPodKiller({
+    runtime: f.cri,
+    recorder: f.recorder,
+    logger: f.logger,
+    hooks,
+    monotonic,
+  });
   const kills: KillContainerRequest[] = [];
   let imageUser: ImageUser | undefined;
   /** The containers as the volume manager was asked to mount them. */

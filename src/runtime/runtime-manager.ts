@@ -101,7 +101,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     recorder: deps.recorder,
     logger: deps.logger,
     hooks,
-    now,
+    monotonic,
     onContainerRemoved: (id) => reader.forgetContainer(id),
   });
   const startContainer = createContainerStarter({

@@ -126,7 +126,11 @@ function defaultRuntime(
   const objects = deps.cluster?.volumeObjects;
   // The node's own docker config (config.json / .dockercfg), root dir first (upstream sets its
   // preferred docker config path to the root directory).
-  const nodeCredentials = createNodeCredentials({ rootDir: opts.rootDir, logger: log, now });
+  const nodeCredentials = createNodeCredentials({
+    rootDir: opts.rootDir,
+    logger: log,
+    monotonic: deps.monotonic ?? monotonicNow,
+  });
   const images = createImageManager({
     images: deps.imageService,
     recorder: deps.recorder,

@@ -353,6 +353,6 @@ function buildImageGC(opts: KubeletOptions, deps: KubeletDependencies, signal: A
       ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
     signal,
     logger: log,
-    now: deps.now ?? Date.now,
+    monotonic: deps.monotonic ?? monotonicNow,
   });
 }

@@ -1,10 +1,9 @@
 /**
  * Test helpers shared by every folder (not exported from any index, not part of the build): a logger
  * that records what it was told, a way to let pending callbacks run, mocked time for back-off, and a
- * clock whose wall time steps (with timers on its monotonic time).
+ * clock whose wall time steps.
  */
 import type { TestContext } from 'node:test';
-import { abortReason } from './abort.ts';
 import type { Clock } from './clock.ts';
 import type { Logger, LogFields } from './logger.ts';
 
@@ -82,69 +81,4 @@ export function createTestClock(wallMs = Date.UTC(2026, 10, 24, 12), monotonicMs
       wall += ms;
     },
   };
-}
-
-/**
- * Timers on a TestClock's monotonic time, for code that takes a `sleep` or `setTimeout` dependency:
- * nothing fires until `runFor` moves the clock, and then each timer fires at its due time, in
- * order, with pending promise callbacks run between two timers.
- */
-export interface ManualTimers {
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-  /** Advances the clock by `ms`, firing every timer that falls due on the way. */
-  runFor(ms: number): Promise<void>;
-  /** Timers not yet fired. */
-  pending(): number;
-}
-
-export function createManualTimers(clock: TestClock): ManualTimers {
-  let seq = 0;
-  const timers = new Map<number, { at: number; fn: () => void }>();
-  const add = (fn: () => void, ms: number): number => {
-    const id = ++seq;
-    timers.set(id, { at: clock.monotonic() + Math.max(0, ms), fn });
-    return id;
-  };
-  const self: ManualTimers = {
-    sleep(ms, signal) {
-      return new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) {
-          reject(abortReason(signal));
-          return;
-        }
-        const onAbort = () => {
-          timers.delete(id);
-          reject(abortReason(signal));
-        };
-        const id = add(() => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        }, ms);
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
-    },
-    setTimeout: add,
-    clearTimeout(handle) {
-      timers.delete(handle as number);
-    },
-    async runFor(ms) {
-      const end = clock.monotonic() + ms;
-      await flush();
-      for (;;) {
-        let next: [number, { at: number; fn: () => void }] | undefined;
-        for (const entry of timers) if (!next || entry[1].at < next[1].at) next = entry;
-        if (!next || next[1].at > end) break;
-        timers.delete(next[0]);
-        clock.advance(Math.max(0, next[1].at - clock.monotonic()));
-        next[1].fn();
-        await flush();
-      }
-      clock.advance(Math.max(0, end - clock.monotonic()));
-      await flush();
-    },
-    pending: () => timers.size,
-  };
-  return self;
 }

@@ -7,9 +7,11 @@ import { flush, recordingLogger } from '../util/testing.ts';
 const T0 = Date.parse('2026-11-22T01:00:00.000Z');
 
 function setup(opts: { qps: number; burst: number }, t?: TestContext) {
-  // The recorder builds its limiter on Date.now and sleeps with setTimeout: mocking both makes
+  // The recorder stamps events with Date, paces them on the monotonic clock (performance.now) and
+  // sleeps with setTimeout: mocking all three (the monotonic clock follows the mocked Date) makes
   // pacing and timestamps deterministic.
   t?.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: T0 });
+  if (t) t.mock.method(performance, 'now', () => Date.now() - T0);
   const api = new FakeApi();
   api.respond('POST', /^\/api\/v1\/namespaces\/[^/]+\/events$/, (req: { body: unknown }) => req.body);
   const logger = recordingLogger();

@@ -17,7 +17,7 @@ function setup(strategy: ChangeDetectionStrategy, over: Partial<ApiObjectSourceO
   const api = new FakeApi();
   let nowMs = 1_000_000;
   const logger = recordingLogger();
-  const source = createApiObjectSource({ api, strategy, logger, now: () => nowMs, ...over });
+  const source = createApiObjectSource({ api, strategy, logger, monotonic: () => nowMs, ...over });
   return {
     api,
     source,
@@ -208,5 +208,23 @@ describe('the node TTL annotation (upstream GetObjectTTLFromNodeFunc)', () => {
     assert.equal(ttl(''), undefined);
     assert.equal(objectTTLSeconds(undefined), undefined);
     assert.equal(objectTTLSeconds({}), undefined);
+  });
+});
+
+describe('Cache strategy while the wall clock steps', () => {
+  it('refreshes an object one TTL after it was read across a 1 h backward wall step (default clock)', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.UTC(2026, 10, 24, 12) });
+    let mono = 1_000;
+    t.mock.method(performance, 'now', () => mono);
+    const api = new FakeApi();
+    let version = 1;
+    api.respond('GET', CM, () => cm(String(version), String(10 + version)));
+    const source = createApiObjectSource({ api, strategy: 'Cache', logger: recordingLogger() });
+    source.registerPod(podUsing('u1'));
+    assert.equal((await source.getConfigMap('default', 'c1'))?.data?.v, '1');
+    version = 2;
+    t.mock.timers.setTime(Date.now() - 3_600_000);
+    mono += 60_000;
+    assert.equal((await source.getConfigMap('default', 'c1'))?.data?.v, '2', 'read again after 1 min');
   });
 });

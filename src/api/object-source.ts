@@ -20,6 +20,7 @@ import { createWatchStore, type WatchStoreOptions } from './object-watch-store.t
 import { describeError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import type { ConfigMap, ObjectChange, Secret, VolumeObjectSource } from '../volume/index.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** KubeletConfiguration configMapAndSecretChangeDetectionStrategy (upstream ResourceChangeDetectionStrategy). */
 export type ChangeDetectionStrategy = 'Watch' | 'Cache' | 'Get';
@@ -70,7 +71,8 @@ export interface ApiObjectSourceOptions {
   nodeTtlSeconds?: () => number | undefined;
   /** Cache: TTL when the node names none (upstream one minute). */
   defaultTtlMs?: number;
-  now?: () => number;
+  /** Monotonic ms for the Cache strategy's TTL; default util/clock's. */
+  monotonic?: () => number;
   /** Bound on each GET (default 10 s). */
   requestTimeoutMs?: number;
   /** Watch: reflector tuning and the first-list wait (tests). */
@@ -113,7 +115,7 @@ export function createApiObjectSource(opts: ApiObjectSourceOptions): PodObjectMa
           ...base,
           nodeTtlSeconds: opts.nodeTtlSeconds ?? (() => undefined),
           defaultTtlMs: opts.defaultTtlMs ?? DEFAULT_OBJECT_CACHE_TTL_MS,
-          now: opts.now ?? Date.now,
+          now: opts.monotonic ?? monotonicNow,
         });
       case 'Watch':
         return createWatchStore<T>({

@@ -132,6 +132,7 @@ export interface CacheStoreOptions extends ObjectStoreOptions {
   nodeTtlSeconds: () => number | undefined;
   /** Upstream defaultTTL: one minute. */
   defaultTtlMs: number;
+  /** Monotonic ms: a wall step must neither keep an object past its TTL nor expire it early. */
   now: () => number;
 }
 

@@ -138,3 +138,36 @@ describe('rate limiter (token bucket)', () => {
     assert.equal(limiter.waiting(), 0);
   });
 });
+
+describe('rate limiter while the wall clock steps', () => {
+  it('serves the next request 1/qps after a 1 h backward wall step, not an hour later (default clock)', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'], now: Date.UTC(2026, 10, 24, 12) });
+    let mono = 1_000;
+    t.mock.method(performance, 'now', () => mono);
+    const limiter = createRateLimiter(5, 10);
+    for (let i = 0; i < 10; i++) await limiter.acquire();
+    t.mock.timers.setTime(Date.now() - 3_600_000);
+    const next = track(limiter.acquire());
+    await flush();
+    assert.equal(next.state, 'pending', 'the burst is spent');
+    mono += 200;
+    t.mock.timers.tick(200);
+    await flush();
+    assert.equal(next.state, 'fulfilled');
+  });
+
+  it('refills nothing when its clock goes back', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let nowMs = 10_000;
+    const limiter = createRateLimiter(5, 1, () => nowMs);
+    await limiter.acquire();
+    nowMs -= 3_600_000;
+    const next = track(limiter.acquire());
+    await flush();
+    assert.equal(next.state, 'pending');
+    nowMs += 200;
+    t.mock.timers.tick(200);
+    await flush();
+    assert.equal(next.state, 'fulfilled', 'one token 200 ms later, no hour-long debt');
+  });
+});

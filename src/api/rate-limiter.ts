@@ -1,8 +1,12 @@
 import { abortReason, sleep, untilAborted } from '../util/abort.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /**
  * Token bucket (client-go flowcontrol.NewTokenBucketRateLimiter): `qps` tokens per second, at most
  * `burst` saved up. `acquire` waits for a token, in FIFO order, or rejects when the signal aborts.
+ * Refills are measured on the monotonic clock (a time going back refills nothing): on the wall
+ * clock, a 1 h backward step left the bucket 3600 × qps tokens short, so every request of the client
+ * (the Lease's too) waited an hour.
  */
 export interface RateLimiter {
   acquire(signal?: AbortSignal): Promise<void>;
@@ -10,7 +14,7 @@ export interface RateLimiter {
   waiting(): number;
 }
 
-export function createRateLimiter(qps: number, burst: number, now: () => number = Date.now): RateLimiter {
+export function createRateLimiter(qps: number, burst: number, now: () => number = monotonicNow): RateLimiter {
   if (qps <= 0) return { acquire: () => Promise.resolve(), waiting: () => 0 };
   let tokens = burst;
   let last = now();
@@ -18,7 +22,7 @@ export function createRateLimiter(qps: number, burst: number, now: () => number 
   let waiting = 0;
   const refill = () => {
     const t = now();
-    tokens = Math.min(burst, tokens + ((t - last) / 1000) * qps);
+    tokens = Math.min(burst, tokens + (Math.max(0, t - last) / 1000) * qps);
     last = t;
   };
   return {

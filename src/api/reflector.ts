@@ -13,6 +13,7 @@ import { isGone, isQuietWatch } from './client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import { sleep } from '../util/abort.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** The part of every API object a reflector reads. */
 export interface ObjectWithMeta {
@@ -142,12 +143,12 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
           needList = false;
           failures = 0;
         }
-        const started = Date.now();
+        const started = monotonicNow();
         const eventsBefore = eventsSeen;
         await watchOnce();
         // The server ended the watch (timeoutSeconds): resume. One that ended at once with nothing
         // in it is an error in disguise (upstream "very short watch").
-        if (Date.now() - started < SHORT_WATCH_MS && eventsSeen === eventsBefore) {
+        if (monotonicNow() - started < SHORT_WATCH_MS && eventsSeen === eventsBefore) {
           log.debug(`${what} watch closed immediately; backing off`);
           await backoff();
         }

@@ -11,7 +11,7 @@ import type { ContainerManager } from './container-manager.ts';
 export interface QosUpdater {
   /** Schedules an update; the promise resolves when it has run. Never rejects (failures are logged). */
   update(): Promise<void>;
-  /** When the last update started (0: never), for the periodic pass. */
+  /** When the last update started (monotonic ms; -Infinity: never), for the periodic pass. */
   lastUpdateAt(): number;
   /** Resolves when no update is queued or running. */
   idle(): Promise<void>;
@@ -24,20 +24,21 @@ export interface QosUpdaterDeps {
   /** Aborted when the kubelet stops (the next start updates the tiers). */
   signal: AbortSignal;
   logger: Logger;
-  now(): number;
+  /** Monotonic ms (util/clock), for `lastUpdateAt`. */
+  monotonic(): number;
 }
 
 export function createQosUpdater(deps: QosUpdaterDeps): QosUpdater {
   let chain: Promise<void> = Promise.resolve();
   let queued: Promise<void> | undefined;
-  let lastUpdate = 0;
+  let lastUpdate = -Infinity;
   return {
     update() {
       const cm = deps.cm;
       if (!cm) return Promise.resolve();
       queued ??= chain.then(async () => {
         queued = undefined;
-        lastUpdate = deps.now();
+        lastUpdate = deps.monotonic();
         try {
           await cm.updateQOSCgroups(deps.activePods(), deps.signal);
         } catch (err) {

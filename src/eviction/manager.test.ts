@@ -139,7 +139,7 @@ function setup(cfg: Partial<EvictionConfig> & { thresholds: readonly Threshold[]
       },
       recordEviction: (signal) => h.evictions.push(signal),
       logger,
-      now: () => h.now,
+      monotonic: () => h.now,
       async sleep(ms) {
         h.calls.push(`sleep:${ms}`);
         h.sleeps.push(ms);

@@ -30,6 +30,7 @@ import {
   thresholdToReclaim,
   type ThresholdState,
 } from './threshold-state.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** upstream Reason: the status reason of an evicted pod and of a pod refused under pressure. */
 export const EVICTED_REASON = 'Evicted';
@@ -74,7 +75,11 @@ export interface EvictionDeps {
   /** kubelet_evictions{eviction_signal}. */
   recordEviction?(signal: string): void;
   logger: Logger;
-  now?: () => number;
+  /**
+   * Monotonic ms (util/clock's by default): soft grace periods, the pressure transition period and
+   * the cleanup wait (upstream's clock.Now() readings carry a monotonic one). Never the wall clock.
+   */
+  monotonic?: () => number;
   /** Waits; tests replace it. Resolves early (never rejects) when the signal aborts. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
@@ -114,7 +119,7 @@ const defaultSleep = (ms: number, signal: AbortSignal): Promise<void> =>
 
 export function createEvictionManager(cfg: EvictionConfig, deps: EvictionDeps): EvictionManager {
   const log = deps.logger.child({ component: 'eviction' });
-  const now = deps.now ?? Date.now;
+  const now = deps.monotonic ?? monotonicNow;
   const sleep = deps.sleep ?? defaultSleep;
   const interval = cfg.monitoringIntervalMs ?? EVICTION_MONITORING_PERIOD_MS;
   const stopper = new AbortController();

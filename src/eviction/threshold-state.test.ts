@@ -272,15 +272,17 @@ describe('step (upstream synchronize bookkeeping)', () => {
       assert.deepEqual(again?.state.met, [hardMemory], 'the threshold stays met');
     });
 
-    it('does not act on a measurement older than the last one', () => {
+    it('acts on a measurement stamped before the last one: the wall clock stepped back, it is new', () => {
+      // Upstream wants a later time, so after a backward step it evicts nothing until the clock
+      // has caught up with the last stamp.
       const [, older] = run(
         [hardMemory],
         [
           [0, at(T0)],
-          [1, at(T0 - MIN)],
+          [1, at(T0 - 3_600_000)],
         ],
       );
-      assert.deepEqual(older?.actionable, []);
+      assert.deepEqual(older?.actionable, [hardMemory]);
     });
 
     it('acts again on a newer measurement', () => {

@@ -18,9 +18,9 @@ import {
 export interface ThresholdState {
   /** Thresholds whose grace period was met at the last step (they stay until min reclaim is met). */
   readonly met: readonly Threshold[];
-  /** When each currently crossed threshold was first seen crossed, by thresholdKey. */
+  /** When each currently crossed threshold was first seen crossed (monotonic ms), by thresholdKey. */
   readonly firstObservedAt: ReadonlyMap<string, number>;
-  /** When each node condition was last observed. */
+  /** When each node condition was last observed (monotonic ms). */
   readonly conditionLastObservedAt: ReadonlyMap<PressureCondition, number>;
   readonly lastObservations: Observations;
 }
@@ -63,6 +63,7 @@ function merge(a: readonly Threshold[], b: readonly Threshold[]): Threshold[] {
   return [...a, ...b.filter((t) => !keys.has(thresholdKey(t)))];
 }
 
+/** One step at `now`, monotonic ms (never the wall clock: a step would stretch or cut the periods). */
 export function step(
   thresholds: readonly Threshold[],
   pressureTransitionPeriodMs: number,
@@ -89,12 +90,14 @@ export function step(
 
   const met = crossed.filter((t) => now - (firstObservedAt.get(thresholdKey(t)) ?? now) >= t.gracePeriodMs);
   // Only act on a threshold whose signal was measured since the last step (upstream
-  // thresholdsUpdatedStats): a stale observation must not evict twice.
+  // thresholdsUpdatedStats): a stale observation must not evict twice. A measurement is new when
+  // its time differs: upstream wants it later, and after the wall clock stepped back (the stats are
+  // stamped with wall time) would not act on any signal until the clock caught up.
   const actionable = met.filter((t) => {
     const o = observations.get(t.signal);
     if (!o) return false;
     const last = prev.lastObservations.get(t.signal);
-    return !last || o.time === 0 || o.time > last.time;
+    return !last || o.time === 0 || o.time !== last.time;
   });
   return {
     state: { met, firstObservedAt, conditionLastObservedAt, lastObservations: observations },

@@ -209,6 +209,22 @@ describe('container GC: which dead containers stay', () => {
       ],
       stay: [2],
     },
+    {
+      name: 'after a backward wall step the newest run by attempt stays, though created "earlier"',
+      instances: [
+        { ageMin: 30, state: 'exited' },
+        { ageMin: 50, state: 'exited' },
+      ],
+      stay: [1],
+    },
+    {
+      name: 'runs created "in the future" (the clock stepped back since) are age 0, not too young for GC',
+      instances: [
+        { ageMin: -30, state: 'exited' },
+        { ageMin: -20, state: 'exited' },
+      ],
+      stay: [1],
+    },
   ];
   for (const c of cases) {
     it(c.name, async (t) => {

@@ -110,6 +110,7 @@ function toDeadContainer(c: Container): DeadContainer | undefined {
     podNamespace: labels[LABEL_POD_NAMESPACE] ?? '',
     name: labels[LABEL_CONTAINER_NAME] ?? c.metadata.name,
     createdAt: Math.floor(c.createdAt / 1e6),
+    attempt: c.metadata.attempt,
     state,
     terminationGracePeriodSeconds: intAnnotation(
       c.annotations ?? {},
@@ -128,6 +129,7 @@ function toGCSandbox(s: PodSandbox, withContainers: ReadonlySet<string>): GCSand
     podName: labels[LABEL_POD_NAME] ?? s.metadata.name,
     podNamespace: labels[LABEL_POD_NAMESPACE] ?? s.metadata.namespace,
     createdAt: Math.floor(s.createdAt / 1e6),
+    attempt: s.metadata.attempt,
     active: s.state === 'SANDBOX_READY' || withContainers.has(s.id),
   };
 }

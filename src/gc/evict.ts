@@ -2,6 +2,7 @@
  * Which dead containers and sandboxes a garbage collection pass removes (upstream kuberuntime_gc.go
  * evictContainers / evictSandboxes), as pure functions of what the runtime listed: no I/O here.
  */
+import { wallAge } from '../util/clock.ts';
 
 /** Upstream kubecontainer.GCPolicy. */
 export interface ContainerGCPolicy {
@@ -22,6 +23,8 @@ export interface DeadContainer {
   name: string;
   /** Unix ms. Age counts from creation, as upstream (not from the exit). */
   createdAt: number;
+  /** CRI metadata.attempt: the kubelet's restart count at creation (newer runs have higher ones). */
+  attempt?: number;
   /** Unknown: it might still run, so it is stopped before it is removed. */
   state: 'created' | 'exited' | 'unknown';
   /** The grace period written at creation (io.kubernetes.pod.terminationGracePeriod), if any. */
@@ -35,6 +38,8 @@ export interface GCSandbox {
   podName: string;
   podNamespace: string;
   createdAt: number;
+  /** CRI metadata.attempt: each new sandbox of a pod gets the previous one's + 1. */
+  attempt?: number;
   /** Ready, or some container (of any state) still belongs to it: never removed. */
   active: boolean;
 }
@@ -49,6 +54,16 @@ export interface EvictContext {
 /** Newest first; ties by ID so that a pass is deterministic (Go's sort is not stable either). */
 const newestFirst = <T extends { id: string; createdAt: number }>(a: T, b: T): number =>
   b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * Newest first among the instances of one container, or the sandboxes of one pod: by attempt, then
+ * creation time. Creation times are wall stamps: after a backward step the newest run looks oldest,
+ * and the GC would keep an old run and remove the one `logs --previous` and the status show.
+ */
+const newestInstanceFirst = <T extends { id: string; createdAt: number; attempt?: number }>(
+  a: T,
+  b: T,
+): number => (b.attempt ?? 0) - (a.attempt ?? 0) || newestFirst(a, b);
 
 /**
  * The dead containers to remove, in the order upstream removes them: all of deleted pods (once
@@ -66,13 +81,14 @@ export function containersToEvict(
   /** Upstream evictUnit: (pod UID, container name) → its evictable containers, newest first. */
   const units = new Map<string, DeadContainer[]>();
   for (const c of dead) {
-    if (c.createdAt > ctx.now - policy.minAgeMs) continue;
+    // A creation stamp ahead of now (the wall clock stepped back since) is age 0, not negative.
+    if (wallAge(c.createdAt, ctx.now) < policy.minAgeMs) continue;
     const key = `${c.podUID}/${c.name}`;
     const unit = units.get(key);
     if (unit) unit.push(c);
     else units.set(key, [c]);
   }
-  for (const unit of units.values()) unit.sort(newestFirst);
+  for (const unit of units.values()) unit.sort(newestInstanceFirst);
 
   if (ctx.allSourcesReady) {
     for (const [key, unit] of units) {
@@ -119,7 +135,7 @@ export function sandboxesToEvict(sandboxes: readonly GCSandbox[], ctx: EvictCont
   }
   const out: GCSandbox[] = [];
   for (const [uid, list] of byPod) {
-    list.sort(newestFirst);
+    list.sort(newestInstanceFirst);
     const deleted = ctx.allSourcesReady && ctx.isPodDeleted(uid);
     // Oldest first, as upstream removes them.
     for (const s of list.slice(deleted ? 0 : 1).reverse()) if (!s.active) out.push(s);

@@ -40,7 +40,7 @@ function setup(policy: ImageGCPolicy = POLICY) {
     nodeEvent: (type, reason, message) => events.push({ type, reason, message }),
     signal: stop.signal,
     logger,
-    now: () => nowMs,
+    monotonic: () => nowMs,
   });
   let sandboxes = 0;
   return {
@@ -244,4 +244,37 @@ describe('image filesystem usage', () => {
     assert.equal((await usage(new AbortController().signal)).capacityBytes, 409_600);
     assert.deepEqual(paths, ['/data/containerd']);
   });
+});
+
+describe('image GC while the wall clock steps', () => {
+  for (const stepMs of [-60 * MIN, 120 * MIN]) {
+    it(`keeps an image seen after the first pass for imageMinimumGCAge across a ${stepMs / 60 / MIN} h step (default clock)`, async (t) => {
+      t.mock.timers.enable({ apis: ['Date'], now: T0 });
+      let mono = 10 * MIN;
+      t.mock.method(performance, 'now', () => mono);
+      const images = new FakeImageService();
+      const gc = createImageGC({
+        images,
+        runtime: new FakeRuntimeService(),
+        policy: POLICY,
+        sandboxImage: PAUSE,
+        imageFsUsage: () => Promise.resolve({ capacityBytes: CAPACITY, availableBytes: 0 }),
+        nodeEvent: () => {},
+        signal: new AbortController().signal,
+        logger: recordingLogger(),
+      });
+      const old = images.addImage('old:1', { size: 100 });
+      await gc.collect(); // present at the first pass: old enough at once
+      assert.equal(images.images.has(old.id), false);
+      const pulled = images.addImage('pulled:1', { size: 100 });
+      await gc.collect(); // first seen now
+      t.mock.timers.setTime(Date.now() + stepMs);
+      mono += 2 * MIN - 1;
+      await gc.collect();
+      assert.ok(images.images.has(pulled.id), 'younger than 2 min');
+      mono += 1;
+      await gc.collect();
+      assert.equal(images.images.has(pulled.id), false, 'removed once 2 min old');
+    });
+  }
 });

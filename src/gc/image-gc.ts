@@ -11,6 +11,7 @@ import { describeError } from '../util/errors.ts';
 import type { CallOptions, Image, ImageService, RuntimeService } from '../runtime/cri/types.ts';
 import type { ImageFsUsageFn } from './image-fs.ts';
 import { singlePass, type SinglePass } from './single-pass.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** Deadline of each CRI call of a pass. */
 const CALL_TIMEOUT_MS = 60_000;
@@ -41,7 +42,12 @@ export interface ImageGCDeps {
   /** Aborted when the kubelet stops: the pass in flight ends at once. */
   signal: AbortSignal;
   logger: Logger;
-  now?: () => number;
+  /**
+   * Monotonic ms (util/clock's by default): when images were first seen and last used, their age.
+   * On the wall clock a forward step made a just-pulled image old enough to remove at once, and a
+   * backward one kept every image too young to remove for as long as the step.
+   */
+  monotonic?: () => number;
   callTimeoutMs?: number;
   passTimeoutMs?: number;
 }
@@ -75,7 +81,7 @@ export interface ImageGC extends SinglePass<ImageGCPassResult> {
 
 /** Upstream imageRecord: what the kubelet remembers of an image between passes. */
 interface ImageRecord {
-  /** 0 for images present at the first detection (upstream's zero time: not young). */
+  /** -Infinity for images present at the first detection (upstream's zero time: not young). */
   firstDetected: number;
   /** 0 until a container is seen using it. */
   lastUsed: number;
@@ -98,9 +104,12 @@ function isUsed(img: Image, inUse: ReadonlySet<string>): boolean {
   );
 }
 
+/** Ascending, -Infinity (present at the first detection) equal to itself. */
+const order = (a: number, b: number): number => (a === b ? 0 : a < b ? -1 : 1);
+
 export function createImageGC(deps: ImageGCDeps): ImageGC {
   const { images, runtime, policy, logger: log } = deps;
-  const now = deps.now ?? Date.now;
+  const now = deps.monotonic ?? monotonicNow;
   const callTimeoutMs = deps.callTimeoutMs ?? CALL_TIMEOUT_MS;
   const passTimeoutMs = deps.passTimeoutMs ?? PASS_TIMEOUT_MS;
   // Upstream StartGarbageCollection: a high threshold of 100 stubs the image GC out.
@@ -137,7 +146,7 @@ export function createImageGC(deps: ImageGCDeps): ImageGC {
       refs.add(c.imageRef);
       refs.add(c.image.image);
     }
-    const firstDetected = initialized ? detectTime : 0;
+    const firstDetected = initialized ? detectTime : -Infinity;
     const inUse = new Set<string>();
     for (const img of present) {
       let rec = records.get(img.id);
@@ -172,7 +181,7 @@ export function createImageGC(deps: ImageGCDeps): ImageGC {
   ): Promise<void> {
     const candidates = [...records]
       .filter(([id]) => !inUse.has(id))
-      .sort(([, a], [, b]) => a.lastUsed - b.lastUsed || a.firstDetected - b.firstDetected);
+      .sort(([, a], [, b]) => a.lastUsed - b.lastUsed || order(a.firstDetected, b.firstDetected));
     const deletionErrors: string[] = [];
     for (const [id, rec] of candidates) {
       if (rec.lastUsed >= freeTime) continue;

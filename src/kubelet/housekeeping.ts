@@ -32,7 +32,8 @@ export interface HousekeepingDeps {
   /** Aborted when the kubelet stops. */
   signal: AbortSignal;
   logger: Logger;
-  now(): number;
+  /** Monotonic ms: the back-off table's times, the QoS cgroup update period. */
+  monotonic(): number;
 }
 
 /**
@@ -150,12 +151,12 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
     run() {
       if (!deps.sourcesReady()) return;
       killUnclaimed();
-      deps.backoff.gc(deps.now());
+      deps.backoff.gc(deps.monotonic());
       void deps.backoffStore.save();
       reconcileMirrors();
       cleanupOrphanedPodDirs();
       cleanupPodCgroups();
-      if (deps.now() - deps.qos.lastUpdateAt() >= PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS)
+      if (deps.monotonic() - deps.qos.lastUpdateAt() >= PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS)
         void deps.qos.update();
     },
     async idle() {

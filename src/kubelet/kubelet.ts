@@ -32,6 +32,7 @@ import { createStopPod } from './stop-pod.ts';
 import { createOomWatcher, describeOom, ROOT_CGROUP } from '../oom/index.ts';
 import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 export type { LoopEvent } from './sync-loop.ts';
 export type { KubeletManagers } from './managers.ts';
@@ -47,6 +48,7 @@ const LOOP_STALL_MS = 3 * 60_000;
  */
 export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): Kubelet {
   const now = deps.now ?? Date.now;
+  const monotonic = deps.monotonic ?? monotonicNow;
   const log = deps.logger;
   const stopSignal = new AbortController();
   const queue = new AsyncQueue<LoopEvent>(LOOP_QUEUE_CAPACITY);
@@ -55,6 +57,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     backoff,
     join(opts.rootDir, 'tskubelet', 'container-backoff.json'),
     log,
+    { now, monotonic },
   );
   const cm = deps.containerManager?.enabled ? deps.containerManager : undefined;
   let cgroupsStarted = false;
@@ -65,16 +68,16 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     ...(cm ? { podCgroupParent: (pod: KubeletPod) => (cgroupsStarted ? cm.podCgroupParent(pod) : '') } : {}),
   });
   deps.metrics?.setRuntimePodsProvider(() => pleg.runtimePods());
-  const health = createRuntimeHealth(deps.runtimeService, now);
+  const health = createRuntimeHealth(deps.runtimeService, monotonic);
   const state = createPodState();
-  const workQueue = createWorkQueue(now);
+  const workQueue = createWorkQueue(monotonic);
   const expectedSources = new Set<PodSourceName>(deps.sources.map((s) => s.name));
   const qos = createQosUpdater({
     cm,
     activePods: () => loop.activePods(),
     signal: stopSignal.signal,
     logger: log,
-    now,
+    monotonic,
   });
   const cluster = deps.cluster;
   const statusSyncer = buildStatusSyncer(deps, statuses, state.desired);
@@ -98,6 +101,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     nodeIP: opts.nodeIP,
     syncFrequencyMs: opts.syncFrequencyMs,
     now,
+    monotonic,
     ...(deps.random ? { random: deps.random } : {}),
   });
   const workers = createPodWorkers(handler, log, deps.metrics ? { metrics: deps.metrics.podWorkers } : {});
@@ -129,7 +133,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     qos,
     signal: stopSignal.signal,
     logger: log,
-    now,
+    monotonic,
   });
   const { containerGC, imageGC } = buildGCs(opts, deps, {
     sourcesReady,
@@ -174,7 +178,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       : {}),
     recorder: deps.recorder,
     logger: log,
-    now,
+    monotonic,
   });
 
   let droppedEvents = 0;
@@ -271,7 +275,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     healthz() {
       const p = pleg.healthy();
       if (!p.ok) return p;
-      const idle = now() - loop.lastActivity();
+      const idle = monotonic() - loop.lastActivity();
       if (loopDone && idle > LOOP_STALL_MS) {
         return { ok: false, message: `sync loop stalled for ${Math.round(idle / 1000)}s` };
       }

@@ -49,6 +49,7 @@ import { sysctlAdmitHandler } from './sysctl-admission.ts';
 import { appArmorAdmitHandler } from './apparmor-admission.ts';
 import { statusTargetFor } from './mirror-pods.ts';
 import type { KubeletDependencies, KubeletOptions } from './types.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** The managers the kubelet core drives; each can be replaced through KubeletDependencies.managers. */
 export interface KubeletManagers {
@@ -79,6 +80,7 @@ export function buildManagers(
 ): KubeletManagers {
   const log = deps.logger;
   const now = deps.now ?? Date.now;
+  const monotonic = deps.monotonic ?? monotonicNow;
   const given = deps.managers ?? {};
   const objects = deps.cluster?.volumeObjects;
   const statuses = given.statuses ?? createStatusManager();
@@ -89,12 +91,14 @@ export function buildManagers(
       logger: log,
       recorder: deps.recorder,
       ...(objects ? { objects } : {}),
-      ...(deps.cluster ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, now }) } : {}),
+      ...(deps.cluster
+        ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, monotonic }) }
+        : {}),
     });
   const runtime = given.runtime ?? defaultRuntime(opts, deps, hooks, volumes);
   const pleg =
     given.pleg ??
-    createPleg({ runtime, logger: log, now, ...(deps.metrics ? { metrics: deps.metrics.pleg } : {}) });
+    createPleg({ runtime, logger: log, monotonic, ...(deps.metrics ? { metrics: deps.metrics.pleg } : {}) });
   const probes =
     given.probes ??
     createProbeManager({
@@ -105,6 +109,7 @@ export function buildManagers(
       logger: log,
       onChange: (uid) => hooks.onProbeChange(uid),
       now,
+      monotonic,
       ...(deps.metrics ? { metrics: deps.metrics.prober } : {}),
     });
   return { volumes, runtime, pleg, probes, statuses };
@@ -121,12 +126,16 @@ function defaultRuntime(
   const objects = deps.cluster?.volumeObjects;
   // The node's own docker config (config.json / .dockercfg), root dir first (upstream sets its
   // preferred docker config path to the root directory).
-  const nodeCredentials = createNodeCredentials({ rootDir: opts.rootDir, logger: log, now });
+  const nodeCredentials = createNodeCredentials({
+    rootDir: opts.rootDir,
+    logger: log,
+    monotonic: deps.monotonic ?? monotonicNow,
+  });
   const images = createImageManager({
     images: deps.imageService,
     recorder: deps.recorder,
     logger: log,
-    now,
+    monotonic: deps.monotonic ?? monotonicNow,
     nodeCredentials: () => nodeCredentials.keyring(),
     ...(opts.maxParallelImagePulls !== undefined ? { maxParallelPulls: opts.maxParallelImagePulls } : {}),
     ...(opts.registryPullQPS !== undefined ? { registryPullQPS: opts.registryPullQPS } : {}),
@@ -171,6 +180,7 @@ function defaultRuntime(
       });
     },
     now,
+    monotonic: deps.monotonic ?? monotonicNow,
   });
 }
 
@@ -343,6 +353,6 @@ function buildImageGC(opts: KubeletOptions, deps: KubeletDependencies, signal: A
       ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
     signal,
     logger: log,
-    now: deps.now ?? Date.now,
+    monotonic: deps.monotonic ?? monotonicNow,
   });
 }

@@ -13,9 +13,12 @@ export interface PodState {
   readonly rejected: Set<string>;
   /** Why containers are waiting after the last sync, per pod (upstream ReasonCache). */
   readonly waitingReasons: Map<string, Map<string, WaitingReason>>;
-  /** When each pod's last sync finished; a cached runtime status newer than this is fresh enough. */
+  /**
+   * When each pod's last sync finished (monotonic ms, the clock of RuntimePodStatus.timestamp); a
+   * cached runtime status newer than this is fresh enough.
+   */
   readonly lastSyncEnd: Map<string, number>;
-  /** When each pod was first synced, until it first ran (-1 after: pod start duration measured). */
+  /** When each pod was first synced (monotonic ms), until it first ran (-1 after: measured). */
   readonly firstSeen: Map<string, number>;
   /**
    * Pods the kubelet itself stopped (eviction, node shutdown): their status is Failed with this

@@ -11,6 +11,7 @@ import {
 import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { findContainerStatus } from '../runtime/runtime-pod.ts';
 import type { AdmitResult } from './admission.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 export interface RunOnceResult {
   pod: string;
@@ -68,9 +69,9 @@ async function runPod(host: RunOnceHost, pod: KubeletPod, signal: AbortSignal): 
 
 /** Polls `check` every 50 ms until it holds or `timeoutMs` passed; false on timeout. */
 async function waitFor(check: () => boolean, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = monotonicNow() + timeoutMs;
   while (!check()) {
-    if (Date.now() > deadline) return false;
+    if (monotonicNow() > deadline) return false;
     await sleep(50, signal);
   }
   return true;

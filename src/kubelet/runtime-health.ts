@@ -19,7 +19,8 @@ export interface RuntimeHealth {
 const CHECK_TIMEOUT_MS = 5_000;
 const REQUIRED = ['RuntimeReady', 'NetworkReady'] as const;
 
-export function createRuntimeHealth(runtime: RuntimeService, now: () => number): RuntimeHealth {
+/** `monotonic`: ms on the monotonic clock, for the age of the last answer. */
+export function createRuntimeHealth(runtime: RuntimeService, monotonic: () => number): RuntimeHealth {
   let last = { ok: false, message: 'container runtime status check may not have completed yet', at: 0 };
   let version = '';
   return {
@@ -37,15 +38,15 @@ export function createRuntimeHealth(runtime: RuntimeService, now: () => number):
         last = {
           ok: bad.length === 0 && missing.length === 0,
           message: [...bad, ...missing.map((m) => `${m} condition missing`)].join(', '),
-          at: now(),
+          at: monotonic(),
         };
       } catch (err) {
-        last = { ok: false, message: `container runtime is down: ${describeError(err)}`, at: now() };
+        last = { ok: false, message: `container runtime is down: ${describeError(err)}`, at: monotonic() };
       }
     },
     state() {
       if (!last.ok) return { ok: false, message: last.message };
-      const age = now() - last.at;
+      const age = monotonic() - last.at;
       if (age > 3 * RUNTIME_STATUS_PERIOD_MS) {
         return {
           ok: false,

@@ -9,6 +9,7 @@ import { sleep } from '../util/abort.ts';
 import { KubeletError } from '../util/errors.ts';
 import type { PodWorkers } from './pod-workers.ts';
 import type { LoopEvent } from './sync-loop.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** upstream killPodNow: wait 1.5 × the grace period, at least 10 s. */
 const MIN_STOP_TIMEOUT_MS = 10_000;
@@ -50,10 +51,10 @@ export function createStopPod(
       throw new KubeletError('Unavailable', 'stop pod', `sync loop queue full; pod ${uid} not stopped`);
     }
     const timeoutMs = Math.max(MIN_STOP_TIMEOUT_MS, gracePeriodSeconds * 1500);
-    const deadline = Date.now() + timeoutMs;
+    const deadline = monotonicNow() + timeoutMs;
     while (workers.phase(uid) !== 'terminated') {
       if (signal.aborted) throw new KubeletError('Canceled', 'stop pod', 'kubelet is stopping');
-      if (Date.now() > deadline) {
+      if (monotonicNow() > deadline) {
         throw new KubeletError(
           'DeadlineExceeded',
           'stop pod',

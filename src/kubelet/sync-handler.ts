@@ -50,7 +50,10 @@ export interface SyncHandlerDeps {
   metrics?: KubeletMetrics;
   nodeIP: string | undefined;
   syncFrequencyMs: number;
+  /** Wall ms: status times, the active deadline (from the API's startTime). */
   now(): number;
+  /** Monotonic ms: the order of status reads and syncs, durations. */
+  monotonic(): number;
   random?: () => number;
 }
 
@@ -75,6 +78,7 @@ export function currentContainers(rs: RuntimePodStatus): ProbeContainer[] {
 export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
   const { runtime, cache, probes, statuses, volumes, state } = deps;
   const now = (): number => deps.now();
+  const monotonic = (): number => deps.monotonic();
   const random = deps.random ?? Math.random;
   const log = deps.logger;
 
@@ -119,7 +123,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
   async function syncPod(pod: KubeletPod, signal: AbortSignal): Promise<SyncOutcome> {
     const uid = pod.metadata.uid;
     const plog = podLog(pod);
-    if (deps.metrics && !state.firstSeen.has(uid)) state.firstSeen.set(uid, now());
+    if (deps.metrics && !state.firstSeen.has(uid)) state.firstSeen.set(uid, monotonic());
     let rs = await runtimeStatusFor(pod, signal);
     probes.addPod(pod);
     probes.updateContainers(uid, currentContainers(rs));
@@ -146,7 +150,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       const message = `MountVolume.SetUp failed: ${describeError(err)}`;
       deps.recorder.event(pod, 'Warning', 'FailedMount', message);
       plog.warn('volumes not ready; containers wait', { err: describeError(err) });
-      state.lastSyncEnd.set(uid, now());
+      state.lastSyncEnd.set(uid, monotonic());
       requeue(jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
       return { terminal: false };
     }
@@ -165,7 +169,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       status = computeStatus(pod, rs);
       statuses.set(uid, status);
     }
-    state.lastSyncEnd.set(uid, now());
+    state.lastSyncEnd.set(uid, monotonic());
     if (result.sandboxError !== undefined) {
       requeue(jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
     } else if (result.retryAfterMs !== undefined) {
@@ -178,7 +182,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
     if (result.started.length > 0) plog.info('pod synced', { started: result.started, phase: status.phase });
     const seen = state.firstSeen.get(uid);
     if (deps.metrics && seen !== undefined && status.phase === 'Running' && seen >= 0) {
-      deps.metrics.observePodStartDuration((now() - seen) / 1000);
+      deps.metrics.observePodStartDuration((monotonic() - seen) / 1000);
       state.firstSeen.set(uid, -1);
     }
     return { terminal: isTerminalPhase(status.phase) };

@@ -51,7 +51,8 @@ export interface SyncLoopDeps {
   mirrors?: { pods: MirrorPods; markDirty(uids: string[]): void };
   recorder: EventRecorder;
   logger: Logger;
-  now(): number;
+  /** Monotonic ms (util/clock): the work queue's due times, the loop's last activity. */
+  monotonic(): number;
 }
 
 /**
@@ -61,7 +62,7 @@ export interface SyncLoopDeps {
 export interface SyncLoop {
   /** Consumes the queue until it is closed. A failing handler is logged; the loop goes on. */
   run(): Promise<void>;
-  /** When the loop last handled an event (for healthz). */
+  /** When the loop last handled an event, monotonic ms (for healthz). */
   lastActivity(): number;
   /** Desired pods that may run: not rejected, not finished, worker not terminated. */
   activePods(): KubeletPod[];
@@ -71,7 +72,7 @@ export interface SyncLoop {
 
 export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
   const { state, workers, statuses, logger: log } = deps;
-  let lastActivity = deps.now();
+  let lastActivity = deps.monotonic();
 
   function activePods(): KubeletPod[] {
     const out: KubeletPod[] = [];
@@ -179,7 +180,7 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
   }
 
   function handleTick(): void {
-    for (const uid of deps.workQueue.takeDue(deps.now())) {
+    for (const uid of deps.workQueue.takeDue(deps.monotonic())) {
       const pod = state.syncable(uid);
       if (pod) workers.update({ type: 'sync', pod });
     }
@@ -234,7 +235,7 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
   return {
     async run() {
       for await (const ev of deps.queue) {
-        lastActivity = deps.now();
+        lastActivity = deps.monotonic();
         try {
           dispatch(ev);
         } catch (err) {

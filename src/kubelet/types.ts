@@ -96,7 +96,10 @@ export interface KubeletDependencies {
   stats?: EvictionStats;
   /** Measures the image filesystem for image GC (tests: a fake); absent: statfs (src/gc/image-fs.ts). */
   imageFsUsage?: ImageFsUsageFn;
+  /** Wall ms since the epoch (timestamps for the API); default Date.now. May step. */
   now?: () => number;
+  /** Monotonic ms (intervals, deadlines, the order of the kubelet's own events); default util/clock's. */
+  monotonic?: () => number;
   random?: () => number;
 }
 

@@ -1,21 +1,23 @@
 /**
  * Pods due for a sync at a given time (upstream queue.WorkQueue). The sync loop's 1 s tick takes the
- * due ones. One entry per UID: re-enqueueing moves its due time.
+ * due ones. One entry per UID: re-enqueueing moves its due time. Due times are on the monotonic
+ * clock (upstream's clock.Now() readings carry one): a wall step neither holds syncs back nor makes
+ * them all due at once.
  */
 export interface WorkQueue {
   enqueue(uid: string, delayMs: number): void;
-  /** Removes and returns every UID due at `nowMs`. */
+  /** Removes and returns every UID due at `nowMs` (monotonic ms). */
   takeDue(nowMs: number): string[];
   remove(uid: string): void;
   /** The earliest due time, if any (for tests). */
   size(): number;
 }
 
-export function createWorkQueue(now: () => number): WorkQueue {
+export function createWorkQueue(monotonic: () => number): WorkQueue {
   const due = new Map<string, number>();
   return {
     enqueue(uid, delayMs) {
-      due.set(uid, now() + delayMs);
+      due.set(uid, monotonic() + delayMs);
     },
     takeDue(nowMs) {
       const out: string[] = [];

@@ -23,6 +23,7 @@ import type {
   NodeStatusInputs,
 } from './status-inputs.ts';
 import type { Node, NodeEventRecorder, NodeObjectReference, Taint } from './types.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 export interface NodeAgentDeps {
   /** Registration (create / get / reconcile the Node). */
@@ -70,7 +71,10 @@ export interface NodeAgentDeps {
   /** Called when heartbeats fail repeatedly (upstream: close the heartbeat client's connections). */
   onRepeatedHeartbeatFailure?: () => void;
   // ---- for tests ----
+  /** Wall ms (status times, renewTime); default Date.now. */
   now?: () => number;
+  /** Monotonic ms (the status report period); default util/clock's. */
+  monotonic?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   random?: () => number;
   machineInfo?: () => Promise<MachineInfo>;
@@ -92,6 +96,7 @@ export interface AgentContext {
   readonly deps: NodeAgentDeps;
   readonly log: Logger;
   readonly now: () => number;
+  readonly monotonic: () => number;
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** `/api/v1/nodes/<name>`. */
   readonly nodePath: string;
@@ -138,6 +143,7 @@ export function createAgentContext(deps: NodeAgentDeps): AgentContext {
     deps,
     log,
     now: deps.now ?? Date.now,
+    monotonic: deps.monotonic ?? monotonicNow,
     sleep: deps.sleep ?? realSleep,
     nodePath: `/api/v1/nodes/${deps.nodeName}`,
     state,

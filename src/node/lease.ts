@@ -24,6 +24,7 @@ export interface LeaseControllerDeps {
   namespace: string;
   leaseDurationSeconds: number;
   renewIntervalMs: number;
+  /** Wall ms, for renewTime. */
   now: () => number;
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   random: () => number;
@@ -45,13 +46,26 @@ export interface LeaseController {
   latest(): Lease | undefined;
 }
 
+/** `nowMs`, or 1 ms after `previous` (a MicroTime) when the wall clock is not past it. */
+function renewTimeAfter(previous: string | undefined, nowMs: number): number {
+  const prev = previous === undefined ? NaN : Date.parse(previous);
+  return Number.isNaN(prev) || nowMs > prev ? nowMs : Math.floor(prev) + 1;
+}
+
 export function createLeaseController(deps: LeaseControllerDeps): LeaseController {
   const log = deps.logger;
   const base = `/apis/coordination.k8s.io/v1/namespaces/${deps.namespace}/leases`;
   const path = `${base}/${deps.holderIdentity}`;
   let latestLease: Lease | undefined;
 
-  /** A fresh lease (base undefined) or a copy of base, with renewTime now (upstream newLease). */
+  /**
+   * A fresh lease (base undefined) or a copy of base, with renewTime now (upstream newLease) — but
+   * always later than the renewTime it replaces. The node lifecycle controller counts a renewal only
+   * when renewTime moves forward (RenewTime.Before), so after the wall clock stepped back a lease
+   * renewed at "now" would look unrenewed and the node would go NotReady for as long as the step
+   * (upstream writes the wall time as is); here it is renewed 1 ms after the last renewTime until
+   * the wall clock has caught up.
+   */
   async function newLease(
     from: Lease | undefined,
     signal: AbortSignal,
@@ -64,7 +78,8 @@ export function createLeaseController(deps: LeaseControllerDeps): LeaseControlle
           metadata: { name: deps.holderIdentity, namespace: deps.namespace },
           spec: { holderIdentity: deps.holderIdentity, leaseDurationSeconds: deps.leaseDurationSeconds },
         };
-    (lease.spec ??= {}).renewTime = formatMicroTime(deps.now());
+    const spec = (lease.spec ??= {});
+    spec.renewTime = formatMicroTime(renewTimeAfter(spec.renewTime, deps.now()));
     if (deps.postProcess) {
       try {
         await deps.postProcess(lease, signal);

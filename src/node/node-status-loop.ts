@@ -26,9 +26,10 @@ export function createStatusLoop(
   ctx: AgentContext,
   register: (signal: AbortSignal) => Promise<void>,
 ): StatusLoop {
-  const { deps, log, nodePath, now, sleep } = ctx;
+  const { deps, log, nodePath, now, monotonic, sleep } = ctx;
   const updateFrequencyMs = deps.nodeStatusUpdateFrequencyMs ?? DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS;
   const reportFrequencyMs = deps.nodeStatusReportFrequencyMs ?? DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS;
+  /** When the status was last written (monotonic ms: a wall step neither skips nor forces a report). */
   let lastStatusReportMs: number | undefined;
   let lastUnschedulable = false;
 
@@ -58,7 +59,7 @@ export function createStatusLoop(
       ctx.record('Normal', reason, `Node ${deps.nodeName} status is now: ${reason}`);
     }
 
-    const due = lastStatusReportMs === undefined || nowMs >= lastStatusReportMs + reportFrequencyMs;
+    const due = lastStatusReportMs === undefined || monotonic() >= lastStatusReportMs + reportFrequencyMs;
     if (!due && !nodeStatusHasChanged(got.status, node.status)) {
       ctx.state.lastNode = got;
       return;
@@ -70,7 +71,7 @@ export function createStatusLoop(
       contentType: 'application/strategic-merge-patch+json',
       signal,
     });
-    lastStatusReportMs = nowMs;
+    lastStatusReportMs = monotonic();
     ctx.state.lastNode = updated;
     // Recorded after the write, so a failed attempt retried does not repeat them.
     ctx.recordAll(events);

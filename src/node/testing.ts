@@ -130,7 +130,15 @@ export class FakeClock {
   sleeps: number[] = [];
   private waiters: { at: number; resolve: () => void }[] = [];
 
-  now = (): number => this.nowMs;
+  /** Wall ms steps by `stepWall`; `nowMs` (monotonic, and the sleeps' clock) only moves forward. */
+  wallOffsetMs = 0;
+
+  now = (): number => this.nowMs + this.wallOffsetMs;
+  monotonic = (): number => this.nowMs;
+  /** The wall clock steps by `ms` (negative: back); monotonic time and sleeps do not move. */
+  stepWall = (ms: number): void => {
+    this.wallOffsetMs += ms;
+  };
 
   sleep = (ms: number, signal: AbortSignal): Promise<void> => {
     this.sleeps.push(ms);
@@ -258,6 +266,7 @@ export function nodeAgentHarness(over: Partial<NodeAgentDeps> = {}) {
     taints: [{ key: 'dedicated', value: 'ci', effect: 'NoSchedule' }],
     inputs,
     now: clock.now,
+    monotonic: clock.monotonic,
     sleep: clock.sleep,
     random: () => 0,
     machineInfo: () => Promise.resolve(sampleMachine()),

@@ -139,7 +139,7 @@ function setup() {
   const runtime = new FakeRuntime();
   let now = 1_000_000;
   // A period far longer than any test: the timer never fires, relists are driven by hand.
-  const pleg = createPleg({ runtime, logger: nullLogger, now: () => now, periodMs: 3_600_000 });
+  const pleg = createPleg({ runtime, logger: nullLogger, monotonic: () => now, periodMs: 3_600_000 });
   running.push(pleg);
   const events: PodLifecycleEvent[] = [];
   /** The cache entry each event saw when it was emitted. */
@@ -358,7 +358,7 @@ describe('PLEG relist', () => {
     const pleg = createPleg({
       runtime,
       logger: nullLogger,
-      now: () => now,
+      monotonic: () => now,
       periodMs: 3_600_000,
       metrics: { relisted: (d, i) => relists.push([d, i]) },
     });

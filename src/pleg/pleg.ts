@@ -3,6 +3,7 @@ import { describeError } from '../util/errors.ts';
 import type { RuntimeManager, RuntimePodSummary } from '../runtime/runtime-manager.ts';
 import type { RuntimeContainerState, RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { PLEG_RELIST_PERIOD_MS, PLEG_RELIST_THRESHOLD_MS } from '../config/defaults.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 export type PodLifecycleEventType =
   'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged';
@@ -86,13 +87,14 @@ export interface PlegDeps {
   runtime: RuntimeManager;
   logger: Logger;
   periodMs?: number;
-  now?: () => number;
+  /** Monotonic ms (relist health and timings); default util/clock's. */
+  monotonic?: () => number;
   /** Optional; absent, nothing is measured. */
   metrics?: PlegMetrics;
 }
 
 export function createPleg(deps: PlegDeps): Pleg {
-  const now = deps.now ?? Date.now;
+  const now = deps.monotonic ?? monotonicNow;
   const periodMs = deps.periodMs ?? PLEG_RELIST_PERIOD_MS;
   const statusCache = new Map<string, RuntimePodStatus>();
   const cache: PodStatusCache = {

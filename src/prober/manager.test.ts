@@ -62,6 +62,7 @@ function harness(
     logger: nullLogger,
     onChange: (uid) => changes.push(uid),
     now: () => clock.now(),
+    monotonic: () => clock.monotonic(),
     random: () => opts.random ?? 0,
     timers: clock.timers,
     metrics: opts.metrics,

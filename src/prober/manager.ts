@@ -16,6 +16,7 @@ import type {
   RestartReason,
 } from './types.ts';
 import { startWorker, type ProbeResult, type Worker } from './worker.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 const PROBE_TYPES: readonly ProbeType[] = ['startup', 'readiness', 'liveness'];
 
@@ -68,12 +69,13 @@ function findContainer(pod: Pod, name: string): Container | undefined {
 
 export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
   const now = deps.now ?? Date.now;
+  const monotonic = deps.monotonic ?? monotonicNow;
   const random = deps.random ?? Math.random;
   const timers = deps.timers ?? {
     setTimeout: (fn: () => void, ms: number): unknown => setTimeout(fn, ms),
     clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout),
   };
-  const managerStartedAt = now();
+  const managerStartedAt = monotonic();
   const pods = new Map<string, PodEntry>();
   /** Loops still winding down after stop(), so the manager's stop() can wait for them. */
   const running = new Set<Promise<void>>();
@@ -202,6 +204,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
         notify(uid);
       },
       now,
+      monotonic,
       random,
       timers,
       managerStartedAt,

@@ -1,8 +1,14 @@
 import type { ProbeTimers } from './types.ts';
 
-/** A manual clock for probe workers: time moves only when a test calls `advance`. */
+/**
+ * A manual clock for probe workers: time moves only when a test calls `advance`; the wall clock
+ * (`now`) can also step on its own (`stepWall`), the monotonic one and the timers never do.
+ */
 export interface FakeClock {
   now(): number;
+  monotonic(): number;
+  /** Steps the wall clock by `ms` (negative: back); monotonic time and timers do not move. */
+  stepWall(ms: number): void;
   timers: ProbeTimers;
   /** Moves time forward, firing due timers in order and letting the work they start settle. */
   advance(ms: number): Promise<void>;
@@ -17,10 +23,15 @@ export async function settle(rounds = 8): Promise<void> {
 
 export function createFakeClock(start = 1_700_000_000_000): FakeClock {
   let t = start;
+  let wallOffset = 0;
   let seq = 0;
   const timers = new Map<number, { due: number; fn: () => void }>();
   return {
-    now: () => t,
+    now: () => t + wallOffset,
+    monotonic: () => t,
+    stepWall(ms) {
+      wallOffset += ms;
+    },
     timers: {
       setTimeout(fn, ms) {
         const id = ++seq;

@@ -104,8 +104,10 @@ export interface ProbeManagerDeps {
   logger: Logger;
   /** A result changed (readiness flipped, liveness/startup failed or succeeded): re-sync the pod. */
   onChange(uid: string): void;
-  /** ms since the epoch; defaults to Date.now. */
+  /** Wall ms since the epoch (compared with containers' startedAt); defaults to Date.now. */
   now?: () => number;
+  /** Monotonic ms (periods, initial delays, spread); defaults to util/clock's. */
+  monotonic?: () => number;
   /** [0, 1); defaults to Math.random. Used for the start-up jitter. */
   random?: () => number;
   /** Defaults to the global setTimeout/clearTimeout. */

@@ -7,6 +7,7 @@ import {
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ProbeContainer, ProbeTimers, ProbeType } from './types.ts';
+import { wallAge } from '../util/clock.ts';
 
 /** A worker's verdict for one container instance. `unknown`: startup not concluded yet. */
 export type ProbeResult = 'success' | 'failure' | 'unknown';
@@ -23,10 +24,16 @@ export interface WorkerHost {
   probe(container: ProbeContainer, signal: AbortSignal): Promise<'success' | 'failure'>;
   /** The stored result for `containerId` changed (not called for the initial value of a new instance). */
   resultChanged(result: ProbeResult, containerId: string): void;
+  /** Wall ms: compared with a container's startedAt, which the runtime stamps with wall time. */
   now(): number;
+  /** Monotonic ms: periods, the initial delay once placed, the start-up spread. */
+  monotonic(): number;
   random(): number;
   timers: ProbeTimers;
-  /** When the manager was created: workers started within one period of it spread out their first probe. */
+  /**
+   * When the manager was created (monotonic ms): workers started within one period of it spread out
+   * their first probe.
+   */
   managerStartedAt: number;
   logger: Logger;
 }
@@ -60,7 +67,13 @@ export function startWorker(type: ProbeType, spec: Probe, restartsAlways: boolea
   const initialDelayMs = Math.max(0, spec.initialDelaySeconds ?? 0) * 1000;
   const abort = new AbortController();
 
-  let current: { containerId: string; result: ProbeResult } | undefined;
+  /**
+   * The instance probed. `startedAt`: its start on the monotonic clock, placed (from the runtime's
+   * wall stamp, through its age) the first time it is seen running, so a wall step neither holds
+   * probes back for the step (upstream does: it compares startedAt with the wall clock) nor skips
+   * the initial delay.
+   */
+  let current: { containerId: string; result: ProbeResult; startedAt?: number } | undefined;
   let onHold = false;
   let lastResult: 'success' | 'failure' | undefined;
   let resultRun = 0;
@@ -128,7 +141,8 @@ export function startWorker(type: ProbeType, spec: Probe, restartsAlways: boolea
     }
 
     // initialDelaySeconds counts whole seconds since the instance started (as upstream truncates).
-    if (Math.trunc((host.now() - c.startedAt) / 1000) * 1000 < initialDelayMs) return true;
+    current.startedAt ??= host.monotonic() - wallAge(c.startedAt, host.now());
+    if (Math.trunc((host.monotonic() - current.startedAt) / 1000) * 1000 < initialDelayMs) return true;
 
     // Startup gates the others: it probes until the container started, they only after.
     if (host.isStarted() ? type === 'startup' : type !== 'startup') return true;
@@ -169,9 +183,9 @@ export function startWorker(type: ProbeType, spec: Probe, restartsAlways: boolea
     // Let the manager register this worker before its first round looks at the manager's state.
     await Promise.resolve();
     // Right after a kubelet (re)start every worker starts at once: spread their first probes over a period.
-    if (periodMs > host.now() - host.managerStartedAt) await wait(host.random() * periodMs, false);
+    if (periodMs > host.monotonic() - host.managerStartedAt) await wait(host.random() * periodMs, false);
     while (!stopped) {
-      const began = host.now();
+      const began = host.monotonic();
       // A trigger asks for one round starting after it: this one.
       pendingTrigger = false;
       let keepGoing = true;
@@ -186,7 +200,7 @@ export function startWorker(type: ProbeType, spec: Probe, restartsAlways: boolea
         host.logger.debug('probe worker finished');
         break;
       }
-      await wait(Math.max(0, periodMs - (host.now() - began)), true);
+      await wait(Math.max(0, periodMs - (host.monotonic() - began)), true);
     }
   }
 

@@ -9,16 +9,24 @@ import { createPodKiller, type KillContainerRequest } from './pod-killer.ts';
 import { createPodStatusReader } from './pod-status-reader.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
 import { containerOf, fakeRuntimeDeps, makePod } from './testing.ts';
+import type { Clock } from '../util/clock.ts';
 
 /**
  * The start path alone on the fake CRI: the real image manager, container setup, hook runner and
  * kill path; the sandbox is made directly with RunPodSandbox.
  */
-async function setup(t: TestContext) {
+async function setup(t: TestContext, clock?: Clock) {
   const f = await fakeRuntimeDeps(t);
-  const now = () => Date.now();
+  const now = clock?.now ?? (() => Date.now());
+  const monotonic = clock?.monotonic ?? (() => Date.now());
   const { hooks } = f.deps;
-  const killer = createPodKiller({ runtime: f.cri, recorder: f.recorder, logger: f.logger, hooks, now });
+  const killer = createPodKiller({
+    runtime: f.cri,
+    recorder: f.recorder,
+    logger: f.logger,
+    hooks,
+    monotonic,
+  });
   const kills: KillContainerRequest[] = [];
   let imageUser: ImageUser | undefined;
   /** The containers as the volume manager was asked to mount them. */
@@ -43,6 +51,7 @@ async function setup(t: TestContext) {
       return killer.killContainer(req);
     },
     now,
+    monotonic,
   });
   const reader = createPodStatusReader({ runtime: f.cri, now });
   return {
@@ -289,5 +298,59 @@ describe('container start path on the fake CRI', () => {
     s.advance(9_000);
     assert.ok((await startIn('app')).ok, 'started at the end of the window');
     assert.equal(s.cri.latestContainer('app')?.config.metadata.attempt, 2);
+  });
+});
+
+describe('crash-loop back-off while the wall clock steps', () => {
+  /**
+   * A container that crashed twice (the second crash 1 s ago): the wall clock is node:test's mocked
+   * Date (the fake CRI stamps the finish with it), monotonic time a counter both move with `advance`.
+   */
+  async function crashedTwice(t: TestContext, stepBeforeFirstLook = 0) {
+    let mono = 1_000_000;
+    const s = await setup(t, { now: () => Date.now(), monotonic: () => mono });
+    const advance = (ms: number) => {
+      s.advance(ms);
+      mono += ms;
+    };
+    const stepWall = (ms: number) => t.mock.timers.setTime(Date.now() + ms);
+    const startIn = await s.sandbox(makePod('web', ['app']));
+    const crash = () => s.cri.exitContainer(s.cri.latestContainer('app')!.status.id, 1);
+    assert.ok((await startIn('app')).ok);
+    crash();
+    advance(1_000);
+    assert.ok((await startIn('app')).ok, 'the first crash restarts at once');
+    crash();
+    stepWall(stepBeforeFirstLook);
+    advance(1_000);
+    return { s, startIn, advance, stepWall };
+  }
+
+  /** The time left in the crash-loop window (fails the test if the answer is anything else). */
+  function retryAfter(step: StartStep<string>): number {
+    const f = failureOf(step);
+    if (f.reason !== 'CrashLoopBackOff') assert.fail(`expected CrashLoopBackOff, got ${f.reason}`);
+    return f.retryAfterMs;
+  }
+
+  for (const stepMs of [-3_600_000, 7_200_000]) {
+    it(`ends the window 10 s after the crash when the wall clock steps ${stepMs / 3_600_000} h inside it`, async (t) => {
+      const { startIn, advance, stepWall } = await crashedTwice(t);
+      assert.equal(retryAfter(await startIn('app')), 9_000);
+      stepWall(stepMs);
+      assert.equal(retryAfter(await startIn('app')), 9_000, 'the step moved nothing');
+      advance(8_999);
+      assert.equal(failureOf(await startIn('app')).reason, 'CrashLoopBackOff');
+      advance(1);
+      assert.ok((await startIn('app')).ok, 'started 10 s after the crash');
+    });
+  }
+
+  it('counts a crash stamped after the wall clock stepped back as just now: at most one window late', async (t) => {
+    const { startIn, advance } = await crashedTwice(t, -3_600_000);
+    const left = retryAfter(await startIn('app'));
+    assert.ok(left <= 10_000, `retry after ${left} ms`);
+    advance(10_000);
+    assert.ok((await startIn('app')).ok);
   });
 });

@@ -63,7 +63,10 @@ export interface ContainerStarterDeps {
   setup: ContainerSetup;
   /** Kills a container whose postStart hook failed. */
   killContainer: (req: KillContainerRequest) => Promise<void>;
+  /** Wall ms (the runtime stamps a container's finish with wall time). */
   now: () => number;
+  /** Monotonic ms: the back-off table's clock. */
+  monotonic: () => number;
 }
 
 /** Upstream getStableKey: the crash-loop back-off key of one container spec of one pod. */
@@ -74,7 +77,8 @@ export function backoffKey(pod: KubeletPod, container: Container, hash: string):
 const OK: StartStep<void> = { ok: true, value: undefined };
 
 export function createContainerStarter(deps: ContainerStarterDeps): ContainerStarter {
-  const { runtime, now } = deps;
+  const { runtime } = deps;
+  const clock = { now: deps.now, monotonic: deps.monotonic };
 
   /**
    * A step's error, as an event on the pod and the container's failure. A step cut short because
@@ -92,7 +96,11 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
     return { ok: false, failure: { reason, message } } as const;
   }
 
-  /** Upstream doBackOff, measured from when the last run finished. */
+  /**
+   * Upstream doBackOff, measured from when the last run finished. Upstream compares that wall stamp
+   * with the wall clock, so a backward step holds the container back for as long as the step; here
+   * the finish is pinned on the monotonic clock when first seen, and only real time ends the window.
+   */
   function crashLoopBackOff(
     pod: KubeletPod,
     container: Container,
@@ -100,15 +108,16 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
   ): StartStep<void> {
     if (previous?.state !== 'exited') return OK;
     const key = backoffKey(pod, container, previous.hash);
-    const t = now();
-    if (!deps.backoff.isInBackoffSince(key, previous.finishedAt, t)) {
-      deps.backoff.next(key, previous.finishedAt, t);
+    const t = clock.monotonic();
+    const finished = deps.backoff.eventTime(key, previous.finishedAt, clock);
+    if (!deps.backoff.isInBackoffSince(key, finished, t)) {
+      deps.backoff.next(key, finished, t);
       return OK;
     }
     const delay = deps.backoff.get(key);
     deps.recorder.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${container.name}`);
     const message = `back-off ${formatSeconds(delay)} restarting failed container=${container.name} pod=${podFullName(pod)}`;
-    const retryAfterMs = Math.max(0, previous.finishedAt + delay - t);
+    const retryAfterMs = Math.max(0, finished + delay - t);
     return { ok: false, failure: { reason: 'CrashLoopBackOff', message, retryAfterMs } };
   }
 

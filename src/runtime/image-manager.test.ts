@@ -165,3 +165,24 @@ void describe('pull back-off', () => {
     assert.match(err.message, /no result within 5 ms/);
   });
 });
+
+void describe('pull back-off while the wall clock steps', () => {
+  for (const stepMs of [-3_600_000, 7_200_000]) {
+    void it(`ends the window 10 s after the failure, as without a step, when the wall clock steps ${stepMs / 3_600_000} h`, async (t) => {
+      t.mock.timers.enable({ apis: ['Date'], now: Date.UTC(2026, 10, 24, 12) });
+      const s = imageManagerSetup(); // monotonic time: s.advance
+      s.images.answer(() => {
+        throw new KubeletError('NotFound', 'CRI PullImage', 'not found');
+      });
+      const ensure = () =>
+        s.manager.ensureImage(imagePod('p', []), imageContainer('reg.io/app:1'), SANDBOX_CONFIG);
+      assert.equal(await imageErrorReason(ensure()), 'ErrImagePull');
+      t.mock.timers.setTime(Date.now() + stepMs);
+      s.advance(9_999);
+      assert.equal(await imageErrorReason(ensure()), 'ImagePullBackOff');
+      s.advance(1);
+      assert.equal(await imageErrorReason(ensure()), 'ErrImagePull', 'pulled again after 10 s');
+      assert.equal(s.images.pulls.length, 2);
+    });
+  }
+});

@@ -15,6 +15,7 @@ import { nullLogger, type Logger } from '../util/logger.ts';
 import { createImageCredentials, type ImageCredentialsDeps } from './image-credentials.ts';
 import { createImagePuller, type ImagePullerDeps } from './image-puller.ts';
 import { defaultPullPolicyFor, parseImageReference, type ImageReference } from './image-reference.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** Why a container could not get its image; these strings become the waiting reason in pod status. */
 export type ImageErrorReason =
@@ -52,7 +53,8 @@ export interface ImageManager {
 export interface ImageManagerDeps extends ImagePullerDeps, ImageCredentialsDeps {
   recorder: EventRecorder;
   logger?: Logger;
-  now?: () => number;
+  /** Monotonic ms (util/clock): the pull back-off and pull durations. */
+  monotonic?: () => number;
   backoff?: Backoff;
 }
 
@@ -69,7 +71,7 @@ export function shouldPullImage(policy: PullPolicy, present: boolean): boolean {
 }
 
 export function createImageManager(deps: ImageManagerDeps): ImageManager {
-  const now = deps.now ?? Date.now;
+  const now = deps.monotonic ?? monotonicNow;
   const log = deps.logger ?? nullLogger;
   const backoff = deps.backoff ?? createBackoff(IMAGE_BACKOFF_INITIAL_MS, IMAGE_BACKOFF_MAX_MS);
   const puller = createImagePuller(deps);

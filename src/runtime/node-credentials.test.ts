@@ -175,7 +175,7 @@ void describe('node credentials keyring', () => {
 
   void it('caches the file for the cache period, then reads it again', async () => {
     let now = 1_000;
-    const creds = createNodeCredentials({ ...loc, cacheMs: 10_000, now: () => now });
+    const creds = createNodeCredentials({ ...loc, cacheMs: 10_000, monotonic: () => now });
     assert.equal((await creds.keyring()).size(), 0);
     await configJSON(loc.rootDir, { 'quay.io': auth('late') });
     now += 9_999;
@@ -199,7 +199,7 @@ void describe('node credentials keyring', () => {
     const logger = recordingLogger();
     await put(path.join(loc.rootDir, 'config.json'), '{broken');
     const good = await configJSON(loc.cwd, { 'quay.io': auth('x') });
-    const creds = createNodeCredentials({ ...loc, cacheMs: 1, now: () => now, logger });
+    const creds = createNodeCredentials({ ...loc, cacheMs: 1, monotonic: () => now, logger });
     for (let i = 0; i < 3; i++) {
       await creds.keyring();
       now += 10;

@@ -25,6 +25,7 @@ import {
   type Keyring,
   type RegistryCredential,
 } from './pull-secrets.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 export const DOCKER_CONFIG_JSON_FILE = 'config.json';
 export const DOCKERCFG_FILE = '.dockercfg';
@@ -98,7 +99,8 @@ export async function readNodeDockerConfig(paths: DockerConfigSearchPaths): Prom
 export interface NodeCredentialsOptions extends DockerConfigLocations {
   /** How long a read is reused; default NODE_DOCKER_CONFIG_CACHE_MS. */
   cacheMs?: number;
-  now?: () => number;
+  /** Monotonic ms for the cache period; default util/clock's. */
+  monotonic?: () => number;
   logger?: Logger;
 }
 
@@ -117,7 +119,7 @@ export interface NodeCredentials {
 export function createNodeCredentials(opts: NodeCredentialsOptions): NodeCredentials {
   const paths = dockerConfigSearchPaths(opts);
   const cacheMs = opts.cacheMs ?? NODE_DOCKER_CONFIG_CACHE_MS;
-  const now = opts.now ?? Date.now;
+  const now = opts.monotonic ?? monotonicNow;
   const log = opts.logger ?? nullLogger;
   let cached: { at: number; keyring: Keyring } | undefined;
   let reading: Promise<Keyring> | undefined;

@@ -12,12 +12,14 @@ import { fakeRuntimeDeps, makePod, START, stateOf } from './testing.ts';
 async function setup(t: TestContext) {
   const f = await fakeRuntimeDeps(t);
   const removed: string[] = [];
+  /** How far the wall clock (the mocked Date) was stepped: monotonic time is Date minus this. */
+  let wallSteps = 0;
   const killer = createPodKiller({
     runtime: f.cri,
     recorder: f.recorder,
     logger: f.logger,
     hooks: f.deps.hooks,
-    now: () => Date.now(),
+    monotonic: () => Date.now() - wallSteps,
     onContainerRemoved: (id) => removed.push(id),
   });
   const manager = createRuntimeManager(f.deps);
@@ -28,6 +30,11 @@ async function setup(t: TestContext) {
     killer,
     removed,
     status,
+    /** Steps the wall clock (the mocked Date) by `ms`; the killer's monotonic clock does not move. */
+    stepWall(ms: number) {
+      wallSteps += ms;
+      t.mock.timers.setTime(Date.now() + ms);
+    },
     /** Syncs the pod once and answers its status afterwards. */
     async run(pod: KubeletPod): Promise<RuntimePodStatus> {
       await manager.syncPod(pod, await status(pod));
@@ -209,4 +216,23 @@ describe('pod kill path on the fake CRI', () => {
     );
     assert.deepEqual(s.removed, []);
   });
+});
+
+describe('pod killer while the wall clock steps', () => {
+  for (const stepMs of [-3_600_000, 7_200_000]) {
+    it(`takes the preStop hook's real duration out of the grace period across a ${stepMs / 3_600_000} h step`, async (t) => {
+      const s = await setup(t);
+      const pod = makePod('web', ['app'], { grace: 30 });
+      pod.spec.containers[0]!.lifecycle = { preStop: { exec: { command: ['/bin/drain'] } } };
+      const st = await s.run(pod);
+      s.cri.setLatency('execSync', 3_000);
+      s.steps();
+      const kill = s.killer.killPod(pod, st);
+      await flush();
+      s.stepWall(stepMs);
+      t.mock.timers.tick(3_000);
+      await kill;
+      assert.deepEqual(s.steps(), ['stopContainer app:0 grace=27', 'stopPodSandbox sandbox:0']);
+    });
+  }
 });

@@ -67,7 +67,8 @@ export interface PodKillerDeps {
   recorder: EventRecorder;
   logger: Logger;
   hooks: HookRunner;
-  now: () => number;
+  /** Monotonic ms: how long the preStop hook took out of the grace period. */
+  monotonic: () => number;
   /** Told about every container removed, so what is remembered about it can go. */
   onContainerRemoved?: (id: string) => void;
 }
@@ -89,7 +90,7 @@ export function gracePeriodFor(
 }
 
 export function createPodKiller(deps: PodKillerDeps): PodKiller {
-  const { runtime, hooks, now } = deps;
+  const { runtime, hooks, monotonic: now } = deps;
   /** Containers whose preStop hook already ran: a repeated kill (shorter grace) does not run it again. */
   const preStopRan = new Set<string>();
 

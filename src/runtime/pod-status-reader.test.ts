@@ -9,7 +9,11 @@ import { fakeRuntimeDeps, makePod, START } from './testing.ts';
 /** A status reader on the fake CRI; pods are brought up by a runtime manager on the same fakes. */
 async function setup(t: TestContext) {
   const f = await fakeRuntimeDeps(t);
-  const reader = createPodStatusReader({ runtime: f.cri, now: () => Date.now() });
+  const reader = createPodStatusReader({
+    runtime: f.cri,
+    now: () => Date.now(),
+    monotonic: () => Date.now(),
+  });
   const manager = createRuntimeManager(f.deps);
   const status = (pod: KubeletPod) =>
     reader.getPodStatus(pod.metadata.uid ?? '', pod.metadata.name ?? '', pod.metadata.namespace ?? '');
@@ -108,6 +112,62 @@ describe('pod status reader on the fake CRI', () => {
         .map((c) => c.method)
         .sort(),
       ['listContainers', 'listPodSandbox'],
+    );
+  });
+});
+
+describe('pod status reader while the wall clock steps', () => {
+  /** A pod running on the fake CRI, then the wall clock steps back an hour and its container crashes. */
+  async function crashAfterBackwardStep(t: TestContext) {
+    const f = await fakeRuntimeDeps(t);
+    let mono = 50_000;
+    const manager = createRuntimeManager({ ...f.deps, monotonic: () => mono });
+    const reader = createPodStatusReader({ runtime: f.cri, now: () => Date.now(), monotonic: () => mono });
+    const read = (pod: KubeletPod) =>
+      reader.getPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace);
+    const pod = makePod('web', ['app']);
+    await manager.syncPod(pod, await read(pod));
+    const before = await read(pod);
+    t.mock.timers.setTime(START - 3_600_000);
+    mono += 1_000;
+    f.cri.exitContainer(f.cri.latestContainer('app')!.status.id, 1);
+    await manager.syncPod(pod, await read(pod)); // the first crash restarts at once
+    return { before, after: await read(pod) };
+  }
+
+  it('stamps reads on the monotonic clock: a read after a backward wall step is the newer one', async (t) => {
+    const { before, after } = await crashAfterBackwardStep(t);
+    assert.ok(after.timestamp > before.timestamp, `${after.timestamp} > ${before.timestamp}`);
+  });
+});
+
+describe('pod status reader: order of instances', () => {
+  it('lists a container restarted after a backward wall step before the one it replaced (by attempt)', async (t) => {
+    const f = await fakeRuntimeDeps(t);
+    const reader = createPodStatusReader({
+      runtime: f.cri,
+      now: () => Date.now(),
+      monotonic: () => Date.now(),
+    });
+    const manager = createRuntimeManager(f.deps);
+    const read = (pod: KubeletPod) =>
+      reader.getPodStatus(pod.metadata.uid, pod.metadata.name, pod.metadata.namespace);
+    const pod = makePod('web', ['app']);
+    await manager.syncPod(pod, await read(pod));
+    t.mock.timers.setTime(START - 3_600_000);
+    f.cri.exitContainer(f.cri.latestContainer('app')!.status.id, 1);
+    await manager.syncPod(pod, await read(pod));
+    const after = await read(pod);
+    assert.deepEqual(
+      after.containers.map((c) => [c.state, c.restartCount]),
+      [
+        ['running', 1],
+        ['exited', 0],
+      ],
+    );
+    assert.ok(
+      after.containers[0]!.createdAt < after.containers[1]!.createdAt,
+      'created "earlier" by the wall',
     );
   });
 });

@@ -25,6 +25,7 @@ import type {
   RuntimeSandboxStatus,
 } from './runtime-pod.ts';
 import { exitedContainerMessage } from './termination-message.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** One pod as seen by a cheap relist: sandboxes and containers with their states. */
 export interface RuntimePodSummary {
@@ -52,7 +53,10 @@ export interface PodStatusReader {
 
 export interface PodStatusReaderDeps {
   runtime: RuntimeService;
+  /** Wall ms, compared with the runtime's own stamps (a container's finishedAt). */
   now: () => number;
+  /** Monotonic ms for the statuses' `timestamp`; default util/clock's. */
+  monotonic?: () => number;
 }
 
 /** How many exited containers' messages are remembered (an exited container's message never changes). */
@@ -127,8 +131,22 @@ function present<T>(items: (T | undefined)[]): T[] {
   return items.filter((x): x is T => x !== undefined);
 }
 
+/**
+ * Newest first: by attempt (the kubelet gives each new sandbox, and each restart of a container, the
+ * previous attempt + 1), then by creation time. Upstream sorts by creation time only, a wall stamp: a
+ * container restarted after the clock stepped back would sort behind the one it replaced, and the
+ * kubelet would take the old, exited instance for the current one.
+ */
+function newestFirst(
+  a: { attempt: number; createdAt: number },
+  b: { attempt: number; createdAt: number },
+): number {
+  return b.attempt - a.attempt || b.createdAt - a.createdAt;
+}
+
 export function createPodStatusReader(deps: PodStatusReaderDeps): PodStatusReader {
   const { runtime, now } = deps;
+  const monotonic = deps.monotonic ?? monotonicNow;
   /** Termination messages of exited containers by container ID (upstream re-reads them every time). */
   const messages = new Map<string, string>();
 
@@ -181,15 +199,15 @@ export function createPodStatusReader(deps: PodStatusReaderDeps): PodStatusReade
         }),
       ),
     );
-    sandboxStatuses.sort((a, b) => b.createdAt - a.createdAt);
-    containerStatuses.sort((a, b) => b.createdAt - a.createdAt);
+    sandboxStatuses.sort(newestFirst);
+    containerStatuses.sort(newestFirst);
     return {
       uid,
       name,
       namespace,
       sandboxes: sandboxStatuses,
       containers: containerStatuses,
-      timestamp: now(),
+      timestamp: monotonic(),
     };
   }
 

@@ -15,6 +15,7 @@ import { createPodKiller, type PodKiller } from './pod-killer.ts';
 import { createPodStatusReader, type RuntimePodSummary } from './pod-status-reader.ts';
 import type { RuntimePodStatus } from './runtime-pod.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 export type { RuntimePodSummary } from './pod-status-reader.ts';
 export { backoffKey } from './container-starter.ts';
@@ -70,7 +71,10 @@ export interface RuntimeManagerDeps extends ContainerSetupDeps {
   podCgroupParent?: (pod: KubeletPod) => string;
   /** Runs postStart/preStop handlers. Default: exec through `runtime.execSync`, HTTP from this host. */
   hooks?: HookRunner;
+  /** Wall ms (compared with the runtime's stamps); default Date.now. */
   now?: () => number;
+  /** Monotonic ms (intervals, the order of status reads); default util/clock's. */
+  monotonic?: () => number;
 }
 
 /**
@@ -90,13 +94,14 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
   if (deps.rootDir === undefined) {
     deps.logger.warn('no root dir given: containers get no termination-message file');
   }
-  const reader = createPodStatusReader({ runtime, now });
+  const monotonic = deps.monotonic ?? monotonicNow;
+  const reader = createPodStatusReader({ runtime, now, monotonic });
   const killer = createPodKiller({
     runtime,
     recorder: deps.recorder,
     logger: deps.logger,
     hooks,
-    now,
+    monotonic,
     onContainerRemoved: (id) => reader.forgetContainer(id),
   });
   const startContainer = createContainerStarter({
@@ -109,6 +114,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     setup: createContainerSetup(deps),
     killContainer: (req) => killer.killContainer(req),
     now,
+    monotonic,
   });
 
   function sandboxConfigFor(pod: KubeletPod, actions: PodActions): PodSandboxConfig {

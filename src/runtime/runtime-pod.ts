@@ -3,6 +3,7 @@
  * every container the runtime holds for one pod UID, newest first, with the kubelet's bookkeeping
  * (hash, restart count) decoded from the CRI labels and annotations it wrote at creation.
  */
+import { monotonicNow } from '../util/clock.ts';
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
 export interface RuntimeContainerStatus {
@@ -48,12 +49,12 @@ export interface RuntimePodStatus {
   sandboxes: RuntimeSandboxStatus[];
   /** Newest first. */
   containers: RuntimeContainerStatus[];
-  /** When this status was read (ms). */
+  /** When this status was read: monotonic ms (util/clock), for ordering reads only. */
   timestamp: number;
 }
 
 export function emptyRuntimePodStatus(uid: string, name: string, namespace: string): RuntimePodStatus {
-  return { uid, name, namespace, sandboxes: [], containers: [], timestamp: Date.now() };
+  return { uid, name, namespace, sandboxes: [], containers: [], timestamp: monotonicNow() };
 }
 
 /** The newest status of the named container, if the runtime has one. */

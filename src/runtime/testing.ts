@@ -107,7 +107,8 @@ export function criSteps(cri: FakeRuntimeService): () => string[] {
  * The fake CRI (runtime and images) with the real image manager, back-off and hook runner (exec
  * through the fake's ExecSync), a memory recorder,
  * a recording logger and a temporary root dir, as `RuntimeManagerDeps`. Time is node:test's mock
- * clock (Date and setTimeout) from START, shared by everything.
+ * clock (Date and setTimeout) from START, shared by everything: the wall and the monotonic clock
+ * both read the mocked Date (a test that steps one of them passes its own).
  */
 export async function fakeRuntimeDeps(t: TestContext) {
   const dir = await mkdtemp(join(tmpdir(), 'tskubelet-runtime-'));
@@ -127,6 +128,7 @@ export async function fakeRuntimeDeps(t: TestContext) {
     images: createImageManager({
       images,
       recorder,
+      monotonic: () => Date.now(),
       rateLimiter: { acquire: () => Promise.resolve(), waiting: () => 0 },
     }),
     recorder,
@@ -137,6 +139,8 @@ export async function fakeRuntimeDeps(t: TestContext) {
     hostDNS: () => ({ servers: ['192.0.2.53'], searches: [], options: [] }),
     mountsFor: () => Promise.resolve([]),
     hooks,
+    now: () => Date.now(),
+    monotonic: () => Date.now(),
   };
   return {
     dir,
@@ -352,7 +356,7 @@ export function imageManagerSetup(overrides: Partial<ImageManagerDeps> = {}) {
   const manager = createImageManager({
     images: images.svc,
     recorder,
-    now: () => nowMs,
+    monotonic: () => nowMs,
     rateLimiter: unlimited,
     ...overrides,
   });

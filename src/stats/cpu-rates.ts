@@ -33,7 +33,13 @@ export function createCpuRates(): CpuRates {
         return undefined;
       }
       prev.seenAt = seenAt;
-      if (timeNs <= prev.timeNs) return prev.rate;
+      if (timeNs === prev.timeNs) return prev.rate;
+      if (timeNs < prev.timeNs) {
+        // Stamped before the last sample: the wall clock stepped back. A new baseline, or the rate
+        // would stay frozen until the clock caught up.
+        entries.set(key, { timeNs, usageNs, rate: prev.rate, seenAt });
+        return prev.rate;
+      }
       const rate = Math.round(((usageNs - prev.usageNs) / (timeNs - prev.timeNs)) * 1e9);
       entries.set(key, { timeNs, usageNs, rate, seenAt });
       return rate;

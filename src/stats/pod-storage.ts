@@ -11,6 +11,7 @@ import { describeError } from '../util/errors.ts';
 import { diskUsage, type DiskUsage, type FsCapacity } from './fs-usage.ts';
 import type { PodEntry } from './pod-stats.ts';
 import type { FsStats, VolumeStats } from './types.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 export interface StorageContext {
   rootDir: string;
@@ -30,11 +31,16 @@ export interface StorageContext {
  * a few at a time. Entries for volumes not asked for by a computation are dropped at its sweep.
  */
 export interface VolumeUsageCache {
+  /** `now`: wall ms, the measurement's reported time; the period is kept on the monotonic clock. */
   get(dir: string, now: number): Promise<{ usage: DiskUsage; time: number }>;
   sweep(keep: ReadonlySet<string>): void;
 }
 
-export function createVolumeUsageCache(periodMs: number, maxConcurrentWalks = 2): VolumeUsageCache {
+export function createVolumeUsageCache(
+  periodMs: number,
+  maxConcurrentWalks = 2,
+  monotonic: () => number = monotonicNow,
+): VolumeUsageCache {
   const entries = new Map<string, { at: number; result: Promise<{ usage: DiskUsage; time: number }> }>();
   let active = 0;
   const queue: (() => void)[] = [];
@@ -51,9 +57,10 @@ export function createVolumeUsageCache(periodMs: number, maxConcurrentWalks = 2)
   return {
     get(dir, now) {
       const e = entries.get(dir);
-      if (e && now - e.at < periodMs) return e.result;
+      const at = monotonic();
+      if (e && at - e.at < periodMs) return e.result;
       const result = limited(() => diskUsage(dir)).then((usage) => ({ usage, time: now }));
-      entries.set(dir, { at: now, result });
+      entries.set(dir, { at, result });
       result.catch(() => entries.delete(dir));
       return result;
     },

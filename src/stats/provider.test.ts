@@ -70,6 +70,7 @@ async function bed(
     nodeName: 'node-1',
     pods: () => opts.pods ?? [],
     now: () => clock.t,
+    monotonic: () => clock.t,
     procRoot: path.join(root, 'proc'),
     cgroupRoot: path.join(root, 'sys'),
     criTimeoutMs: 4_000,
@@ -264,6 +265,18 @@ describe('stats provider summary', () => {
     await b.provider.summary();
     assert.equal(count(b.cri, 'listPodSandbox'), 2);
     for (const c of b.cri.calls) assert.equal(c.opts?.timeoutMs, 4_000, `${c.method} has a deadline`);
+  });
+
+  it('recomputes after its 1 s cache life across a 1 h backward wall step (the life is monotonic)', async () => {
+    const wall = { t: T0 };
+    const b = await bed({ options: { now: () => wall.t } });
+    addPod(b.cri, 'u1', T0, 1e9);
+    await b.provider.summary();
+    wall.t -= 3_600_000;
+    b.clock.t += 1_001;
+    wall.t += 1_001;
+    await b.provider.summary();
+    assert.equal(count(b.cri, 'listPodSandbox'), 2);
   });
 
   it('rejects when the runtime cannot list, and tries again at the next call', async () => {

@@ -34,6 +34,7 @@ import {
   type NodeStats,
   type Summary,
 } from './types.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** How long a computed summary answers later callers (several scrapers share one computation). */
 const DEFAULT_CACHE_TTL_MS = 1_000;
@@ -53,8 +54,10 @@ export interface StatsProviderOptions {
   nodeName: string;
   /** The kubelet's pods (volume names and kinds come from their specs). */
   pods: () => readonly KubeletPod[];
-  /** ms since the epoch; defaults to Date.now. */
+  /** Wall ms since the epoch (the stats' times); defaults to Date.now. */
   now?: () => number;
+  /** Monotonic ms (the summary cache, retry and re-read periods); defaults to util/clock's. */
+  monotonic?: () => number;
   /** Defaults to /proc. */
   procRoot?: string;
   /** Where cgroup filesystems are mounted; defaults to /sys/fs/cgroup. */
@@ -109,6 +112,7 @@ interface CacheEntry {
 
 export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
   const now = opts.now ?? Date.now;
+  const monotonic = opts.monotonic ?? monotonicNow;
   const log = opts.logger ?? nullLogger;
   const procRoot = opts.procRoot ?? '/proc';
   const ttl = opts.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
@@ -116,7 +120,11 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
   const podsCgroup = opts.podsCgroup ?? '/kubepods';
   const startedAt = now();
   const rates = createCpuRates();
-  const volumeUsage = createVolumeUsageCache(opts.volumeStatsPeriodMs ?? DEFAULT_VOLUME_STATS_PERIOD_MS);
+  const volumeUsage = createVolumeUsageCache(
+    opts.volumeStatsPeriodMs ?? DEFAULT_VOLUME_STATS_PERIOD_MS,
+    undefined,
+    monotonic,
+  );
   const cache: { full?: CacheEntry; cpu?: CacheEntry } = {};
   let cgroupsP: Promise<CgroupReader | undefined> | undefined;
   let kubeletCgroupP: Promise<string | undefined> | undefined;
@@ -130,7 +138,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
     sandboxStats?: Map<string, PodSandboxStats>;
     containerStats: CriContainerStats[];
   }> {
-    if (now() >= sandboxStatsSkipUntil) {
+    if (monotonic() >= sandboxStatsSkipUntil) {
       try {
         const list = await opts.runtime.listPodSandboxStats({}, cri);
         return {
@@ -140,7 +148,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
       } catch (err) {
         // e.g. containerd 1.6 refuses the whole list when one sandbox has no cgroup parent.
         const unimplemented = hasCode(err, 'Unimplemented');
-        sandboxStatsSkipUntil = unimplemented ? Infinity : now() + SANDBOX_STATS_RETRY_MS;
+        sandboxStatsSkipUntil = unimplemented ? Infinity : monotonic() + SANDBOX_STATS_RETRY_MS;
         log.info('pod sandbox stats unavailable; using container stats and pod cgroups', {
           err: describeError(err),
           retryInMs: unimplemented ? undefined : SANDBOX_STATS_RETRY_MS,
@@ -271,7 +279,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
   function cached(full: boolean): Promise<Computed> {
     const key = full ? 'full' : 'cpu';
     const fresh = (e: CacheEntry | undefined): e is CacheEntry =>
-      !!e && (e.done === undefined || now() - e.done < ttl);
+      !!e && (e.done === undefined || monotonic() - e.done < ttl);
     // A full summary (in flight or fresh) also answers a CPU-and-memory request.
     if (!full && fresh(cache.full)) return cache.full.result.then(stripToCpuAndMemory);
     const hit = cache[key];
@@ -279,7 +287,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
     const entry: CacheEntry = { done: undefined, result: compute(full) };
     cache[key] = entry;
     entry.result.then(
-      () => (entry.done = now()),
+      () => (entry.done = monotonic()),
       () => {
         if (cache[key] === entry) delete cache[key];
       },
@@ -311,8 +319,8 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
     },
     async cadvisorMetricsText() {
       const c = await cached(true);
-      if (!mounts || now() - mounts.at > 60_000) {
-        mounts = { at: now(), list: readMountinfo(procRoot).catch(() => []) };
+      if (!mounts || monotonic() - mounts.at > 60_000) {
+        mounts = { at: monotonic(), list: readMountinfo(procRoot).catch(() => []) };
       }
       const list = await mounts.list;
       return {

@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Backoff } from './backoff.ts';
+import { systemClock, wallAge, type Clock } from './clock.ts';
 import type { Logger } from './logger.ts';
 import { describeError } from './errors.ts';
 
@@ -8,6 +9,10 @@ import { describeError } from './errors.ts';
  * Keeps a Backoff table across kubelet restarts in one JSON file, so a crash-looping container
  * does not start over from the initial delay when the kubelet restarts. Writes are atomic (temp
  * file + rename) and skipped when nothing changed; an unreadable file is logged and ignored.
+ *
+ * The table's times are monotonic, which means nothing to another process: the file holds wall
+ * times (the instant each entry was last updated), converted back at load through their age; a
+ * time ahead of the wall clock (it stepped back in between) loads as just now.
  */
 export interface BackoffStore {
   /** Puts back the entries a previous process saved (nothing saved yet: no-op). */
@@ -16,8 +21,17 @@ export interface BackoffStore {
   save(): Promise<void>;
 }
 
-export function createBackoffStore(backoff: Backoff, file: string, log: Logger): BackoffStore {
+type Saved = Record<string, { delayMs: number; lastUpdateMs: number }>;
+
+export function createBackoffStore(
+  backoff: Backoff,
+  file: string,
+  log: Logger,
+  clock: Clock = systemClock,
+): BackoffStore {
+  /** The table as last loaded or saved (monotonic times), to skip writes of an unchanged table. */
   let lastSaved = '';
+  const snapshot = (): string => JSON.stringify(Object.fromEntries(backoff.entries()));
   return {
     async load() {
       let text: string;
@@ -27,20 +41,30 @@ export function createBackoffStore(backoff: Backoff, file: string, log: Logger):
         return; // first start: nothing saved
       }
       try {
-        const data = JSON.parse(text) as Record<string, { delayMs: number; lastUpdateMs: number }>;
-        for (const [k, v] of Object.entries(data)) backoff.restore(k, v.delayMs, v.lastUpdateMs);
-        lastSaved = text;
+        const data = JSON.parse(text) as Saved;
+        const now = clock.now();
+        const mono = clock.monotonic();
+        for (const [k, v] of Object.entries(data)) {
+          backoff.restore(k, v.delayMs, mono - wallAge(v.lastUpdateMs, now));
+        }
+        lastSaved = snapshot();
       } catch (err) {
         log.warn('ignoring unreadable back-off state', { file, err: describeError(err) });
       }
     },
     async save() {
-      const data = JSON.stringify(Object.fromEntries(backoff.entries()));
-      if (data === lastSaved) return;
-      lastSaved = data;
+      const current = snapshot();
+      if (current === lastSaved) return;
+      lastSaved = current;
+      const now = clock.now();
+      const mono = clock.monotonic();
+      const data: Saved = {};
+      for (const [k, e] of backoff.entries()) {
+        data[k] = { delayMs: e.delayMs, lastUpdateMs: Math.round(now - (mono - e.lastUpdateMs)) };
+      }
       try {
         await mkdir(dirname(file), { recursive: true });
-        await writeFile(`${file}.tmp`, data);
+        await writeFile(`${file}.tmp`, JSON.stringify(data));
         await rename(`${file}.tmp`, file);
       } catch (err) {
         log.warn('failed to save container back-off state', { file, err: describeError(err) });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BACKOFF_INITIAL_MS, BACKOFF_MAX_MS } from '../config/defaults.ts';
 import { createBackoff } from './backoff.ts';
+import { createTestClock } from './testing.ts';
 
 const S = 1_000;
 
@@ -126,5 +127,43 @@ describe('createBackoff (upstream flowcontrol.Backoff)', () => {
     assert.deepEqual(b.entries().get('mid'), { delayMs: 40 * S, lastUpdateMs: 5 * S });
     // A restored entry continues doubling from where it was.
     assert.equal(b.next('mid', 6 * S, 6 * S), 80 * S);
+  });
+
+  it('pins an event stamp on the monotonic clock: a later wall step does not move it', () => {
+    const b = createBackoff(10 * S, 300 * S);
+    const clock = createTestClock();
+    const finished = clock.now() - 2 * S;
+    const at = b.eventTime('k', finished, clock);
+    assert.equal(at, clock.monotonic() - 2 * S);
+    clock.stepWall(-3_600 * S);
+    clock.advance(5 * S);
+    assert.equal(b.eventTime('k', finished, clock), at);
+    clock.stepWall(7_200 * S);
+    assert.equal(b.eventTime('k', finished, clock), at);
+    // A new event of the key is placed afresh; other keys are independent.
+    assert.equal(b.eventTime('k', clock.now(), clock), clock.monotonic());
+    assert.equal(b.eventTime('other', finished, clock), clock.monotonic() - 3_600 * S - 7 * S);
+  });
+
+  it('places a stamp ahead of the wall clock (it stepped back since) at now, never in the future', () => {
+    const b = createBackoff(10 * S, 300 * S);
+    const clock = createTestClock();
+    const finished = clock.now();
+    clock.stepWall(-3_600 * S);
+    assert.equal(b.eventTime('k', finished, clock), clock.monotonic());
+  });
+
+  it('forgets pinned stamps with their entry: on reset, and at gc once idle for 2×max', () => {
+    const b = createBackoff(10 * S, 300 * S);
+    const clock = createTestClock();
+    const stamp = clock.now();
+    b.eventTime('k', stamp, clock);
+    b.reset('k');
+    clock.stepWall(-3_600 * S);
+    assert.equal(b.eventTime('k', stamp, clock), clock.monotonic(), 'placed afresh after reset');
+    b.gc(clock.monotonic() + 600 * S + 1);
+    clock.stepWall(3_600 * S);
+    clock.advance(S);
+    assert.equal(b.eventTime('k', stamp, clock), clock.monotonic() - S, 'placed afresh after gc');
   });
 });

@@ -40,7 +40,7 @@ function setup(opts: { random?: number } = {}) {
   const tokens = createTokenManager({
     api,
     logger,
-    now: () => clock.now,
+    monotonic: () => clock.now,
     random: () => opts.random ?? 0,
   });
   const posts = () => api.requestsFor('POST').length;
@@ -188,7 +188,7 @@ describe('service account token manager', () => {
       status: { token: 'tok-1', expirationTimestamp: new Date(T0 + 3600_000).toISOString() },
     });
     api.respond('POST', TOKEN_PATH, () => new Promise(() => {})); // ignores its signal, never answers
-    const tokens = createTokenManager({ api, now: () => clock, random: () => 0, requestTimeoutMs: 20 });
+    const tokens = createTokenManager({ api, monotonic: () => clock, random: () => 0, requestTimeoutMs: 20 });
     await tokens.getToken('ns', 'sa', spec());
     clock = T0 + 3000_000;
     assert.equal((await tokens.getToken('ns', 'sa', spec())).token, 'tok-1');
@@ -210,5 +210,31 @@ describe('service account token manager', () => {
     const pending = tokens.getToken('ns', 'sa', spec(), ac.signal);
     ac.abort();
     await assert.rejects(pending, (err) => isCanceled(err));
+  });
+});
+
+describe('service account tokens while the wall clock steps', () => {
+  // The kubelet's wall clock is node:test's mocked Date, stepped; the API server's clock (its
+  // expirationTimestamp) and the kubelet's monotonic clock are setup's `clock.now`, never stepped.
+  it('keeps handing out the cached token after a 2 h forward step (no TokenRequest per call)', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: T0 });
+    const { clock, tokens, posts } = setup();
+    assert.equal((await tokens.getToken('ns', 'sa', spec())).token, 'tok-1');
+    t.mock.timers.setTime(T0 + 2 * 3600_000);
+    clock.now = T0 + 60_000;
+    for (let i = 0; i < 3; i++) assert.equal((await tokens.getToken('ns', 'sa', spec())).token, 'tok-1');
+    assert.equal(posts(), 1);
+  });
+
+  it('refreshes at 80 % of the lifetime after a 2 h backward step, not after the token expired', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: T0 });
+    const { clock, tokens, posts } = setup();
+    assert.equal((await tokens.getToken('ns', 'sa', spec())).token, 'tok-1');
+    t.mock.timers.setTime(T0 - 2 * 3600_000);
+    clock.now = T0 + 2880_000;
+    assert.equal((await tokens.getToken('ns', 'sa', spec())).token, 'tok-1');
+    clock.now = T0 + 2881_000;
+    assert.equal((await tokens.getToken('ns', 'sa', spec())).token, 'tok-2');
+    assert.equal(posts(), 2);
   });
 });

@@ -8,6 +8,7 @@ import {
 import { KubeletError, describeError, isKubeletError, isNotFound, type ErrorCode } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import { abortReason, combineSignals, untilAborted } from '../util/abort.ts';
+import { monotonicNow } from '../util/clock.ts';
 
 /** Bound on one TokenRequest call (the API client's own default; not upstream, which has none). */
 export const TOKEN_REQUEST_TIMEOUT_MS = 10_000;
@@ -39,6 +40,9 @@ export interface ServiceAccountToken {
  * Service-account tokens for pods' projected volumes (upstream `token.Manager`). Tokens are cached
  * per service account, namespace, audiences, expiration and bound pod UID, and handed out again until
  * they need a refresh: older than 24 h, or 80 % of their lifetime passed (minus up to 10 s of jitter).
+ * A token's age is measured on the monotonic clock from when it was asked for, never by comparing
+ * its expirationTimestamp (the API server's clock) with the local wall clock: a wall step, or a skew
+ * between the two machines, neither refreshes a token on every call nor lets it expire unrefreshed.
  * A failed refresh is logged and the old token handed out while it is still valid; without a valid
  * token the call rejects with a KubeletError. Every call settles within two request timeouts (the
  * TokenRequest, and a discovery read after a 404), or at once when `signal` aborts.
@@ -60,8 +64,8 @@ export interface TokenManagerOptions {
   /** The kubelet's API client (cluster mode). */
   api: ApiClient;
   logger?: Logger;
-  /** Clock, ms since the epoch. */
-  now?: () => number;
+  /** Monotonic ms (util/clock's by default): the age of tokens, the sweep period. */
+  monotonic?: () => number;
   /** [0, 1), for the refresh jitter. */
   random?: () => number;
   requestTimeoutMs?: number;
@@ -74,8 +78,13 @@ interface TokenRequestAnswer {
 }
 
 interface CachedToken extends ServiceAccountToken {
-  /** The lifetime asked for (the answer's spec.expirationSeconds): issued at = expiresAt - this. */
+  /** The lifetime granted (the answer's spec.expirationSeconds). */
   expirationSeconds: number;
+  /**
+   * When the token was asked for, monotonic ms: no later than when the API server issued it, so
+   * its age is never underestimated.
+   */
+  requestedAt: number;
   podUID: string;
 }
 
@@ -95,7 +104,7 @@ function cacheKey(namespace: string, name: string, spec: TokenRequestSpec): stri
 
 export function createTokenManager(opts: TokenManagerOptions): ServiceAccountTokenSource {
   const log = opts.logger ?? nullLogger;
-  const now = opts.now ?? Date.now;
+  const now = opts.monotonic ?? monotonicNow;
   const random = opts.random ?? Math.random;
   const timeoutMs = opts.requestTimeoutMs ?? TOKEN_REQUEST_TIMEOUT_MS;
   const cache = new Map<string, CachedToken>();
@@ -103,15 +112,18 @@ export function createTokenManager(opts: TokenManagerOptions): ServiceAccountTok
   /** Whether the API server serves serviceaccounts/token; asked once, after a 404. */
   let supported: boolean | undefined;
 
-  const expired = (t: CachedToken, at: number) => at > t.expiresAt;
+  const expired = (t: CachedToken, at: number) => at - t.requestedAt > t.expirationSeconds * 1000;
 
-  /** Upstream requiresRefresh, with its whole-second jitter. */
+  /**
+   * Upstream requiresRefresh, with its whole-second jitter, on the token's age (upstream compares
+   * the wall clock with the issue and expiry times the API server stamped).
+   */
   function requiresRefresh(t: CachedToken, at: number): boolean {
     const jitterMs = Math.floor(random() * TOKEN_MAX_JITTER_SECONDS) * 1000;
-    const issuedAt = t.expiresAt - t.expirationSeconds * 1000;
-    if (at > issuedAt + TOKEN_MAX_TTL_MS - jitterMs) return true;
+    const age = at - t.requestedAt;
+    if (age > TOKEN_MAX_TTL_MS - jitterMs) return true;
     const beforeExpirySeconds = Math.floor((t.expirationSeconds * TOKEN_REFRESH_BEFORE_EXPIRY_PERCENT) / 100);
-    return at > t.expiresAt - beforeExpirySeconds * 1000 - jitterMs;
+    return age > (t.expirationSeconds - beforeExpirySeconds) * 1000 - jitterMs;
   }
 
   function sweep(at: number): void {
@@ -168,6 +180,7 @@ export function createTokenManager(opts: TokenManagerOptions): ServiceAccountTok
   ): Promise<CachedToken> {
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(name)}/token`;
     let answer: TokenRequestAnswer;
+    const requestedAt = now();
     try {
       answer = await call<TokenRequestAnswer>(
         {
@@ -201,7 +214,7 @@ export function createTokenManager(opts: TokenManagerOptions): ServiceAccountTok
     const answered = answer.spec?.expirationSeconds;
     const expirationSeconds =
       typeof answered === 'number' && answered > 0 ? answered : spec.expirationSeconds;
-    return { token, expiresAt, expirationSeconds, podUID: spec.boundObjectRef.uid };
+    return { token, expiresAt, expirationSeconds, requestedAt, podUID: spec.boundObjectRef.uid };
   }
 
   const view = (t: CachedToken): ServiceAccountToken => ({ token: t.token, expiresAt: t.expiresAt });

@@ -391,7 +391,7 @@ describe('volume manager: serviceAccountToken projections', () => {
         },
       };
     });
-    const tokens = createTokenManager({ api, now: () => clock, random: () => 0 });
+    const tokens = createTokenManager({ api, monotonic: () => clock, random: () => 0 });
     vm = createVolumeManager({ rootDir: root, objects, tokens });
   });
   afterEach(async () => {

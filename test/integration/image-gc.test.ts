@@ -161,7 +161,7 @@ describe('image garbage collection on real containerd', () => {
       nodeEvent: (type, reason, message) => events.push({ type, reason, message }),
       signal: new AbortController().signal,
       logger: testLogger(),
-      now: () => nowMs,
+      monotonic: () => nowMs,
     });
   });
 

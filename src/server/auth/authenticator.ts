@@ -34,7 +34,8 @@ export interface AuthenticatorOptions {
   x509: boolean;
   /** TokenReview client; absent: bearer tokens are refused. */
   tokenReview?: { api: ApiClient; cacheTTLMs: number; timeoutMs?: number };
-  now?: () => number;
+  /** Monotonic ms for the cache TTL; default util/clock's. */
+  monotonic?: () => number;
 }
 
 const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
@@ -55,7 +56,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
     // Upstream caches successes and failures for the same TTL.
     ttlMs: () => review?.cacheTTLMs ?? 0,
     maxEntries: TOKEN_CACHE_ENTRIES,
-    ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.monotonic ? { monotonic: opts.monotonic } : {}),
   });
 
   async function tokenReview(token: string): Promise<TokenAnswer> {

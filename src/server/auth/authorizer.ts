@@ -77,7 +77,8 @@ export interface WebhookAuthorizerOptions {
   cacheAuthorizedTTLMs: number;
   cacheUnauthorizedTTLMs: number;
   timeoutMs?: number;
-  now?: () => number;
+  /** Monotonic ms for the cache TTL; default util/clock's. */
+  monotonic?: () => number;
 }
 
 const SAR_TIMEOUT_MS = 5_000;
@@ -98,7 +99,7 @@ export function createWebhookAuthorizer(opts: WebhookAuthorizerOptions): Authori
   const cache = createReviewCache<AuthzDecision>({
     ttlMs: (d) => (d.allowed ? opts.cacheAuthorizedTTLMs : opts.cacheUnauthorizedTTLMs),
     maxEntries: SAR_CACHE_ENTRIES,
-    ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.monotonic ? { monotonic: opts.monotonic } : {}),
   });
   return {
     authorize(attrs) {

@@ -1,8 +1,11 @@
 /**
  * A bounded cache for TokenReview / SubjectAccessReview answers, with one lookup in flight per key:
  * 1,000 requests carrying the same token while the API server is slow cost one review, not 1,000.
- * Failures (the lookup rejected) are not cached; the caller decides what they mean.
+ * Failures (the lookup rejected) are not cached; the caller decides what they mean. Expiry is on the
+ * monotonic clock: after a backward wall step an allowed or denied answer would otherwise outlive
+ * its TTL by the step (a revoked permission honoured for an hour).
  */
+import { monotonicNow } from '../../util/clock.ts';
 export interface ReviewCache<V> {
   /** The cached value, or the result of `lookup` (shared by concurrent callers of the same key). */
   get(key: string, lookup: () => Promise<V>): Promise<V>;
@@ -14,11 +17,12 @@ export interface ReviewCacheOptions<V> {
   ttlMs: (value: V) => number;
   /** Entries beyond this are evicted oldest first. */
   maxEntries: number;
-  now?: () => number;
+  /** Monotonic ms for the cache TTL; default util/clock's. */
+  monotonic?: () => number;
 }
 
 export function createReviewCache<V>(opts: ReviewCacheOptions<V>): ReviewCache<V> {
-  const now = opts.now ?? Date.now;
+  const now = opts.monotonic ?? monotonicNow;
   // A Map iterates in insertion order: the first key is the oldest entry.
   const entries = new Map<string, { value: V; expires: number }>();
   const inFlight = new Map<string, Promise<V>>();

@@ -5,8 +5,9 @@
  * does not: the first LIST reads the watch cache (`resourceVersion=0`), watches resume from the last
  * resourceVersion seen and ask for bookmarks, carry a server-side timeout of [min, 2×min) seconds,
  * a watch that went quiet is restarted without a relist, a relist happens only on 410 Gone (at the
- * last seen version first, then a consistent read), and any other failure backs off exponentially
- * with jitter, so a returning API server sees no relist storm.
+ * last seen version first, then a consistent read; a watch that expires again before delivering
+ * anything backs off first), and any other failure backs off exponentially with jitter, so a
+ * returning API server sees no relist storm.
  */
 import type { ApiClient, WatchEvent } from './client-types.ts';
 import { isGone, isQuietWatch } from './client-types.ts';
@@ -79,6 +80,10 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
   let relistResourceVersion = '0';
   let failures = 0;
   let eventsSeen = 0;
+  /** eventsSeen when the last list completed. */
+  let eventsAtList = 0;
+  /** Whether the last list was a relist after a 410 Gone. */
+  let listedAfterGone = false;
 
   async function list(): Promise<void> {
     const res = await opts.api.request<ListResponse<T>>({
@@ -96,6 +101,7 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
     resourceVersion = res.metadata?.resourceVersion ?? '';
     relistResourceVersion = resourceVersion;
     opts.replace(items);
+    eventsAtList = eventsSeen;
     if (!synced) log.info(`${what} synced`, { count: items.length, resourceVersion });
     else log.debug(`${what} relisted`, { count: items.length, resourceVersion });
     synced = true;
@@ -140,7 +146,8 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
           await list();
           listing = false;
           needList = false;
-          failures = 0;
+          // Not a proof of health by itself (a list may succeed where every watch fails at once):
+          // the failure count is reset by watch events and by watches that lasted.
         }
         const started = Date.now();
         const eventsBefore = eventsSeen;
@@ -150,6 +157,8 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
         if (Date.now() - started < SHORT_WATCH_MS && eventsSeen === eventsBefore) {
           log.debug(`${what} watch closed immediately; backing off`);
           await backoff();
+        } else {
+          failures = 0;
         }
       } catch (err) {
         if (stop.signal.aborted) return;
@@ -166,6 +175,10 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
           } else {
             log.info(`${what} watch expired (410 Gone); relisting`, { resourceVersion });
             relistResourceVersion = resourceVersion;
+            // Expired again right after a relist, with nothing in between: relisting at once would
+            // loop as fast as the server answers (upstream backs off between every list and watch).
+            if (listedAfterGone && eventsSeen === eventsAtList && !(await backoffOrStop())) return;
+            listedAfterGone = true;
           }
           needList = true;
           continue;
@@ -173,12 +186,18 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
         const fields = { err: describeError(err), failures: failures + 1 };
         if (failures < LOUD_FAILURES) log.warn(`${what} list/watch failed; retrying with back-off`, fields);
         else log.debug(`${what} list/watch still failing`, fields);
-        try {
-          await backoff();
-        } catch {
-          return; // stopped while waiting: the only way sleep rejects here
-        }
+        if (!(await backoffOrStop())) return;
       }
+    }
+  }
+
+  /** Backs off; false when stopped meanwhile (the only way sleep rejects here). */
+  async function backoffOrStop(): Promise<boolean> {
+    try {
+      await backoff();
+      return true;
+    } catch {
+      return false;
     }
   }
 

@@ -191,6 +191,35 @@ describe('API server pod source', () => {
     await source.stop();
   });
 
+  it('backs off before relisting when a watch expires again right after a relist (no 410 loop)', async (t) => {
+    // A server (or proxy) that answers every watch with 410 Gone must not get a list and a watch per
+    // round trip: upstream's reflector backs off between every list-and-watch.
+    const advance = fakeTime(t);
+    const { api, rec, source, lists } = setup({ backoffInitialMs: 1000, backoffMaxMs: 4000 });
+    api.respond('GET', PODS, podList('100', [apiPod('a', 'uid-a')]));
+    source.start(rec.send);
+    await rec.next();
+    (await api.nextWatch()).fail(apiError(410, 'Expired', 'too old resource version'));
+    await flush();
+    assert.equal(lists().length, 2, 'the first expiry relists at once');
+    for (const delay of [1000, 2000, 4000, 4000]) {
+      (await api.nextWatch()).fail(apiError(410, 'Expired', 'too old resource version'));
+      await flush();
+      const before = lists().length;
+      await advance(delay - 1);
+      assert.equal(lists().length, before, `no relist before ${delay} ms`);
+      await advance(1);
+      assert.equal(lists().length, before + 1, `relisted after ${delay} ms`);
+    }
+    // A watch that delivers something is healthy: its next expiry relists at once again.
+    const w = await api.nextWatch();
+    w.pushPod('MODIFIED', apiPod('a', 'uid-a', { resourceVersion: '150' }));
+    w.fail(apiError(410, 'Expired', 'too old resource version'));
+    await flush();
+    assert.equal(lists().length, 7);
+    await source.stop();
+  });
+
   it('restarts a quiet watch at once from the last resourceVersion, without relist or back-off', async () => {
     const { api, rec, source, lists } = setup();
     api.respondOnce('GET', PODS, podList('100', []));

@@ -6,11 +6,13 @@
  * resourceVersion seen and ask for bookmarks, carry a server-side timeout of [min, 2×min) seconds,
  * a watch that went quiet is restarted without a relist, a relist happens only on 410 Gone (at the
  * last seen version first, then a consistent read; a watch that expires again before delivering
- * anything backs off first), and any other failure backs off exponentially with jitter, so a
- * returning API server sees no relist storm.
+ * anything backs off first), a watch refused a connection is tried again every second (the API
+ * server is down, not overloaded: upstream does the same, so the watch resumes as soon as it is
+ * back), and any other failure backs off exponentially with jitter, so a returning API server sees
+ * no relist storm.
  */
 import type { ApiClient, WatchEvent } from './client-types.ts';
-import { isGone, isQuietWatch } from './client-types.ts';
+import { isConnectionRefused, isGone, isQuietWatch } from './client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import { sleep } from '../util/abort.ts';
@@ -63,6 +65,8 @@ const DEFAULT_LIST_TIMEOUT_MS = 60_000;
 const SHORT_WATCH_MS = 1_000;
 /** Failures logged at warn level before the loop quiets down to debug. */
 const LOUD_FAILURES = 3;
+/** Upstream reflector: a watch refused a connection is tried again after a second, without back-off. */
+const CONNECTION_REFUSED_RETRY_MS = 1_000;
 
 interface ListResponse<T> {
   metadata?: { resourceVersion?: string };
@@ -181,6 +185,15 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
             listedAfterGone = true;
           }
           needList = true;
+          continue;
+        }
+        if (!listing && isConnectionRefused(err)) {
+          log.debug(`${what} watch refused a connection; retrying in a second`, { resourceVersion });
+          try {
+            await sleep(CONNECTION_REFUSED_RETRY_MS, stop.signal);
+          } catch {
+            return; // stopped while waiting: the only way sleep rejects here
+          }
           continue;
         }
         const fields = { err: describeError(err), failures: failures + 1 };

@@ -220,6 +220,31 @@ describe('API server pod source', () => {
     await source.stop();
   });
 
+  it('retries a watch refused a connection every second, without back-off or relist', async (t) => {
+    // Upstream: a refused watch means the API server is down, not overloaded; try again in a second
+    // so the watch resumes as soon as it is back (an exponential back-off could sleep 45 s past it).
+    const advance = fakeTime(t);
+    const { api, rec, source, lists } = setup(); // an hour of back-off for anything else
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    const refused = () =>
+      new KubeletError('Unavailable', 'WATCH /api/v1/pods', 'connect ECONNREFUSED 127.0.0.1:6443', {
+        cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }),
+      });
+    for (let i = 0; i < 5; i++) {
+      (await api.nextWatch()).fail(refused());
+      await flush();
+      await advance(999);
+      assert.equal(api.pendingWatches(), 0);
+      await advance(1);
+      assert.equal(api.pendingWatches(), 1, `attempt ${i + 2} a second later`);
+    }
+    assert.equal((await api.nextWatch()).query.resourceVersion, '100');
+    assert.equal(lists().length, 1);
+    await source.stop();
+  });
+
   it('restarts a quiet watch at once from the last resourceVersion, without relist or back-off', async () => {
     const { api, rec, source, lists } = setup();
     api.respondOnce('GET', PODS, podList('100', []));

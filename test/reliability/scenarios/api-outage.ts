@@ -283,11 +283,6 @@ async function outageRound(
           's',
         ),
   );
-  notes.push(
-    `the bed's controller-manager runs with the 1.20 defaults (no flag given): node-monitor-grace-period ` +
-      `${NODE_MONITOR_GRACE_MS / 1000} s, node-monitor-period ${NODE_MONITOR_PERIOD_MS / 1000} s, ` +
-      `pod-eviction-timeout 5 min (pods tolerate unreachable/not-ready for 300 s), so a ${cfg.outageMs / 1000} s outage evicts nothing`,
-  );
   if (firstNotReady) {
     notes.push(
       `node not Ready for ${round(((readyAfter?.at ?? Date.now()) - firstNotReady.at) / 1000)} s${sfx} ` +
@@ -356,6 +351,12 @@ export const apiOutage: Scenario = {
         throw new Error(`${total} pods not Running within 240 s; see ${node.kubelet.logFile}`);
       notes.push(
         `${total} pods (${STATIC.length + 1} static) Running ${round(startMs / 1000)} s after creation`,
+      );
+      notes.push(
+        `the bed's controller-manager runs with the 1.20 defaults (no flag given): node-monitor-grace-period ` +
+          `${NODE_MONITOR_GRACE_MS / 1000} s, node-monitor-period ${NODE_MONITOR_PERIOD_MS / 1000} s, ` +
+          `pod-eviction-timeout 5 min (pods tolerate unreachable/not-ready for 300 s): a ` +
+          `${cfg.outageMs / 1000} s outage evicts nothing`,
       );
       for (let rep = 0; rep < ctx.reps; rep++) {
         const r = await outageRound(node, sampler, cfg, rep, ctx);

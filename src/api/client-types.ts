@@ -110,6 +110,19 @@ export function isQuietWatch(err: unknown): err is QuietWatchError {
   return err instanceof QuietWatchError;
 }
 
+/**
+ * Nothing listened where the API server should be (ECONNREFUSED, anywhere in the cause chain): it is
+ * down or restarting, not overloaded, so retrying soon costs it nothing.
+ */
+export function isConnectionRefused(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; e instanceof Error && depth < 5; depth++) {
+    if ((e as NodeJS.ErrnoException).code === 'ECONNREFUSED') return true;
+    e = e.cause;
+  }
+  return false;
+}
+
 /** The resourceVersion is too old (watch or list): relist. */
 export function isGone(err: unknown): boolean {
   return err instanceof ApiError && (err.status === 410 || err.reason === 'Expired' || err.reason === 'Gone');

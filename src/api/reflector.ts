@@ -5,11 +5,14 @@
  * does not: the first LIST reads the watch cache (`resourceVersion=0`), watches resume from the last
  * resourceVersion seen and ask for bookmarks, carry a server-side timeout of [min, 2×min) seconds,
  * a watch that went quiet is restarted without a relist, a relist happens only on 410 Gone (at the
- * last seen version first, then a consistent read), and any other failure backs off exponentially
- * with jitter, so a returning API server sees no relist storm.
+ * last seen version first, then a consistent read; a watch that expires again before delivering
+ * anything backs off first), a watch refused a connection is tried again every second (the API
+ * server is down, not overloaded: upstream does the same, so the watch resumes as soon as it is
+ * back), and any other failure backs off exponentially with jitter, so a returning API server sees
+ * no relist storm.
  */
 import type { ApiClient, WatchEvent } from './client-types.ts';
-import { isGone, isQuietWatch } from './client-types.ts';
+import { isConnectionRefused, isGone, isQuietWatch } from './client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import { sleep } from '../util/abort.ts';
@@ -63,6 +66,8 @@ const DEFAULT_LIST_TIMEOUT_MS = 60_000;
 const SHORT_WATCH_MS = 1_000;
 /** Failures logged at warn level before the loop quiets down to debug. */
 const LOUD_FAILURES = 3;
+/** Upstream reflector: a watch refused a connection is tried again after a second, without back-off. */
+const CONNECTION_REFUSED_RETRY_MS = 1_000;
 
 interface ListResponse<T> {
   metadata?: { resourceVersion?: string };
@@ -80,6 +85,10 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
   let relistResourceVersion = '0';
   let failures = 0;
   let eventsSeen = 0;
+  /** eventsSeen when the last list completed. */
+  let eventsAtList = 0;
+  /** Whether the last list was a relist after a 410 Gone. */
+  let listedAfterGone = false;
 
   async function list(): Promise<void> {
     const res = await opts.api.request<ListResponse<T>>({
@@ -97,6 +106,7 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
     resourceVersion = res.metadata?.resourceVersion ?? '';
     relistResourceVersion = resourceVersion;
     opts.replace(items);
+    eventsAtList = eventsSeen;
     if (!synced) log.info(`${what} synced`, { count: items.length, resourceVersion });
     else log.debug(`${what} relisted`, { count: items.length, resourceVersion });
     synced = true;
@@ -141,7 +151,8 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
           await list();
           listing = false;
           needList = false;
-          failures = 0;
+          // Not a proof of health by itself (a list may succeed where every watch fails at once):
+          // the failure count is reset by watch events and by watches that lasted.
         }
         const started = monotonicNow();
         const eventsBefore = eventsSeen;
@@ -151,6 +162,8 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
         if (monotonicNow() - started < SHORT_WATCH_MS && eventsSeen === eventsBefore) {
           log.debug(`${what} watch closed immediately; backing off`);
           await backoff();
+        } else {
+          failures = 0;
         }
       } catch (err) {
         if (stop.signal.aborted) return;
@@ -167,19 +180,38 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
           } else {
             log.info(`${what} watch expired (410 Gone); relisting`, { resourceVersion });
             relistResourceVersion = resourceVersion;
+            // Expired again right after a relist, with nothing in between: relisting at once would
+            // loop as fast as the server answers (upstream backs off between every list and watch).
+            if (listedAfterGone && eventsSeen === eventsAtList && !(await backoffOrStop())) return;
+            listedAfterGone = true;
           }
           needList = true;
+          continue;
+        }
+        if (!listing && isConnectionRefused(err)) {
+          log.debug(`${what} watch refused a connection; retrying in a second`, { resourceVersion });
+          try {
+            await sleep(CONNECTION_REFUSED_RETRY_MS, stop.signal);
+          } catch {
+            return; // stopped while waiting: the only way sleep rejects here
+          }
           continue;
         }
         const fields = { err: describeError(err), failures: failures + 1 };
         if (failures < LOUD_FAILURES) log.warn(`${what} list/watch failed; retrying with back-off`, fields);
         else log.debug(`${what} list/watch still failing`, fields);
-        try {
-          await backoff();
-        } catch {
-          return; // stopped while waiting: the only way sleep rejects here
-        }
+        if (!(await backoffOrStop())) return;
       }
+    }
+  }
+
+  /** Backs off; false when stopped meanwhile (the only way sleep rejects here). */
+  async function backoffOrStop(): Promise<boolean> {
+    try {
+      await backoff();
+      return true;
+    } catch {
+      return false;
     }
   }
 

@@ -34,6 +34,20 @@ function setup(over: Partial<LeaseControllerDeps> = {}) {
   return { cluster, clock, lease, repeated: () => repeated, signal: new AbortController().signal };
 }
 
+/** Holds the next lease PUT until released. */
+function deferredPut(cluster: FakeCluster): { release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  cluster.api.respondOnce('PUT', /leases/, async (req: { body?: unknown }) => {
+    await gate;
+    const body = structuredClone(req.body) as Lease;
+    body.metadata.resourceVersion = cluster.nextRV();
+    cluster.leases.set('kube-node-lease/node-a', body);
+    return body;
+  });
+  return { release };
+}
+
 describe('node lease', () => {
   it('creates the lease when missing, owned by the node, with a microsecond renew time', async () => {
     const { cluster, clock, lease, signal } = setup();
@@ -134,6 +148,39 @@ describe('node lease', () => {
       `PUT ${LEASES}/node-a`,
     ]);
     assert.equal(s.repeated(), 4);
+  });
+
+  it('starts the next round at once when woken, also when woken during a round', async () => {
+    let ownerKnown = false;
+    const { cluster, clock, lease } = setup({
+      postProcess: (l) => {
+        if (!ownerKnown) return Promise.reject(new KubeletError('NotFound', 'get node', 'not found'));
+        l.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'u1' }];
+        return Promise.resolve();
+      },
+    });
+    const ac = new AbortController();
+    const running = lease.run(ac.signal);
+    await flush(30);
+    assert.equal(clock.pendingSleeps(), 1, 'waiting for the next round');
+    ownerKnown = true;
+    lease.wake();
+    await flush(30);
+    assert.ok(cluster.leases.has('kube-node-lease/node-a'), 'created without waiting 10 s');
+    assert.equal(clock.nowMs, Date.parse('2026-11-22T01:00:00.000Z'));
+    // Woken while a round runs: the next round follows it at once.
+    cluster.clearRecorded();
+    clock.nowMs += 1;
+    const slow = deferredPut(cluster);
+    lease.wake(); // waiting: wakes the sleep, the round starts and blocks in its PUT
+    await flush(30);
+    lease.wake(); // during the round
+    slow.release();
+    await flush(30);
+    assert.deepEqual(cluster.calls(), [`PUT ${LEASES}/node-a`, `PUT ${LEASES}/node-a`]);
+    ac.abort();
+    await running;
+    assert.equal(clock.pendingSleeps(), 0);
   });
 
   it('renews every 10 s plus jitter until stopped', async () => {

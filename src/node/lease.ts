@@ -44,6 +44,12 @@ export interface LeaseController {
   sync(signal: AbortSignal): Promise<void>;
   /** The lease as last written or read. */
   latest(): Lease | undefined;
+  /**
+   * Starts the next round now instead of at the end of the renew interval (at the end of the round
+   * in progress, if one is): the Node was just registered, so a lease that could not be created
+   * for want of its owner can be created at once.
+   */
+  wake(): void;
 }
 
 /** `nowMs`, or 1 ms after `previous` (a MicroTime) when the wall clock is not past it. */
@@ -57,6 +63,27 @@ export function createLeaseController(deps: LeaseControllerDeps): LeaseControlle
   const base = `/apis/coordination.k8s.io/v1/namespaces/${deps.namespace}/leases`;
   const path = `${base}/${deps.holderIdentity}`;
   let latestLease: Lease | undefined;
+  /** Aborts the wait between rounds (wake); undefined while a round runs. */
+  let waiting: AbortController | undefined;
+  let wokenDuringRound = false;
+
+  /** Waits `ms` or until woken; rejects only when `signal` aborts. */
+  async function pause(ms: number, signal: AbortSignal): Promise<void> {
+    if (wokenDuringRound) {
+      wokenDuringRound = false;
+      return;
+    }
+    const w = new AbortController();
+    waiting = w;
+    try {
+      await deps.sleep(ms, AbortSignal.any([signal, w.signal]));
+    } catch (err) {
+      if (signal.aborted || !w.signal.aborted) throw err;
+      log.debug('node lease round woken early', { lease: path });
+    } finally {
+      waiting = undefined;
+    }
+  }
 
   /**
    * A fresh lease (base undefined) or a copy of base, with renewTime now (upstream newLease) — but
@@ -198,13 +225,13 @@ export function createLeaseController(deps: LeaseControllerDeps): LeaseControlle
           await sync(signal);
           // upstream wait.JitterUntil(sliding): the period starts after the round.
           const wait = deps.renewIntervalMs * (1 + deps.random() * NODE_LEASE_RENEW_JITTER);
-          await deps.sleep(wait, signal);
+          await pause(wait, signal);
         } catch (err) {
           if (signal.aborted) return;
           // Not expected (sync only rejects on abort): log and keep the heartbeat alive.
           log.error('node lease round failed', { lease: path, err: describeError(err) });
           try {
-            await deps.sleep(deps.renewIntervalMs, signal);
+            await pause(deps.renewIntervalMs, signal);
           } catch {
             return; // aborted while waiting: stopping
           }
@@ -213,5 +240,9 @@ export function createLeaseController(deps: LeaseControllerDeps): LeaseControlle
     },
     sync,
     latest: () => latestLease,
+    wake() {
+      if (waiting) waiting.abort(new KubeletError('Canceled', 'node lease wait', 'woken'));
+      else wokenDuringRound = true;
+    },
   };
 }

@@ -13,8 +13,7 @@ describe('node agent lifecycle', () => {
     assert.equal(recorder.events[0]?.reason, 'Starting');
     await clock.advance(100);
     await agent.registered();
-    // The lease loop started at once but could not be created before the node existed.
-    await clock.advance(10_000);
+    await clock.advance(0);
     const lease = cluster.leases.get('kube-node-lease/node-a');
     assert.deepEqual(lease?.metadata.ownerReferences, [
       { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'uid-1' },
@@ -28,6 +27,25 @@ describe('node agent lifecycle', () => {
     const before = cluster.requests.length;
     await clock.advance(60_000);
     assert.equal(cluster.requests.length, before, 'nothing runs after stop');
+  });
+
+  it('creates the lease as soon as the Node is registered when its first round came before the Node', async () => {
+    const { cluster, clock, agent } = setup();
+    agent.start();
+    await clock.advance(0);
+    // The first lease round ran at once: no lease, no Node to own it, so nothing created yet.
+    assert.deepEqual(cluster.calls().slice(0, 2), [`GET ${LEASES}/node-a`, 'GET /api/v1/nodes/node-a']);
+    assert.equal(cluster.leases.size, 0);
+    await clock.advance(100); // registration's first step
+    await agent.registered();
+    await clock.advance(0);
+    const calls = cluster.calls();
+    const registeredAt = calls.indexOf('POST /api/v1/nodes');
+    const createdAt = calls.indexOf(`POST ${LEASES}`);
+    assert.ok(registeredAt >= 0 && createdAt > registeredAt, calls.join('\n'));
+    assert.equal(clock.nowMs - Date.parse('2026-11-22T01:00:00.000Z'), 100, 'no renew interval waited');
+    assert.equal(cluster.leases.get('kube-node-lease/node-a')?.metadata.ownerReferences?.[0]?.uid, 'uid-1');
+    await agent.stop();
   });
 
   it('rejects registered() waiters when stopped before registering, and on abort', async () => {

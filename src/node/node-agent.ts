@@ -50,6 +50,9 @@ export function createNodeAgent(deps: NodeAgentDeps): NodeAgent {
   const status = createStatusLoop(
     ctx,
     createRegistrar(ctx, () => {
+      // The lease may have waited for this Node (its owner): create or re-own it now, not at the
+      // next renewal 10 s on (upstream's controller waits for that next round).
+      leaseController.wake();
       if (everRegistered) return;
       everRegistered = true;
       for (const w of waiters) w.resolve();

@@ -191,6 +191,60 @@ describe('API server pod source', () => {
     await source.stop();
   });
 
+  it('backs off before relisting when a watch expires again right after a relist (no 410 loop)', async (t) => {
+    // A server (or proxy) that answers every watch with 410 Gone must not get a list and a watch per
+    // round trip: upstream's reflector backs off between every list-and-watch.
+    const advance = fakeTime(t);
+    const { api, rec, source, lists } = setup({ backoffInitialMs: 1000, backoffMaxMs: 4000 });
+    api.respond('GET', PODS, podList('100', [apiPod('a', 'uid-a')]));
+    source.start(rec.send);
+    await rec.next();
+    (await api.nextWatch()).fail(apiError(410, 'Expired', 'too old resource version'));
+    await flush();
+    assert.equal(lists().length, 2, 'the first expiry relists at once');
+    for (const delay of [1000, 2000, 4000, 4000]) {
+      (await api.nextWatch()).fail(apiError(410, 'Expired', 'too old resource version'));
+      await flush();
+      const before = lists().length;
+      await advance(delay - 1);
+      assert.equal(lists().length, before, `no relist before ${delay} ms`);
+      await advance(1);
+      assert.equal(lists().length, before + 1, `relisted after ${delay} ms`);
+    }
+    // A watch that delivers something is healthy: its next expiry relists at once again.
+    const w = await api.nextWatch();
+    w.pushPod('MODIFIED', apiPod('a', 'uid-a', { resourceVersion: '150' }));
+    w.fail(apiError(410, 'Expired', 'too old resource version'));
+    await flush();
+    assert.equal(lists().length, 7);
+    await source.stop();
+  });
+
+  it('retries a watch refused a connection every second, without back-off or relist', async (t) => {
+    // Upstream: a refused watch means the API server is down, not overloaded; try again in a second
+    // so the watch resumes as soon as it is back (an exponential back-off could sleep 45 s past it).
+    const advance = fakeTime(t);
+    const { api, rec, source, lists } = setup(); // an hour of back-off for anything else
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    const refused = () =>
+      new KubeletError('Unavailable', 'WATCH /api/v1/pods', 'connect ECONNREFUSED 127.0.0.1:6443', {
+        cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }),
+      });
+    for (let i = 0; i < 5; i++) {
+      (await api.nextWatch()).fail(refused());
+      await flush();
+      await advance(999);
+      assert.equal(api.pendingWatches(), 0);
+      await advance(1);
+      assert.equal(api.pendingWatches(), 1, `attempt ${i + 2} a second later`);
+    }
+    assert.equal((await api.nextWatch()).query.resourceVersion, '100');
+    assert.equal(lists().length, 1);
+    await source.stop();
+  });
+
   it('restarts a quiet watch at once from the last resourceVersion, without relist or back-off', async () => {
     const { api, rec, source, lists } = setup();
     api.respondOnce('GET', PODS, podList('100', []));

@@ -402,6 +402,54 @@ describe('pod status syncer', () => {
     await syncer.stop();
   });
 
+  it('writes its unchanged status again when someone else changed it in the API (node controller marked the pod not Ready)', async (t) => {
+    const { server, statuses, syncer, patches, targets, target, resync } = setup(t);
+    target('uid-1', 'web');
+    syncer.start();
+    statuses.set('uid-1', withReady('True'));
+    await syncer.idle();
+    assert.equal(patches().length, 1);
+    // While the node was unreachable the node lifecycle controller set Ready=False; the watch
+    // delivers that copy. The kubelet's own status has not changed.
+    const marked = server.edit('default', 'web', (p) => {
+      p.status!.conditions = [{ type: 'Ready', status: 'False', reason: 'NodeNotReady' }];
+    });
+    targets.set('uid-1', {
+      namespace: 'default',
+      name: 'web',
+      uid: 'uid-1',
+      status: marked.status!,
+      resourceVersion: marked.metadata.resourceVersion!,
+    });
+    await resync();
+    assert.equal(patches().length, 2, 'written again at the next resync');
+    assert.equal(server.get('default', 'web')?.status?.conditions?.[0]?.status, 'True');
+    // The answer is the new base: the same watched copy is not written a third time.
+    await resync();
+    assert.equal(patches().length, 2);
+    await syncer.stop();
+  });
+
+  it('does not write when a newer copy from the API already shows its status', async (t) => {
+    const { server, statuses, syncer, patches, targets, target, resync } = setup(t);
+    target('uid-1', 'web');
+    syncer.start();
+    statuses.set('uid-1', withReady('True'));
+    await syncer.idle();
+    const labelled = server.edit('default', 'web', (p) => (p.metadata.labels = { touched: 'yes' }));
+    targets.set('uid-1', {
+      namespace: 'default',
+      name: 'web',
+      uid: 'uid-1',
+      status: labelled.status!,
+      resourceVersion: labelled.metadata.resourceVersion!,
+    });
+    await resync();
+    await resync();
+    assert.equal(patches().length, 1);
+    await syncer.stop();
+  });
+
   it('sends a whole status on the first write of a pod the API source has no status for', async (t) => {
     const { statuses, syncer, patches, target } = setup(t);
     target('uid-1', 'web');

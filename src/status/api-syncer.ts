@@ -63,8 +63,9 @@ function newerThan(a: string | undefined, b: string | undefined): boolean {
  * to our last patch, or the API source's copy when that is newer) to ours, carrying the pod UID as
  * a precondition. Conditions merge by type, and the ones the kubelet does not own are left as the
  * API has them (upstream mergePodStatus). Deduplicated against what the server last acknowledged;
- * a periodic pass resends anything unacknowledged, so an API outage converges as soon as the
- * server is back. At most `concurrency` patches are in flight, never two for one pod.
+ * a periodic pass resends anything unacknowledged, and anything someone else changed since (the
+ * API source's copy is newer than the server's last answer: upstream needsReconcile), so an API
+ * outage converges as soon as the server is back, node controller's NotReady marks included. At most `concurrency` patches are in flight, never two for one pod.
  */
 export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
   const dirty = new Set<string>();
@@ -99,12 +100,28 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
     return mine;
   }
 
+  /**
+   * Whether the API source has a copy of the target newer than the server's last answer to us:
+   * someone else wrote the pod since (upstream needsReconcile), e.g. the node lifecycle controller
+   * marking it not Ready while this node was unreachable. Our status may not have changed at all,
+   * so what we last wrote is no proof the API still shows it.
+   */
+  function watchedNewer(uid: string, target: NonNullable<StatusTarget>): boolean {
+    const ours = known.get(uid);
+    return (
+      target.status !== undefined &&
+      ours?.targetUid === target.uid &&
+      newerThan(target.resourceVersion, ours.resourceVersion)
+    );
+  }
+
   async function syncOne(uid: string): Promise<void> {
     const status = deps.statuses.get(uid);
     const target = deps.targetFor(uid);
     if (!status || !target) return;
     const key = `${target.uid}:${JSON.stringify(status)}`;
-    if (acked.get(uid) === key) return;
+    const reconcile = watchedNewer(uid, target);
+    if (acked.get(uid) === key && !reconcile) return;
     const pod = deps.podFor(uid);
     const log = deps.logger.child({
       pod: pod ? podFullName(pod) : `${target.namespace}/${target.name}`,
@@ -115,9 +132,17 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
     const patch = podStatusPatch(base?.status, merged, target.uid);
     if (!patch) {
       acked.set(uid, key);
+      // The newer copy agrees with ours: it is now the base, so it is not compared again.
+      if (reconcile && target.status)
+        known.set(uid, {
+          targetUid: target.uid,
+          status: target.status,
+          resourceVersion: target.resourceVersion,
+        });
       log.trace('pod status unchanged in the API; nothing to write');
       return;
     }
+    if (reconcile) log.debug('pod status changed in the API by someone else; writing ours again');
     try {
       const updated = await deps.api.request<Pod | undefined>({
         method: 'PATCH',
@@ -205,6 +230,7 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
         pump();
       });
       markAll();
+      // Also compares with the API source's copies: a status someone else changed is written again.
       timer = setInterval(markAll, deps.resyncPeriodMs ?? 10_000);
     },
     async stop() {

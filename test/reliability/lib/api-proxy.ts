@@ -29,6 +29,9 @@
 import { Agent, createServer, request as httpsRequest, type Server } from 'node:https';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { classifyRequest, type RequestKind } from './api-request-kind.ts';
+
+export { classifyRequest, type ApiVerb, type RequestKind } from './api-request-kind.ts';
 
 export type ProxyMode =
   | { kind: 'pass' }
@@ -38,19 +41,6 @@ export type ProxyMode =
   | { kind: 'status'; code: number; retryAfterSeconds?: number; watchesOnly?: boolean }
   | { kind: 'gone-watches' }
   | { kind: 'truncate' };
-
-export type ApiVerb = 'LIST' | 'WATCH' | 'GET' | 'CREATE' | 'UPDATE' | 'PATCH' | 'DELETE' | 'OTHER';
-
-/** What a request was, as the API server's request-info resolver would name it. */
-export interface RequestKind {
-  verb: ApiVerb;
-  /** `pods`, `pods/status`, `leases`, `serviceaccounts/token`, …; `nonresource` for /healthz etc. */
-  resource: string;
-  /** LIST and WATCH: the namespace and selectors (`ns=…,fieldSelector=…`), which tell reflectors apart. */
-  selector?: string;
-  /** LIST and WATCH: the resourceVersion asked for ('' when none). */
-  resourceVersion?: string;
-}
 
 export interface ProxiedRequest extends RequestKind {
   /** When it arrived (ms since the epoch). */
@@ -108,55 +98,6 @@ function forwardHeaders(h: IncomingHttpHeaders): Record<string, string | string[
   const out: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(h)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
   return out;
-}
-
-/** Names a request the way the API server's request-info resolver does (verb + resource/subresource). */
-export function classifyRequest(method: string, rawUrl: string): RequestKind {
-  const url = new URL(rawUrl, 'https://proxy.invalid');
-  let segs = url.pathname.split('/').filter(Boolean);
-  if (segs[0] === 'api' && segs.length >= 2) segs = segs.slice(2);
-  else if (segs[0] === 'apis' && segs.length >= 3) segs = segs.slice(3);
-  else return { verb: 'OTHER', resource: 'nonresource' };
-  let watch = ['1', 'true'].includes(url.searchParams.get('watch') ?? '');
-  if (segs[0] === 'watch') {
-    watch = true;
-    segs = segs.slice(1);
-  }
-  // /namespaces/<ns>/<resource>/… ; /namespaces and /namespaces/<ns> name the namespace itself.
-  let namespace = '';
-  if (segs[0] === 'namespaces' && segs.length >= 3) {
-    namespace = segs[1] ?? '';
-    segs = segs.slice(2);
-  }
-  const [resource, name, sub] = segs;
-  if (resource === undefined) return { verb: 'OTHER', resource: 'nonresource' };
-  const full = sub === undefined ? resource : `${resource}/${sub}`;
-  const verb = ((): ApiVerb => {
-    switch (method) {
-      case 'GET':
-        if (watch) return 'WATCH';
-        return name === undefined ? 'LIST' : 'GET';
-      case 'POST':
-        return 'CREATE';
-      case 'PUT':
-        return 'UPDATE';
-      case 'PATCH':
-        return 'PATCH';
-      case 'DELETE':
-        return 'DELETE';
-      default:
-        return 'OTHER';
-    }
-  })();
-  if (verb !== 'LIST' && verb !== 'WATCH') return { verb, resource: full };
-  const selector = [
-    ...(namespace ? [`ns=${namespace}`] : []),
-    ...['fieldSelector', 'labelSelector'].flatMap((k) => {
-      const v = url.searchParams.get(k);
-      return v ? [`${k}=${v}`] : [];
-    }),
-  ].join(',');
-  return { verb, resource: full, selector, resourceVersion: url.searchParams.get('resourceVersion') ?? '' };
 }
 
 function statusBody(code: number): string {
@@ -398,7 +339,8 @@ export async function startApiProxy(opts: ApiProxyOptions): Promise<ApiProxy> {
   // Longer than the kubelet's idle keep-alive sockets live: a proxy that closes idle connections
   // first would add resets of its own (a request racing the close) to the faults it injects.
   server.keepAliveTimeout = 10 * 60_000;
-  server.on('secureConnection', (s) => {
+  // Raw TCP sockets, so a connection still in its TLS handshake is reset too (refuse, close).
+  server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });

@@ -4,7 +4,7 @@
  */
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
-import { KubeletError, describeError, type ErrorCode } from '../util/errors.ts';
+import { KubeletError, describeError, errnoCode, type ErrorCode } from '../util/errors.ts';
 
 /** The file operations this module needs; tests substitute a fake cgroupfs (testing.ts). */
 export interface CgroupFsOps {
@@ -18,10 +18,6 @@ export interface CgroupFsOps {
   readdir(dir: string): Promise<{ name: string; isDirectory: boolean }[]>;
   exists(file: string): Promise<boolean>;
   kill(pid: number, signal: NodeJS.Signals): void;
-}
-
-export function errnoCode(err: unknown): string | undefined {
-  return (err as NodeJS.ErrnoException | undefined)?.code;
 }
 
 /** The real file system. */

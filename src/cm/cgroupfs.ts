@@ -9,7 +9,8 @@ import { sleep } from '../util/abort.ts';
 import type { Logger } from '../util/logger.ts';
 import { isRequired, type CgroupLayout, type Hierarchy } from './cgroup-layout.ts';
 import { createCgroupDirs, writeResources } from './cgroup-setup.ts';
-import { errnoCode, fsError, readCgroupFile, type CgroupFsOps } from './cgroupfs-ops.ts';
+import { errnoCode } from '../util/errors.ts';
+import { fsError, readCgroupFile, type CgroupFsOps } from './cgroupfs-ops.ts';
 import type { ResourceConfig } from './resources.ts';
 
 /** Operations on cgroups by absolute cgroupfs name (e.g. `/kubepods/burstable`). */

@@ -6,7 +6,7 @@
  */
 import { constants, open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from '../util/logger.ts';
-import { KubeletError, describeError } from '../util/errors.ts';
+import { KubeletError, describeError, errnoCode } from '../util/errors.ts';
 
 /** A kernel log opened at its end. Tests replace it with a fake (see testing.ts). */
 export interface KmsgSource {
@@ -30,11 +30,6 @@ const READ_BUFFER_BYTES = 16 * 1024;
 const MAX_SKIP_READS = 1_000_000;
 /** EPIPE in a row (records overwritten while we read) before read() gives up until the next call. */
 const MAX_OVERRUNS_PER_READ = 1_000;
-
-function errnoCode(err: unknown): string | undefined {
-  if (typeof err !== 'object' || err === null || !('code' in err)) return undefined;
-  return typeof err.code === 'string' ? err.code : undefined;
-}
 
 export interface DevKmsgOptions {
   /** `/dev/kmsg` unless a test names a file. */

@@ -19,7 +19,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { podFullName, type KubeletPod } from '../api/types.ts';
 import { MAX_MANIFEST_BYTES } from '../config/defaults.ts';
-import { describeError, KubeletError } from '../util/errors.ts';
+import { describeError, errnoCode, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { parseManifest } from './decode.ts';
 import { createProblemLog } from './problem-log.ts';
@@ -46,10 +46,6 @@ const DEFAULT_DEBOUNCE_MS = 20;
  */
 export function isManifestName(name: string): boolean {
   return !name.startsWith('.') && /\.(ya?ml|json)$/i.test(name);
-}
-
-function errnoCode(err: unknown): string | undefined {
-  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
 }
 
 type Outcome =

@@ -98,6 +98,19 @@ export async function mountTmpfs(dir: string, opts: { sizeBytes?: number; signal
 }
 
 /**
+ * Bind-mounts `source` on `target` (which must exist). `noCanonicalize` keeps libmount from resolving
+ * the source path first (a `/proc/<pid>/fd/N` link must stay the descriptor it names).
+ */
+export async function bindMount(
+  source: string,
+  target: string,
+  opts: { noCanonicalize?: boolean; signal?: AbortSignal } = {},
+): Promise<void> {
+  const args = [...(opts.noCanonicalize ? ['--no-canonicalize'] : []), '--bind', source, target];
+  await run('mount', args, `bind ${source} at ${target}`, opts.signal);
+}
+
+/**
  * Unmounts everything mounted at or below `dir`, deepest first, and checks that nothing is left.
  * Throws (and leaves the rest mounted) when an unmount fails: the caller must not delete `dir` then,
  * or it would delete through a live mount.

@@ -14,18 +14,15 @@
  *   after the check changes nothing the container sees.
  * The user sees upstream's short message; the detail (host paths) goes only to the log.
  */
-import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, normalize, sep } from 'node:path';
-import { KubeletError, describeError } from '../util/errors.ts';
-import { mountAt } from './mounts.ts';
+import { KubeletError, errnoCode } from '../util/errors.ts';
+import { bindMount, mountAt } from './mounts.ts';
 import { podDir } from './paths.ts';
 
 /** Linux O_PATH: a descriptor that names an inode without opening its content (not in fs.constants). */
 const O_PATH = 0o10000000;
-/** How long the bind mount may take. */
-const BIND_TIMEOUT_MS = 30_000;
 
 /** Upstream containerSubPathDirectoryName. */
 export const SUBPATH_DIR = 'volume-subpaths';
@@ -59,10 +56,6 @@ export function within(path: string, base: string): boolean {
   return path.startsWith(base.endsWith(sep) ? base : base + sep);
 }
 
-function isENOENT(err: unknown): boolean {
-  return err instanceof Error && 'code' in err && err.code === 'ENOENT';
-}
-
 /**
  * Upstream SafeMakeDir: makes the missing directories of `subPath` below the volume root `root`,
  * each with the root's mode (setgid included, whatever the umask). The part that exists must resolve
@@ -82,7 +75,7 @@ export async function makeSubPathDirs(root: string, subPath: string): Promise<vo
     try {
       resolvedNext = await realpath(next);
     } catch (err) {
-      if (isENOENT(err)) break; // a dangling symlink stops here too, and is refused below
+      if (errnoCode(err) === 'ENOENT') break; // a dangling symlink stops here too, and is refused below
       throw err;
     }
     if (!within(resolvedNext, base)) throw outside(subPath, `${next} resolves to ${resolvedNext}`);
@@ -155,28 +148,10 @@ export async function bindSubPath(r: BindSubPathRequest): Promise<string> {
     await mkdir(join(target, '..'), { recursive: true });
     if (st.isDirectory()) await mkdir(target, { recursive: true });
     else await writeFile(target, '', { flag: 'a' }); // a file is a mount point for any non-directory
-    await bindFd(`/proc/${process.pid}/fd/${fh.fd}`, target, r.signal);
+    // The descriptor's magic link, not resolved back to a path by libmount.
+    await bindMount(`/proc/${process.pid}/fd/${fh.fd}`, target, { noCanonicalize: true, signal: r.signal });
   } finally {
     await fh.close();
   }
   return target;
-}
-
-/** `mount --bind` of a descriptor's magic link, without libmount resolving it back to a path. */
-function bindFd(source: string, target: string, signal?: AbortSignal): Promise<void> {
-  const args = ['--no-canonicalize', '--bind', source, target];
-  return new Promise((resolve, reject) => {
-    execFile('mount', args, { timeout: BIND_TIMEOUT_MS, signal }, (err, _stdout, stderr) => {
-      if (!err) {
-        resolve();
-        return;
-      }
-      const detail = stderr.trim() || describeError(err);
-      reject(
-        new KubeletError(signal?.aborted ? 'Canceled' : 'Internal', `bind subPath at ${target}`, detail, {
-          cause: err,
-        }),
-      );
-    });
-  });
 }

@@ -217,8 +217,10 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     }
   }
 
-  /** Unmounts, then removes the pod directory; see VolumeManager.cleanUpPod. */
-  /** Unmounts and removes the pod's directory, or with `only: 'volumes'` just `<pod dir>/volumes`. */
+  /**
+   * Unmounts, then removes the pod's directory (VolumeManager.cleanUpPod), or with `only: 'volumes'`
+   * just its subPath binds and `<pod dir>/volumes` (tearDownVolumes).
+   */
   async function cleanUp(uid: string, signal?: AbortSignal, only?: 'volumes'): Promise<void> {
     // The subPath binds first: they pin files of the volumes below.
     const dirs = only

@@ -1,6 +1,7 @@
 /** Polling and small statistics for the reliability scenarios. */
 import { sleep } from '../../../src/util/abort.ts';
 import { describeError } from '../../../src/util/errors.ts';
+import { pct } from '../../../bench/lib/stats.ts';
 
 /** Polls `probe` every 250 ms until it returns a value, or throws after `timeoutMs` naming `what`. */
 export async function waitFor<T>(
@@ -31,7 +32,10 @@ export async function waitFor<T>(
 
 /** The q-quantile (0..1) of `xs` by nearest rank; 0 for none. */
 export function percentile(xs: readonly number[], q: number): number {
-  if (xs.length === 0) return 0;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? 0;
+  return xs.length === 0
+    ? 0
+    : pct(
+        [...xs].sort((a, b) => a - b),
+        q * 100,
+      );
 }

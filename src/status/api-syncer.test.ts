@@ -402,6 +402,41 @@ describe('pod status syncer', () => {
     await syncer.stop();
   });
 
+  it('writes its unchanged status again when another writer changed it in the API (node controller marked the pod not ready)', async (t) => {
+    const { server, statuses, syncer, patches, targets, target, resync } = setup(t);
+    target('uid-1', 'web');
+    syncer.start();
+    statuses.set('uid-1', running());
+    await syncer.idle();
+    assert.equal(patches().length, 1);
+    // The node was unreachable: the node lifecycle controller set Ready=False; the watch delivers it.
+    const marked = server.edit('default', 'web', (p) => {
+      p.status = { ...p.status, conditions: [{ type: 'Ready', status: 'False' }] };
+    });
+    const watched = () =>
+      targets.set('uid-1', {
+        namespace: 'default',
+        name: 'web',
+        uid: 'uid-1',
+        status: server.get('default', 'web')!.status!,
+        resourceVersion: server.get('default', 'web')!.metadata.resourceVersion!,
+      });
+    watched();
+    assert.ok(marked.status?.conditions?.some((c) => c.status === 'False'));
+    await resync();
+    assert.equal(patches().length, 2, 'the periodic pass sees the API differs from ours');
+    assert.deepEqual(server.get('default', 'web')?.status, running());
+    // The watch delivers our own write, then a change that leaves the status as ours: nothing to write.
+    watched();
+    await resync();
+    server.edit('default', 'web', (p) => (p.metadata.labels = { touched: 'yes' }));
+    watched();
+    await resync();
+    await resync();
+    assert.equal(patches().length, 2);
+    await syncer.stop();
+  });
+
   it('sends a whole status on the first write of a pod the API source has no status for', async (t) => {
     const { statuses, syncer, patches, target } = setup(t);
     target('uid-1', 'web');

@@ -99,12 +99,25 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
     return mine;
   }
 
+  /** The watch's copy of the target is newer than the server's answer to our last patch. */
+  function watchedIsNewer(uid: string, target: NonNullable<StatusTarget>): boolean {
+    const mine = known.get(uid);
+    return (
+      target.status !== undefined &&
+      mine?.targetUid === target.uid &&
+      newerThan(target.resourceVersion, mine.resourceVersion)
+    );
+  }
+
   async function syncOne(uid: string): Promise<void> {
     const status = deps.statuses.get(uid);
     const target = deps.targetFor(uid);
     if (!status || !target) return;
     const key = `${target.uid}:${JSON.stringify(status)}`;
-    if (acked.get(uid) === key) return;
+    // Acknowledged and unchanged since, as far as we know: nothing to do. A newer copy from the
+    // watch means someone else wrote the pod after us (e.g. the node lifecycle controller marked it
+    // not ready while this node was unreachable): diff against it (upstream needsReconcile).
+    if (acked.get(uid) === key && !watchedIsNewer(uid, target)) return;
     const pod = deps.podFor(uid);
     const log = deps.logger.child({
       pod: pod ? podFullName(pod) : `${target.namespace}/${target.name}`,
@@ -115,6 +128,8 @@ export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
     const patch = podStatusPatch(base?.status, merged, target.uid);
     if (!patch) {
       acked.set(uid, key);
+      // Remember the copy we compared with, so the next pass does not diff it again.
+      if (base) known.set(uid, base);
       log.trace('pod status unchanged in the API; nothing to write');
       return;
     }

@@ -248,6 +248,13 @@ export class FakeApi implements ApiClient {
     return w.done;
   }
 
+  /** Times closeConnections() was called. */
+  connectionsClosed = 0;
+
+  closeConnections(): void {
+    this.connectionsClosed++;
+  }
+
   close(): void {
     this.closed = true;
   }

@@ -62,9 +62,9 @@ function newerThan(a: string | undefined, b: string | undefined): boolean {
  * strategic merge patch of `pods/<name>/status` from the status the API has (the server's answer
  * to our last patch, or the API source's copy when that is newer) to ours, carrying the pod UID as
  * a precondition. Conditions merge by type, and the ones the kubelet does not own are left as the
- * API has them (upstream mergePodStatus). Deduplicated against what the server last acknowledged;
- * a periodic pass resends anything unacknowledged, so an API outage converges as soon as the
- * server is back. At most `concurrency` patches are in flight, never two for one pod.
+ * API has them (upstream mergePodStatus). Deduplicated against what the server last acknowledged,
+ * unless the API source delivered a newer copy since (someone else wrote the pod); a periodic pass
+ * resends anything unacknowledged, so an API outage converges as soon as the server is back. At most `concurrency` patches are in flight, never two for one pod.
  */
 export function createStatusSyncer(deps: StatusSyncerDeps): StatusSyncer {
   const dirty = new Set<string>();

@@ -29,6 +29,8 @@ export interface PartitionBounds {
   notReadyTimeoutMs: number;
   readyTimeoutMs: number;
   convergeTimeoutMs: number;
+  /** How long after the heal to wait for the Lease's first renewal. */
+  leaseTimeoutMs: number;
 }
 
 export interface PartitionOutcome {
@@ -54,8 +56,8 @@ export interface PartitionOutcome {
   readyMs: number;
   /** From the heal until all its pods are Running and Ready again in the API. */
   convergeMs: number;
-  /** The node's Lease renewed after the heal (renewTime later than the heal). */
-  leaseRenewedAfterHeal: boolean;
+  /** From the heal to the first renewTime after it (undefined: none within the bound). */
+  leaseRenewedMs: number | undefined;
   /** Samples of the other nodes whose Ready was not True, during the whole cycle. */
   othersNotReadySamples: number;
   othersSamples: number;
@@ -174,6 +176,14 @@ export async function partitionCycle(
   const kubeletAliveDuring = !victim.kubelet.exited() && alive(victim.kubelet.pid);
 
   const healAt = Date.now();
+  // The first renewTime after the heal, sampled with everything else (a later read would only see
+  // the latest renewal).
+  let leaseRenewedMs: number | undefined;
+  const sampleLease = async () => {
+    if (leaseRenewedMs !== undefined) return;
+    const renew = Date.parse((await getLease(api, name))?.spec?.renewTime ?? '');
+    if (Number.isFinite(renew) && renew > healAt) leaseRenewedMs = renew - healAt;
+  };
   await victim.heal(mode);
   let readyMs: number | undefined;
   while (readyMs === undefined) {
@@ -189,6 +199,7 @@ export async function partitionCycle(
       );
     }
     await sampleOthers();
+    await sampleLease();
     await sleep(SAMPLE_MS, signal);
   }
 
@@ -214,9 +225,15 @@ export async function partitionCycle(
       );
     }
     await sampleOthers();
+    await sampleLease();
     await sleep(SAMPLE_MS, signal);
   }
-  const renew = Date.parse((await getLease(api, name))?.spec?.renewTime ?? '');
+  // The Lease comes back on its own schedule: after failures the lease loop backs off (≤ 7 s).
+  await sampleLease();
+  while (leaseRenewedMs === undefined && Date.now() - healAt < bounds.leaseTimeoutMs) {
+    await sleep(SAMPLE_MS, signal);
+    await sampleLease();
+  }
   return {
     mode,
     holdMs: bounds.holdMs,
@@ -232,7 +249,7 @@ export async function partitionCycle(
     kubeletAliveDuring,
     readyMs,
     convergeMs,
-    leaseRenewedAfterHeal: Number.isFinite(renew) && renew > healAt,
+    leaseRenewedMs,
     othersNotReadySamples,
     othersSamples,
     restartsAfter: last.reduce((n, p) => n + restarts(p), 0),

@@ -48,6 +48,12 @@ export interface ApiClient {
     onEvent: (e: WatchEvent) => void,
     opts: { signal: AbortSignal; idleTimeoutMs?: number },
   ): Promise<void>;
+  /**
+   * Destroys every open connection: requests in flight and watches fail at once (Unavailable) and
+   * the next request dials anew. Upstream's closeAllConns, called on repeated heartbeat failures,
+   * so a connection frozen by a network partition is not waited on until TCP gives up.
+   */
+  closeConnections(): void;
   close(): void;
 }
 

@@ -224,6 +224,10 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
         if (idleTimer) clearTimeout(idleTimer);
       }
     },
+    closeConnections() {
+      // Destroys the sockets in use and the idle ones; the agent stays usable for new requests.
+      conn.agent.destroy();
+    },
     close() {
       closed.abort(new KubeletError('Canceled', 'API client', 'client closed'));
       conn.agent.destroy();

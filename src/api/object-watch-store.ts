@@ -85,7 +85,9 @@ function observing<T>(api: ApiClient, item: () => WatchItem<T> | undefined): Api
         throw err;
       }
     },
-    close() {}, // the shared client belongs to the kubelet
+    // The shared client belongs to the kubelet.
+    closeConnections() {},
+    close() {},
   };
 }
 

@@ -248,6 +248,13 @@ export class FakeApi implements ApiClient {
     return w.done;
   }
 
+  /** Times closeConnections() was called. */
+  connectionsClosed = 0;
+
+  closeConnections(): void {
+    this.connectionsClosed++;
+  }
+
   close(): void {
     this.closed = true;
   }
@@ -269,7 +276,6 @@ type Obj = Record<string, unknown>;
  */
 const MERGE_KEYS: Readonly<Record<string, string>> = {
   'metadata.ownerReferences': 'uid',
-  'spec.taints': 'key',
   'status.conditions': 'type',
   'status.addresses': 'type',
   'status.podIPs': 'ip',
@@ -290,7 +296,19 @@ export function applyStrategicMergePatch(target: unknown, patch: unknown, path =
   if (!isObj(patch)) return patch;
   const out: Obj = isObj(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
-    if (k.startsWith('$setElementOrder/')) continue;
+    if (k.startsWith('$setElementOrder/')) {
+      // A 1.20 API server panics (HTTP 500, connection dropped) on an order list for a list
+      // without a merge key: it compares the order list's maps directly.
+      const list = k.slice('$setElementOrder/'.length);
+      if (
+        MERGE_KEYS[path === '' ? list : `${path}.${list}`] === undefined &&
+        Array.isArray(v) &&
+        v.some(isObj)
+      ) {
+        throw new Error(`${k}: ${path === '' ? list : `${path}.${list}`} has no merge key`);
+      }
+      continue;
+    }
     const p = path === '' ? k : `${path}.${k}`;
     if (v === null) {
       delete out[k];

@@ -365,6 +365,12 @@ async function connectCluster(
         : {}),
     },
     listImages: (signal) => imageService.listImages(undefined, { signal }),
+    // Upstream closeAllConns: connections a partition froze (watches included) are not waited on.
+    onRepeatedHeartbeatFailure: () => {
+      logger.info('heartbeats failing repeatedly; closing every API connection');
+      api.closeConnections();
+      leaseApi.closeConnections();
+    },
     inputs: {
       runtimeReady: () => kubelet?.runtimeReady() ?? { ok: false, message: 'kubelet is starting' },
       runtimeVersion: () => kubelet?.runtimeVersion() ?? '',

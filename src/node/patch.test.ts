@@ -101,6 +101,54 @@ describe('nodeStatusPatch (strategic merge patch for nodes/status)', () => {
   });
 });
 
+describe('nodeStatusPatch after a partition (the node lifecycle controller tainted the node)', () => {
+  const unreachable = (effect: 'NoSchedule' | 'NoExecute') => ({
+    key: 'node.kubernetes.io/unreachable',
+    effect,
+    timeAdded: '2026-11-22T01:01:00Z',
+  });
+
+  it('leaves spec out when the node has two taints of one key (NoSchedule and NoExecute)', () => {
+    const original = registered();
+    original.spec = { taints: [unreachable('NoSchedule'), unreachable('NoExecute')] };
+    for (const c of original.status!.conditions!) c.status = 'Unknown';
+    const modified = structuredClone(original);
+    setNodeStatus(modified, CFG, sampleMachine(), fakeInputs(), T0 + 120_000);
+    const patch = nodeStatusPatch(original, modified);
+    assert.equal(patch['spec'], undefined);
+    // The fake server refuses what the real one panics on ($setElementOrder of an atomic list).
+    assert.deepEqual(applyStrategicMergePatch(original, patch), modified);
+  });
+
+  it('replaces a changed taint list whole, with no $setElementOrder (NodeSpec.taints has no merge key)', () => {
+    const before = { spec: { taints: [unreachable('NoSchedule')] } };
+    const after = { spec: { taints: [unreachable('NoSchedule'), unreachable('NoExecute')] } };
+    assert.deepEqual(twoWayMergePatch(before, after), after);
+  });
+
+  it('compares a merge-keyed list with a repeated key whole: nothing when equal, a replace when not', () => {
+    const original = registered();
+    original.status!.addresses = [
+      { type: 'InternalIP', address: '10.0.0.5' },
+      { type: 'InternalIP', address: 'fd00::5' },
+      { type: 'Hostname', address: 'node-a' },
+    ];
+    assert.deepEqual(nodeStatusPatch(original, structuredClone(original)), {});
+    const changed = {
+      status: {
+        conditions: [
+          { type: 'Ready', status: 'True' },
+          { type: 'Ready', status: 'False' },
+        ],
+      },
+    };
+    const patch = twoWayMergePatch({ status: { conditions: [{ type: 'Ready', status: 'True' }] } }, changed);
+    assert.deepEqual(patch, {
+      status: { conditions: [...changed.status.conditions, { $patch: 'replace' }] },
+    });
+  });
+});
+
 describe('twoWayMergePatch', () => {
   it('merges maps, deletes with null, replaces plain lists', () => {
     assert.deepEqual(

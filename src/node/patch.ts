@@ -12,10 +12,13 @@ import { deepEqual } from '../util/json.ts';
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type JsonObject = { [k: string]: Json };
 
-/** Lists merged by a key (patchStrategy=merge, patchMergeKey) in core/v1 Node, by JSON path. */
+/**
+ * Lists merged by a key (patchStrategy=merge, patchMergeKey) in core/v1 Node, by JSON path. Not
+ * spec.taints: it has no patch strategy (atomic), and a `$setElementOrder/taints` makes a 1.20 API
+ * server panic (it compares the order list's maps without a merge key).
+ */
 const NODE_MERGE_KEYS: Record<string, string> = {
   'metadata.ownerReferences': 'uid',
-  'spec.taints': 'key',
   'status.conditions': 'type',
   'status.addresses': 'type',
 };
@@ -28,10 +31,20 @@ function toJson(v: unknown): Json {
   return JSON.parse(JSON.stringify(v ?? null)) as Json;
 }
 
-function diffList(original: Json[], modified: Json[], mergeKey: string, path: string): Json[] | undefined {
+type ListDiff = { kind: 'merge'; items: Json[] } | { kind: 'replace' } | undefined;
+
+/**
+ * The patch items of a merge-keyed list. When a key is missing or repeated (e.g. two taints or
+ * two addresses of one type) items cannot be matched by key: the list is compared whole and, if it
+ * changed, replaced whole.
+ */
+function diffList(original: Json[], modified: Json[], mergeKey: string, path: string): ListDiff {
   const keyOf = (e: Json): Json | undefined => (isObject(e) ? e[mergeKey] : undefined);
-  if (original.some((e) => keyOf(e) === undefined) || modified.some((e) => keyOf(e) === undefined)) {
-    return isDeepStrictEqual(original, modified) ? undefined : modified;
+  const keyed = (l: Json[]) =>
+    l.every((e) => keyOf(e) !== undefined) &&
+    new Set(l.map((e) => JSON.stringify(keyOf(e)))).size === l.length;
+  if (!keyed(original) || !keyed(modified)) {
+    return isDeepStrictEqual(original, modified) ? undefined : { kind: 'replace' };
   }
   const out: Json[] = [];
   for (const m of modified) {
@@ -48,7 +61,7 @@ function diffList(original: Json[], modified: Json[], mergeKey: string, path: st
       out.push({ [mergeKey]: keyOf(o) ?? null, $patch: 'delete' });
     }
   }
-  return out.length > 0 ? out : undefined;
+  return out.length > 0 ? { kind: 'merge', items: out } : undefined;
 }
 
 function diffObject(original: JsonObject, modified: JsonObject, path: string): JsonObject | undefined {
@@ -72,11 +85,13 @@ function diffObject(original: JsonObject, modified: JsonObject, path: string): J
         continue;
       }
       const d = diffList(o, m, mergeKey, p);
-      if (d !== undefined) {
+      if (d?.kind === 'replace') {
+        patch[k] = [...m, { $patch: 'replace' }];
+      } else if (d?.kind === 'merge') {
         patch[`$setElementOrder/${k}`] = m.map((e) =>
           isObject(e) ? { [mergeKey]: e[mergeKey] ?? null } : e,
         );
-        patch[k] = d;
+        patch[k] = d.items;
       }
       continue;
     }

@@ -6,6 +6,7 @@ import { containerdRestart } from './containerd-restart.ts';
 import { diskFull } from './disk-full.ts';
 import { hostileApi } from './hostile-api.ts';
 import { kubeletKill } from './kubelet-kill.ts';
+import { multiNode } from './multi-node.ts';
 
 export const SCENARIOS: readonly Scenario[] = [
   kubeletKill,
@@ -13,5 +14,6 @@ export const SCENARIOS: readonly Scenario[] = [
   apiOutage,
   hostileApi,
   diskFull,
+  multiNode,
   clockScenario,
 ];

@@ -4,8 +4,9 @@
  * `yes`/`no` are booleans), minus the 1.1 timestamp and sexagesimal forms, which upstream's
  * converter leaves as strings.
  */
-import { parseAllDocuments, type Tags } from 'yaml';
+import { LineCounter, parseAllDocuments, type Tags, type YAMLError } from 'yaml';
 import { describeError, KubeletError } from '../util/errors.ts';
+import { MAX_DOCUMENT_DEPTH, MAX_YAML_TEXT_DEPTH, tooDeepAt, yamlTooDeepAt } from './nesting.ts';
 
 function yaml11Tags(tags: Tags): Tags {
   return tags.filter((t) => {
@@ -16,35 +17,127 @@ function yaml11Tags(tags: Tags): Tags {
   });
 }
 
+/** A YAML error as upstream's parser words it: `YAML: line 3, column 7: <what>`. */
+function yamlError(op: string, err: YAMLError, lines: LineCounter): KubeletError {
+  const { line, col } = lines.linePos(err.pos[0]);
+  return new KubeletError('InvalidArgument', op, `YAML: line ${line}, column ${col}: ${err.message}`, {
+    cause: err,
+  });
+}
+
+function isStackOverflow(err: unknown): boolean {
+  return (
+    err instanceof RangeError ||
+    (err instanceof Error && /Maximum call stack size exceeded/.test(err.message))
+  );
+}
+
+/**
+ * The YAML parser recurses; besides deep nesting (refused before parsing, see yamlTooDeepAt), a
+ * long broken document (a flow collection left open early on) can exhaust the stack, thrown or
+ * reported as an error of whichever node it was in — which depends on the caller's stack. Then
+ * the first syntax error is looked for in shorter and shorter prefixes of the text, which the
+ * parser gets through, so the refusal names a position that does not depend on the stack.
+ */
+function parserGaveUp(op: string, text: string, cause: unknown): KubeletError {
+  const lines = text.split('\n');
+  for (let n = Math.floor(lines.length / 2); n >= 1; n = Math.floor(n / 2)) {
+    const counter = new LineCounter();
+    let docs;
+    try {
+      docs = parseYaml(lines.slice(0, n).join('\n'), counter);
+    } catch {
+      continue;
+    }
+    const errors = (Array.isArray(docs) ? docs : []).flatMap((d) => d.errors);
+    if (errors.some(isStackOverflow)) continue;
+    const first = errors.find((e) => counter.linePos(e.pos[0]).line < n);
+    if (first) return yamlError(op, first, counter);
+    break;
+  }
+  return new KubeletError(
+    'InvalidArgument',
+    op,
+    'YAML: the document is too deeply nested or too broken to parse',
+    {
+      cause,
+    },
+  );
+}
+
+function parseYaml(text: string, lineCounter: LineCounter): ReturnType<typeof parseAllDocuments> {
+  return parseAllDocuments(text, {
+    version: '1.1',
+    customTags: yaml11Tags,
+    prettyErrors: false,
+    lineCounter,
+  });
+}
+
+/** Refuses a parsed value nested deeper than {@link MAX_DOCUMENT_DEPTH}, naming where. */
+function checkDepth(op: string, value: unknown): unknown {
+  const at = tooDeepAt(value);
+  if (at !== undefined) {
+    throw new KubeletError(
+      'InvalidArgument',
+      op,
+      `${at}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep; no pod field is`,
+    );
+  }
+  return value;
+}
+
 /**
  * Parses one manifest. Exactly one non-empty document is allowed (a trailing `---` is fine);
- * several documents, a syntax error or an empty text throw `KubeletError('InvalidArgument')`.
+ * several documents, a syntax error (named by line and column), a document nested deeper than
+ * {@link MAX_DOCUMENT_DEPTH} or an empty text throw `KubeletError('InvalidArgument')`.
  */
 export function parseManifest(text: string, origin: string): unknown {
   const op = `parse manifest ${origin}`;
   const trimmed = text.trim();
   if (trimmed === '') throw new KubeletError('InvalidArgument', op, 'manifest is empty');
   if (trimmed.startsWith('{')) {
+    let json: unknown;
     try {
-      return JSON.parse(trimmed) as unknown;
+      json = JSON.parse(trimmed) as unknown;
     } catch (err) {
       // Not strict JSON; YAML (a superset in practice) gets a second chance and reports its own error.
       void err;
     }
+    if (json !== undefined) return checkDepth(op, json);
   }
-  const docs = parseAllDocuments(text, { version: '1.1', customTags: yaml11Tags, prettyErrors: false });
+  const deep = yamlTooDeepAt(text);
+  if (deep) {
+    throw new KubeletError(
+      'InvalidArgument',
+      op,
+      `YAML: line ${deep.line}, column ${deep.col}: nested more than ${MAX_YAML_TEXT_DEPTH} levels deep (indentation and open brackets); no pod field is`,
+    );
+  }
+  const lines = new LineCounter();
+  let docs: ReturnType<typeof parseAllDocuments>;
+  try {
+    docs = parseYaml(text, lines);
+  } catch (err) {
+    if (isStackOverflow(err)) throw parserGaveUp(op, text, err);
+    throw new KubeletError('InvalidArgument', op, `YAML: ${describeError(err)}`, { cause: err });
+  }
   if (!Array.isArray(docs)) throw new KubeletError('InvalidArgument', op, 'unexpected YAML stream');
   const values: unknown[] = [];
   for (const doc of docs) {
     const first = doc.errors[0];
-    if (first) throw new KubeletError('InvalidArgument', op, `YAML: ${first.message}`, { cause: first });
+    if (first) throw isStackOverflow(first) ? parserGaveUp(op, text, first) : yamlError(op, first, lines);
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: 100 });
     } catch (err) {
-      throw new KubeletError('InvalidArgument', op, `YAML: ${describeError(err)}`, { cause: err });
+      // Aliases can make the value deeper than the text (each may repeat a deep node).
+      const what = isStackOverflow(err)
+        ? `nested more than ${MAX_DOCUMENT_DEPTH} levels deep`
+        : describeError(err);
+      throw new KubeletError('InvalidArgument', op, `YAML: ${what}`, { cause: err });
     }
-    if (value !== null && value !== undefined) values.push(value);
+    if (value !== null && value !== undefined) values.push(checkDepth(op, value));
   }
   if (values.length === 0) throw new KubeletError('InvalidArgument', op, 'manifest is empty');
   if (values.length > 1) {

@@ -57,7 +57,8 @@ function object(fields: Record<string, Check>): Check {
       return;
     }
     for (const [k, check] of Object.entries(fields)) {
-      if (v[k] !== undefined) check(v[k], child(p, k), e);
+      // null is "not set", as for Go's decoder (static pods have theirs stripped already).
+      if (v[k] !== undefined && v[k] !== null) check(v[k], child(p, k), e);
     }
   };
 }
@@ -188,6 +189,22 @@ const volume: Check = (v, p, e) => {
   }
 };
 
+const nodeSelectorRequirement = object({ key: str, operator: str, values: listOf(str) });
+
+const affinity = object({
+  nodeAffinity: object({
+    requiredDuringSchedulingIgnoredDuringExecution: object({
+      nodeSelectorTerms: listOf(
+        object({
+          matchExpressions: listOf(nodeSelectorRequirement),
+          matchFields: listOf(nodeSelectorRequirement),
+        }),
+      ),
+    }),
+    preferredDuringSchedulingIgnoredDuringExecution: anyList,
+  }),
+});
+
 const podSpec = object({
   containers: listOf(container),
   initContainers: listOf(container),
@@ -231,6 +248,8 @@ const podSpec = object({
   volumes: listOf(volume),
   runtimeClassName: str,
   overhead: quantityMap,
+  readinessGates: listOf(object({ conditionType: str })),
+  affinity,
 });
 
 const objectMeta = object({
@@ -249,17 +268,66 @@ const objectMeta = object({
   finalizers: listOf(str),
 });
 
-const podStatus = object({ phase: str, conditions: anyList, containerStatuses: anyList });
+const containerState = object({
+  waiting: object({ reason: str, message: str }),
+  running: object({ startedAt: str }),
+  terminated: object({
+    exitCode: int,
+    signal: int,
+    reason: str,
+    message: str,
+    startedAt: str,
+    finishedAt: str,
+    containerID: str,
+  }),
+});
+
+const containerStatus = object({
+  name: str,
+  state: containerState,
+  lastState: containerState,
+  ready: bool,
+  restartCount: int,
+  image: str,
+  imageID: str,
+  containerID: str,
+  started: bool,
+});
+
+const podStatus = object({
+  phase: str,
+  conditions: listOf(
+    object({
+      type: str,
+      status: str,
+      lastProbeTime: str,
+      lastTransitionTime: str,
+      reason: str,
+      message: str,
+    }),
+  ),
+  message: str,
+  reason: str,
+  hostIP: str,
+  podIP: str,
+  podIPs: listOf(object({ ip: str })),
+  startTime: str,
+  initContainerStatuses: listOf(containerStatus),
+  containerStatuses: listOf(containerStatus),
+  qosClass: str,
+});
 
 /**
- * Type-checks a parsed pod object (nulls already stripped). Appends one error per mistyped field;
- * normalizes numeric quantities to strings in place. `metadata` and `spec` are created when absent so
- * later steps can assume them.
+ * Type-checks a parsed pod object (a null field counts as absent). Appends one error per mistyped
+ * field; normalizes numeric quantities to strings in place. `metadata` and `spec` are created when
+ * absent so later steps can assume them.
  */
 export function checkPodShape(pod: JsonObject, errs: FieldError[]): void {
-  if (pod.metadata === undefined) pod.metadata = {};
-  if (pod.spec === undefined) pod.spec = {};
+  if (pod.metadata === undefined || pod.metadata === null) pod.metadata = {};
+  if (pod.spec === undefined || pod.spec === null) pod.spec = {};
+  for (const k of ['apiVersion', 'kind'] as const)
+    if (pod[k] !== undefined && pod[k] !== null) str(pod[k], k, errs);
   objectMeta(pod.metadata, 'metadata', errs);
   podSpec(pod.spec, 'spec', errs);
-  if (pod.status !== undefined) podStatus(pod.status, 'status', errs);
+  if (pod.status !== undefined && pod.status !== null) podStatus(pod.status, 'status', errs);
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
-import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { createConnection, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -256,6 +256,63 @@ describe('kubelet API authentication', () => {
       assert.ok(results.every((r) => r.status === 200));
       assert.equal(api.requestsFor('POST', '/apis/authentication.k8s.io/v1/tokenreviews').length, 1);
     } finally {
+      await server.close();
+    }
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const s: NetServer = createNetServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** One raw request over TLS (or plain TCP); the status line of the answer, or the socket error. */
+function rawRequest(port: number, head: string, tls = true): Promise<string> {
+  return new Promise((resolve) => {
+    const onConnect = () => sock.write(head);
+    const sock = tls
+      ? tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, onConnect)
+      : createConnection({ host: '127.0.0.1', port }, onConnect);
+    let buf = '';
+    sock.on('data', (d: Buffer) => (buf += d.toString('latin1')));
+    sock.on('close', () => resolve(buf.split('\r\n')[0] ?? ''));
+    sock.on('error', (err: Error) => resolve(`error: ${err.message}`));
+  });
+}
+
+describe('kubelet API request targets that are not URLs', () => {
+  it('answers 400 to an absolute-form target that does not parse (an uncaught exception ended the kubelet)', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    const { server, port, readOnly } = await start({ anonymous: true, readOnlyPort: await freePort() });
+    try {
+      for (const target of ['http://[', 'http://a:99999/pods', 'https://%zz/']) {
+        assert.equal(
+          await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`),
+          'HTTP/1.1 400 Bad Request',
+        );
+        assert.equal(
+          await rawRequest(
+            port,
+            `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`,
+          ),
+          'HTTP/1.1 400 Bad Request',
+        );
+        assert.equal(
+          await rawRequest(readOnly, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`, false),
+          'HTTP/1.1 400 Bad Request',
+        );
+      }
+      // The server still answers afterwards.
+      assert.equal((await get(port, '/healthz')).status, 200);
+      assert.deepEqual(uncaught, []);
+    } finally {
+      process.off('uncaughtException', onUncaught);
       await server.close();
     }
   });

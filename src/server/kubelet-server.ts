@@ -78,10 +78,24 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     }
   }
 
-  function parse(req: IncomingMessage): { url: URL; route: Route } {
-    const url = new URL(req.url ?? '/', 'https://kubelet');
+  /**
+   * The request's URL and route, or undefined for a request target that is not a URL at all
+   * (`GET http://[ HTTP/1.1`: Node's parser passes absolute-form targets through as they are).
+   * Those get 400 before authentication, as Go's server answers them; throwing here would be an
+   * uncaught exception in the listener, which ends the process.
+   */
+  function parse(req: IncomingMessage): { url: URL; route: Route } | undefined {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'https://kubelet');
+    } catch {
+      log.debug('malformed request URL', { url: req.url?.slice(0, 200) });
+      return undefined;
+    }
     return { url, route: matchRoute(url.pathname) };
   }
+
+  const MALFORMED = 'Bad Request: malformed request URL';
 
   function failed(res: ServerResponse, path: string, err: unknown): void {
     log.error('kubelet API handler failed', { path, err: describeError(err) });
@@ -98,7 +112,12 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
       ...(opts.tls.minVersion ? { minVersion: opts.tls.minVersion } : {}),
     },
     (req, res) => {
-      const { url, route } = parse(req);
+      const parsed = parse(req);
+      if (!parsed) {
+        sendText(res, 400, MALFORMED, { connection: 'close' });
+        return;
+      }
+      const { url, route } = parsed;
       admit(req, url.pathname)
         .then((a) => {
           if (!a.ok) {
@@ -111,10 +130,15 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     },
   );
   secure.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const { url, route } = parse(req);
+    const parsed = parse(req);
     socket.on('error', (err) =>
-      log.debug('upgrade socket error', { path: url.pathname, err: describeError(err) }),
+      log.debug('upgrade socket error', { path: parsed?.url.pathname, err: describeError(err) }),
     );
+    if (!parsed) {
+      rejectUpgrade(socket, 400, MALFORMED);
+      return;
+    }
+    const { url, route } = parsed;
     admit(req, url.pathname)
       .then((a) => {
         if (!a.ok) {
@@ -132,7 +156,12 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
   const readOnly =
     opts.readOnlyPort > 0
       ? createHttpServer((req, res) => {
-          const { url, route } = parse(req);
+          const parsed = parse(req);
+          if (!parsed) {
+            sendText(res, 400, MALFORMED, { connection: 'close' });
+            return;
+          }
+          const { url, route } = parsed;
           const allowed = READ_ONLY_ROUTES.has(route.kind) ? route : ({ kind: 'not-found' } as const);
           opts.handlers
             .request(req, res, allowed, url)

@@ -374,6 +374,31 @@ describe('API server pod source', () => {
     await source.stop();
   });
 
+  it('reads null fields as unset and refuses pods missing fields the kubelet needs (no containers, a nameless sysctl)', async () => {
+    const { api, rec, logger, source } = setup();
+    const nulls = {
+      ...apiPod('nulls', 'uid-n'),
+      spec: { ...apiPod('x', 'y').spec, securityContext: null, volumes: null },
+    };
+    const noContainers = { ...apiPod('none', 'uid-0'), spec: { nodeName: 'node-a' } };
+    const sysctl = {
+      ...apiPod('sysctl', 'uid-s'),
+      spec: { ...apiPod('x', 'y').spec, securityContext: { sysctls: [{ name: null, value: '1' }] } },
+    };
+    api.respondOnce('GET', PODS, podList('100', [nulls, noContainers, sysctl] as unknown as Pod[]));
+    source.start(rec.send);
+    const snap = await rec.next();
+    assert.deepEqual(names(snap), ['nulls']);
+    assert.equal('securityContext' in (snap[0]?.spec ?? {}), false);
+    assert.deepEqual(
+      logger.lines
+        .filter((l) => l.msg === 'Ignoring pod from the API server that does not decode')
+        .map((l) => l.fields.error),
+      ['spec.containers: Required value', 'spec.securityContext.sysctls[0].name: Required value'],
+    );
+    await source.stop();
+  });
+
   it('ignores a watch event without an object instead of failing the watch on it at every retry', async () => {
     const { api, rec, logger, source } = setup();
     api.respondOnce('GET', PODS, podList('100', []));

@@ -3,7 +3,7 @@ import type { ApiClient } from '../api/client-types.ts';
 import { createReflector, type ReflectorOptions } from '../api/reflector.ts';
 import type { Logger } from '../util/logger.ts';
 import { ANNOTATION_CONFIG_MIRROR } from '../config/defaults.ts';
-import { isObject } from '../util/json.ts';
+import { isObject, stripNulls } from '../util/json.ts';
 import { formatFieldErrors, type FieldError } from './field-errors.ts';
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from './nesting.ts';
 import { checkPodShape } from './pod-shape.ts';
@@ -87,24 +87,25 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
    * server always sets uid, name and namespace; without them a pod cannot be run or even keyed)
    * is skipped with a warning naming the field.
    */
-  function usable(obj: unknown): obj is KubeletPod {
+  function usable(obj: unknown): KubeletPod | undefined {
     const problem = apiPodProblem(obj);
     if (problem !== undefined) {
       logger.warn('Ignoring pod from the API server that does not decode', {
         pod: nameOf(obj),
         error: problem,
       });
-      return false;
+      return undefined;
     }
-    const pod = obj as Pod;
-    if (hasPodIdentity(pod)) return true;
+    // As for static pods (and Go's decoder), a null field is an unset one.
+    const pod = stripNulls(obj) as Pod;
+    if (hasPodIdentity(pod)) return pod;
     const missing = missingPodIdentity(pod);
     logger.warn('Ignoring pod from the API server without identity', {
       pod: podFullName(pod),
       missing: missing.join(','),
       error: `pod has no ${missing.map((f) => `metadata.${f}`).join(', ')}`,
     });
-    return false;
+    return undefined;
   }
 
   const reflector = createReflector<Pod>({
@@ -116,7 +117,10 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
     selector: { fieldSelector: `spec.nodeName=${nodeName}` },
     replace(items) {
       store.clear();
-      for (const p of items) if (usable(p)) store.set(p.metadata.uid, p);
+      for (const item of items) {
+        const p = usable(item);
+        if (p) store.set(p.metadata.uid, p);
+      }
       // At once, not coalesced: even an empty first list tells the pod config this source is ready.
       flush();
     },
@@ -129,8 +133,9 @@ export function createApiSource(opts: ApiSourceOptions): PodSource {
       }
       // A malformed update leaves the last good version in place (upstream's watch would fail to
       // decode it and keep the cache as it was).
-      if (!usable(pod)) return;
-      store.set(pod.metadata.uid, pod);
+      const p = usable(pod);
+      if (!p) return;
+      store.set(p.metadata.uid, p);
       scheduleFlush();
     },
   });

@@ -387,6 +387,47 @@ describe('static pod validation', () => {
     }
   });
 
+  it('requires the fields the kubelet reads without a fallback, naming them (a missing probe port threw a TypeError in validation)', () => {
+    const cases: [string, (c: Record<string, unknown>, spec: Record<string, unknown>) => void, RegExp][] = [
+      [
+        'probe port',
+        (c) => void (c.livenessProbe = { httpGet: { path: '/' } }),
+        /spec\.containers\[0\]\.livenessProbe\.httpGet\.port: Required value/,
+      ],
+      [
+        'tcp port',
+        (c) => void (c.readinessProbe = { tcpSocket: {} }),
+        /readinessProbe\.tcpSocket\.port: Required value/,
+      ],
+      [
+        'sysctl',
+        (_c, spec) => void (spec.securityContext = { sysctls: [{ value: '1' }] }),
+        /spec\.securityContext\.sysctls\[0\]\.name: Required value/,
+      ],
+      [
+        'host alias',
+        (_c, spec) => void (spec.hostAliases = [{ hostnames: ['a'] }]),
+        /spec\.hostAliases\[0\]\.ip: Required value/,
+      ],
+      [
+        'seccomp',
+        (c) => void (c.securityContext = { seccompProfile: {} }),
+        /securityContext\.seccompProfile\.type: Required value/,
+      ],
+    ];
+    for (const [what, mutate, want] of cases) {
+      const raw = manifest('web') as unknown as {
+        spec: Record<string, unknown> & { containers: Record<string, unknown>[] };
+      };
+      mutate(raw.spec.containers[0] as Record<string, unknown>, raw.spec);
+      assert.match(
+        invalidMessage(() => defaultStaticPod(raw, fileOpts)),
+        want,
+        what,
+      );
+    }
+  });
+
   it('reads a null field as unset, as upstream’s decoder does', () => {
     const raw = manifest('web') as unknown as Record<string, unknown>;
     Object.assign(raw.spec as object, { affinity: null, readinessGates: null, hostNetwork: null });

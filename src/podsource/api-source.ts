@@ -5,7 +5,7 @@ import type { Logger } from '../util/logger.ts';
 import { ANNOTATION_CONFIG_MIRROR } from '../config/defaults.ts';
 import { isObject, stripNulls } from '../util/json.ts';
 import { formatFieldErrors, type FieldError } from './field-errors.ts';
-import { MAX_DOCUMENT_DEPTH, tooDeepAt } from './nesting.ts';
+import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../api/nesting.ts';
 import { checkPodShape } from './pod-shape.ts';
 import type { PodSource } from './types.ts';
 

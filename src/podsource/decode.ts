@@ -6,7 +6,7 @@
  */
 import { LineCounter, parseAllDocuments, type Tags, type YAMLError } from 'yaml';
 import { describeError, KubeletError } from '../util/errors.ts';
-import { MAX_DOCUMENT_DEPTH, MAX_YAML_TEXT_DEPTH, tooDeepAt, yamlTooDeepAt } from './nesting.ts';
+import { MAX_DOCUMENT_DEPTH, MAX_YAML_TEXT_DEPTH, tooDeepAt, yamlTooDeepAt } from '../api/nesting.ts';
 
 function yaml11Tags(tags: Tags): Tags {
   return tags.filter((t) => {

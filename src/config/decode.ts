@@ -288,7 +288,13 @@ class FieldReader {
     let ok = true;
     for (const [name, values] of Object.entries(value)) {
       if (Array.isArray(values) && values.every((v) => typeof v === 'string')) {
-        out[name] = [...values];
+        // defineProperty: a header named `__proto__` must stay a key, not become the prototype.
+        Object.defineProperty(out, name, {
+          value: [...values],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       } else {
         this.#wrong(`${key}.${name}`, 'a list of strings', values);
         ok = false;

@@ -968,6 +968,11 @@ describe('compileConfig image pulls and node images', () => {
       () => compile(undefined, { evictionSoftGracePeriod: { 'memory.available': 'soon' } }),
       /--eviction-soft-grace-period\[memory.available\]: invalid duration/,
     );
+    // A quantity error carries a prefix before the field; a flag's value is still named by the flag.
+    assertInvalid(
+      () => compile(undefined, { evictionHard: { 'memory.available': '' } }),
+      /parse quantity: --eviction-hard\[memory.available\]: invalid quantity ""/,
+    );
   });
 
   it('reads the image GC policy from the file, flags over file, an explicit 0 threshold kept', () => {

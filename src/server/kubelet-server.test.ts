@@ -318,6 +318,52 @@ describe('kubelet API request targets that are not URLs', () => {
   });
 });
 
+describe('kubelet API connections that do not become streams', () => {
+  it('closes a refused upgrade whose body is still arriving (the socket stayed open for good and close() hung)', async () => {
+    const { server, port } = await start({ anonymous: true });
+    const body = 'x'.repeat(70_000);
+    const head =
+      `GET /nope HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body}`;
+    assert.equal(await rawRequest(port, head), 'HTTP/1.1 404 Not Found');
+    const t0 = Date.now();
+    await server.close();
+    assert.ok(Date.now() - t0 < 2_000, `close() took ${Date.now() - t0} ms`);
+  });
+
+  it('ends upgraded connections a client keeps open when it closes (close() waited for them forever)', async () => {
+    const { server, port } = await start({ anonymous: true });
+    // The upgrade is refused (no such container), and the client never closes its side.
+    const sock = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () =>
+      sock.write(
+        'GET /exec/default/web/c?output=1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n',
+      ),
+    );
+    sock.on('error', () => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    await server.close();
+    assert.ok(Date.now() - t0 < 2_000, `close() took ${Date.now() - t0} ms`);
+    sock.destroy();
+  });
+
+  it('answers CONNECT with 405 instead of hanging up', async () => {
+    const { server, port, readOnly } = await start({ anonymous: true, readOnlyPort: await freePort() });
+    try {
+      assert.equal(
+        await rawRequest(port, 'CONNECT /pods HTTP/1.1\r\nHost: x\r\n\r\n'),
+        'HTTP/1.1 405 Method Not Allowed',
+      );
+      assert.equal(
+        await rawRequest(readOnly, 'CONNECT x:1 HTTP/1.1\r\nHost: x\r\n\r\n', false),
+        'HTTP/1.1 405 Method Not Allowed',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('kubelet API endpoints', () => {
   it('serves /healthz, /pods, /configz, /metrics and /stats/summary in upstream shapes', async () => {
     const { server, port } = await start({ anonymous: true });

@@ -129,7 +129,11 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
         .catch((err: unknown) => failed(res, url.pathname, err));
     },
   );
+  /** Upgraded sockets (streams, refused upgrades): the HTTP server no longer tracks them. */
+  const upgraded = new Set<Duplex>();
   secure.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
     const parsed = parse(req);
     socket.on('error', (err) =>
       log.debug('upgrade socket error', { path: parsed?.url.pathname, err: describeError(err) }),
@@ -171,6 +175,12 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
 
   for (const s of [secure, readOnly]) {
     if (!s) continue;
+    // Node hangs up on a CONNECT request when nothing listens for it; answer it as a method the
+    // kubelet does not serve, as Go's server does.
+    s.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+      socket.on('error', () => socket.destroy());
+      rejectUpgrade(socket, 405, 'method CONNECT is not allowed');
+    });
     s.headersTimeout = 30_000;
     s.requestTimeout = 60_000;
     s.keepAliveTimeout = 30_000;
@@ -244,7 +254,10 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
       closed = true;
       for (const t of retryTimers) clearTimeout(t);
       retryTimers.clear();
-      await Promise.all([closeServer(secure), ...(readOnly ? [closeServer(readOnly)] : [])]);
+      const closing = Promise.all([closeServer(secure), ...(readOnly ? [closeServer(readOnly)] : [])]);
+      // server.close() waits for every connection, upgraded ones (open exec sessions) too.
+      for (const socket of upgraded) socket.destroy();
+      await closing;
     },
   };
 }

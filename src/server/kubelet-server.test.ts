@@ -388,6 +388,30 @@ describe('kubelet API endpoints', () => {
     }
   });
 
+  it('answers /run for a container the pod does not have with 404, not 500 (the request is wrong, not the kubelet)', async () => {
+    const host = fakeHost(
+      [{ pod: testPod('default', 'web', 'uid-1', ['c']), status: { phase: 'Running' } }],
+      {
+        findRunningContainer: (_pod, name) => Promise.resolve(name === 'c' ? 'cid' : undefined),
+        runtime: {
+          exec: () => Promise.reject(new Error('unused')),
+          attach: () => Promise.reject(new Error('unused')),
+          portForward: () => Promise.reject(new Error('unused')),
+          execSync: () =>
+            Promise.resolve({ stdout: Buffer.from('ok'), stderr: Buffer.alloc(0), exitCode: 0 }),
+        },
+      },
+    );
+    const { server, port } = await start({ anonymous: true, host });
+    try {
+      const missing = await get(port, '/run/default/web/nope?cmd=ls', { method: 'POST' });
+      assert.deepEqual([missing.status, missing.body.trim()], [404, 'container not found ("nope")']);
+      assert.equal((await get(port, '/run/default/web/c?cmd=ls', { method: 'POST' })).status, 200);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('answers 405 on debugging endpoints when enableDebuggingHandlers is off', async () => {
     const { server, port } = await start({ anonymous: true, debugging: false });
     try {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { execFile } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { hasCode } from '../util/errors.ts';
 import { parseManifest } from './decode.ts';
@@ -66,5 +68,21 @@ describe('decoding large manifests off the event loop', () => {
     const maxMs = h.max / 1e6;
     // The decode itself takes over a second; the loop never waits more than a fraction of it.
     assert.ok(maxMs < 300, `event loop delay max ${maxMs.toFixed(0)} ms over a ${took.toFixed(0)} ms decode`);
+  });
+
+  it('does not keep the process alive once idle (the decoder thread held it for a minute)', async () => {
+    const script = [
+      `import { decodePods } from ${JSON.stringify(new URL('./offload.ts', import.meta.url).href)};`,
+      `const env = Array.from({ length: 20000 }, (_, i) => '      - name: V' + i + '\\n        value: x' + i).join('\\n');`,
+      `const text = 'apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: a\\nspec:\\n  containers:\\n    - name: c\\n      image: busybox:1.29\\n      env:\\n' + env + '\\n';`,
+      `const pods = await decodePods({ kind: 'file', text, origin: '/x.yaml', nodeName: 'n' });`,
+      `console.log(pods[0].spec.containers[0].env.length);`,
+    ].join('\n');
+    const t0 = Date.now();
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      timeout: 30_000,
+    });
+    assert.equal(stdout.trim(), '20000');
+    assert.ok(Date.now() - t0 < 15_000, `the process took ${Date.now() - t0} ms to exit`);
   });
 });

@@ -8,7 +8,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { KubeletPod } from '../api/types.ts';
-import { KubeletError, describeError, type ErrorCode } from '../util/errors.ts';
+import { KubeletError, type ErrorCode } from '../util/errors.ts';
 import { parseManifest } from './decode.ts';
 import { decodeHttpBody } from './http-source.ts';
 import { defaultStaticPod } from './static-pod.ts';
@@ -40,6 +40,7 @@ function decodeInline(req: Omit<DecodeRequest, 'id'>): KubeletPod[] {
 }
 
 interface Pending {
+  req: Omit<DecodeRequest, 'id'>;
   resolve(pods: KubeletPod[]): void;
   reject(err: unknown): void;
   timer: NodeJS.Timeout;
@@ -56,11 +57,20 @@ function workerURL(): URL {
   return new URL(`./decode-worker.${ext}`, import.meta.url);
 }
 
-function failAll(err: unknown): void {
+/**
+ * The thread failed (it could not start, or it died): what it had is decoded inline instead — a
+ * stall of the event loop is better than refusing a manifest that is fine. The next large
+ * manifest tries a new thread.
+ */
+function decodeLeftoversInline(): void {
   for (const [id, p] of pending) {
     clearTimeout(p.timer);
     pending.delete(id);
-    p.reject(err);
+    try {
+      p.resolve(decodeInline(p.req));
+    } catch (err) {
+      p.reject(err);
+    }
   }
 }
 
@@ -74,9 +84,9 @@ function endWorker(): void {
 
 function ensureWorker(): Worker {
   if (worker) return worker;
-  const w = new Worker(workerURL());
-  // Never keeps the process alive on its own.
-  w.unref();
+  // The kubelet's own node flags are not the decoder's business (some, like --input-type, even
+  // stop a worker from starting).
+  const w = new Worker(workerURL(), { execArgv: [] });
   w.on('message', (reply: DecodeReply) => {
     const p = pending.get(reply.id);
     if (!p) return;
@@ -89,14 +99,16 @@ function ensureWorker(): Worker {
       idle = setTimeout(endWorker, IDLE_MS).unref();
     }
   });
-  w.on('error', (err) => {
+  w.on('error', () => {
     if (worker === w) worker = undefined;
-    failAll(new KubeletError('Internal', 'decode manifest', `decoder thread failed: ${describeError(err)}`));
+    decodeLeftoversInline();
   });
   w.on('exit', () => {
     if (worker === w) worker = undefined;
-    failAll(new KubeletError('Internal', 'decode manifest', 'decoder thread exited'));
+    decodeLeftoversInline();
   });
+  // Never keeps the process alive on its own (after the listeners: adding one refs it again).
+  w.unref();
   worker = w;
   return w;
 }
@@ -130,7 +142,7 @@ export function decodePods(req: Omit<DecodeRequest, 'id'>): Promise<KubeletPod[]
       // The thread is stuck in that decode: end it; the next large manifest starts a new one.
       if (worker === w) endWorker();
     }, DECODE_TIMEOUT_MS);
-    pending.set(id, { resolve, reject, timer });
+    pending.set(id, { req, resolve, reject, timer });
     w.postMessage({ id, ...req } satisfies DecodeRequest);
   });
 }

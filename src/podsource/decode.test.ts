@@ -42,6 +42,18 @@ describe('manifest parsing of hostile documents', () => {
     assert.fail('accepted');
   };
 
+  it('reads a text that starts with { as JSON only, as upstream sniffs it, naming where the JSON breaks', () => {
+    assert.match(refusal('{"kind":"Pod",\n "spec": x}'), /JSON: line 2, column 10: invalid JSON near/);
+    assert.match(refusal('  {"kind":"Pod"} trailing'), /JSON: line 1, column 1[78]: invalid JSON/);
+    // A YAML flow mapping is not JSON: upstream's decoder refuses it too.
+    assert.match(refusal('{kind: Pod}'), /JSON: line 1, column 2: invalid JSON/);
+    // Fast however long: it was read as YAML, ~2 s per MiB of broken JSON.
+    const long = `{"items":[${Array.from({ length: 50_000 }, (_, i) => `{"n":${i}}`).join(',')}, x]}`;
+    const t0 = performance.now();
+    assert.match(refusal(long), /JSON: line 1, column \d+: invalid JSON near ".*x\]\}"/);
+    assert.ok(performance.now() - t0 < 500, `${Math.round(performance.now() - t0)} ms`);
+  });
+
   it('names the line and column of a YAML syntax error, as upstream names the line', () => {
     assert.match(refusal('kind: Pod\nmetadata:\n  name: a\n  : : :\n'), /YAML: line 4, column \d+: /);
     assert.match(refusal('kind: Pod\nkind: Pod\n'), /YAML: line 2, column 1: Map keys must be unique/);

@@ -126,7 +126,8 @@ const FAULT_NAMES: Record<Mode, RegExp[]> = {
   'never-ends': [/timeout|timed out|aborted/i],
   'hang-up': [/fetch failed.*(socket|closed|reset|hang up)|other side closed/i],
   'too-large': [/larger than \d+ bytes/],
-  'bad-gzip': [/reading body|decompress|header|zlib|gzip|terminated/i],
+  // A body too short to be gzip at all may decompress to nothing.
+  'bad-gzip': [/reading body|decompress|header|zlib|gzip|terminated|zero-length/i],
   complete: [],
   chunked: [],
 };

@@ -209,7 +209,7 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
             if (line === '') continue;
             const ev = JSON.parse(line) as WatchEvent;
             if (ev.type === 'ERROR') {
-              const s = ev.object as { code?: number; reason?: string; message?: string };
+              const s = (ev.object ?? {}) as { code?: number; reason?: string; message?: string };
               throw new ApiError(op, s.code ?? 500, s.reason ?? '', s.message ?? 'watch error');
             }
             onEvent(ev);

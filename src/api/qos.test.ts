@@ -95,3 +95,20 @@ describe('podQOSClass (upstream GetPodQOS)', () => {
     );
   });
 });
+
+describe('podQOSClass cost', () => {
+  it('is computed once per pod spec, so configuring each of 5,000 containers stays linear', () => {
+    const many = Array.from({ length: 5000 }, (_, i) =>
+      c(`c${i}`, { requests: { cpu: '10m', memory: '1Mi' } }),
+    );
+    const p = pod(many);
+    const t0 = performance.now();
+    for (let i = 0; i < many.length; i++) assert.equal(podQOSClass(p), 'Burstable');
+    const took = performance.now() - t0;
+    // Once: ~10 ms; computed per lookup it took ~15 s on this machine.
+    assert.ok(took < 500, `5,000 lookups took ${took.toFixed(0)} ms`);
+    // A changed pod is a new object (with its own spec): its class is computed anew.
+    const updated: Pod = { ...p, spec: { ...p.spec, containers: [c('a', guaranteed('1', '1Gi'))] } };
+    assert.equal(podQOSClass(updated), 'Guaranteed');
+  });
+});

@@ -103,6 +103,9 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
     });
     if (stop.signal.aborted) return;
     const items = res.items ?? [];
+    if (!Array.isArray(items)) {
+      throw new KubeletError('InvalidArgument', `LIST ${opts.path}`, "the response's items is not a list");
+    }
     resourceVersion = res.metadata?.resourceVersion ?? '';
     relistResourceVersion = resourceVersion;
     opts.replace(items);
@@ -116,6 +119,12 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
     failures = 0;
     eventsSeen++;
     if (stop.signal.aborted) return;
+    if (typeof ev.object !== 'object' || ev.object === null || Array.isArray(ev.object)) {
+      // Nothing to apply, and no resourceVersion to resume from; reading it would throw inside the
+      // client's stream loop, and the watch would fail on this event again at every retry.
+      log.warn(`Ignoring ${what} watch event without an object`, { type: String(ev.type) });
+      return;
+    }
     const obj = ev.object as T;
     const rv = obj.metadata?.resourceVersion;
     if (rv) resourceVersion = rv;

@@ -352,6 +352,36 @@ describe('run flags', () => {
   });
 });
 
+describe('map flags with keys that are Object.prototype names', () => {
+  it('keeps __proto__ and constructor as keys instead of throwing (a TypeError) or dropping them', async () => {
+    assert.deepEqual(
+      Object.entries(parseManifestURLHeader('__proto__:x,constructor:y,constructor:z', undefined)),
+      [
+        ['__proto__', ['x']],
+        ['constructor', ['y', 'z']],
+      ],
+    );
+    const c = await parse(['--manifest-url-header=constructor:y', '--manifest-url-header=__proto__:x']);
+    assert.deepEqual(Object.keys(c.config.staticPodURLHeader), ['constructor', '__proto__']);
+    // Kept as a key, then refused by validation for what it is, naming the flag.
+    await assert.rejects(parse(['--node-labels=__proto__=x']), /--node-labels/);
+    await assert.rejects(
+      parse(['--eviction-hard=__proto__<1']),
+      /--eviction-hard: unsupported eviction signal __proto__/,
+    );
+  });
+
+  it('keeps a __proto__ header of a config file as a header', () => {
+    const decoded = decodeKubeletConfiguration(
+      JSON.parse(
+        '{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","staticPodURLHeader":{"__proto__":["x"]}}',
+      ),
+      '/c.yaml',
+    );
+    assert.deepEqual(Object.entries(decoded.raw.staticPodURLHeader ?? {}), [['__proto__', ['x']]]);
+  });
+});
+
 describe('parseManifestURLHeader', () => {
   it('splits comma-separated key:value pairs at the first colon and trims both sides', () => {
     assert.deepEqual(parseManifestURLHeader(' a : hello ,b:again,c:http://x:8080', undefined), {

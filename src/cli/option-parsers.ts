@@ -3,6 +3,19 @@ import { InvalidArgumentError, Option } from 'commander';
 import type { RawTaint } from '../config/index.ts';
 
 /**
+ * Sets `out[key]` as an own property whatever the key: a plain assignment of `__proto__` would
+ * replace the object's prototype instead (and `constructor` reads the inherited one), so a map
+ * built from user text takes its keys this way.
+ */
+function setOwn<T>(out: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function getOwn<T>(out: Record<string, T>, key: string): T | undefined {
+  return Object.hasOwn(out, key) ? out[key] : undefined;
+}
+
+/**
  * One value of a pflag StringSlice flag (`--allowed-unsafe-sysctls`): comma-separated values taken
  * as written, an empty value adds nothing; repeated flags accumulate.
  */
@@ -51,7 +64,7 @@ export function parseManifestURLHeader(
   previous: Record<string, string[]> | undefined,
 ): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const [k, v] of Object.entries(previous ?? {})) out[k] = [...v];
+  for (const [k, v] of Object.entries(previous ?? {})) setOwn(out, k, [...v]);
   for (const pair of value.split(',')) {
     if (pair === '') continue;
     const colon = pair.indexOf(':');
@@ -59,7 +72,9 @@ export function parseManifestURLHeader(
       throw new InvalidArgumentError(`malformed pair ${JSON.stringify(pair)}, expected key:value`);
     const name = pair.slice(0, colon).trim();
     const headerValue = pair.slice(colon + 1).trim();
-    (out[name] ??= []).push(headerValue);
+    const values = getOwn(out, name);
+    if (values) values.push(headerValue);
+    else setOwn(out, name, [headerValue]);
   }
   return out;
 }
@@ -110,7 +125,7 @@ export function mapStringStringParser(
       const at = pair.indexOf(sep);
       if (at < 0)
         throw new InvalidArgumentError(`malformed pair, expect string${sep}string: ${JSON.stringify(pair)}`);
-      out[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+      setOwn(out, pair.slice(0, at).trim(), pair.slice(at + 1).trim());
     }
     return out;
   };
@@ -129,8 +144,8 @@ export function parseNodeLabels(
   for (const pair of value.split(',')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
-    if (eq < 0) out[pair.trim()] = '';
-    else out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+    if (eq < 0) setOwn(out, pair.trim(), '');
+    else setOwn(out, pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
   }
   return out;
 }

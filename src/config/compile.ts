@@ -269,9 +269,15 @@ function evictionSettings(
     evictionSoftGracePeriod: grace.label,
     evictionMinimumReclaim: reclaim.label,
   };
+  // The parser names the file fields; a value from a flag is named by the flag. The field may sit
+  // after a prefix (`parse quantity: evictionSoft[memory.available]: …`).
   for (const e of parsed.errors) {
-    const [name = '', rest = ''] = /^(eviction[A-Za-z]+)(.*)$/.exec(e)?.slice(1) ?? [];
-    errors.push(labels[name] ? `${labels[name]}${rest}` : e);
+    errors.push(
+      e.replace(
+        /\b(evictionHard|evictionSoft|evictionSoftGracePeriod|evictionMinimumReclaim)\b/,
+        (m) => labels[m] ?? m,
+      ),
+    );
   }
   return {
     evictionHard: hard.value,

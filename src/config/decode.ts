@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
+import { MAX_YAML_TEXT_DEPTH, yamlTooDeepAt } from '../api/nesting.ts';
 import { KubeletError, describeError, type ErrorCode } from '../util/errors.ts';
 import { ALL_FIELDS, type FieldKind, type KindValues } from './fields.ts';
 import { NOT_IMPLEMENTED } from './not-implemented.ts';
@@ -32,8 +33,25 @@ export async function loadConfigFile(filePath: string): Promise<DecodedConfigFil
     const code: ErrorCode = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'NotFound' : 'InvalidArgument';
     throw new KubeletError(code, op, describeError(err), { cause: err });
   }
+  // The YAML parser recurses per level and runs out of stack somewhere past 1,000 levels (a
+  // RangeError, or "Maximum call stack size exceeded" at whichever node it was in).
+  const deep = yamlTooDeepAt(text);
+  if (deep) {
+    throw new KubeletError(
+      'InvalidArgument',
+      op,
+      `line ${deep.line}, column ${deep.col}: nested more than ${MAX_YAML_TEXT_DEPTH} levels deep; no KubeletConfiguration field is`,
+    );
+  }
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { strict: true, uniqueKeys: true, prettyErrors: false, lineCounter });
+  let doc: ReturnType<typeof parseDocument>;
+  try {
+    doc = parseDocument(text, { strict: true, uniqueKeys: true, prettyErrors: false, lineCounter });
+  } catch (err) {
+    throw new KubeletError('InvalidArgument', op, `cannot parse the file: ${describeError(err)}`, {
+      cause: err,
+    });
+  }
   const [firstError] = doc.errors;
   if (firstError) {
     const { line, col } = lineCounter.linePos(firstError.pos[0]);
@@ -270,7 +288,13 @@ class FieldReader {
     let ok = true;
     for (const [name, values] of Object.entries(value)) {
       if (Array.isArray(values) && values.every((v) => typeof v === 'string')) {
-        out[name] = [...values];
+        // defineProperty: a header named `__proto__` must stay a key, not become the prototype.
+        Object.defineProperty(out, name, {
+          value: [...values],
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       } else {
         this.#wrong(`${key}.${name}`, 'a list of strings', values);
         ok = false;

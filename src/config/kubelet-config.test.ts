@@ -797,6 +797,20 @@ describe('loadConfigFile', () => {
     });
   });
 
+  it('refuses a field nested thousands of levels deep at its line, not with the parser’s stack overflow', async () => {
+    for (const depth of [600, 5_000, 100_000]) {
+      const file = await write(
+        `deep-${depth}.yaml`,
+        `${HEADER}maxPods: 3\nextra: ${'['.repeat(depth)}${']'.repeat(depth)}\n`,
+      );
+      await assert.rejects(loadConfigFile(file), (err: unknown) => {
+        assert.ok(hasCode(err, 'InvalidArgument'), String(err));
+        assert.match(String(err), /line 4, column \d+: nested more than 512 levels deep/);
+        return true;
+      });
+    }
+  });
+
   it('rejects duplicate keys', async () => {
     const file = await write('dup.yaml', `${HEADER}maxPods: 1\nmaxPods: 2\n`);
     await assert.rejects(loadConfigFile(file), /line 4, column 1: Map keys must be unique/);
@@ -953,6 +967,11 @@ describe('compileConfig image pulls and node images', () => {
     assertInvalid(
       () => compile(undefined, { evictionSoftGracePeriod: { 'memory.available': 'soon' } }),
       /--eviction-soft-grace-period\[memory.available\]: invalid duration/,
+    );
+    // A quantity error carries a prefix before the field; a flag's value is still named by the flag.
+    assertInvalid(
+      () => compile(undefined, { evictionHard: { 'memory.available': '' } }),
+      /parse quantity: --eviction-hard\[memory.available\]: invalid quantity ""/,
     );
   });
 

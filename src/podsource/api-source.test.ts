@@ -367,6 +367,109 @@ describe('API server pod source', () => {
     await source.stop();
   });
 
+  it('skips, with a warning naming the field, a pod whose fields have the wrong JSON type, as upstream’s decoder refuses it', async () => {
+    const { api, rec, logger, source } = setup();
+    const badPorts = apiPod('bad-ports', 'uid-p') as unknown as {
+      spec: { containers: Record<string, unknown>[] };
+    };
+    (badPorts.spec.containers[0] as Record<string, unknown>).ports = 'http';
+    const badAffinity = {
+      ...apiPod('bad-aff', 'uid-f'),
+      spec: { ...apiPod('x', 'y').spec, affinity: { nodeAffinity: 5 } },
+    };
+    const deep = {
+      ...apiPod('deep', 'uid-d'),
+      spec: { ...apiPod('x', 'y').spec, x: JSON.parse(`${'['.repeat(500)}${']'.repeat(500)}`) as unknown },
+    };
+    api.respondOnce(
+      'GET',
+      PODS,
+      podList('100', [apiPod('a', 'uid-a'), badPorts, badAffinity, deep] as Pod[]),
+    );
+    source.start(rec.send);
+    assert.deepEqual(names(await rec.next()), ['a']);
+    const warned = logger.lines.filter(
+      (l) => l.msg === 'Ignoring pod from the API server that does not decode',
+    );
+    assert.deepEqual(
+      warned.map((l) => [l.fields.pod, l.fields.error]),
+      [
+        ['default/bad-ports', 'spec.containers[0].ports: Invalid value: "http": must be a list'],
+        ['default/bad-aff', 'spec.affinity.nodeAffinity: Invalid value: 5: must be an object'],
+        ['default/deep', 'spec.x[0][0][0][0][0][0][0][0][0][0]…: nested more than 100 levels deep'],
+      ],
+    );
+
+    // A malformed update keeps the last good version; a malformed deletion still deletes.
+    const w = await api.nextWatch();
+    w.push('MODIFIED', { ...apiPod('a', 'uid-a'), spec: 'broken' });
+    w.pushPod('ADDED', apiPod('b', 'uid-b'));
+    const snap = await rec.next();
+    assert.deepEqual(names(snap), ['a', 'b']);
+    assert.equal(snap.find((p) => p.metadata.name === 'a')?.spec.containers[0]?.name, 'c');
+    w.push('DELETED', { metadata: { uid: 'uid-a' }, spec: 'broken' });
+    assert.deepEqual(names(await rec.next()), ['b']);
+    await source.stop();
+  });
+
+  it('treats a LIST whose items is not a list as a failed list (backs off), not a TypeError', async () => {
+    const { api, rec, logger, source } = setup();
+    api.respondOnce('GET', PODS, {
+      apiVersion: 'v1',
+      kind: 'PodList',
+      metadata: { resourceVersion: '1' },
+      items: 'x',
+    });
+    source.start(rec.send);
+    await flush();
+    assert.equal(rec.seen.length, 0);
+    const failed = logger.lines.find((l) => l.msg === 'pods list/watch failed; retrying with back-off');
+    assert.match(String(failed?.fields.err), /LIST \/api\/v1\/pods: the response's items is not a list/);
+    await source.stop();
+  });
+
+  it('reads null fields as unset and refuses pods missing fields the kubelet needs (no containers, a nameless sysctl)', async () => {
+    const { api, rec, logger, source } = setup();
+    const nulls = {
+      ...apiPod('nulls', 'uid-n'),
+      spec: { ...apiPod('x', 'y').spec, securityContext: null, volumes: null },
+    };
+    const noContainers = { ...apiPod('none', 'uid-0'), spec: { nodeName: 'node-a' } };
+    const sysctl = {
+      ...apiPod('sysctl', 'uid-s'),
+      spec: { ...apiPod('x', 'y').spec, securityContext: { sysctls: [{ name: null, value: '1' }] } },
+    };
+    api.respondOnce('GET', PODS, podList('100', [nulls, noContainers, sysctl] as unknown as Pod[]));
+    source.start(rec.send);
+    const snap = await rec.next();
+    assert.deepEqual(names(snap), ['nulls']);
+    assert.equal('securityContext' in (snap[0]?.spec ?? {}), false);
+    assert.deepEqual(
+      logger.lines
+        .filter((l) => l.msg === 'Ignoring pod from the API server that does not decode')
+        .map((l) => l.fields.error),
+      ['spec.containers: Required value', 'spec.securityContext.sysctls[0].name: Required value'],
+    );
+    await source.stop();
+  });
+
+  it('ignores a watch event without an object instead of failing the watch on it at every retry', async () => {
+    const { api, rec, logger, source } = setup();
+    api.respondOnce('GET', PODS, podList('100', []));
+    source.start(rec.send);
+    await rec.next();
+    const w = await api.nextWatch();
+    for (const object of [null, 'x', [1]]) w.push('ADDED', object as unknown as Record<string, unknown>);
+    w.pushPod('ADDED', apiPod('b', 'uid-b'));
+    assert.deepEqual(names(await rec.next()), ['b']);
+    assert.equal(w.state, 'open');
+    assert.equal(
+      logger.lines.filter((l) => l.msg === 'Ignoring pods watch event without an object').length,
+      3,
+    );
+    await source.stop();
+  });
+
   it('stop() aborts the open watch and starts nothing new', async () => {
     const { api, rec, source } = setup();
     api.respondOnce('GET', PODS, podList('100', []));

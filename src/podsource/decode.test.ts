@@ -30,3 +30,69 @@ describe('manifest parsing', () => {
     }
   });
 });
+
+describe('manifest parsing of hostile documents', () => {
+  const refusal = (text: string): string => {
+    try {
+      parseManifest(text, '/m/pod.yaml');
+    } catch (err) {
+      assert.ok(hasCode(err, 'InvalidArgument'), `not a typed refusal: ${String(err)}`);
+      return (err as Error).message;
+    }
+    assert.fail('accepted');
+  };
+
+  it('reads a text that starts with { as JSON only, as upstream sniffs it, naming where the JSON breaks', () => {
+    assert.match(refusal('{"kind":"Pod",\n "spec": x}'), /JSON: line 2, column 10: invalid JSON near/);
+    assert.match(refusal('  {"kind":"Pod"} trailing'), /JSON: line 1, column 1[78]: invalid JSON/);
+    // A YAML flow mapping is not JSON: upstream's decoder refuses it too.
+    assert.match(refusal('{kind: Pod}'), /JSON: line 1, column 2: invalid JSON/);
+    // Fast however long: it was read as YAML, ~2 s per MiB of broken JSON.
+    const long = `{"items":[${Array.from({ length: 50_000 }, (_, i) => `{"n":${i}}`).join(',')}, x]}`;
+    const t0 = performance.now();
+    assert.match(refusal(long), /JSON: line 1, column \d+: invalid JSON near ".*x\]\}"/);
+    assert.ok(performance.now() - t0 < 500, `${Math.round(performance.now() - t0)} ms`);
+  });
+
+  it('names the line and column of a YAML syntax error, as upstream names the line', () => {
+    assert.match(refusal('kind: Pod\nmetadata:\n  name: a\n  : : :\n'), /YAML: line 4, column \d+: /);
+    assert.match(refusal('kind: Pod\nkind: Pod\n'), /YAML: line 2, column 1: Map keys must be unique/);
+    assert.match(refusal('kind: Pod\nspec:\n\tcontainers: []\n'), /YAML: line 3, column \d+: /);
+  });
+
+  it('refuses a JSON document nested thousands of levels deep, naming where, instead of overflowing the stack', () => {
+    for (const depth of [101, 20_000, 100_000]) {
+      const text = `{"kind":"Pod","spec":{"x":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+      assert.match(refusal(text), /spec\.x\[0\]\[0\].*: nested more than 100 levels deep/);
+    }
+    assert.deepEqual(parseManifest(`{"a":${'['.repeat(98)}${']'.repeat(98)}}`, 'x'), {
+      a: JSON.parse('['.repeat(98) + ']'.repeat(98)) as unknown,
+    });
+  });
+
+  it('refuses YAML nested deeper than the parser can go before parsing, at the line where it happens', () => {
+    for (const depth of [600, 20_000]) {
+      assert.match(
+        refusal(`kind: Pod\nspec:\n  x: ${'['.repeat(depth)}${']'.repeat(depth)}\n`),
+        /YAML: line 3, column \d+: nested more than 512 levels deep/,
+      );
+    }
+    let block = 'kind: Pod\n';
+    for (let i = 0; i < 600; i++) block += `${' '.repeat(i)}k:\n`;
+    assert.match(refusal(block), /YAML: line 515, column \d+: nested more than 512 levels deep/);
+    // Parsed, then refused for the depth of the value, naming the path.
+    assert.match(
+      refusal(`kind: Pod\nspec: ${'['.repeat(150)}${']'.repeat(150)}\n`),
+      /spec\[0\]\[0\].*: nested more than 100/,
+    );
+  });
+
+  it('names the first syntax error of a long broken document on which the YAML parser runs out of stack', () => {
+    // A flow sequence left open, then thousands of block lines: the parser recurses per line.
+    let text = 'kind: Pod\nspec:\n- [unclosed\n  tolerations:\n';
+    for (let i = 0; i < 3000; i++) text += `    - key: k${i}\n      operator: Exists\n`;
+    const first = refusal(text);
+    assert.match(first, /YAML: line \d+, column \d+: /);
+    assert.equal(refusal(text), first, 'the same refusal on every read');
+  });
+});

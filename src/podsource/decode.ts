@@ -1,11 +1,12 @@
 /**
- * Manifest text → JSON value. JSON is tried first (exact and fast); anything else is read as YAML
- * 1.1, the dialect upstream's YAML-to-JSON step speaks (so `defaultMode: 0644` is octal 420 and
+ * Manifest text → JSON value. A text starting with `{` is JSON (as upstream sniffs it); anything
+ * else is read as YAML 1.1, the dialect upstream's YAML-to-JSON step speaks (so `defaultMode: 0644` is octal 420 and
  * `yes`/`no` are booleans), minus the 1.1 timestamp and sexagesimal forms, which upstream's
  * converter leaves as strings.
  */
-import { parseAllDocuments, type Tags } from 'yaml';
+import { LineCounter, parseAllDocuments, type Tags, type YAMLError } from 'yaml';
 import { describeError, KubeletError } from '../util/errors.ts';
+import { MAX_DOCUMENT_DEPTH, MAX_YAML_TEXT_DEPTH, tooDeepAt, yamlTooDeepAt } from '../api/nesting.ts';
 
 function yaml11Tags(tags: Tags): Tags {
   return tags.filter((t) => {
@@ -16,35 +17,177 @@ function yaml11Tags(tags: Tags): Tags {
   });
 }
 
+/** A YAML error as upstream's parser words it: `YAML: line 3, column 7: <what>`. */
+function yamlError(op: string, err: YAMLError, lines: LineCounter): KubeletError {
+  const { line, col } = lines.linePos(err.pos[0]);
+  return new KubeletError('InvalidArgument', op, `YAML: line ${line}, column ${col}: ${err.message}`, {
+    cause: err,
+  });
+}
+
+function isStackOverflow(err: unknown): boolean {
+  return (
+    err instanceof RangeError ||
+    (err instanceof Error && /Maximum call stack size exceeded/.test(err.message))
+  );
+}
+
+/**
+ * The YAML parser recurses; besides deep nesting (refused before parsing, see yamlTooDeepAt), a
+ * long broken document (a flow collection left open early on) can exhaust the stack, thrown or
+ * reported as an error of whichever node it was in — which depends on the caller's stack. Then
+ * the first syntax error is looked for in shorter and shorter prefixes of the text, which the
+ * parser gets through, so the refusal names a position that does not depend on the stack.
+ */
+function parserGaveUp(op: string, text: string, cause: unknown): KubeletError {
+  const lines = text.split('\n');
+  for (let n = Math.floor(lines.length / 2); n >= 1; n = Math.floor(n / 2)) {
+    const counter = new LineCounter();
+    let docs;
+    try {
+      docs = parseYaml(lines.slice(0, n).join('\n'), counter);
+    } catch {
+      continue;
+    }
+    const errors = (Array.isArray(docs) ? docs : []).flatMap((d) => d.errors);
+    if (errors.some(isStackOverflow)) continue;
+    const first = errors.find((e) => counter.linePos(e.pos[0]).line < n);
+    if (first) return yamlError(op, first, counter);
+    break;
+  }
+  return new KubeletError(
+    'InvalidArgument',
+    op,
+    'YAML: the document is too deeply nested or too broken to parse',
+    {
+      cause,
+    },
+  );
+}
+
+function parseYaml(text: string, lineCounter: LineCounter): ReturnType<typeof parseAllDocuments> {
+  return parseAllDocuments(text, {
+    version: '1.1',
+    customTags: yaml11Tags,
+    prettyErrors: false,
+    lineCounter,
+  });
+}
+
+/**
+ * Where a text that is not valid JSON goes wrong: the length of its longest prefix that is still
+ * the start of some JSON text. Whether a prefix is one is monotone in its length, so a binary
+ * search over JSON.parse of prefixes finds it (each parse fails at the cut when the prefix is only
+ * incomplete; V8 names the position, or says "end of JSON input").
+ */
+function jsonErrorAt(text: string): number {
+  const incompleteOnly = (n: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, n));
+      return true;
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : '';
+      if (/end of JSON input/.test(msg)) return true;
+      const pos = /at position (\d+)/.exec(msg);
+      return pos !== null && Number(pos[1]) >= n;
+    }
+  };
+  let good = 0;
+  let bad = text.length;
+  while (bad - good > 1) {
+    const mid = Math.floor((good + bad) / 2);
+    if (incompleteOnly(mid)) good = mid;
+    else bad = mid;
+  }
+  return Math.min(good, Math.max(0, text.length - 1));
+}
+
+function lineAndColumn(text: string, offset: number): { line: number; col: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return { line, col: offset - start + 1 };
+}
+
+/** Refuses a parsed value nested deeper than {@link MAX_DOCUMENT_DEPTH}, naming where. */
+function checkDepth(op: string, value: unknown): unknown {
+  const at = tooDeepAt(value);
+  if (at !== undefined) {
+    throw new KubeletError(
+      'InvalidArgument',
+      op,
+      `${at}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep; no pod field is`,
+    );
+  }
+  return value;
+}
+
 /**
  * Parses one manifest. Exactly one non-empty document is allowed (a trailing `---` is fine);
- * several documents, a syntax error or an empty text throw `KubeletError('InvalidArgument')`.
+ * several documents, a syntax error (named by line and column), a document nested deeper than
+ * {@link MAX_DOCUMENT_DEPTH} or an empty text throw `KubeletError('InvalidArgument')`.
  */
 export function parseManifest(text: string, origin: string): unknown {
   const op = `parse manifest ${origin}`;
   const trimmed = text.trim();
   if (trimmed === '') throw new KubeletError('InvalidArgument', op, 'manifest is empty');
   if (trimmed.startsWith('{')) {
+    // As upstream's decoder sniffs it (utilyaml.ToJSON): a text that starts with `{` is JSON, and
+    // a JSON error is reported as one. (Reading it as YAML instead was also slow: ~0.5 s per MiB
+    // of broken JSON, inline for small texts.)
     try {
-      return JSON.parse(trimmed) as unknown;
+      return checkDepth(op, JSON.parse(trimmed) as unknown);
     } catch (err) {
-      // Not strict JSON; YAML (a superset in practice) gets a second chance and reports its own error.
-      void err;
+      if (err instanceof KubeletError) throw err;
+      const at = jsonErrorAt(trimmed);
+      const lead = text.length - text.trimStart().length;
+      const { line, col } = lineAndColumn(text, lead + at);
+      const near = JSON.stringify(trimmed.slice(Math.max(0, at - 10), at + 10));
+      throw new KubeletError(
+        'InvalidArgument',
+        op,
+        `JSON: line ${line}, column ${col}: invalid JSON near ${near}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
-  const docs = parseAllDocuments(text, { version: '1.1', customTags: yaml11Tags, prettyErrors: false });
+  const deep = yamlTooDeepAt(text);
+  if (deep) {
+    throw new KubeletError(
+      'InvalidArgument',
+      op,
+      `YAML: line ${deep.line}, column ${deep.col}: nested more than ${MAX_YAML_TEXT_DEPTH} levels deep (indentation and open brackets); no pod field is`,
+    );
+  }
+  const lines = new LineCounter();
+  let docs: ReturnType<typeof parseAllDocuments>;
+  try {
+    docs = parseYaml(text, lines);
+  } catch (err) {
+    if (isStackOverflow(err)) throw parserGaveUp(op, text, err);
+    throw new KubeletError('InvalidArgument', op, `YAML: ${describeError(err)}`, { cause: err });
+  }
   if (!Array.isArray(docs)) throw new KubeletError('InvalidArgument', op, 'unexpected YAML stream');
   const values: unknown[] = [];
   for (const doc of docs) {
     const first = doc.errors[0];
-    if (first) throw new KubeletError('InvalidArgument', op, `YAML: ${first.message}`, { cause: first });
+    if (first) throw isStackOverflow(first) ? parserGaveUp(op, text, first) : yamlError(op, first, lines);
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: 100 });
     } catch (err) {
-      throw new KubeletError('InvalidArgument', op, `YAML: ${describeError(err)}`, { cause: err });
+      // Aliases can make the value deeper than the text (each may repeat a deep node).
+      const what = isStackOverflow(err)
+        ? `nested more than ${MAX_DOCUMENT_DEPTH} levels deep`
+        : describeError(err);
+      throw new KubeletError('InvalidArgument', op, `YAML: ${what}`, { cause: err });
     }
-    if (value !== null && value !== undefined) values.push(value);
+    if (value !== null && value !== undefined) values.push(checkDepth(op, value));
   }
   if (values.length === 0) throw new KubeletError('InvalidArgument', op, 'manifest is empty');
   if (values.length > 1) {

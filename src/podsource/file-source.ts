@@ -21,9 +21,8 @@ import { podFullName, type KubeletPod } from '../api/types.ts';
 import { MAX_MANIFEST_BYTES } from '../config/defaults.ts';
 import { describeError, errnoCode, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { parseManifest } from './decode.ts';
+import { decodePods } from './offload.ts';
 import { createProblemLog } from './problem-log.ts';
-import { defaultStaticPod } from './static-pod.ts';
 import type { PodSource, SourceProblem } from './types.ts';
 
 export interface FileSourceOptions {
@@ -93,11 +92,9 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
       };
     }
     try {
-      const pod = defaultStaticPod(parseManifest(text, file), {
-        nodeName: opts.nodeName,
-        source: 'file',
-        origin: file,
-      });
+      // A large manifest is decoded off the event loop (offload.ts).
+      const [pod] = await decodePods({ kind: 'file', text, origin: file, nodeName: opts.nodeName });
+      if (!pod) throw new KubeletError('Internal', `decode ${file}`, 'the decoder returned no pod');
       return { kind: 'pod', pod };
     } catch (err) {
       return {

@@ -17,6 +17,7 @@ import { describeError, isCanceled, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { parseManifest } from './decode.ts';
 import { isObject, stripNulls } from '../util/json.ts';
+import { decodePods } from './offload.ts';
 import { defaultStaticPod } from './static-pod.ts';
 import type { PodSource, SourceProblem } from './types.ts';
 
@@ -135,7 +136,8 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
     if (text === lastBody) return undefined;
     let pods: KubeletPod[];
     try {
-      pods = decodeHttpBody(text, opts.url, opts.nodeName);
+      // A large body is decoded off the event loop (offload.ts).
+      pods = await decodePods({ kind: 'http', text, origin: opts.url, nodeName: opts.nodeName });
     } catch (err) {
       throw new FetchProblem('InvalidManifest', op, describeError(err), err);
     }

@@ -50,14 +50,23 @@ function listOf(item: Check): Check {
   };
 }
 
-function object(fields: Record<string, Check>): Check {
+/**
+ * An object with these fields; `required` names the fields src/api/types.ts declares non-optional,
+ * which the kubelet reads without a fallback (Go's decoder would give them zero values; a missing
+ * one here is refused instead, as validation would refuse most of them anyway).
+ */
+function object(fields: Record<string, Check>, required: readonly string[] = []): Check {
   return (v, p, e) => {
     if (!isObject(v)) {
       e.push(typeError(p, v, 'must be an object'));
       return;
     }
+    for (const k of required) {
+      if (v[k] === undefined || v[k] === null) e.push({ path: child(p, k), type: 'Required' });
+    }
     for (const [k, check] of Object.entries(fields)) {
-      if (v[k] !== undefined) check(v[k], child(p, k), e);
+      // null is "not set", as for Go's decoder (static pods have theirs stripped already).
+      if (v[k] !== undefined && v[k] !== null) check(v[k], child(p, k), e);
     }
   };
 }
@@ -97,23 +106,27 @@ const quantityMap: Check = (v, p, e) => {
   for (const k of Object.keys(v)) quantityAt(v, k, child(p, k), e);
 };
 
-const nameValue = object({ name: str, value: str });
+const nameValue = object({ name: str, value: str }, ['name', 'value']);
+const dnsOption = object({ name: str, value: str }, ['name']);
 
 const execAction = object({ command: listOf(str) });
-const httpGetAction = object({
-  path: str,
-  port: intOrString,
-  host: str,
-  scheme: str,
-  httpHeaders: listOf(nameValue),
-});
-const tcpSocketAction = object({ port: intOrString, host: str });
+const httpGetAction = object(
+  {
+    path: str,
+    port: intOrString,
+    host: str,
+    scheme: str,
+    httpHeaders: listOf(nameValue),
+  },
+  ['port'],
+);
+const tcpSocketAction = object({ port: intOrString, host: str }, ['port']);
 
 const probe = object({
   exec: execAction,
   httpGet: httpGetAction,
   tcpSocket: tcpSocketAction,
-  grpc: object({ port: int, service: str }),
+  grpc: object({ port: int, service: str }, ['port']),
   initialDelaySeconds: int,
   timeoutSeconds: int,
   periodSeconds: int,
@@ -126,10 +139,10 @@ const lifecycleHandler = object({
   exec: execAction,
   httpGet: httpGetAction,
   tcpSocket: tcpSocketAction,
-  sleep: object({ seconds: int }),
+  sleep: object({ seconds: int }, ['seconds']),
 });
 
-const seccompProfile = object({ type: str, localhostProfile: str });
+const seccompProfile = object({ type: str, localhostProfile: str }, ['type']);
 
 const containerSecurityContext = object({
   privileged: bool,
@@ -143,95 +156,127 @@ const containerSecurityContext = object({
   seccompProfile,
 });
 
-const container = object({
-  name: str,
-  image: str,
-  command: listOf(str),
-  args: listOf(str),
-  workingDir: str,
-  ports: listOf(object({ name: str, hostPort: int, containerPort: int, protocol: str, hostIP: str })),
-  env: listOf(object({ name: str, value: str, valueFrom: anyObject })),
-  envFrom: anyList,
-  resources: object({ limits: quantityMap, requests: quantityMap }),
-  volumeMounts: listOf(
-    object({
-      name: str,
-      mountPath: str,
-      readOnly: bool,
-      subPath: str,
-      subPathExpr: str,
-      mountPropagation: str,
-    }),
-  ),
-  livenessProbe: probe,
-  readinessProbe: probe,
-  startupProbe: probe,
-  lifecycle: object({ postStart: lifecycleHandler, preStop: lifecycleHandler }),
-  terminationMessagePath: str,
-  terminationMessagePolicy: str,
-  imagePullPolicy: str,
-  securityContext: containerSecurityContext,
-  stdin: bool,
-  stdinOnce: bool,
-  tty: bool,
-  restartPolicy: str,
-});
+const container = object(
+  {
+    name: str,
+    image: str,
+    command: listOf(str),
+    args: listOf(str),
+    workingDir: str,
+    ports: listOf(
+      object({ name: str, hostPort: int, containerPort: int, protocol: str, hostIP: str }, ['containerPort']),
+    ),
+    env: listOf(object({ name: str, value: str, valueFrom: anyObject }, ['name'])),
+    envFrom: anyList,
+    resources: object({ limits: quantityMap, requests: quantityMap }),
+    volumeMounts: listOf(
+      object(
+        {
+          name: str,
+          mountPath: str,
+          readOnly: bool,
+          subPath: str,
+          subPathExpr: str,
+          mountPropagation: str,
+        },
+        ['name', 'mountPath'],
+      ),
+    ),
+    livenessProbe: probe,
+    readinessProbe: probe,
+    startupProbe: probe,
+    lifecycle: object({ postStart: lifecycleHandler, preStop: lifecycleHandler }),
+    terminationMessagePath: str,
+    terminationMessagePolicy: str,
+    imagePullPolicy: str,
+    securityContext: containerSecurityContext,
+    stdin: bool,
+    stdinOnce: bool,
+    tty: bool,
+    restartPolicy: str,
+  },
+  ['name'],
+);
 
 const volume: Check = (v, p, e) => {
-  object({
-    name: str,
-    emptyDir: object({ medium: str }),
-    hostPath: object({ path: str, type: str }),
-  })(v, p, e);
+  object(
+    {
+      name: str,
+      emptyDir: object({ medium: str }),
+      hostPath: object({ path: str, type: str }, ['path']),
+    },
+    ['name'],
+  )(v, p, e);
   if (isObject(v) && isObject(v.emptyDir) && v.emptyDir.sizeLimit !== undefined) {
     quantityAt(v.emptyDir, 'sizeLimit', child(child(p, 'emptyDir'), 'sizeLimit'), e);
   }
 };
 
-const podSpec = object({
-  containers: listOf(container),
-  initContainers: listOf(container),
-  restartPolicy: str,
-  terminationGracePeriodSeconds: int,
-  activeDeadlineSeconds: int,
-  dnsPolicy: str,
-  dnsConfig: object({
-    nameservers: listOf(str),
-    searches: listOf(str),
-    options: listOf(nameValue),
+const nodeSelectorRequirement = object({ key: str, operator: str, values: listOf(str) }, ['key', 'operator']);
+
+const affinity = object({
+  nodeAffinity: object({
+    requiredDuringSchedulingIgnoredDuringExecution: object({
+      nodeSelectorTerms: listOf(
+        object({
+          matchExpressions: listOf(nodeSelectorRequirement),
+          matchFields: listOf(nodeSelectorRequirement),
+        }),
+      ),
+    }),
+    preferredDuringSchedulingIgnoredDuringExecution: anyList,
   }),
-  nodeSelector: stringMap,
-  nodeName: str,
-  serviceAccountName: str,
-  serviceAccount: str,
-  automountServiceAccountToken: bool,
-  hostNetwork: bool,
-  hostPID: bool,
-  hostIPC: bool,
-  shareProcessNamespace: bool,
-  securityContext: object({
-    runAsUser: int,
-    runAsGroup: int,
-    runAsNonRoot: bool,
-    supplementalGroups: listOf(int),
-    fsGroup: int,
-    sysctls: listOf(nameValue),
-    seccompProfile,
-  }),
-  imagePullSecrets: listOf(object({ name: str })),
-  hostname: str,
-  subdomain: str,
-  schedulerName: str,
-  tolerations: listOf(object({ key: str, operator: str, value: str, effect: str, tolerationSeconds: int })),
-  hostAliases: listOf(object({ ip: str, hostnames: listOf(str) })),
-  priority: int,
-  priorityClassName: str,
-  enableServiceLinks: bool,
-  preemptionPolicy: str,
-  volumes: listOf(volume),
-  runtimeClassName: str,
-  overhead: quantityMap,
 });
+
+const podSpec = object(
+  {
+    containers: listOf(container),
+    initContainers: listOf(container),
+    restartPolicy: str,
+    terminationGracePeriodSeconds: int,
+    activeDeadlineSeconds: int,
+    dnsPolicy: str,
+    dnsConfig: object({
+      nameservers: listOf(str),
+      searches: listOf(str),
+      options: listOf(dnsOption),
+    }),
+    nodeSelector: stringMap,
+    nodeName: str,
+    serviceAccountName: str,
+    serviceAccount: str,
+    automountServiceAccountToken: bool,
+    hostNetwork: bool,
+    hostPID: bool,
+    hostIPC: bool,
+    shareProcessNamespace: bool,
+    securityContext: object({
+      runAsUser: int,
+      runAsGroup: int,
+      runAsNonRoot: bool,
+      supplementalGroups: listOf(int),
+      fsGroup: int,
+      sysctls: listOf(nameValue),
+      seccompProfile,
+    }),
+    imagePullSecrets: listOf(object({ name: str }, ['name'])),
+    hostname: str,
+    subdomain: str,
+    schedulerName: str,
+    tolerations: listOf(object({ key: str, operator: str, value: str, effect: str, tolerationSeconds: int })),
+    hostAliases: listOf(object({ ip: str, hostnames: listOf(str) }, ['ip'])),
+    priority: int,
+    priorityClassName: str,
+    enableServiceLinks: bool,
+    preemptionPolicy: str,
+    volumes: listOf(volume),
+    runtimeClassName: str,
+    overhead: quantityMap,
+    readinessGates: listOf(object({ conditionType: str }, ['conditionType'])),
+    affinity,
+  },
+  ['containers'],
+);
 
 const objectMeta = object({
   name: str,
@@ -245,21 +290,86 @@ const objectMeta = object({
   deletionGracePeriodSeconds: int,
   labels: stringMap,
   annotations: stringMap,
-  ownerReferences: listOf(object({ apiVersion: str, kind: str, name: str, uid: str, controller: bool })),
+  ownerReferences: listOf(
+    object({ apiVersion: str, kind: str, name: str, uid: str, controller: bool }, [
+      'apiVersion',
+      'kind',
+      'name',
+      'uid',
+    ]),
+  ),
   finalizers: listOf(str),
 });
 
-const podStatus = object({ phase: str, conditions: anyList, containerStatuses: anyList });
+const containerState = object({
+  waiting: object({ reason: str, message: str }),
+  running: object({ startedAt: str }),
+  terminated: object(
+    {
+      exitCode: int,
+      signal: int,
+      reason: str,
+      message: str,
+      startedAt: str,
+      finishedAt: str,
+      containerID: str,
+    },
+    ['exitCode'],
+  ),
+});
+
+const containerStatus = object(
+  {
+    name: str,
+    state: containerState,
+    lastState: containerState,
+    ready: bool,
+    restartCount: int,
+    image: str,
+    imageID: str,
+    containerID: str,
+    started: bool,
+  },
+  ['name', 'state', 'lastState', 'ready', 'restartCount', 'image', 'imageID'],
+);
+
+const podStatus = object({
+  phase: str,
+  conditions: listOf(
+    object(
+      {
+        type: str,
+        status: str,
+        lastProbeTime: str,
+        lastTransitionTime: str,
+        reason: str,
+        message: str,
+      },
+      ['type', 'status'],
+    ),
+  ),
+  message: str,
+  reason: str,
+  hostIP: str,
+  podIP: str,
+  podIPs: listOf(object({ ip: str }, ['ip'])),
+  startTime: str,
+  initContainerStatuses: listOf(containerStatus),
+  containerStatuses: listOf(containerStatus),
+  qosClass: str,
+});
 
 /**
- * Type-checks a parsed pod object (nulls already stripped). Appends one error per mistyped field;
- * normalizes numeric quantities to strings in place. `metadata` and `spec` are created when absent so
- * later steps can assume them.
+ * Type-checks a parsed pod object (a null field counts as absent). Appends one error per mistyped
+ * field; normalizes numeric quantities to strings in place. `metadata` and `spec` are created when
+ * absent so later steps can assume them.
  */
 export function checkPodShape(pod: JsonObject, errs: FieldError[]): void {
-  if (pod.metadata === undefined) pod.metadata = {};
-  if (pod.spec === undefined) pod.spec = {};
+  if (pod.metadata === undefined || pod.metadata === null) pod.metadata = {};
+  if (pod.spec === undefined || pod.spec === null) pod.spec = {};
+  for (const k of ['apiVersion', 'kind'] as const)
+    if (pod[k] !== undefined && pod[k] !== null) str(pod[k], k, errs);
   objectMeta(pod.metadata, 'metadata', errs);
   podSpec(pod.spec, 'spec', errs);
-  if (pod.status !== undefined) podStatus(pod.status, 'status', errs);
+  if (pod.status !== undefined && pod.status !== null) podStatus(pod.status, 'status', errs);
 }

@@ -332,6 +332,109 @@ describe('static pod validation', () => {
     );
   });
 
+  it('rejects wrong types in node affinity, readiness gates and status, which the kubelet reads as typed', () => {
+    const cases: [string, (spec: Record<string, unknown>, raw: Record<string, unknown>) => void, RegExp][] = [
+      [
+        'affinity',
+        (spec) => {
+          spec.affinity = {
+            nodeAffinity: {
+              requiredDuringSchedulingIgnoredDuringExecution: {
+                nodeSelectorTerms: [{ matchExpressions: [{ key: 'k', operator: false, values: 'x' }] }],
+              },
+            },
+          };
+        },
+        /nodeSelectorTerms\[0\]\.matchExpressions\[0\]\.operator: Invalid value: false: must be a string; .*matchExpressions\[0\]\.values: Invalid value: "x": must be a list/,
+      ],
+      [
+        'nodeSelectorTerms',
+        (spec) =>
+          void (spec.affinity = {
+            nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: '' } },
+          }),
+        /requiredDuringSchedulingIgnoredDuringExecution\.nodeSelectorTerms: Invalid value: "": must be a list/,
+      ],
+      [
+        'readinessGates',
+        (spec) => void (spec.readinessGates = [true]),
+        /spec\.readinessGates\[0\]: Invalid value: true: must be an object/,
+      ],
+      [
+        'conditionType',
+        (spec) => void (spec.readinessGates = [{ conditionType: {} }]),
+        /spec\.readinessGates\[0\]\.conditionType: Invalid value: \{\}: must be a string/,
+      ],
+      [
+        'status',
+        (_spec, raw) => void (raw.status = { conditions: [{ type: 1 }] }),
+        /status\.conditions\[0\]\.type: Invalid value: 1: must be a string/,
+      ],
+      [
+        'containerStatuses',
+        (_spec, raw) => void (raw.status = { containerStatuses: [{ name: 'a', restartCount: 'x' }] }),
+        /status\.containerStatuses\[0\]\.restartCount: Invalid value: "x": must be an integer/,
+      ],
+    ];
+    for (const [what, mutate, want] of cases) {
+      const raw = manifest('web') as unknown as Record<string, unknown>;
+      mutate(raw.spec as Record<string, unknown>, raw);
+      assert.match(
+        invalidMessage(() => defaultStaticPod(raw, fileOpts)),
+        want,
+        what,
+      );
+    }
+  });
+
+  it('requires the fields the kubelet reads without a fallback, naming them (a missing probe port threw a TypeError in validation)', () => {
+    const cases: [string, (c: Record<string, unknown>, spec: Record<string, unknown>) => void, RegExp][] = [
+      [
+        'probe port',
+        (c) => void (c.livenessProbe = { httpGet: { path: '/' } }),
+        /spec\.containers\[0\]\.livenessProbe\.httpGet\.port: Required value/,
+      ],
+      [
+        'tcp port',
+        (c) => void (c.readinessProbe = { tcpSocket: {} }),
+        /readinessProbe\.tcpSocket\.port: Required value/,
+      ],
+      [
+        'sysctl',
+        (_c, spec) => void (spec.securityContext = { sysctls: [{ value: '1' }] }),
+        /spec\.securityContext\.sysctls\[0\]\.name: Required value/,
+      ],
+      [
+        'host alias',
+        (_c, spec) => void (spec.hostAliases = [{ hostnames: ['a'] }]),
+        /spec\.hostAliases\[0\]\.ip: Required value/,
+      ],
+      [
+        'seccomp',
+        (c) => void (c.securityContext = { seccompProfile: {} }),
+        /securityContext\.seccompProfile\.type: Required value/,
+      ],
+    ];
+    for (const [what, mutate, want] of cases) {
+      const raw = manifest('web') as unknown as {
+        spec: Record<string, unknown> & { containers: Record<string, unknown>[] };
+      };
+      mutate(raw.spec.containers[0] as Record<string, unknown>, raw.spec);
+      assert.match(
+        invalidMessage(() => defaultStaticPod(raw, fileOpts)),
+        want,
+        what,
+      );
+    }
+  });
+
+  it('reads a null field as unset, as upstream’s decoder does', () => {
+    const raw = manifest('web') as unknown as Record<string, unknown>;
+    Object.assign(raw.spec as object, { affinity: null, readinessGates: null, hostNetwork: null });
+    raw.status = { conditions: [{ type: 'Ready', status: 'True', lastProbeTime: null }] };
+    assert.equal(defaultStaticPod(raw, fileOpts).spec.hostNetwork, undefined);
+  });
+
   it('lists every problem in one message', () => {
     const raw = manifest('web');
     raw.spec.containers = [{ name: 'a' }, { name: 'a' }] as never;

@@ -200,7 +200,8 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
     }
     const id = await host.findRunningContainer(found.pod, route.container, signal);
     if (!id) {
-      sendText(res, 500, `container not found ("${route.container}")`);
+      // 404 like exec and attach (upstream: 500, as if the kubelet had failed).
+      sendText(res, 404, `container not found ("${route.container}")`);
       return;
     }
     // Legacy: /run takes one `cmd` parameter split on spaces.

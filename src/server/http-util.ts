@@ -27,9 +27,15 @@ export function sendJSON(res: ServerResponse, body: unknown, status = 200): void
   res.end(data);
 }
 
+/** How long a refused upgrade's socket may take to be closed by the client before it is destroyed. */
+const REJECTED_UPGRADE_LINGER_MS = 5_000;
+
 /**
  * A complete HTTP/1.1 response written straight to a socket (for upgrade requests, which never get
- * a ServerResponse), then the socket is closed.
+ * a ServerResponse), then the socket is closed. Whatever the client still sends (the rest of a
+ * request body) is read and dropped: an upgraded socket nobody reads never sees the client's FIN,
+ * so it would stay open for good — a leaked descriptor per request, and a server that cannot close.
+ * A client that does not close within a few seconds is cut off.
  */
 export function rejectUpgrade(
   socket: Duplex,
@@ -47,4 +53,8 @@ export function rejectUpgrade(
     ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
   ];
   socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
+  socket.resume();
+  const linger = setTimeout(() => socket.destroy(), REJECTED_UPGRADE_LINGER_MS);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
-import { createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { createConnection, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -261,6 +261,109 @@ describe('kubelet API authentication', () => {
   });
 });
 
+function freePort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const s: NetServer = createNetServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** One raw request over TLS (or plain TCP); the status line of the answer, or the socket error. */
+function rawRequest(port: number, head: string, tls = true): Promise<string> {
+  return new Promise((resolve) => {
+    const onConnect = () => sock.write(head);
+    const sock = tls
+      ? tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, onConnect)
+      : createConnection({ host: '127.0.0.1', port }, onConnect);
+    let buf = '';
+    sock.on('data', (d: Buffer) => (buf += d.toString('latin1')));
+    sock.on('close', () => resolve(buf.split('\r\n')[0] ?? ''));
+    sock.on('error', (err: Error) => resolve(`error: ${err.message}`));
+  });
+}
+
+describe('kubelet API request targets that are not URLs', () => {
+  it('answers 400 to an absolute-form target that does not parse (an uncaught exception ended the kubelet)', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (err: unknown) => uncaught.push(err);
+    process.on('uncaughtException', onUncaught);
+    const { server, port, readOnly } = await start({ anonymous: true, readOnlyPort: await freePort() });
+    try {
+      for (const target of ['http://[', 'http://a:99999/pods', 'https://%zz/']) {
+        assert.equal(
+          await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`),
+          'HTTP/1.1 400 Bad Request',
+        );
+        assert.equal(
+          await rawRequest(
+            port,
+            `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n`,
+          ),
+          'HTTP/1.1 400 Bad Request',
+        );
+        assert.equal(
+          await rawRequest(readOnly, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`, false),
+          'HTTP/1.1 400 Bad Request',
+        );
+      }
+      // The server still answers afterwards.
+      assert.equal((await get(port, '/healthz')).status, 200);
+      assert.deepEqual(uncaught, []);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await server.close();
+    }
+  });
+});
+
+describe('kubelet API connections that do not become streams', () => {
+  it('closes a refused upgrade whose body is still arriving (the socket stayed open for good and close() hung)', async () => {
+    const { server, port } = await start({ anonymous: true });
+    const body = 'x'.repeat(70_000);
+    const head =
+      `GET /nope HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body}`;
+    assert.equal(await rawRequest(port, head), 'HTTP/1.1 404 Not Found');
+    const t0 = Date.now();
+    await server.close();
+    assert.ok(Date.now() - t0 < 2_000, `close() took ${Date.now() - t0} ms`);
+  });
+
+  it('ends upgraded connections a client keeps open when it closes (close() waited for them forever)', async () => {
+    const { server, port } = await start({ anonymous: true });
+    // The upgrade is refused (no such container), and the client never closes its side.
+    const sock = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () =>
+      sock.write(
+        'GET /exec/default/web/c?output=1 HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n',
+      ),
+    );
+    sock.on('error', () => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    await server.close();
+    assert.ok(Date.now() - t0 < 2_000, `close() took ${Date.now() - t0} ms`);
+    sock.destroy();
+  });
+
+  it('answers CONNECT with 405 instead of hanging up', async () => {
+    const { server, port, readOnly } = await start({ anonymous: true, readOnlyPort: await freePort() });
+    try {
+      assert.equal(
+        await rawRequest(port, 'CONNECT /pods HTTP/1.1\r\nHost: x\r\n\r\n'),
+        'HTTP/1.1 405 Method Not Allowed',
+      );
+      assert.equal(
+        await rawRequest(readOnly, 'CONNECT x:1 HTTP/1.1\r\nHost: x\r\n\r\n', false),
+        'HTTP/1.1 405 Method Not Allowed',
+      );
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('kubelet API endpoints', () => {
   it('serves /healthz, /pods, /configz, /metrics and /stats/summary in upstream shapes', async () => {
     const { server, port } = await start({ anonymous: true });
@@ -280,6 +383,30 @@ describe('kubelet API endpoints', () => {
       assert.match(m.body, /kubelet_running_pods 1/);
       assert.equal((await get(port, '/nope')).status, 404);
       assert.equal((await get(port, '/pods', { method: 'DELETE' })).status, 405);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers /run for a container the pod does not have with 404, not 500 (the request is wrong, not the kubelet)', async () => {
+    const host = fakeHost(
+      [{ pod: testPod('default', 'web', 'uid-1', ['c']), status: { phase: 'Running' } }],
+      {
+        findRunningContainer: (_pod, name) => Promise.resolve(name === 'c' ? 'cid' : undefined),
+        runtime: {
+          exec: () => Promise.reject(new Error('unused')),
+          attach: () => Promise.reject(new Error('unused')),
+          portForward: () => Promise.reject(new Error('unused')),
+          execSync: () =>
+            Promise.resolve({ stdout: Buffer.from('ok'), stderr: Buffer.alloc(0), exitCode: 0 }),
+        },
+      },
+    );
+    const { server, port } = await start({ anonymous: true, host });
+    try {
+      const missing = await get(port, '/run/default/web/nope?cmd=ls', { method: 'POST' });
+      assert.deepEqual([missing.status, missing.body.trim()], [404, 'container not found ("nope")']);
+      assert.equal((await get(port, '/run/default/web/c?cmd=ls', { method: 'POST' })).status, 200);
     } finally {
       await server.close();
     }

@@ -78,10 +78,24 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     }
   }
 
-  function parse(req: IncomingMessage): { url: URL; route: Route } {
-    const url = new URL(req.url ?? '/', 'https://kubelet');
+  /**
+   * The request's URL and route, or undefined for a request target that is not a URL at all
+   * (`GET http://[ HTTP/1.1`: Node's parser passes absolute-form targets through as they are).
+   * Those get 400 before authentication, as Go's server answers them; throwing here would be an
+   * uncaught exception in the listener, which ends the process.
+   */
+  function parse(req: IncomingMessage): { url: URL; route: Route } | undefined {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'https://kubelet');
+    } catch {
+      log.debug('malformed request URL', { url: req.url?.slice(0, 200) });
+      return undefined;
+    }
     return { url, route: matchRoute(url.pathname) };
   }
+
+  const MALFORMED = 'Bad Request: malformed request URL';
 
   function failed(res: ServerResponse, path: string, err: unknown): void {
     log.error('kubelet API handler failed', { path, err: describeError(err) });
@@ -98,7 +112,12 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
       ...(opts.tls.minVersion ? { minVersion: opts.tls.minVersion } : {}),
     },
     (req, res) => {
-      const { url, route } = parse(req);
+      const parsed = parse(req);
+      if (!parsed) {
+        sendText(res, 400, MALFORMED, { connection: 'close' });
+        return;
+      }
+      const { url, route } = parsed;
       admit(req, url.pathname)
         .then((a) => {
           if (!a.ok) {
@@ -110,11 +129,20 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
         .catch((err: unknown) => failed(res, url.pathname, err));
     },
   );
+  /** Upgraded sockets (streams, refused upgrades): the HTTP server no longer tracks them. */
+  const upgraded = new Set<Duplex>();
   secure.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const { url, route } = parse(req);
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
+    const parsed = parse(req);
     socket.on('error', (err) =>
-      log.debug('upgrade socket error', { path: url.pathname, err: describeError(err) }),
+      log.debug('upgrade socket error', { path: parsed?.url.pathname, err: describeError(err) }),
     );
+    if (!parsed) {
+      rejectUpgrade(socket, 400, MALFORMED);
+      return;
+    }
+    const { url, route } = parsed;
     admit(req, url.pathname)
       .then((a) => {
         if (!a.ok) {
@@ -132,7 +160,12 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
   const readOnly =
     opts.readOnlyPort > 0
       ? createHttpServer((req, res) => {
-          const { url, route } = parse(req);
+          const parsed = parse(req);
+          if (!parsed) {
+            sendText(res, 400, MALFORMED, { connection: 'close' });
+            return;
+          }
+          const { url, route } = parsed;
           const allowed = READ_ONLY_ROUTES.has(route.kind) ? route : ({ kind: 'not-found' } as const);
           opts.handlers
             .request(req, res, allowed, url)
@@ -142,6 +175,12 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
 
   for (const s of [secure, readOnly]) {
     if (!s) continue;
+    // Node hangs up on a CONNECT request when nothing listens for it; answer it as a method the
+    // kubelet does not serve, as Go's server does.
+    s.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+      socket.on('error', () => socket.destroy());
+      rejectUpgrade(socket, 405, 'method CONNECT is not allowed');
+    });
     s.headersTimeout = 30_000;
     s.requestTimeout = 60_000;
     s.keepAliveTimeout = 30_000;
@@ -215,7 +254,10 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
       closed = true;
       for (const t of retryTimers) clearTimeout(t);
       retryTimers.clear();
-      await Promise.all([closeServer(secure), ...(readOnly ? [closeServer(readOnly)] : [])]);
+      const closing = Promise.all([closeServer(secure), ...(readOnly ? [closeServer(readOnly)] : [])]);
+      // server.close() waits for every connection, upgraded ones (open exec sessions) too.
+      for (const socket of upgraded) socket.destroy();
+      await closing;
     },
   };
 }

@@ -6,6 +6,7 @@ import { containerdRestart } from './containerd-restart.ts';
 import { diskFull } from './disk-full.ts';
 import { hostileApi } from './hostile-api.ts';
 import { kubeletKill } from './kubelet-kill.ts';
+import { limitsScenario } from './limits.ts';
 import { multiNode } from './multi-node.ts';
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -15,5 +16,6 @@ export const SCENARIOS: readonly Scenario[] = [
   hostileApi,
   diskFull,
   multiNode,
+  limitsScenario,
   clockScenario,
 ];

@@ -1,0 +1,143 @@
+/**
+ * Support for the `limits` scenario: an in-process kubelet on the fake CRI fed by the real file
+ * source, an event-loop delay meter, polling, and the manifests it writes.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { join } from 'node:path';
+import { createMemoryRecorder } from '../../../src/api/events.ts';
+import type { KubeletPod } from '../../../src/api/types.ts';
+import { createKubelet } from '../../../src/kubelet/kubelet.ts';
+import type { Kubelet } from '../../../src/kubelet/types.ts';
+import { FakeKmsg } from '../../../src/oom/testing.ts';
+import { createFileSource } from '../../../src/podsource/file-source.ts';
+import type { PodSource, SourceProblem } from '../../../src/podsource/types.ts';
+import { FakeImageService, FakeRuntimeService } from '../../../src/runtime/cri/testing.ts';
+import type { Logger } from '../../../src/util/logger.ts';
+
+export const NODE = 'limits-node';
+
+/** Event-loop delay over a stretch of time, as monitorEventLoopDelay measures it (10 ms resolution). */
+export interface Delay {
+  p99Ms: number;
+  maxMs: number;
+}
+
+export function delayMeter(): { stop(): Delay } {
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  return {
+    stop() {
+      h.disable();
+      return { p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6 };
+    },
+  };
+}
+
+export async function until<T>(
+  what: string,
+  get: () => T | undefined | false,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = get();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    signal?.throwIfAborted();
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The real file source, observed: when each snapshot came and what it reported. */
+export interface WatchedSource {
+  source: PodSource;
+  snapshots: { at: number; pods: number }[];
+  problems: SourceProblem[];
+}
+
+export function watchedFileSource(path: string, logger: Logger, checkFrequencyMs = 20_000): WatchedSource {
+  const snapshots: { at: number; pods: number }[] = [];
+  const problems: SourceProblem[] = [];
+  const inner = createFileSource({
+    path,
+    nodeName: NODE,
+    checkFrequencyMs,
+    logger,
+    onProblem: (p) => problems.push(p),
+  });
+  return {
+    snapshots,
+    problems,
+    source: {
+      name: 'file',
+      start(send) {
+        inner.start((pods) => {
+          snapshots.push({ at: performance.now(), pods: pods.length });
+          send(pods);
+        });
+      },
+      stop: () => inner.stop(),
+    },
+  };
+}
+
+export interface RunningKubelet {
+  kubelet: Kubelet;
+  cri: FakeRuntimeService;
+  stop(): Promise<void>;
+}
+
+/** A kubelet on the fake CRI with real managers, in `dir`, fed by `source`; maxPods 110. */
+export function startKubelet(dir: string, source: PodSource, logger: Logger): RunningKubelet {
+  const cri = new FakeRuntimeService();
+  const images = new FakeImageService();
+  images.addImage('docker.io/library/busybox:1.29');
+  const kubelet = createKubelet(
+    {
+      nodeName: NODE,
+      nodeIP: '192.0.2.10',
+      rootDir: join(dir, 'root'),
+      podLogsDir: join(dir, 'logs'),
+      maxPods: 110,
+      syncFrequencyMs: 60_000,
+    },
+    {
+      runtimeService: cri,
+      imageService: images,
+      sources: [source],
+      recorder: createMemoryRecorder(),
+      logger,
+      openKmsg: new FakeKmsg().opener,
+      node: () => ({
+        name: NODE,
+        labels: {},
+        allocatable: { milliCPU: 64_000, memory: 256 * 2 ** 30, pods: 110 },
+      }),
+    },
+  );
+  const running = kubelet.run();
+  return {
+    kubelet,
+    cri,
+    async stop() {
+      await kubelet.stop();
+      await running;
+    },
+  };
+}
+
+/** True when every container of the pod runs (as the kubelet's computed status says). */
+export function allRunning(
+  pod: { status?: { containerStatuses?: { state: { running?: unknown } }[] } | undefined },
+  n: number,
+): boolean {
+  const cs = pod.status?.containerStatuses ?? [];
+  return cs.length === n && cs.every((c) => c.state.running !== undefined);
+}
+
+export function podManifest(name: string, containers: object[]): string {
+  return JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: { containers } });
+}
+
+export type Statused = { pod: KubeletPod; status?: { phase?: string; reason?: string } | undefined };

@@ -129,6 +129,7 @@ export async function runKubelet(
       clusterDNS: config.clusterDNS,
       clusterDomain: config.clusterDomain,
       seccompDefault: config.seccompDefault,
+      runtimePacing: config.runtimePacing,
       allowedUnsafeSysctls: config.allowedUnsafeSysctls,
       // Absent in the config means no limit (serializeImagePulls false, no maxParallelImagePulls).
       maxParallelImagePulls: config.maxParallelImagePulls ?? Infinity,

@@ -27,7 +27,7 @@ import { BENCH_PATHS } from './containerd.ts';
 import { createPods, deletePods, watchPods, type PodWatch } from './cluster.ts';
 import type { KubeletKind, RunningKubelet } from './kubelets.ts';
 import { apiPod, LOGGER_COMMAND } from './pods.ts';
-import { CLK_TCK, hostCpu, sampleProc, type ProcSampler, type UsageSummary } from './proc.ts';
+import { CLK_TCK, fdCount, hostCpu, sampleProc, type ProcSampler, type UsageSummary } from './proc.ts';
 import { cores, mib, msText, ratio, sec, summarize, table } from './stats.ts';
 
 export const APILOAD = {
@@ -102,14 +102,6 @@ export interface ApiLoadOptions {
   /** Starts a new event-loop-delay period and returns the one that ended (tskubelet only). */
   eldMark: () => Promise<EldReading | undefined>;
   log: (msg: string) => void;
-}
-
-function fdCount(pid: number | 'self'): number {
-  try {
-    return readdirSync(`/proc/${pid}/fd`).length;
-  } catch {
-    return NaN; // the process is gone
-  }
 }
 
 /**

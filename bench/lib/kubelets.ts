@@ -67,6 +67,16 @@ export interface KubeletSpec {
   clientCAFile?: string;
   /** The read-only port (`/pods` over plain HTTP); 0 or absent: off, as in the other scenarios. */
   readOnlyPort?: number;
+  /** `--max-pods` for both kubelets (default 110, upstream's); raised for runs of more pods. */
+  maxPods?: number;
+}
+
+/** Upstream's default maxPods; runs of more pods raise it to their pod count (`maxPodsFor`). */
+export const DEFAULT_BENCH_MAX_PODS = 110;
+
+/** `--max-pods` for a run of `pods` pods: the default, or the pod count when that is larger. */
+export function maxPodsFor(pods: number): number {
+  return Math.max(DEFAULT_BENCH_MAX_PODS, pods);
 }
 
 /** Settings both kubelets get, with the same value (all of them upstream 1.20's defaults). */
@@ -81,7 +91,7 @@ function commonFlags(s: KubeletSpec): [string, string][] {
     ['file-check-frequency', '20s'],
     ['runtime-request-timeout', '2m0s'],
     ['node-status-update-frequency', '10s'],
-    ['max-pods', '110'],
+    ['max-pods', String(s.maxPods ?? DEFAULT_BENCH_MAX_PODS)],
     ['v', '0'],
     // Both kubelets run without pod cgroups: the same work, and a kubelet with cgroups per QoS
     // would remove the test bed's pod cgroups as orphans (they share /sys/fs/cgroup/kubepods).

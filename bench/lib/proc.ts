@@ -2,7 +2,7 @@
  * Resource use of a process from /proc: resident memory (VmRSS) and CPU time (utime + stime, all
  * threads), sampled on a timer. CPU is reported in cores: CPU time used per interval / interval.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { summarize } from './stats.ts';
 
@@ -99,4 +99,13 @@ export function hostCpu(): { busySec: number; t: number } {
   // user nice system idle iowait irq softirq steal (guest time is already inside user/nice)
   const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
   return { busySec: (total - idle) / CLK_TCK, t: Date.now() };
+}
+
+/** The process's open file descriptors (/proc/<pid>/fd); NaN when it is gone. */
+export function fdCount(pid: number | 'self'): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return NaN; // the process is gone
+  }
 }

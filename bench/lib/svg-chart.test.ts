@@ -111,6 +111,25 @@ describe('lineChart', () => {
     assert.ok(svg.includes('dominant-baseline="middle">0<'));
   });
 
+  it('marks each finite point with a dot when asked, so a curve of a few measured points shows them', () => {
+    const points = [
+      { x: 10, y: 1 },
+      { x: 90, y: NaN },
+      { x: 250, y: 3 },
+    ];
+    const svg = lineChart({
+      title: 't',
+      xLabel: 'pods',
+      yLabel: 's',
+      series: [
+        { label: 'dots', color: 'red', points, showPoints: true },
+        { label: 'line', color: 'blue', points },
+      ],
+    });
+    assert.equal((svg.match(/<circle /g) ?? []).length, 2);
+    assert.ok(svg.includes('fill="red"'));
+  });
+
   it('is the same text for the same input', () => {
     const o = {
       title: 't',

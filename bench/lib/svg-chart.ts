@@ -11,6 +11,8 @@ export interface ChartSeries {
   /** SVG stroke-dasharray, e.g. "6 4"; solid when absent. */
   dash?: string;
   points: readonly { x: number; y: number }[];
+  /** A dot at each point as well as the line (for a few measured points, e.g. N = 10, 90, 250). */
+  showPoints?: boolean;
 }
 
 export interface ChartMarker {
@@ -202,6 +204,11 @@ export function lineChart(o: LineChartOptions): string {
     if (!d) continue;
     const dash = s.dash ? ` stroke-dasharray="${s.dash}"` : '';
     out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="1.8"${dash}/>`);
+    if (!s.showPoints) continue;
+    for (const p of s.points) {
+      if (!Number.isFinite(p.x) || !Number.isFinite(p.y)) continue;
+      out.push(`<circle cx="${sx(p.x).toFixed(1)}" cy="${sy(p.y).toFixed(1)}" r="3" fill="${s.color}"/>`);
+    }
   }
   // Legend: rows under the title, outside the plot, so it never hides a line.
   o.series.forEach((s, i) => {

@@ -90,6 +90,13 @@ export async function withFreshContainerd<T>(
   const bed = await restartBenchContainerd(nullLogger);
   await sleep(1_000);
   const cri = createCriClient({ endpoint: bed.endpoint });
+  // A run killed midway leaves its pods in the benchmark's containerd (a restart keeps them):
+  // they would weigh on this measurement, so they go first.
+  const leftover = (await cri.runtime.listPodSandbox()).length;
+  if (leftover > 0) {
+    env.log(`${label}: removing ${leftover} pod sandboxes left by an earlier run`);
+    await removeAllBenchPods(bed);
+  }
   const h0 = hostCpu();
   try {
     return await fn(bed, cri);

@@ -51,6 +51,13 @@ export interface KubeletSpec {
   /** tskubelet only: extra NODE_OPTIONS (e.g. --cpu-prof). */
   nodeOptions?: string;
   /**
+   * tskubelet only: another tree's `bin/tskubelet` (e.g. a worktree at an older commit, to compare
+   * two builds in one run); default this repository's.
+   */
+  bin?: string;
+  /** tskubelet only: the node flags `bin/tskubelet` gives node (`TSKUBELET_NODE_FLAGS`); default its own. */
+  nodeFlags?: string;
+  /**
    * The kubelet API secured as kubeadm sets it up (scenario apiload): client certificates verified
    * against this CA, bearer tokens by TokenReview, every request authorized by SubjectAccessReview.
    */
@@ -122,7 +129,7 @@ export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
     // The kubelet API away from 10250 (a test's kubelet may hold it), as upstream's below.
     flags.push(['port', String(BENCH_TSKUBELET_PORT)], ['read-only-port', String(s.readOnlyPort ?? 0)]);
     return {
-      cmd: join(REPO, 'bin', 'tskubelet'),
+      cmd: s.bin ?? join(REPO, 'bin', 'tskubelet'),
       args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v])],
     };
   }
@@ -185,6 +192,7 @@ export async function startKubelet(spec: KubeletSpec): Promise<RunningKubelet> {
     const opts = [`--import=${ELD_PROBE}`, spec.nodeOptions ?? ''].filter(Boolean).join(' ');
     env.NODE_OPTIONS = opts;
     if (spec.eldFile) env.TSKUBELET_BENCH_ELD_FILE = spec.eldFile;
+    if (spec.nodeFlags !== undefined) env.TSKUBELET_NODE_FLAGS = spec.nodeFlags;
   }
   const fd = openSync(spec.logFile, 'a');
   let child: ChildProcess;

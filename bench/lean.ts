@@ -134,6 +134,9 @@ interface Row {
   run: number;
   pods: number;
   rssMaxKiB: number;
+  cpuP50: number;
+  cpuP95: number;
+  cpuMean: number;
   anonKiB: number;
   fileKiB: number;
   heap: Record<string, number>;
@@ -184,6 +187,9 @@ async function measure(
         run,
         pods,
         rssMaxKiB: u.rssMaxKiB,
+        cpuP50: u.cpuP50,
+        cpuP95: u.cpuP95,
+        cpuMean: u.cpuSecTotal / Math.max(1, u.seconds),
         anonKiB: sm.Anonymous ?? 0,
         fileKiB: (sm.Rss ?? 0) - (sm.Anonymous ?? 0),
         heap: await heap(k, eld),
@@ -225,6 +231,7 @@ function render(): string {
       'file MiB',
       'heap used / total MiB',
       'external / arrayBuffers MiB',
+      'CPU p50 / p95 / mean cores',
     ],
     rows.map((r) => [
       r.variant,
@@ -235,6 +242,7 @@ function render(): string {
       r1(r.fileKiB),
       `${r.heap.heapUsed ?? '?'} / ${r.heap.heapTotal ?? '?'}`,
       `${r.heap.external ?? '?'} / ${r.heap.arrayBuffers ?? '?'}`,
+      `${r.cpuP50.toFixed(3)} / ${r.cpuP95.toFixed(3)} / ${r.cpuMean.toFixed(3)}`,
     ]),
   );
 }

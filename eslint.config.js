@@ -25,6 +25,35 @@ export default tseslint.config(
     },
   },
   {
+    // What the kubelet process runs: no call that keeps memory resident for good for nothing
+    // (bench/results/2026-11-24-lean-process.md).
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/**/testing.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          property: 'localeCompare',
+          message:
+            'ICU collation data (~2 MiB) stays resident once used; compareStrings (src/util/compare.ts) orders by code unit, as Go does.',
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'node:http',
+              allowTypeImports: true,
+              message:
+                "An ES-module import of node:http loads undici (~2.5 MiB); import from src/util/node-http.ts (require'd).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -12,9 +12,12 @@
  * the node flags it runs with (`TSKUBELET_NODE_FLAGS`); default: this tree's, its own flags.
  * Variants alternate (A B A B with --repeat 2). With --snapshots, RSS is read before each snapshot,
  * but the idle snapshot weighs on the later reading: compare RSS from runs without snapshots.
- * Summaries of the snapshots: `node bench/heap-top.ts FILE.heapsnapshot`.
+ * Summaries of the snapshots: `node bench/heap-top.ts FILE.heapsnapshot`. With --trim-probe, after
+ * each window gdb makes the kubelet call glibc's malloc_trim(0), and the RSS after it is reported:
+ * how much of the resident memory is free memory malloc kept (diagnostic only; needs gdb).
  */
 import { readFileSync, writeFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApiClient } from '../src/api/client.ts';
@@ -47,6 +50,7 @@ const { values } = parseArgs({
     window: { type: 'string', default: '20' },
     repeat: { type: 'string', default: '1' },
     snapshots: { type: 'string' },
+    'trim-probe': { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -109,6 +113,20 @@ async function heap(k: RunningKubelet, file: string): Promise<Record<string, num
   return {};
 }
 
+/** Makes the process call malloc_trim(0) (gdb, a few hundred ms stopped); its VmRSS after. */
+function mallocTrim(pid: number): number | undefined {
+  try {
+    execFileSync('gdb', ['-p', String(pid), '-batch', '-ex', 'call (int)malloc_trim(0)'], {
+      stdio: 'ignore',
+      timeout: 30_000,
+    });
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function snapshot(k: RunningKubelet, dir: string): Promise<string> {
   const before = new Set(readdirSync(dir));
   process.kill(k.pid, SNAP_SIGNAL);
@@ -141,6 +159,8 @@ interface Row {
   fileKiB: number;
   heap: Record<string, number>;
   snapshot?: string;
+  /** VmRSS after malloc_trim(0) (--trim-probe). */
+  trimmedKiB?: number;
 }
 const rows: Row[] = [];
 
@@ -194,6 +214,7 @@ async function measure(
         fileKiB: (sm.Rss ?? 0) - (sm.Anonymous ?? 0),
         heap: await heap(k, eld),
       };
+      if (values['trim-probe']) row.trimmedKiB = mallocTrim(k.pid);
       if (snapDir) row.snapshot = await snapshot(k, snapDir);
       rows.push(row);
       log(`${v.label} #${run} ${pods} pods: RSS max ${mib(u.rssMaxKiB)} MiB ${JSON.stringify(row.heap)}`);
@@ -232,6 +253,7 @@ function render(): string {
       'heap used / total MiB',
       'external / arrayBuffers MiB',
       'CPU p50 / p95 / mean cores',
+      'RSS after malloc_trim MiB',
     ],
     rows.map((r) => [
       r.variant,
@@ -243,6 +265,7 @@ function render(): string {
       `${r.heap.heapUsed ?? '?'} / ${r.heap.heapTotal ?? '?'}`,
       `${r.heap.external ?? '?'} / ${r.heap.arrayBuffers ?? '?'}`,
       `${r.cpuP50.toFixed(3)} / ${r.cpuP95.toFixed(3)} / ${r.cpuMean.toFixed(3)}`,
+      r.trimmedKiB !== undefined ? r1(r.trimmedKiB) : '—',
     ]),
   );
 }

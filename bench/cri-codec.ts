@@ -1,9 +1,10 @@
 /**
  * CPU per CRI call and memory per stack: @grpc/grpc-js + @grpc/proto-loader (protobufjs parsing
  * api.proto at runtime) against @connectrpc/connect-node's gRPC transport over node:http2 with
- * code generated ahead of time by protoc-gen-es (@bufbuild/protobuf). Both stacks run behind the
- * same CRI services (src/runtime/cri/services.ts), so a call includes everything the kubelet pays:
- * request conversion, encoding, HTTP/2, decoding, and conversion to types.ts.
+ * code generated ahead of time by protoc-gen-es (@bufbuild/protobuf), and, as a third stack, gRPC
+ * unary calls written directly on node:http2 with today's protobufjs codec (bench/lib/cri-h2). All
+ * run behind the same CRI services (src/runtime/cri/services.ts), so a call includes everything
+ * the kubelet pays: request conversion, encoding, HTTP/2, decoding, and conversion to types.ts.
  *
  *   node bench/cri-codec.ts [--rounds 3] [--pods 110] [--from build|src] [--scale 1] [--out FILE]
  *   node bench/cri-codec.ts --endpoint unix:///run/containerd/containerd.sock   (reads only)
@@ -24,8 +25,14 @@ import { parseArgs } from 'node:util';
 import { summarize } from './lib/stats.ts';
 import { containerConfig, sandboxConfig } from './lib/cri-fixtures.ts';
 
-type Stack = 'grpc-js' | 'connect';
-const STACKS: Stack[] = ['grpc-js', 'connect'];
+type Stack = 'grpc-js' | 'connect' | 'h2';
+const STACKS: Stack[] = ['grpc-js', 'connect', 'h2'];
+/** Each stack's module and invoker factory. */
+const STACK_MODULES: Record<Stack, [file: string, factory: string]> = {
+  'grpc-js': ['src/runtime/cri/grpc-invoker', 'createGrpcJsInvoker'],
+  connect: ['bench/lib/cri-connect/connect-invoker', 'createConnectInvoker'],
+  h2: ['bench/lib/cri-h2/h2-invoker', 'createH2Invoker'],
+};
 const ROOT = path.resolve(import.meta.dirname, '..');
 const NODE_FLAGS = ['--expose-gc', '--max-semi-space-size=2'];
 const BUILD_DIR = '.tmp/cri-codec-build';
@@ -58,12 +65,12 @@ async function loadStack(
   common: Awaited<ReturnType<typeof loadCommon>>,
 ): Promise<StackModules> {
   const { from, services, logger } = common;
-  const file = stack === 'grpc-js' ? 'src/runtime/cri/grpc-invoker' : 'bench/lib/cri-connect/connect-invoker';
+  const [file, name] = STACK_MODULES[stack];
   const mod = (await import(moduleFile(from, file))) as Record<
     string,
     (endpoint: string, logger: unknown) => { close(): void }
   >;
-  const factory = mod[stack === 'grpc-js' ? 'createGrpcJsInvoker' : 'createConnectInvoker'];
+  const factory = mod[name];
   if (!factory) throw new Error(`no invoker factory for ${stack}`);
   return {
     create(endpoint) {
@@ -94,6 +101,7 @@ function compile(): void {
         '../../src/runtime/cri/grpc-invoker.ts',
         '../../src/util/logger.ts',
         '../../bench/lib/cri-connect/connect-invoker.ts',
+        '../../bench/lib/cri-h2/h2-invoker.ts',
       ],
     }),
   );
@@ -255,10 +263,13 @@ function report(
     '### CPU per call (µs, user+system, client process; median of rounds [min–max]) and wall latency (ms, all rounds pooled)',
     '',
   );
+  const others = STACKS.filter((s) => s !== 'grpc-js');
   lines.push(
-    '| call | n/round | grpc-js CPU | connect CPU | connect/grpc-js | grpc-js p50 / p99 | connect p50 / p99 |',
+    `| call | n/round | ${STACKS.map((s) => `${s} CPU`).join(' | ')} | ${others.map((s) => `${s}/grpc-js`).join(' | ')} | ${STACKS.map((s) => `${s} p50 / p99`).join(' | ')} |`,
   );
-  lines.push('|---|---|---|---|---|---|---|');
+  lines.push(
+    `|---|---|${STACKS.map(() => '---|').join('')}${others.map(() => '---|').join('')}${STACKS.map(() => '---|').join('')}`,
+  );
   const names = (cpu['grpc-js'][0] ?? []).map((r) => r.name);
   for (const name of names) {
     const cell = (s: Stack) => {
@@ -266,17 +277,19 @@ function report(
       const c = rs.map((r) => r.cpuUsPerCall);
       const wall = summarize(rs.flatMap((r) => r.wallMs));
       return {
-        c,
         med: median(c),
         text: `${us(median(c))} [${us(Math.min(...c))}–${us(Math.max(...c))}]`,
         wall: `${ms(wall.p50)} / ${ms(wall.p99)}`,
         n: rs[0]!.n,
       };
     };
-    const a = cell('grpc-js');
-    const b = cell('connect');
+    const cells = Object.fromEntries(STACKS.map((s) => [s, cell(s)])) as Record<
+      Stack,
+      ReturnType<typeof cell>
+    >;
+    const base = cells['grpc-js'];
     lines.push(
-      `| ${name} | ${a.n} | ${a.text} | ${b.text} | ${(b.med / a.med).toFixed(2)} | ${a.wall} | ${b.wall} |`,
+      `| ${name} | ${base.n} | ${STACKS.map((s) => cells[s].text).join(' | ')} | ${others.map((s) => (cells[s].med / base.med).toFixed(2)).join(' | ')} | ${STACKS.map((s) => cells[s].wall).join(' | ')} |`,
     );
   }
   lines.push('', '### Memory (MiB after a full GC; median of rounds): added over the common modules by', '');
@@ -324,10 +337,11 @@ async function main() {
   const real = typeof values.endpoint === 'string';
   const endpoint = real ? (values.endpoint as string) : `unix://${path.join(dir, 'cri.sock')}`;
   const stop = real ? () => {} : await startServer(endpoint.slice('unix://'.length), Number(values.pods));
-  const cpu: Record<Stack, CpuResult[][]> = { 'grpc-js': [], connect: [] };
+  const cpu: Record<Stack, CpuResult[][]> = { 'grpc-js': [], connect: [], h2: [] };
   const mem: Record<Stack, { base: Mem; imported: Mem; firstCall: Mem; worked: Mem }[]> = {
     'grpc-js': [],
     connect: [],
+    h2: [],
   };
   try {
     for (let r = 0; r < rounds; r++) {

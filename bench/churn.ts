@@ -34,6 +34,7 @@ import {
 import {
   BENCH_READONLY_PORT,
   KUBELETS,
+  isTskubelet,
   kubeletApiPort,
   removeKubeletDir,
   removePodLogDirs,
@@ -74,7 +75,11 @@ const kubelets: KubeletKind[] = values.kubelets
       return k as KubeletKind;
     })
   : [...KUBELETS];
-const NODE: Record<KubeletKind, string> = { tskubelet: 'bench-tsk', upstream: 'bench-upstream' };
+const NODE: Record<KubeletKind, string> = {
+  tskubelet: 'bench-tsk',
+  'tskubelet-unpaced': 'bench-tsk-unpaced',
+  upstream: 'bench-upstream',
+};
 /** After /healthz: the kubelet's start-up work (first relist, file source) settles before the baseline. */
 const SETTLE_MS = 10_000;
 const REPO = join(import.meta.dirname, '..');
@@ -122,7 +127,7 @@ async function churnRun(kind: KubeletKind, runs: ChurnRun[]): Promise<void> {
   await removePodLogDirs(CHURN_PREFIX);
   const logFile = join(RUN_LOG_DIR, `churn-${kind}.log`);
   // tskubelet's heap comes from the preloaded probe, which answers SIGUSR2 only with a file to write.
-  const eldFile = kind === 'tskubelet' ? join(RUN_LOG_DIR, `churn-${kind}.eld.jsonl`) : undefined;
+  const eldFile = isTskubelet(kind) ? join(RUN_LOG_DIR, `churn-${kind}.eld.jsonl`) : undefined;
   const k = await startKubelet({
     kind,
     nodeName: NODE[kind],

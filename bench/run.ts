@@ -37,7 +37,9 @@ import {
 } from './lib/containerd.ts';
 import {
   BENCH_UPSTREAM_PORT,
+  KNOWN_KUBELETS,
   KUBELETS,
+  isTskubelet,
   kubeletApiPort,
   kubeletArgv,
   removeKubeletDir,
@@ -102,7 +104,7 @@ const scenarios = new Set<Scenario>(
 const NS_LIST = (values.n ?? (quick ? '10' : '1,10,30,90')).split(',').map(Number);
 const kubelets: KubeletKind[] = values.kubelets
   ? values.kubelets.split(',').map((k) => {
-      if (!(KUBELETS as readonly string[]).includes(k)) throw new Error(`unknown kubelet ${k}`);
+      if (!(KNOWN_KUBELETS as readonly string[]).includes(k)) throw new Error(`unknown kubelet ${k}`);
       return k as KubeletKind;
     })
   : [...KUBELETS];
@@ -112,7 +114,11 @@ const EXEC_RATE = Number(values['exec-rate'] ?? APILOAD.execPerSec);
 if (!(EXEC_RATE > 0)) throw new Error(`--exec-rate must be a positive number`);
 const STEADY_PODS = [0, 35, 110];
 const NAMESPACE = 'default';
-const NODE: Record<KubeletKind, string> = { tskubelet: 'bench-tsk', upstream: 'bench-upstream' };
+const NODE: Record<KubeletKind, string> = {
+  tskubelet: 'bench-tsk',
+  'tskubelet-unpaced': 'bench-tsk-unpaced',
+  upstream: 'bench-upstream',
+};
 const SETTLE_MS = 3_000;
 /** How long teardown waits for every sandbox to be removed (upstream removes them in its 1-min GC). */
 const REMOVAL_CAP_MS = 75_000;
@@ -279,7 +285,7 @@ function kubeletDirs(unit: string, kind: KubeletKind) {
     root: join(dir, 'root'),
     manifests: join(dir, 'manifests'),
     log: join(RUN_LOG_DIR, `${unit}-${kind}.log`),
-    eld: kind === 'tskubelet' ? join(RUN_LOG_DIR, `${unit}-${kind}.eld.jsonl`) : undefined,
+    eld: isTskubelet(kind) ? join(RUN_LOG_DIR, `${unit}-${kind}.eld.jsonl`) : undefined,
   };
 }
 

@@ -138,7 +138,11 @@ export const SERIES: readonly SeriesDef[] = [
   },
 ];
 
-const COLORS: Record<KubeletKind, string> = { tskubelet: '#1f77b4', upstream: '#d62728' };
+const COLORS: Record<KubeletKind, string> = {
+  tskubelet: '#1f77b4',
+  'tskubelet-unpaced': '#2ca02c',
+  upstream: '#d62728',
+};
 
 export function fmt(v: number, digits: number): string {
   return Number.isFinite(v) ? v.toFixed(digits) : '—';

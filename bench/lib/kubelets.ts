@@ -13,8 +13,18 @@ import { run } from '../../test/harness/exec.ts';
 import { PAUSE_IMAGE } from '../../test/harness/images.ts';
 import { kubernetesBinary } from '../../test/harness/cluster/index.ts';
 
-export type KubeletKind = 'tskubelet' | 'upstream';
+/**
+ * `tskubelet-unpaced` is tskubelet with `--runtime-pacing=false`: the pacing lever off, in the same
+ * run (issue 14). It is benchmarked only when asked for (`--kubelets tskubelet,tskubelet-unpaced`).
+ */
+export type KubeletKind = 'tskubelet' | 'tskubelet-unpaced' | 'upstream';
 export const KUBELETS: readonly KubeletKind[] = ['tskubelet', 'upstream'];
+export const KNOWN_KUBELETS: readonly KubeletKind[] = ['tskubelet', 'tskubelet-unpaced', 'upstream'];
+
+/** Whether this kind runs tskubelet (with whatever switches). */
+export function isTskubelet(kind: KubeletKind): boolean {
+  return kind !== 'upstream';
+}
 
 /** Ports chosen away from the defaults (10248/10250/10255) so a kubelet run by a test never collides. */
 export const BENCH_HEALTHZ_PORT = 10358;
@@ -25,7 +35,7 @@ export const BENCH_READONLY_PORT = 10359;
 
 /** The kubelet API's HTTPS port (`--port`); the Node reports it, so the API server dials it. */
 export function kubeletApiPort(kind: KubeletKind): number {
-  return kind === 'tskubelet' ? BENCH_TSKUBELET_PORT : BENCH_UPSTREAM_PORT;
+  return isTskubelet(kind) ? BENCH_TSKUBELET_PORT : BENCH_UPSTREAM_PORT;
 }
 
 const REPO = join(import.meta.dirname, '..', '..');
@@ -125,9 +135,10 @@ export function upstreamOnlyFlags(
 
 export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
   const flags = commonFlags(s);
-  if (s.kind === 'tskubelet') {
+  if (isTskubelet(s.kind)) {
     // The kubelet API away from 10250 (a test's kubelet may hold it), as upstream's below.
     flags.push(['port', String(BENCH_TSKUBELET_PORT)], ['read-only-port', String(s.readOnlyPort ?? 0)]);
+    if (s.kind === 'tskubelet-unpaced') flags.push(['runtime-pacing', 'false']);
     return {
       cmd: s.bin ?? join(REPO, 'bin', 'tskubelet'),
       args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v])],
@@ -188,7 +199,7 @@ export async function startKubelet(spec: KubeletSpec): Promise<RunningKubelet> {
   }
   const { cmd, args } = kubeletArgv(spec);
   const env: NodeJS.ProcessEnv = { ...process.env };
-  if (spec.kind === 'tskubelet') {
+  if (isTskubelet(spec.kind)) {
     const opts = [`--import=${ELD_PROBE}`, spec.nodeOptions ?? ''].filter(Boolean).join(' ');
     env.NODE_OPTIONS = opts;
     if (spec.eldFile) env.TSKUBELET_BENCH_ELD_FILE = spec.eldFile;

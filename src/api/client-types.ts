@@ -75,13 +75,27 @@ export class ApiError extends KubeletError {
   readonly status: number;
   /** metav1.Status reason, e.g. `AlreadyExists`, `Conflict`, `NotFound`, `Expired`, `Gone`. */
   readonly reason: string;
+  /** The server's Retry-After (429 and 5xx answers), in seconds; callers back off at least this long. */
+  readonly retryAfterSeconds: number | undefined;
 
-  constructor(op: string, status: number, reason: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    op: string,
+    status: number,
+    reason: string,
+    message: string,
+    options?: { cause?: unknown; retryAfterSeconds?: number },
+  ) {
     super(codeForStatus(status), op, `${status} ${reason}: ${message}`, options);
     this.name = 'ApiError';
     this.status = status;
     this.reason = reason;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
+}
+
+/** How long the server asked us to wait before the next try (0 when it did not say), in ms. */
+export function retryAfterMs(err: unknown): number {
+  return err instanceof ApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : 0;
 }
 
 export function isApiStatus(err: unknown, status: number): boolean {

@@ -20,8 +20,10 @@ export interface ApiClientOptions {
   burst: number;
   /** Per-request timeout (watches are exempt). Default 10 s. */
   requestTimeoutMs?: number;
-  /** Content type for PATCH when the request names none. */
+  /** The User-Agent header (default `tskubelet`). */
   userAgent?: string;
+  /** The longest watch event line accepted (default MAX_WATCH_LINE_BYTES); longer cuts the watch off. */
+  maxWatchLineBytes?: number;
   /**
    * Called once per finished request (client-go's request metrics): the method, the full URL, the
    * HTTP status (undefined when none came back) and the duration. Must be cheap and never throw.
@@ -42,6 +44,21 @@ interface Connection {
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** One watch event's line; a stream that sends more without a newline is cut off. */
+export const MAX_WATCH_LINE_BYTES = MAX_RESPONSE_BYTES;
+/** A Retry-After longer than this is taken as this (client-go honours any; a hostile value is not). */
+const MAX_RETRY_AFTER_S = 60;
+
+/**
+ * The Retry-After header of a 429 or 5xx answer, in seconds (client-go's checkWait: integer seconds
+ * only, the HTTP-date form is ignored); undefined when absent or unusable.
+ */
+export function parseRetryAfter(status: number, header: string | string[] | undefined): number | undefined {
+  if (status !== 429 && status < 500) return undefined;
+  const v = Array.isArray(header) ? header[0] : header;
+  if (v === undefined || !/^\s*\d+\s*$/.test(v)) return undefined;
+  return Math.min(Number(v), MAX_RETRY_AFTER_S);
+}
 
 /** Turns the kubeconfig's current context into TLS and auth for a keep-alive node:https agent. */
 async function connect(kubeconfig: string): Promise<Connection> {
@@ -80,14 +97,17 @@ async function readBody(res: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function errorFromBody(op: string, status: number, body: string): ApiError {
+function errorFromBody(op: string, res: IncomingMessage, body: string): ApiError {
+  const status = res.statusCode ?? 0;
+  const retryAfterSeconds = parseRetryAfter(status, res.headers['retry-after']);
+  const options = retryAfterSeconds === undefined ? undefined : { retryAfterSeconds };
   try {
     const s = JSON.parse(body) as { kind?: string; reason?: string; message?: string };
-    if (s.kind === 'Status') return new ApiError(op, status, s.reason ?? '', s.message ?? body);
+    if (s.kind === 'Status') return new ApiError(op, status, s.reason ?? '', s.message ?? body, options);
   } catch {
     // not a Status object: fall through to the raw body
   }
-  return new ApiError(op, status, '', body.slice(0, 500));
+  return new ApiError(op, status, '', body.slice(0, 500), options);
 }
 
 /**
@@ -99,6 +119,7 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
   const limiter: RateLimiter = createRateLimiter(opts.qps, opts.burst);
   const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const userAgent = opts.userAgent ?? 'tskubelet';
+  const maxLine = opts.maxWatchLineBytes ?? MAX_WATCH_LINE_BYTES;
   const closed = new AbortController();
 
   function send(
@@ -166,7 +187,7 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
         const res = await send(req.method, fullPath, body, contentType, signal);
         status = res.statusCode ?? 0;
         const text = await readBody(res);
-        if (status < 200 || status >= 300) throw errorFromBody(op, status, text);
+        if (status < 200 || status >= 300) throw errorFromBody(op, res, text);
         return (text === '' ? undefined : JSON.parse(text)) as T;
       } catch (err) {
         throw wrapNetworkError(op, err, signal);
@@ -197,11 +218,16 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
         armIdle();
         const res = await send('GET', buildPath(path, { ...query, watch: 1 }), undefined, undefined, signal);
         const status = res.statusCode ?? 0;
-        if (status < 200 || status >= 300) throw errorFromBody(op, status, await readBody(res));
+        if (status < 200 || status >= 300) throw errorFromBody(op, res, await readBody(res));
+        // Decoded as a stream: a character split across two chunks stays one character.
+        res.setEncoding('utf8');
         let buffered = '';
         for await (const chunk of res) {
           armIdle();
-          buffered += (chunk as Buffer).toString('utf8');
+          buffered += chunk as string;
+          if (buffered.length > maxLine && buffered.indexOf('\n') < 0) {
+            throw new KubeletError('ResourceExhausted', op, `watch event larger than ${maxLine} bytes`);
+          }
           let nl: number;
           while ((nl = buffered.indexOf('\n')) >= 0) {
             const line = buffered.slice(0, nl).trim();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
+import { ApiError } from './client-types.ts';
 import { createApiEventRecorder } from './event-recorder.ts';
 import { FakeApi, apiError, apiPod } from './testing.ts';
 import { flush, recordingLogger } from '../util/testing.ts';
@@ -91,7 +92,7 @@ describe('API event recorder', () => {
     await recorder.stop();
   });
 
-  it('logs a failed post and goes on with the next events', async () => {
+  it('logs an event the API server refuses (4xx), does not retry it, and goes on with the next', async () => {
     const { api, logger, recorder, posted } = setup({ qps: 50, burst: 100 });
     api.respondOnce('POST', '/api/v1/namespaces/default/events', apiError(403, 'Forbidden', 'denied'));
     const pod = apiPod('web', 'uid-1');
@@ -99,9 +100,77 @@ describe('API event recorder', () => {
     recorder.event(pod, 'Normal', 'second', 'm');
     await flush();
     assert.deepEqual(posted(), ['first', 'second']);
-    const failed = logger.lines.find((l) => l.msg === 'could not post event');
+    const failed = logger.lines.find((l) => l.msg === 'the API server refused an event; not retrying');
     assert.equal(failed?.fields.reason, 'first');
     assert.match(String(failed?.fields.err), /403 Forbidden/);
+    await recorder.stop();
+  });
+
+  it('retries an event while the API server cannot be reached, 10 s apart, and the events behind it wait', async (t) => {
+    const { api, recorder, posted } = setup({ qps: 50, burst: 100 }, t);
+    t.mock.method(Math, 'random', () => 0.5);
+    const down = new Error('connect ECONNREFUSED 127.0.0.1:6443');
+    api.respondOnce('POST', '/api/v1/namespaces/default/events', down);
+    api.respondOnce('POST', '/api/v1/namespaces/default/events', down);
+    const pod = apiPod('web', 'uid-1');
+    recorder.event(pod, 'Warning', 'FailedMount', 'm');
+    recorder.event(pod, 'Normal', 'Pulled', 'm');
+    await flush();
+    assert.deepEqual(posted(), ['FailedMount'], 'the first try');
+    t.mock.timers.tick(4_999);
+    await flush();
+    assert.deepEqual(posted(), ['FailedMount'], 'the first wait is a random part of 10 s (here 5 s)');
+    t.mock.timers.tick(1);
+    await flush();
+    assert.deepEqual(posted(), ['FailedMount', 'FailedMount']);
+    t.mock.timers.tick(10_000);
+    await flush();
+    assert.deepEqual(
+      posted(),
+      ['FailedMount', 'FailedMount', 'FailedMount', 'Pulled'],
+      'posted, then the next',
+    );
+    await recorder.stop();
+  });
+
+  it('drops an event after 12 tries with a warning, then posts the next', async (t) => {
+    const { api, logger, recorder, posted } = setup({ qps: 50, burst: 100 }, t);
+    for (let i = 0; i < 12; i++)
+      api.respondOnce('POST', '/api/v1/namespaces/default/events', new Error('socket hang up'));
+    const pod = apiPod('web', 'uid-1');
+    recorder.event(pod, 'Warning', 'lost', 'm');
+    recorder.event(pod, 'Normal', 'next', 'm');
+    for (let i = 0; i < 13; i++) {
+      await flush();
+      t.mock.timers.tick(10_000);
+    }
+    await flush();
+    assert.deepEqual(posted(), [...Array<string>(12).fill('lost'), 'next']);
+    const dropped = logger.lines.filter(
+      (l) => l.msg === 'could not post event; retry limit reached, dropping it',
+    );
+    assert.deepEqual(
+      dropped.map((l) => [l.level, l.fields.reason, l.fields.tries]),
+      [['warn', 'lost', 12]],
+    );
+    await recorder.stop();
+  });
+
+  it("waits at least the server's Retry-After before trying a throttled event again", async (t) => {
+    const { api, recorder, posted } = setup({ qps: 50, burst: 100 }, t);
+    t.mock.method(Math, 'random', () => 0);
+    const throttled = new ApiError('POST events', 429, 'TooManyRequests', 'slow down', {
+      retryAfterSeconds: 30,
+    });
+    api.respondOnce('POST', '/api/v1/namespaces/default/events', throttled);
+    recorder.event(apiPod('web', 'uid-1'), 'Normal', 'Pulled', 'm');
+    await flush();
+    t.mock.timers.tick(29_999);
+    await flush();
+    assert.deepEqual(posted(), ['Pulled']);
+    t.mock.timers.tick(1);
+    await flush();
+    assert.deepEqual(posted(), ['Pulled', 'Pulled']);
     await recorder.stop();
   });
 

@@ -4,6 +4,8 @@ import type { KubeletPod } from './types.ts';
 import { podFullName } from './types.ts';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
+import { sleep } from '../util/abort.ts';
+import { ApiError, retryAfterMs } from './client-types.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 
 export interface ObjectReference {
@@ -22,6 +24,19 @@ export interface ApiEventRecorder extends EventRecorder {
 }
 
 const QUEUE_CAPACITY = 1000;
+/** upstream record maxTriesPerEvent and the sleep between tries (defaultSleepDuration). */
+const MAX_TRIES_PER_EVENT = 12;
+const RETRY_INTERVAL_MS = 10_000;
+
+/**
+ * Whether a failed post is worth another try (upstream recordEvent): the server could not be
+ * reached or did not answer, or asked us to come back (429, 5xx — client-go retries those itself).
+ * An answer that rejects the event (4xx) never changes on a retry.
+ */
+function retriable(err: unknown): boolean {
+  if (!(err instanceof ApiError)) return true;
+  return err.status === 429 || err.status >= 500;
+}
 
 /**
  * Posts Events to the API server (upstream record.EventBroadcaster + event sink): every event is
@@ -35,7 +50,10 @@ export function createApiEventRecorder(opts: {
   logger: Logger;
   qps: number;
   burst: number;
+  /** Between tries of one event (default upstream's 10 s; the first wait is a random part of it). */
+  retryIntervalMs?: number;
 }): ApiEventRecorder {
+  const retryIntervalMs = opts.retryIntervalMs ?? RETRY_INTERVAL_MS;
   const limiter = createRateLimiter(opts.qps, opts.burst);
   const queue: { ref: ObjectReference; type: EventType; reason: string; message: string; at: string }[] = [];
   const stop = new AbortController();
@@ -67,21 +85,41 @@ export function createApiEventRecorder(opts: {
     });
   }
 
-  async function drain(): Promise<void> {
-    while (queue.length > 0 && !stop.signal.aborted) {
-      const e = queue.shift()!;
+  /**
+   * Posts one event, trying again while the API server cannot be reached (upstream recordToSink:
+   * up to 12 tries, 10 s apart, the first wait randomised so nodes do not return in step). The
+   * events behind it wait in the bounded queue meanwhile, so an outage costs at most the queue.
+   */
+  async function postWithRetries(e: (typeof queue)[number]): Promise<void> {
+    for (let tries = 1; ; tries++) {
       try {
         await limiter.acquire(stop.signal);
         await post(e);
+        return;
       } catch (err) {
         if (stop.signal.aborted) return;
-        opts.logger.debug('could not post event', {
-          reason: e.reason,
-          object: e.ref.name,
-          err: describeError(err),
-        });
+        const fields = { reason: e.reason, object: e.ref.name, tries, err: describeError(err) };
+        if (!retriable(err)) {
+          opts.logger.warn('the API server refused an event; not retrying', fields);
+          return;
+        }
+        if (tries >= MAX_TRIES_PER_EVENT) {
+          opts.logger.warn('could not post event; retry limit reached, dropping it', fields);
+          return;
+        }
+        opts.logger.debug('could not post event; retrying', fields);
+        const wait = tries === 1 ? retryIntervalMs * Math.random() : retryIntervalMs;
+        try {
+          await sleep(Math.max(wait, retryAfterMs(err)), stop.signal);
+        } catch {
+          return; // stopped while waiting: the only way sleep rejects here
+        }
       }
     }
+  }
+
+  async function drain(): Promise<void> {
+    while (queue.length > 0 && !stop.signal.aborted) await postWithRetries(queue.shift()!);
   }
 
   function enqueue(

@@ -12,7 +12,7 @@
  * no relist storm.
  */
 import type { ApiClient, WatchEvent } from './client-types.ts';
-import { isConnectionRefused, isGone, isQuietWatch } from './client-types.ts';
+import { isConnectionRefused, isGone, isQuietWatch, retryAfterMs } from './client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import { sleep } from '../util/abort.ts';
@@ -142,12 +142,13 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
     );
   }
 
-  async function backoff(): Promise<void> {
+  /** Jittered exponential back-off, never shorter than the server's Retry-After for `err`. */
+  async function backoff(err?: unknown): Promise<void> {
     failures++;
     const initial = opts.backoffInitialMs ?? DEFAULT_BACKOFF_INITIAL_MS;
     const max = opts.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS;
     const base = Math.min(max, initial * 2 ** Math.min(failures - 1, 16));
-    await sleep(base * (0.5 + Math.random()), stop.signal);
+    await sleep(Math.max(base * (0.5 + Math.random()), retryAfterMs(err)), stop.signal);
   }
 
   async function run(): Promise<void> {
@@ -209,15 +210,15 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
         const fields = { err: describeError(err), failures: failures + 1 };
         if (failures < LOUD_FAILURES) log.warn(`${what} list/watch failed; retrying with back-off`, fields);
         else log.debug(`${what} list/watch still failing`, fields);
-        if (!(await backoffOrStop())) return;
+        if (!(await backoffOrStop(err))) return;
       }
     }
   }
 
   /** Backs off; false when stopped meanwhile (the only way sleep rejects here). */
-  async function backoffOrStop(): Promise<boolean> {
+  async function backoffOrStop(err?: unknown): Promise<boolean> {
     try {
-      await backoff();
+      await backoff(err);
       return true;
     } catch {
       return false;

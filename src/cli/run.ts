@@ -2,6 +2,7 @@ import type { KubeletConfig } from '../config/index.ts';
 import { createLogger, type Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import { detectNodeIP } from '../util/net.ts';
+import { monotonicNow } from '../util/clock.ts';
 import { createCriClient } from '../runtime/cri/index.ts';
 import type { ImageService } from '../runtime/cri/types.ts';
 import { createLoggingRecorder, type EventType } from '../api/events.ts';
@@ -128,6 +129,7 @@ export async function runKubelet(
       clusterDNS: config.clusterDNS,
       clusterDomain: config.clusterDomain,
       seccompDefault: config.seccompDefault,
+      runtimePacing: config.runtimePacing,
       allowedUnsafeSysctls: config.allowedUnsafeSysctls,
       // Absent in the config means no limit (serializeImagePulls false, no maxParallelImagePulls).
       maxParallelImagePulls: config.maxParallelImagePulls ?? Infinity,
@@ -338,6 +340,8 @@ async function connectCluster(
     burst: config.eventBurst,
   });
   let kubelet: Kubelet | undefined;
+  let connectionClosures = 0;
+  let lastClosureLogMs = -Infinity;
   const nodeAgent = createNodeAgent({
     api,
     leaseApi,
@@ -367,7 +371,15 @@ async function connectCluster(
     listImages: (signal) => imageService.listImages(undefined, { signal }),
     // Upstream closeAllConns: connections a partition froze (watches included) are not waited on.
     onRepeatedHeartbeatFailure: () => {
-      logger.info('heartbeats failing repeatedly; closing every API connection');
+      // Called on every failed retry of both heartbeats: said once a minute, the rest at debug.
+      connectionClosures++;
+      const now = monotonicNow();
+      if (now - lastClosureLogMs >= 60_000) {
+        lastClosureLogMs = now;
+        logger.info('heartbeats failing repeatedly; closing every API connection', { connectionClosures });
+      } else {
+        logger.debug('heartbeats still failing; closing every API connection again', { connectionClosures });
+      }
       api.closeConnections();
       leaseApi.closeConnections();
     },

@@ -119,6 +119,7 @@ export function compileConfig(
     clusterDNS: value('clusterDNS'),
     ...podCgroupSettings(field, errors),
     seccompDefault: value('seccompDefault'),
+    runtimePacing: value('runtimePacing'),
     allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),

@@ -234,6 +234,8 @@ export const MAX_NAMES_PER_IMAGE_IN_NODE_STATUS = 5; // nodestatus.MaxNamesPerIm
 /** Security profiles (pkg/kubelet/kuberuntime, k8s.io/api/core/v1 annotation_key_constants.go). */
 export const SECCOMP_PROFILE_DIR_NAME = 'seccomp'; // seccompProfileRoot = <rootDir>/seccomp
 export const DEFAULT_SECCOMP_DEFAULT = false; // seccompDefault
+/** Ours, not upstream's: an adaptive concurrency limit on sandbox/container creation (runtime/pacer.ts). */
+export const DEFAULT_RUNTIME_PACING = true;
 export const SECCOMP_POD_ANNOTATION_KEY = 'seccomp.security.alpha.kubernetes.io/pod'; // v1.SeccompPodAnnotationKey
 export const SECCOMP_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/'; // v1.SeccompContainerAnnotationKeyPrefix
 export const APPARMOR_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.apparmor.security.beta.kubernetes.io/'; // v1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix

@@ -288,6 +288,13 @@ export const KUBELET_FIELDS = {
     default: d.DEFAULT_RUN_ONCE,
     help: 'run the static pods once, then exit',
   },
+  runtimePacing: {
+    kind: 'bool',
+    flag: { name: 'runtime-pacing' },
+    fileZero: 'kept',
+    default: d.DEFAULT_RUNTIME_PACING,
+    help: `tskubelet only: pace sandbox and container creation with an adaptive concurrency limit that follows the runtime's latency (default ${d.DEFAULT_RUNTIME_PACING})`,
+  },
   runOnceTimeout: {
     kind: 'duration',
     flag: { name: 'runonce-timeout', arg: '<duration>' },

@@ -77,6 +77,7 @@ describe('compileConfig defaults', () => {
       nodeName: 'node-a',
       runOnce: false,
       runOnceTimeoutMs: 1_023_000,
+      runtimePacing: true,
       seccompDefault: false,
       allowedUnsafeSysctls: [],
       verbosity: 0,

@@ -59,6 +59,8 @@ export interface KubeletConfig {
   readonly runOnceTimeoutMs: number;
   /** Containers that set no seccomp profile run with RuntimeDefault instead of Unconfined. */
   readonly seccompDefault: boolean;
+  /** tskubelet only (`--runtime-pacing`): pace the runtime-bound start steps (src/runtime/pacer.ts). */
+  readonly runtimePacing: boolean;
   /** Unsafe sysctls pods may set besides the safe ones: names or `prefix*`, all namespaced. */
   readonly allowedUnsafeSysctls: readonly string[];
   readonly verbosity: number;

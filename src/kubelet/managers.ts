@@ -12,6 +12,7 @@ import type { Backoff } from '../util/backoff.ts';
 import { createImageManager } from '../runtime/image-manager.ts';
 import { createNodeCredentials } from '../runtime/node-credentials.ts';
 import { createRuntimeManager, type RuntimeManager } from '../runtime/runtime-manager.ts';
+import { createRuntimePacer, unpacedRuntime } from '../runtime/pacer.ts';
 import { makeEnvironment } from '../runtime/env.ts';
 import { readHostDNS } from '../runtime/sandbox-config.ts';
 import { seccompProfileRoot } from '../runtime/security-profiles.ts';
@@ -144,6 +145,10 @@ function defaultRuntime(
   });
   return createRuntimeManager({
     runtime: deps.runtimeService,
+    pacer:
+      opts.runtimePacing === false
+        ? unpacedRuntime
+        : createRuntimePacer({ monotonic: deps.monotonic ?? monotonicNow }),
     images,
     recorder: deps.recorder,
     logger: log,

@@ -43,6 +43,11 @@ export interface KubeletOptions {
   registryBurst?: number;
   /** KubeletConfiguration seccompDefault: RuntimeDefault for containers that set no profile. */
   seccompDefault?: boolean;
+  /**
+   * Pace RunPodSandbox / CreateContainer / StartContainer across pods with an adaptive concurrency
+   * limit (src/runtime/pacer.ts; tskubelet only, `--runtime-pacing`). Absent: on.
+   */
+  runtimePacing?: boolean;
   /** KubeletConfiguration allowedUnsafeSysctls (validated; names or `prefix*`). */
   allowedUnsafeSysctls?: readonly string[];
   /** Dead container GC policy (the three GC flags); absent: upstream's defaults (0s, 1, -1). */

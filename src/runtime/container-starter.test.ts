@@ -10,6 +10,7 @@ import { createPodStatusReader } from './pod-status-reader.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
 import { containerOf, fakeRuntimeDeps, makePod } from './testing.ts';
 import type { Clock } from '../util/clock.ts';
+import { unpacedRuntime } from './pacer.ts';
 
 /**
  * The start path alone on the fake CRI: the real image manager, container setup, hook runner and
@@ -33,6 +34,7 @@ async function setup(t: TestContext, clock?: Clock) {
   const mounted: Container[] = [];
   const start = createContainerStarter({
     runtime: f.cri,
+    pacer: unpacedRuntime,
     images: f.deps.images,
     recorder: f.recorder,
     logger: f.logger,

@@ -18,6 +18,7 @@ import { hookPodIP } from './hook-pod-ip.ts';
 import { ImageError, type ImageErrorReason, type ImageManager } from './image-manager.ts';
 import type { KillContainerRequest } from './pod-killer.ts';
 import { findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from './runtime-pod.ts';
+import type { RuntimePacer } from './pacer.ts';
 
 /** Why a container did not start; the strings are upstream's waiting reasons. */
 export type ContainerStartFailure =
@@ -67,6 +68,8 @@ export interface ContainerStarterDeps {
   now: () => number;
   /** Monotonic ms: the back-off table's clock. */
   monotonic: () => number;
+  /** Paces CreateContainer and StartContainer across pods (pacer.ts). */
+  pacer: RuntimePacer;
 }
 
 /** Upstream getStableKey: the crash-loop back-off key of one container spec of one pod. */
@@ -154,7 +157,12 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
   async function create(req: StartContainerRequest, config: ContainerConfig): Promise<StartStep<string>> {
     let id: string;
     try {
-      id = await runtime.createContainer(req.sandboxId, config, req.sandboxConfig, { signal: req.signal });
+      id = await deps.pacer.run(
+        req.pod.metadata.uid,
+        'CreateContainer',
+        () => runtime.createContainer(req.sandboxId, config, req.sandboxConfig, { signal: req.signal }),
+        req.signal,
+      );
     } catch (err) {
       return failed(req.pod, 'CreateContainerError', err, req.signal);
     }
@@ -164,7 +172,12 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
 
   async function start(req: StartContainerRequest, id: string): Promise<StartStep<void>> {
     try {
-      await runtime.startContainer(id, { signal: req.signal });
+      await deps.pacer.run(
+        req.pod.metadata.uid,
+        'StartContainer',
+        () => runtime.startContainer(id, { signal: req.signal }),
+        req.signal,
+      );
     } catch (err) {
       return failed(req.pod, 'RunContainerError', err, req.signal);
     }

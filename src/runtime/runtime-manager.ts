@@ -16,6 +16,7 @@ import { createPodStatusReader, type RuntimePodSummary } from './pod-status-read
 import type { RuntimePodStatus } from './runtime-pod.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { unpacedRuntime, type RuntimePacer } from './pacer.ts';
 
 export type { RuntimePodSummary } from './pod-status-reader.ts';
 export { backoffKey } from './container-starter.ts';
@@ -75,6 +76,11 @@ export interface RuntimeManagerDeps extends ContainerSetupDeps {
   now?: () => number;
   /** Monotonic ms (intervals, the order of status reads); default util/clock's. */
   monotonic?: () => number;
+  /**
+   * Paces RunPodSandbox, CreateContainer and StartContainer across pods (pacer.ts); default
+   * unpaced (every call at once).
+   */
+  pacer?: RuntimePacer;
 }
 
 /**
@@ -95,6 +101,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     deps.logger.warn('no root dir given: containers get no termination-message file');
   }
   const monotonic = deps.monotonic ?? monotonicNow;
+  const pacer = deps.pacer ?? unpacedRuntime;
   const reader = createPodStatusReader({ runtime, now, monotonic });
   const killer = createPodKiller({
     runtime,
@@ -115,6 +122,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     killContainer: (req) => killer.killContainer(req),
     now,
     monotonic,
+    pacer,
   });
 
   function sandboxConfigFor(pod: KubeletPod, actions: PodActions): PodSandboxConfig {
@@ -139,7 +147,13 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
   ): Promise<{ ok: true; sandboxId: string } | { ok: false; message: string }> {
     try {
       await mkdir(config.logDirectory ?? deps.podLogsDir, { recursive: true });
-      return { ok: true, sandboxId: await runtime.runPodSandbox(config, undefined, { signal }) };
+      const sandboxId = await pacer.run(
+        pod.metadata.uid,
+        'RunPodSandbox',
+        () => runtime.runPodSandbox(config, undefined, { signal }),
+        signal,
+      );
+      return { ok: true, sandboxId };
     } catch (err) {
       const message = `Failed to create pod sandbox: ${describeError(err)}`;
       deps.recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', message);

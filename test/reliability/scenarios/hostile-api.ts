@@ -25,7 +25,7 @@ import type { Pod } from '../../../src/api/types.ts';
 import type { Lease, Node } from '../../../src/node/types.ts';
 import { atMost, check, countIs, round, type Check, type ScenarioResult } from '../report.ts';
 import type { Scenario } from '../scenario.ts';
-import type { ProxyMode } from '../lib/api-proxy.ts';
+import type { ProxiedRequest, ProxyMode } from '../lib/api-proxy.ts';
 import {
   containersIn,
   podConverged,
@@ -57,6 +57,24 @@ const MODES: { name: string; mode: ProxyMode }[] = [
   { name: '410 Gone on every watch', mode: { kind: 'gone-watches' } },
   { name: 'bodies cut in half', mode: { kind: 'truncate' } },
 ];
+
+/**
+ * The shortest time between two throttled LIST/WATCH requests of one reflector (one resource and
+ * selector), ms; undefined when no reflector was throttled twice. A reflector that honours
+ * Retry-After never asks again sooner than it.
+ */
+export function shortestRetryGapMs(sent: readonly ProxiedRequest[]): number | undefined {
+  const last = new Map<string, number>();
+  let shortest: number | undefined;
+  for (const r of sent) {
+    if (!r.faulted || (r.verb !== 'LIST' && r.verb !== 'WATCH')) continue;
+    const key = `${r.resource} ${r.selector ?? ''}`;
+    const prev = last.get(key);
+    if (prev !== undefined) shortest = Math.min(shortest ?? Infinity, r.at - prev);
+    last.set(key, r.at);
+  }
+  return shortest;
+}
 
 export const hostileApi: Scenario = {
   id: 'hostile-api',
@@ -143,6 +161,19 @@ export const hostileApi: Scenario = {
           checks.push(
             atMost(`${tag}: requests to the API`, sent.length / ((s1.at - s0.at) / 1000), RATE_MAX, '/s'),
           );
+          if (m.mode.kind === 'status' && m.mode.retryAfterSeconds !== undefined) {
+            // Timestamps are taken as requests arrive at the proxy: allow 100 ms of scheduling.
+            const gap = shortestRetryGapMs(sent);
+            const want = m.mode.retryAfterSeconds * 1000 - 100;
+            checks.push(
+              check(
+                `${tag}: shortest wait of a reflector between two throttled requests`,
+                `≥ ${want} ms`,
+                gap === undefined ? 'none throttled twice' : `${Math.round(gap)} ms`,
+                gap !== undefined && gap >= want,
+              ),
+            );
+          }
           checks.push(
             convergedMs === undefined
               ? check(

@@ -3,7 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'bench/results/', '.tmp/', 'dist/', 'dist.next/', 'dist.old/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'bench/results/',
+      'bench/lib/cri-connect/gen/',
+      '.tmp/',
+      'dist/',
+      'dist.next/',
+      'dist.old/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -22,6 +32,35 @@ export default tseslint.config(
       ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-empty': ['error', { allowEmptyCatch: false }],
+    },
+  },
+  {
+    // What the kubelet process runs: no call that keeps memory resident for good for nothing
+    // (bench/results/2026-11-24-lean-process.md).
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.test.ts', 'src/**/testing.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          property: 'localeCompare',
+          message:
+            'ICU collation data (~2 MiB) stays resident once used; compareStrings (src/util/compare.ts) orders by code unit, as Go does.',
+        },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'node:http',
+              allowTypeImports: true,
+              message:
+                "An ES-module import of node:http loads undici (~2.5 MiB); import from src/util/node-http.ts (require'd).",
+            },
+          ],
+        },
+      ],
     },
   },
   {

@@ -61,6 +61,13 @@ export interface KubeletSpec {
   /** tskubelet only: extra NODE_OPTIONS (e.g. --cpu-prof). */
   nodeOptions?: string;
   /**
+   * tskubelet only: another tree's `bin/tskubelet` (e.g. a worktree at an older commit, to compare
+   * two builds in one run); default this repository's.
+   */
+  bin?: string;
+  /** tskubelet only: the node flags `bin/tskubelet` gives node (`TSKUBELET_NODE_FLAGS`); default its own. */
+  nodeFlags?: string;
+  /**
    * The kubelet API secured as kubeadm sets it up (scenario apiload): client certificates verified
    * against this CA, bearer tokens by TokenReview, every request authorized by SubjectAccessReview.
    */
@@ -143,7 +150,7 @@ export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
     flags.push(['port', String(BENCH_TSKUBELET_PORT)], ['read-only-port', String(s.readOnlyPort ?? 0)]);
     if (s.kind === 'tskubelet-unpaced') flags.push(['runtime-pacing', 'false']);
     return {
-      cmd: join(REPO, 'bin', 'tskubelet'),
+      cmd: s.bin ?? join(REPO, 'bin', 'tskubelet'),
       args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v])],
     };
   }
@@ -206,6 +213,7 @@ export async function startKubelet(spec: KubeletSpec): Promise<RunningKubelet> {
     const opts = [`--import=${ELD_PROBE}`, spec.nodeOptions ?? ''].filter(Boolean).join(' ');
     env.NODE_OPTIONS = opts;
     if (spec.eldFile) env.TSKUBELET_BENCH_ELD_FILE = spec.eldFile;
+    if (spec.nodeFlags !== undefined) env.TSKUBELET_NODE_FLAGS = spec.nodeFlags;
   }
   const fd = openSync(spec.logFile, 'a');
   let child: ChildProcess;

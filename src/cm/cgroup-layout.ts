@@ -10,6 +10,7 @@
 import path from 'node:path';
 import { KubeletError } from '../util/errors.ts';
 import { fsError, nodeCgroupFs, readControllers, type CgroupFsOps } from './cgroupfs-ops.ts';
+import { compareStrings } from '../util/compare.ts';
 
 /** One mounted hierarchy. */
 export type Hierarchy =
@@ -65,7 +66,7 @@ export async function detectLayout(root: string, ops: CgroupFsOps = nodeCgroupFs
     const hierarchies: Hierarchy[] = [];
     const entries = (await ops.readdir(root))
       .filter((e) => e.isDirectory)
-      .sort((a, b) => a.name.localeCompare(b.name));
+      .sort((a, b) => compareStrings(a.name, b.name));
     for (const e of entries) {
       const dir = path.join(root, e.name);
       if (!(await ops.exists(path.join(dir, 'cgroup.procs')))) continue;

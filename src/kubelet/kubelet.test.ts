@@ -202,6 +202,21 @@ describe('the kubelet core on a fake CRI', () => {
     assert.ok(s.cri.callsTo('stopContainer').length >= 1, 'the container was stopped before removal');
   });
 
+  void it("reads a started pod's status once: the relist that sees it started neither reads it again nor makes its worker read it", async (t) => {
+    const s = await setup(t);
+    const k = s.start();
+    s.source.send([makePod('web')]);
+    await until('Running', () => statusOf(k, 'uid-web')?.phase === 'Running');
+    const sandboxId = [...s.cri.sandboxes.keys()][0];
+    // The worker's read after starting the container, and no other.
+    const reads = () => s.cri.callsTo('containerStatus').length;
+    assert.equal(reads(), 1);
+    const relisted = s.cri.callsTo('listPodSandbox').length;
+    await until('two more relists', () => s.cri.callsTo('listPodSandbox').length >= relisted + 2, 5_000);
+    assert.equal(reads(), 1, 'no status read after the relists saw the pod started');
+    assert.equal(s.cri.callsTo('podSandboxStatus').filter(([id]) => id === sandboxId).length <= 2, true);
+  });
+
   void it("removes a dropped pod's log directory on the container GC's period", async (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
     const s = await setup(t);

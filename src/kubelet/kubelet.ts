@@ -205,7 +205,15 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       void shutdown?.start(stopSignal.signal);
       oomWatcher.start();
       loopDone = loop.run();
+      // The sync loop syncs the pod, whatever the event. A relist emits a pod's events one after
+      // another without yielding (a new pod: its sandbox and its containers started): one sync
+      // for them, not one per event, or the second queues behind the first and re-reads CRI for
+      // nothing. The next relist's events, a yield later, sync again.
+      let lastUid: string | undefined;
       pleg.start((event) => {
+        if (event.uid === lastUid) return;
+        if (lastUid === undefined) queueMicrotask(() => (lastUid = undefined));
+        lastUid = event.uid;
         if (queue.push({ kind: 'pleg', event })) return;
         const dropped = ++droppedEvents;
         log.error('sync loop queue full; dropped a PLEG event (the next relist catches up)', { dropped });

@@ -18,6 +18,7 @@ import type { SyncHandler } from './sync-handler.ts';
 import type { Housekeeping } from './housekeeping.ts';
 import { isStaticPod, type MirrorPods } from './mirror-pods.ts';
 import { stoppedPodStatus } from './stop-pod.ts';
+import { compareStrings } from '../util/compare.ts';
 
 /** One item of the sync loop's queue: the only way anything reaches kubelet state. */
 export type LoopEvent =
@@ -111,7 +112,7 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
    */
   function handleAdd(pods: KubeletPod[]): void {
     const sorted = [...pods].sort((a, b) =>
-      (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''),
+      compareStrings(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? ''),
     );
     const active = new Map(activePods().map((p) => [p.metadata.uid, p]));
     for (const pod of sorted) {

@@ -204,6 +204,54 @@ describe('PLEG relist', () => {
     assert.deepEqual(s.runtime.statusCalls, ['u1']);
   });
 
+  it('does not re-read a started pod whose worker already cached what the relist sees, and dates that status to the relist', async () => {
+    const s = setup();
+    await started(s);
+    s.runtime.pods.set('u1', {
+      uid: 'u1',
+      sandboxes: [{ id: 's1', ready: true }],
+      containers: [{ id: 'c1', name: 'app', state: 'running' }],
+    });
+    // What the pod worker's read after starting the pod leaves in the cache.
+    s.pleg.cache.set('u1', await s.runtime.getPodStatus('u1', 'pod-u1', 'ns'));
+    s.runtime.statusCalls.length = 0;
+    s.advance(1_000);
+    await s.pleg.relist();
+    assert.deepEqual(s.take(), ['ContainerStarted:c1', 'ContainerStarted:s1']);
+    assert.deepEqual(s.runtime.statusCalls, [], 'no second read of the same status');
+    assert.equal(s.pleg.cache.get('u1')?.timestamp, 1_001_000, 'current as of the relist');
+  });
+
+  it('re-reads a started pod whose cached status shows other containers or states than the relist', async () => {
+    const s = setup();
+    await started(s);
+    const c = { id: 'c1', name: 'app', state: 'created' as RuntimeContainerState };
+    s.runtime.pods.set('u1', { uid: 'u1', sandboxes: [{ id: 's1', ready: true }], containers: [c] });
+    s.pleg.cache.set('u1', await s.runtime.getPodStatus('u1', 'pod-u1', 'ns'));
+    s.runtime.statusCalls.length = 0;
+    c.state = 'running';
+    s.seen.length = 0;
+    await s.pleg.relist();
+    assert.deepEqual(s.take(), ['ContainerStarted:c1', 'ContainerStarted:s1']);
+    assert.deepEqual(s.runtime.statusCalls, ['u1']);
+    assert.equal(s.seen[0]?.containers[0]?.state, 'running');
+  });
+
+  it('re-reads a pod with a died container even when the cache already shows it exited', async () => {
+    const s = setup();
+    const c = { id: 'c1', name: 'app', state: 'running' as RuntimeContainerState };
+    s.runtime.pods.set('u1', { uid: 'u1', sandboxes: [{ id: 's1', ready: true }], containers: [c] });
+    await started(s);
+    s.take();
+    c.state = 'exited';
+    // The termination message may come from a log still being written: read again, not reused.
+    s.pleg.cache.set('u1', await s.runtime.getPodStatus('u1', 'pod-u1', 'ns'));
+    s.runtime.statusCalls.length = 0;
+    await s.pleg.relist();
+    assert.deepEqual(s.take(), ['ContainerDied:c1']);
+    assert.deepEqual(s.runtime.statusCalls, ['u1']);
+  });
+
   it('emits ContainerDied when a container exits, with the new state already cached', async () => {
     const s = setup();
     const c = { id: 'c1', name: 'app', state: 'running' as RuntimeContainerState };

@@ -67,6 +67,18 @@ export function generateEvents(
   }
 }
 
+/**
+ * Whether a cached status already shows what a relist saw for its pod: the same sandboxes and
+ * containers in the same states. Re-reading it would return the same content (a container's
+ * details do not change while its state does not), so the relist keeps it instead.
+ */
+export function statusMatches(status: RuntimePodStatus, seen: ReadonlyMap<string, State>): boolean {
+  if (status.sandboxes.length + status.containers.length !== seen.size) return false;
+  for (const s of status.sandboxes) if (seen.get(s.id) !== (s.ready ? 'running' : 'exited')) return false;
+  for (const c of status.containers) if (seen.get(c.id) !== c.state) return false;
+  return true;
+}
+
 function statesOf(pod: RuntimePodSummary): Map<string, State> {
   const m = new Map<string, State>();
   for (const s of pod.sandboxes) m.set(s.id, s.state === 'ready' ? 'running' : 'exited');
@@ -153,7 +165,18 @@ export function createPleg(deps: PlegDeps): Pleg {
       }
       if (events.length === 0) continue;
       const pod = byUid.get(uid);
-      if (pod) {
+      const cached = statusCache.get(uid);
+      if (
+        pod &&
+        cached &&
+        events.every((e) => e.type === 'ContainerStarted') &&
+        statusMatches(cached, after)
+      ) {
+        // The pod's worker read this status after starting what the relist now sees started (so a
+        // pod's first Running is reported without waiting for the relist): not read twice. It is
+        // current as of this relist's lists, so a sync triggered by the events may use it.
+        cache.set(uid, { ...cached, timestamp: Math.max(cached.timestamp, started) });
+      } else if (pod) {
         try {
           cache.set(uid, await deps.runtime.getPodStatus(uid, pod.name, pod.namespace, abort.signal));
         } catch (err) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
-import { parseManifest } from './decode.ts';
+import { earlyYamlError, parseManifest } from './decode.ts';
 
 describe('manifest parsing', () => {
   it('reads JSON and YAML to the same value', () => {
@@ -94,5 +94,45 @@ describe('manifest parsing of hostile documents', () => {
     const first = refusal(text);
     assert.match(first, /YAML: line \d+, column \d+: /);
     assert.equal(refusal(text), first, 'the same refusal on every read');
+  });
+
+  it('finds the first error of a long text broken early in a prefix, and gives the refusal of the whole parse', () => {
+    // A broken first line before 370 KiB of JSON: the YAML parser recovers token by token after
+    // the error (one error per token, ~1 s here, 3–12 s for the fuzzer's 1.3 MiB); the probe
+    // parses 32 KiB.
+    const containers = Array.from({ length: 3000 }, (_, i) => ({
+      name: `c${i}`,
+      image: 'busybox',
+      args: ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'],
+      ports: [{ containerPort: 80 }, { containerPort: 81 }],
+    }));
+    const body = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p' },
+      spec: { containers },
+    });
+    const text = `  : : :\n${body}\n`;
+    const early = earlyYamlError('parse manifest /m/pod.yaml', text);
+    assert.match(
+      String(early?.message),
+      /YAML: line 1, column 5: Nested mappings are not allowed in compact mappings/,
+    );
+    assert.equal(refusal(text), early?.message);
+    assert.equal(
+      earlyYamlError('parse manifest x', '  : : :\n{}\n'),
+      undefined,
+      'short texts are parsed whole',
+    );
+  });
+
+  it('parses a long valid YAML text whole: an open bracket or string at the probe cut is no error', () => {
+    // A flow sequence spanning far past 64 KiB: the probe's prefix ends inside it.
+    const items = Array.from({ length: 30_000 }, (_, i) => `"v${i}"`).join(',\n      ');
+    const text = `apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: busybox\n    args: [\n      ${items}]\n`;
+    assert.ok(text.length > 256 * 1024);
+    assert.equal(earlyYamlError('parse manifest big.yaml', text), undefined, 'the cut is not an error');
+    const pod = parseManifest(text, 'big.yaml') as { spec: { containers: { args: string[] }[] } };
+    assert.equal(pod.spec.containers[0]?.args.length, 30_000);
   });
 });

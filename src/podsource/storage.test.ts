@@ -57,6 +57,25 @@ describe('pod storage merge', () => {
     assert.deepEqual(storage.merge('file', [json]), []);
   });
 
+  it('takes a pod sent again as the same object as unchanged, and still sees the changed ones beside it', () => {
+    const { storage } = storageAt();
+    const a = pod('a', 'u1');
+    const b = pod('b', 'u2');
+    storage.merge('api', [a, b]);
+    const b2 = pod('b', 'u2', (p) => (p.metadata.labels = { changed: 'yes' }));
+    assert.deepEqual(summary(storage.merge('api', [a, b2])), ['UPDATE:b']);
+    assert.deepEqual(storage.merge('api', [a, b2]), []);
+    // The pods handed out are copies, and the stored state still carries the first-seen time.
+    const all = storage.allPods();
+    assert.notEqual(all[0], a);
+    assert.equal(
+      all.find((p) => p.metadata.name === 'a')?.metadata.annotations?.[SEEN],
+      '2026-01-01T00:00:00Z',
+    );
+    assert.deepEqual(summary(storage.merge('api', [b2])), ['REMOVE:a']);
+    assert.deepEqual(summary(storage.merge('api', [a, b2])), ['ADD:a']);
+  });
+
   it('removes pods that left the snapshot, before adding new ones', () => {
     const { storage } = storageAt();
     storage.merge('file', [pod('a', 'u1'), pod('b', 'u2')]);

@@ -71,6 +71,13 @@ export function rfc3339Nano(d: Date): string {
 export function createPodStorage(opts: PodStorageOptions): PodStorage {
   const now = opts.now ?? (() => new Date());
   const bySource = new Map<PodSourceName, Map<string, KubeletPod>>();
+  /**
+   * Per source, the objects it sent last time, by UID. The API source sends every pod after each
+   * burst of watch events, most of them the very objects it sent before: taken as unchanged
+   * without a copy or a comparison (a copy of every pod per event was most of the garbage, and of
+   * the heap's high-water mark, when 110 pods start at once).
+   */
+  const sentBySource = new Map<PodSourceName, Map<string, KubeletPod>>();
   const seen = new Set<PodSourceName>();
 
   /** Upstream filterInvalidPods: first pod of a full name wins; a repeated UID is dropped the same way. */
@@ -109,12 +116,20 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
       seen.add(source);
       const old = bySource.get(source) ?? new Map<string, KubeletPod>();
       const next = new Map<string, KubeletPod>();
+      const sentBefore = sentBySource.get(source);
+      const sent = new Map<string, KubeletPod>();
       const adds: KubeletPod[] = [];
       const updates: KubeletPod[] = [];
       const deletes: KubeletPod[] = [];
       const reconciles: KubeletPod[] = [];
 
       for (const incoming of dedupe(source, snapshot)) {
+        sent.set(incoming.metadata.uid, incoming);
+        const kept = old.get(incoming.metadata.uid);
+        if (kept && sentBefore?.get(incoming.metadata.uid) === incoming) {
+          next.set(incoming.metadata.uid, kept);
+          continue;
+        }
         const pod = structuredClone(incoming);
         const annotations = (pod.metadata.annotations = { ...pod.metadata.annotations });
         annotations[ANNOTATION_CONFIG_SOURCE] = source;
@@ -141,6 +156,7 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
       }
       const removes = [...old.entries()].filter(([uid]) => !next.has(uid)).map(([, pod]) => pod);
       bySource.set(source, next);
+      sentBySource.set(source, sent);
 
       const out: PodUpdate[] = [];
       const emit = (op: PodUpdate['op'], pods: KubeletPod[]) => {

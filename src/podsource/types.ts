@@ -21,7 +21,9 @@ export interface PodUpdate {
 
 /**
  * A producer of snapshots. `start` begins delivery through `send`; `stop` ends it. Every pod sent
- * carries its identity (a {@link KubeletPod}): the source checks or assigns it.
+ * carries its identity (a {@link KubeletPod}): the source checks or assigns it. A source never
+ * mutates a pod once sent; it may send the same object again in a later snapshot, and the merge
+ * then takes that pod as unchanged without comparing it.
  */
 export interface PodSource {
   readonly name: PodSourceName;

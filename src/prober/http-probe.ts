@@ -1,4 +1,4 @@
-import * as http from 'node:http';
+import * as http from '../util/node-http.ts';
 import * as https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { PROBE_MAX_OUTPUT_BYTES, PROBE_MAX_REDIRECTS, PROBE_USER_AGENT } from '../config/defaults.ts';

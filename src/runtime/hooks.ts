@@ -4,7 +4,8 @@
  * and reports the outcome with upstream's failure message. The runner never kills, never records
  * FailedPostStartHook/FailedPreStopHook and never decides budgets: the runtime manager does.
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { request as httpRequest } from '../util/node-http.ts';
 import { request as httpsRequest } from 'node:https';
 import { isIPv6 } from 'node:net';
 import type {

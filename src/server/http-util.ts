@@ -1,5 +1,6 @@
 /** Small response helpers shared by the kubelet API handlers. */
-import { STATUS_CODES, type ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import { STATUS_CODES } from '../util/node-http.ts';
 import type { Duplex } from 'node:stream';
 
 export function sendText(

@@ -6,15 +6,11 @@
  * Unlike upstream (which exits when the port is taken), a listener that cannot bind logs the
  * error and retries every few seconds: pods keep running and the API appears once the port frees.
  */
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { createServer as createHttpServer } from '../util/node-http.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiHandlers } from './api-handlers.ts';

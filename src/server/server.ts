@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from '../util/node-http.ts';
 import type { AddressInfo } from 'node:net';
 import type { Pod, PodList, PodStatus } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';

@@ -12,6 +12,7 @@ import { diskUsage, type DiskUsage, type FsCapacity } from './fs-usage.ts';
 import type { PodEntry } from './pod-stats.ts';
 import type { FsStats, VolumeStats } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { compareStrings } from '../util/compare.ts';
 
 export interface StorageContext {
   rootDir: string;
@@ -145,7 +146,7 @@ async function volumesOf(
       }
     }),
   );
-  return out.filter((v) => v !== undefined).sort((a, b) => a.stats.name.localeCompare(b.stats.name));
+  return out.filter((v) => v !== undefined).sort((a, b) => compareStrings(a.stats.name, b.stats.name));
 }
 
 /** Files directly in the pod's log directory (upstream getPodLogStats skips the container dirs). */

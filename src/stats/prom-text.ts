@@ -3,6 +3,7 @@
  * their own sample timestamps, which prom-client cannot carry. Families are written in name order,
  * and a family without samples is left out, as client_golang does.
  */
+import { compareStrings } from '../util/compare.ts';
 
 export const PROMETHEUS_TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -37,7 +38,7 @@ function formatValue(v: number): string {
 
 export function renderFamilies(families: Family[]): string {
   const lines: string[] = [];
-  for (const f of [...families].sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const f of [...families].sort((a, b) => compareStrings(a.name, b.name))) {
     if (f.samples.length === 0) continue;
     lines.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} ${f.type}`);
     for (const s of f.samples) {

@@ -35,6 +35,7 @@ import {
   type Summary,
 } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { compareStrings } from '../util/compare.ts';
 
 /** How long a computed summary answers later callers (several scrapers share one computation). */
 const DEFAULT_CACHE_TTL_MS = 1_000;
@@ -271,7 +272,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
     entries.sort((a, b) => {
       const x = a.stats.podRef;
       const y = b.stats.podRef;
-      return x.namespace.localeCompare(y.namespace) || x.name.localeCompare(y.name);
+      return compareStrings(x.namespace, y.namespace) || compareStrings(x.name, y.name);
     });
     return { summary: { node: nodeStats, pods: entries.map((e) => e.stats) }, entries };
   }

@@ -26,7 +26,7 @@ import { toKubeletConfiguration } from '../../../src/config/configz.ts';
 import { isKubeletError } from '../../../src/util/errors.ts';
 import type { FuzzSurface } from '../scenario.ts';
 import { runSurface, thrown, type Expectation, type FuzzInput, type Verdict } from './harness.ts';
-import { POSITION } from './manifest-text.ts';
+import { POSITION, duplicateKeyLine } from './manifest-text.ts';
 import type { Json, JsonObj } from './pod-arbitrary.ts';
 
 interface ConfigInput extends FuzzInput {
@@ -252,19 +252,7 @@ const textChanges: fc.Arbitrary<TextChange>[] = [
     }),
   fc.nat().map((at) => (text: string, format: string) => {
     if (format !== 'yaml') return { text };
-    const ls = text.split('\n');
-    const keyed = ls.map((l, i) => [l, i] as const).filter(([l]) => /^\s*[A-Za-z][\w.-]*:/.test(l));
-    const pick = keyed[at % Math.max(1, keyed.length)];
-    if (!pick) return { text };
-    ls.splice(pick[1] + 1, 0, pick[0]);
-    return {
-      text: ls.join('\n'),
-      expect: {
-        what: `duplicate key ${JSON.stringify(pick[0].trim())}`,
-        mustReject: true,
-        names: [POSITION],
-      },
-    };
+    return duplicateKeyLine(text, at) ?? { text };
   }),
   fc.double({ min: 0, max: 1, noNaN: true }).map((f) => (text: string) => ({
     text: text.slice(0, Math.floor(text.length * f)),

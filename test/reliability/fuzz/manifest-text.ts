@@ -40,6 +40,25 @@ function lines(text: string): string[] {
   return text.split('\n');
 }
 
+/**
+ * A YAML text with its `at`-th keyed line (modulo their count) repeated just below itself — a
+ * duplicate key, which upstream's YAML parser refuses, naming the line. Undefined: no keyed line.
+ */
+export function duplicateKeyLine(
+  text: string,
+  at: number,
+): { text: string; expect: { what: string; mustReject: true; names: RegExp[] } } | undefined {
+  const ls = lines(text);
+  const keyed = ls.map((l, i) => [l, i] as const).filter(([l]) => /^\s*[A-Za-z][\w.-]*:/.test(l));
+  const pick = keyed[at % Math.max(1, keyed.length)];
+  if (!pick) return undefined;
+  ls.splice(pick[1] + 1, 0, pick[0]);
+  return {
+    text: ls.join('\n'),
+    expect: { what: `duplicate key ${JSON.stringify(pick[0].trim())}`, mustReject: true, names: [POSITION] },
+  };
+}
+
 const textMutations: fc.Arbitrary<TextMutation>[] = [
   // A broken line somewhere (YAML syntax error).
   fc
@@ -67,19 +86,7 @@ const textMutations: fc.Arbitrary<TextMutation>[] = [
         expect: { what: 'JSON with a repeated key', mustReject: false, names: [FIELDISH] },
       };
     }
-    const ls = lines(text);
-    const keyed = ls.map((l, i) => [l, i] as const).filter(([l]) => /^\s*[A-Za-z][\w.-]*:/.test(l));
-    const pick = keyed[at % Math.max(1, keyed.length)];
-    if (!pick) return { text, expect: undefined };
-    ls.splice(pick[1] + 1, 0, pick[0]);
-    return {
-      text: ls.join('\n'),
-      expect: {
-        what: `duplicate key ${JSON.stringify(pick[0].trim())}`,
-        mustReject: true,
-        names: [POSITION],
-      },
-    };
+    return duplicateKeyLine(text, at) ?? { text, expect: undefined };
   }),
   // Cut short.
   fc.double({ min: 0, max: 1, noNaN: true }).map((f) => (text: string) => ({

@@ -30,7 +30,8 @@ export async function processesMatching(needle: string): Promise<HostProcess[]> 
   return out;
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (signal 0). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

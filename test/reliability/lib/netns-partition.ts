@@ -17,6 +17,7 @@ import {
   spreadPods,
 } from './netns-cluster.ts';
 import { nodeContainers, type CriContainerSummary, type NetnsNode } from './netns-node.ts';
+import { alive } from './netns-host.ts';
 import type { PartitionMode } from './netns-net.ts';
 
 const SAMPLE_MS = 500;
@@ -82,16 +83,6 @@ export function containerChanges(before: CriContainerSummary[], now: CriContaine
 
 async function runningContainers(node: NetnsNode): Promise<CriContainerSummary[]> {
   return (await nodeContainers(node.layout)).filter((c) => c.state === 'CONTAINER_RUNNING');
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    // ESRCH: the process is gone, which is the answer.
-    return false;
-  }
 }
 
 /** Partitions `victim`, waits for NotReady, checks its containers, heals, waits for Ready and convergence. */

@@ -1,0 +1,160 @@
+import path from 'node:path';
+import {
+  Client,
+  credentials,
+  Metadata,
+  status as GrpcStatus,
+  type ClientUnaryCall,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import { loadSync, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
+import {
+  CRI_BASE_BACKOFF_DELAY_MS,
+  CRI_MAX_BACKOFF_DELAY_MS,
+  CRI_MAX_MESSAGE_BYTES,
+} from '../../config/defaults.ts';
+import { describeError, KubeletError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import { CriError } from './errors.ts';
+import { grpcTarget, type DefaultDeadline, type Invoker, type ServiceName } from './invoker.ts';
+import type { CallOptions } from './types.ts';
+
+const PROTO_PATH = path.join(import.meta.dirname, 'api.proto');
+
+let packageDefinition: PackageDefinition | undefined;
+
+/**
+ * The parsed `api.proto`, loaded once per process and shared by every client (and by in-process
+ * fake runtimes in tests, which serve the same definition).
+ */
+export function criPackageDefinition(): PackageDefinition {
+  packageDefinition ??= loadSync(PROTO_PATH, {
+    keepCase: false,
+    longs: Number,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  return packageDefinition;
+}
+
+type Method = MethodDefinition<object, object>;
+
+function methodOf(service: ServiceName, name: string): Method {
+  const svc = criPackageDefinition()[`runtime.v1.${service}`];
+  // Message and enum definitions carry a `format`; services are plain maps of methods.
+  const method = svc && !('format' in svc) ? svc[name] : undefined;
+  if (!method) {
+    throw new KubeletError('Internal', `CRI ${name}`, `method ${service}.${name} is missing from api.proto`);
+  }
+  return method;
+}
+
+/**
+ * `defaults: true` decodes an absent message field as null. Our types model absent fields as
+ * missing (`?:`), so nulls are dropped here, once, for every response.
+ */
+function dropNulls(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    for (const item of value) dropNulls(item);
+    return value;
+  }
+  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value)) {
+    const obj = value as Record<string, unknown>;
+    for (const key of Object.keys(obj)) {
+      if (obj[key] === null) delete obj[key];
+      else dropNulls(obj[key]);
+    }
+  }
+  return value;
+}
+
+/**
+ * The @grpc/grpc-js transport: one channel for both services, messages encoded by protobufjs from
+ * `api.proto` parsed at runtime (@grpc/proto-loader).
+ */
+export function createGrpcJsInvoker(endpoint: string, logger: Logger): Invoker {
+  const client = new Client(grpcTarget(endpoint), credentials.createInsecure(), {
+    'grpc.max_send_message_length': CRI_MAX_MESSAGE_BYTES,
+    'grpc.max_receive_message_length': CRI_MAX_MESSAGE_BYTES,
+    'grpc.initial_reconnect_backoff_ms': CRI_BASE_BACKOFF_DELAY_MS,
+    'grpc.max_reconnect_backoff_ms': CRI_MAX_BACKOFF_DELAY_MS,
+    // As upstream; a unix socket has no host name to put in :authority.
+    'grpc.default_authority': 'localhost',
+  });
+  let closed = false;
+  const isClosed = () => closed;
+  return {
+    close() {
+      if (closed) return;
+      closed = true;
+      client.close();
+    },
+    call<Res>(
+      service: ServiceName,
+      name: string,
+      request: object,
+      opts: CallOptions | undefined,
+      defaultDeadlineMs: DefaultDeadline,
+    ): Promise<Res> {
+      const op = `CRI ${name}`;
+      const signal = opts?.signal;
+      if (isClosed()) {
+        return Promise.reject(new CriError(op, GrpcStatus.UNAVAILABLE, 'CRI client is closed'));
+      }
+      if (signal?.aborted) {
+        return Promise.reject(
+          new CriError(op, GrpcStatus.CANCELLED, `canceled before start: ${describeError(signal.reason)}`, {
+            cause: signal.reason,
+          }),
+        );
+      }
+      const method = methodOf(service, name);
+      const timeoutMs = opts?.timeoutMs ?? defaultDeadlineMs;
+      const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+      const started = performance.now();
+
+      return new Promise<Res>((resolve, reject) => {
+        let call: ClientUnaryCall | undefined;
+        const onAbort = (): void => call?.cancel();
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const done = (err: ServiceError | null, response?: object): void => {
+          signal?.removeEventListener('abort', onAbort);
+          if (err) {
+            let details = err.details;
+            if (err.code === GrpcStatus.DEADLINE_EXCEEDED && timeoutMs !== undefined) {
+              details = `${details} (deadline ${timeoutMs} ms)`;
+            } else if (err.code === GrpcStatus.CANCELLED && signal?.aborted) {
+              details = `canceled: ${describeError(signal.reason)}`;
+            }
+            const criErr = new CriError(op, err.code, details, { cause: err });
+            // Not error level: the caller decides what a failure means (NotFound from a status
+            // call is often expected). Kept for debugging.
+            logger.debug('CRI call failed', { op, grpcCode: err.code, error: criErr.message });
+            reject(criErr);
+            return;
+          }
+          if (logger.isDebugEnabled()) {
+            logger.trace('CRI call', { op, durationMs: Math.round(performance.now() - started) });
+          }
+          resolve(dropNulls(response ?? {}) as Res);
+        };
+        try {
+          call = client.makeUnaryRequest<object, object>(
+            method.path,
+            method.requestSerialize,
+            method.responseDeserialize,
+            request,
+            new Metadata(),
+            { deadline },
+            done,
+          );
+        } catch (err) {
+          // grpc-js throws synchronously only for a closed channel or invalid call options.
+          signal?.removeEventListener('abort', onAbort);
+          reject(new CriError(op, GrpcStatus.UNAVAILABLE, describeError(err), { cause: err }));
+        }
+      });
+    },
+  };
+}

@@ -260,6 +260,11 @@ export async function runKubelet(
       statsSummary: (onlyCpuAndMemory) => stats.summary({ onlyCpuAndMemory }),
     },
     logger,
+  }).catch(async (err: unknown) => {
+    // Nothing else may keep the process alive (e.g. a live local socket refused the start).
+    await server?.close();
+    cri.close();
+    throw err;
   });
   const shutdown = (signal: string) => {
     logger.info('shutting down', { signal });

@@ -87,7 +87,12 @@ export async function serveKubeletApi(opts: {
       ...(opts.api ? { api: opts.api } : {}),
       logger,
     });
-    await server.start();
+    try {
+      await server.start();
+    } catch (err) {
+      await logRotation?.stop();
+      throw err;
+    }
   }
   return {
     ...(server ? { server } : {}),

@@ -52,6 +52,8 @@ export interface ServerSettings {
   readonly containerLogMaxSizeBytes: number;
   /** Files kept per container log, the live one included (≥ 2). */
   readonly containerLogMaxFiles: number;
+  /** The local unix socket (--local-socket): undefined = `<rootDir>/tskubelet.sock`, '' = none. */
+  readonly localSocket?: string;
 }
 
 /** Go's crypto/tls names (as upstream accepts them) → OpenSSL's names, for TLS ≤ 1.2 suites. */
@@ -157,6 +159,7 @@ export function compileServerSettings(
     errors.push(describeError(err));
   }
   const clientCAFile = field('clientCAFile').value;
+  const localSocket = field('localSocket').value;
 
   return {
     enableServer,
@@ -180,5 +183,6 @@ export function compileServerSettings(
     streamingConnectionIdleTimeoutMs: field('streamingConnectionIdleTimeout').value,
     containerLogMaxSizeBytes,
     containerLogMaxFiles: field('containerLogMaxFiles').value,
+    ...(localSocket !== undefined ? { localSocket } : {}),
   };
 }

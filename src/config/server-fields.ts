@@ -170,4 +170,11 @@ export const SERVER_FIELDS = {
     },
     help: `log files kept per container, the live one included (default ${d.DEFAULT_CONTAINER_LOG_MAX_FILES})`,
   },
+  localSocket: {
+    kind: 'string',
+    // tskubelet's own: KubeletConfiguration has no such field, so it is a flag only.
+    flag: { name: 'local-socket', arg: '<path>' },
+    fileZero: 'kept',
+    help: 'unix socket serving the kubelet API to local root without certificates (default <root-dir>/tskubelet.sock; "" disables)',
+  },
 } satisfies Readonly<Record<string, FieldSpec>>;

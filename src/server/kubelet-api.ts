@@ -3,6 +3,7 @@
  * authenticator, authorizer, handlers, listeners. Nothing listens until `start()`.
  */
 import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import type { ApiClient } from '../api/client-types.ts';
 import type { ServerSettings } from '../config/index.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
@@ -17,6 +18,7 @@ import {
 } from './auth/authorizer.ts';
 import type { KubeletApiHost } from './host.ts';
 import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
+import { LOCAL_SOCKET_NAME, createLocalSocketServer } from './local-socket.ts';
 import { loadServingCert } from './serving-cert.ts';
 
 export interface KubeletApiOptions {
@@ -91,7 +93,7 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     streamingIdleTimeoutMs: s.streamingConnectionIdleTimeoutMs,
     logger: log,
   });
-  return createKubeletServer({
+  const server = createKubeletServer({
     address: opts.address,
     port: opts.port,
     readOnlyPort: opts.readOnlyPort,
@@ -108,4 +110,19 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     handlers,
     logger: opts.logger,
   });
+  // The same handlers on the local unix socket (local-socket.ts): no authn/authz, root-only file.
+  const socketPath = s.localSocket === undefined ? join(opts.rootDir, LOCAL_SOCKET_NAME) : s.localSocket;
+  if (socketPath === '') return server;
+  const local = createLocalSocketServer({ path: resolve(socketPath), handlers, logger: log });
+  return {
+    async start() {
+      await local.start();
+      await server.start();
+    },
+    ports: () => server.ports(),
+    localSocketPath: () => local.path,
+    async close() {
+      await Promise.all([server.close(), local.close()]);
+    },
+  };
 }

@@ -46,6 +46,8 @@ export interface KubeletServer {
   start(): Promise<void>;
   /** The bound ports (0 while not bound); useful with port 0 in tests. */
   ports(): { secure: number; readOnly: number };
+  /** The local unix socket's path when one is served (local-socket.ts). */
+  localSocketPath?(): string;
   close(): Promise<void>;
 }
 

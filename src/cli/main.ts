@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { buildRunCommand } from './flags.ts';
+import { addNodeCommands } from './node/index.ts';
 import { runKubelet } from './run.ts';
 import { describeError } from '../util/errors.ts';
 
@@ -27,6 +28,8 @@ program
   .action(() => {
     process.stdout.write(`tskubelet ${TSKUBELET_VERSION}\n`);
   });
+// get pods, describe, logs, exec, timeline, why: loaded only when one of them runs.
+addNodeCommands(program);
 
 try {
   await program.parseAsync(process.argv);

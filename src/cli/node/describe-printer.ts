@@ -1,0 +1,267 @@
+/**
+ * `describe pod` in kubectl's layout (upstream kubectl describe's describePod): labelled lines,
+ * nested two spaces per level, aligned by a tabwriter (minWidth 0, padding 2) across the output.
+ * Times are RFC 1123 with a numeric zone, in UTC. The kubelet API serves no Events: the last
+ * section says so and points at `why`.
+ */
+import type {
+  Container,
+  ContainerState,
+  ContainerStatus,
+  Pod,
+  Probe,
+  Toleration,
+  Volume,
+} from '../../api/types.ts';
+import { humanDuration } from './pod-row.ts';
+import { DESCRIBE_TABS, tabwrite } from './tabwriter.ts';
+
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Go's time.RFC1123Z in UTC: `Tue, 24 Nov 2026 20:00:00 +0000`; the input as is when unparsable. */
+export function rfc1123z(timestamp: string | undefined): string {
+  if (!timestamp) return '<unknown>';
+  const d = new Date(timestamp);
+  if (Number.isNaN(d.getTime())) return timestamp;
+  const p = (n: number) => String(n).padStart(2, '0');
+  return (
+    `${DAYS[d.getUTCDay()]}, ${p(d.getUTCDate())} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()} ` +
+    `${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`
+  );
+}
+
+class PrefixWriter {
+  readonly lines: string[] = [];
+  write(level: number, label: string, value?: string | number): void {
+    const indent = '  '.repeat(level);
+    this.lines.push(value === undefined ? `${indent}${label}` : `${indent}${label}:\t${value}`);
+  }
+  /** A label with a multi-line value: the first on the label's line, the rest in the value column. */
+  multi(level: number, label: string, values: string[]): void {
+    if (values.length === 0) {
+      this.write(level, label, '<none>');
+      return;
+    }
+    this.write(level, label, values[0]);
+    for (const v of values.slice(1)) this.lines.push(`${'  '.repeat(level)}\t${v}`);
+  }
+}
+
+function sortedPairs(m: Record<string, string> | undefined, sep: string): string[] {
+  return Object.entries(m ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}${sep}${v}`);
+}
+
+function probeText(p: Probe): string {
+  const a = p as Probe & {
+    httpGet?: { path?: string; port: number | string; host?: string; scheme?: string };
+    tcpSocket?: { port: number | string; host?: string };
+    grpc?: { port: number; service?: string };
+    initialDelaySeconds?: number;
+    timeoutSeconds?: number;
+    periodSeconds?: number;
+    successThreshold?: number;
+    failureThreshold?: number;
+  };
+  let what = 'unknown';
+  if (a.exec) what = `exec [${(a.exec.command ?? []).join(' ')}]`;
+  else if (a.httpGet) {
+    const scheme = (a.httpGet.scheme ?? 'HTTP').toLowerCase();
+    what = `http-get ${scheme}://${a.httpGet.host ?? ''}:${a.httpGet.port}${a.httpGet.path ?? ''}`;
+  } else if (a.tcpSocket) what = `tcp-socket ${a.tcpSocket.host ?? ''}:${a.tcpSocket.port}`;
+  else if (a.grpc) what = `grpc <pod>:${a.grpc.port} ${a.grpc.service ?? ''}`;
+  return (
+    `${what} delay=${a.initialDelaySeconds ?? 0}s timeout=${a.timeoutSeconds ?? 1}s ` +
+    `period=${a.periodSeconds ?? 10}s #success=${a.successThreshold ?? 1} #failure=${a.failureThreshold ?? 3}`
+  );
+}
+
+function describeState(w: PrefixWriter, label: string, s: ContainerState | undefined): void {
+  if (s?.running) {
+    w.write(2, label, 'Running');
+    w.write(3, 'Started', rfc1123z(s.running.startedAt));
+  } else if (s?.terminated) {
+    const t = s.terminated;
+    w.write(2, label, 'Terminated');
+    if (t.reason) w.write(3, 'Reason', t.reason);
+    if (t.message) w.write(3, 'Message', t.message.trim());
+    w.write(3, 'Exit Code', t.exitCode);
+    if (t.signal) w.write(3, 'Signal', t.signal);
+    w.write(3, 'Started', rfc1123z(t.startedAt));
+    w.write(3, 'Finished', rfc1123z(t.finishedAt));
+  } else {
+    w.write(2, label, 'Waiting');
+    if (s?.waiting?.reason) w.write(3, 'Reason', s.waiting.reason);
+    if (s?.waiting?.message) w.write(3, 'Message', s.waiting.message);
+  }
+}
+
+function describeContainer(w: PrefixWriter, c: Container, st: ContainerStatus | undefined): void {
+  w.write(1, `${c.name}:`);
+  if (st?.containerID) w.write(2, 'Container ID', st.containerID);
+  w.write(2, 'Image', c.image ?? '');
+  w.write(2, 'Image ID', st?.imageID ?? '');
+  const ports = c.ports ?? [];
+  w.write(
+    2,
+    'Port',
+    ports.length ? ports.map((p) => `${p.containerPort}/${p.protocol ?? 'TCP'}`).join(', ') : '<none>',
+  );
+  w.write(
+    2,
+    'Host Port',
+    ports.length ? ports.map((p) => `${p.hostPort ?? 0}/${p.protocol ?? 'TCP'}`).join(', ') : '<none>',
+  );
+  if (c.command?.length) {
+    w.write(2, 'Command');
+    for (const a of c.command) w.write(3, a);
+  }
+  if (c.args?.length) {
+    w.write(2, 'Args');
+    for (const a of c.args) w.write(3, a);
+  }
+  if (st) {
+    describeState(w, 'State', st.state);
+    if (st.lastState?.terminated) describeState(w, 'Last State', st.lastState);
+    w.write(2, 'Ready', st.ready ? 'True' : 'False');
+    w.write(2, 'Restart Count', st.restartCount ?? 0);
+  }
+  for (const [label, m] of [
+    ['Limits', c.resources?.limits],
+    ['Requests', c.resources?.requests],
+  ] as const) {
+    const entries = Object.entries(m ?? {});
+    if (entries.length === 0) continue;
+    w.write(2, `${label}:`);
+    for (const [k, v] of entries.sort()) w.write(3, k, v);
+  }
+  if (c.livenessProbe) w.write(2, 'Liveness', probeText(c.livenessProbe));
+  if (c.readinessProbe) w.write(2, 'Readiness', probeText(c.readinessProbe));
+  if (c.startupProbe) w.write(2, 'Startup', probeText(c.startupProbe));
+  const env = c.env ?? [];
+  if (env.length === 0) w.write(2, 'Environment', '<none>');
+  else {
+    w.write(2, 'Environment:');
+    for (const e of env) w.write(3, e.name, e.value ?? (e.valueFrom ? '<set from a reference>' : ''));
+  }
+  const mounts = c.volumeMounts ?? [];
+  if (mounts.length === 0) w.write(2, 'Mounts', '<none>');
+  else {
+    w.write(2, 'Mounts:');
+    for (const m of mounts) w.write(3, `${m.mountPath} from ${m.name} (${m.readOnly ? 'ro' : 'rw'})`);
+  }
+}
+
+function describeVolume(w: PrefixWriter, v: Volume): void {
+  w.write(1, `${v.name}:`);
+  const a = v as Volume & {
+    configMap?: { name?: string; optional?: boolean };
+    secret?: { secretName?: string; optional?: boolean };
+    projected?: unknown;
+    downwardAPI?: unknown;
+  };
+  if (v.emptyDir) {
+    w.write(2, 'Type', "EmptyDir (a temporary directory that shares a pod's lifetime)");
+    w.write(2, 'Medium', v.emptyDir.medium ?? '');
+    w.write(2, 'SizeLimit', v.emptyDir.sizeLimit ?? '<unset>');
+  } else if (v.hostPath) {
+    w.write(2, 'Type', 'HostPath (bare host directory volume)');
+    w.write(2, 'Path', v.hostPath.path);
+    w.write(2, 'HostPathType', v.hostPath.type ?? '');
+  } else if (a.configMap) {
+    w.write(2, 'Type', 'ConfigMap (a volume populated by a ConfigMap)');
+    w.write(2, 'Name', a.configMap.name ?? '');
+    w.write(2, 'Optional', String(a.configMap.optional ?? false));
+  } else if (a.secret) {
+    w.write(2, 'Type', 'Secret (a volume populated by a Secret)');
+    w.write(2, 'SecretName', a.secret.secretName ?? '');
+    w.write(2, 'Optional', String(a.secret.optional ?? false));
+  } else if (a.projected) {
+    w.write(2, 'Type', 'Projected (a volume that contains injected data from multiple sources)');
+  } else if (a.downwardAPI) {
+    w.write(2, 'Type', 'DownwardAPI (a volume populated by information about the pod)');
+  } else {
+    w.write(2, 'Type', 'unknown');
+  }
+}
+
+/** upstream printTolerationsMultilineWithIndent's one line. */
+function tolerationText(t: Toleration): string {
+  let s = `${t.key ?? ''}${t.value ? `=${t.value}` : ''}${t.effect ? `:${t.effect}` : ''}`;
+  if (t.operator === 'Exists' && !t.value) s += t.key || t.effect ? ' op=Exists' : 'op=Exists';
+  if (t.tolerationSeconds !== undefined) s += ` for ${t.tolerationSeconds}s`;
+  return s;
+}
+
+/** The `describe pod` text of `pod`; `now` (ms) for the "Terminating (lasts …)" line. */
+export function describePod(pod: Pod, now: number): string {
+  const w = new PrefixWriter();
+  const m = pod.metadata;
+  const spec = pod.spec ?? { containers: [] };
+  const status = pod.status ?? {};
+  w.write(0, 'Name', m.name ?? '');
+  w.write(0, 'Namespace', m.namespace ?? 'default');
+  if (spec.priority !== undefined) w.write(0, 'Priority', spec.priority);
+  if (spec.priorityClassName) w.write(0, 'Priority Class Name', spec.priorityClassName);
+  if (spec.runtimeClassName) w.write(0, 'Runtime Class Name', spec.runtimeClassName);
+  w.write(0, 'Service Account', spec.serviceAccountName ?? spec.serviceAccount ?? '');
+  w.write(
+    0,
+    'Node',
+    spec.nodeName ? `${spec.nodeName}${status.hostIP ? `/${status.hostIP}` : ''}` : '<none>',
+  );
+  if (status.startTime) w.write(0, 'Start Time', rfc1123z(status.startTime));
+  w.multi(0, 'Labels', sortedPairs(m.labels, '='));
+  w.multi(0, 'Annotations', sortedPairs(m.annotations, ': '));
+  if (m.deletionTimestamp) {
+    w.write(0, 'Status', `Terminating (lasts ${humanDuration(now - Date.parse(m.deletionTimestamp))})`);
+    w.write(0, 'Termination Grace Period', `${m.deletionGracePeriodSeconds ?? 0}s`);
+  } else {
+    w.write(0, 'Status', status.phase ?? '');
+  }
+  if (status.reason) w.write(0, 'Reason', status.reason);
+  if (status.message) w.write(0, 'Message', status.message);
+  w.write(0, 'IP', status.podIP ?? '');
+  const ips = status.podIPs ?? [];
+  if (ips.length === 0) w.write(0, 'IPs', '<none>');
+  else {
+    w.write(0, 'IPs:');
+    for (const ip of ips) w.write(1, 'IP', ip.ip);
+  }
+  const byName = (list: ContainerStatus[] | undefined) => new Map((list ?? []).map((s) => [s.name, s]));
+  if (spec.initContainers?.length) {
+    const st = byName(status.initContainerStatuses);
+    w.write(0, 'Init Containers:');
+    for (const c of spec.initContainers) describeContainer(w, c, st.get(c.name));
+  }
+  w.write(0, 'Containers:');
+  const st = byName(status.containerStatuses);
+  for (const c of spec.containers ?? []) describeContainer(w, c, st.get(c.name));
+  if (spec.readinessGates?.length) {
+    w.write(0, 'Readiness Gates:');
+    w.write(1, 'Type\tStatus');
+    for (const g of spec.readinessGates) {
+      const c = status.conditions?.find((x) => x.type === g.conditionType);
+      w.write(1, `${g.conditionType} \t${c?.status ?? '<none>'} `);
+    }
+  }
+  const conditions = status.conditions ?? [];
+  if (conditions.length > 0) {
+    w.write(0, 'Conditions:');
+    w.write(1, 'Type\tStatus');
+    for (const c of conditions) w.write(1, `${c.type} \t${c.status} `);
+  }
+  const volumes = spec.volumes ?? [];
+  if (volumes.length === 0) w.write(0, 'Volumes', '<none>');
+  else {
+    w.write(0, 'Volumes:');
+    for (const v of volumes) describeVolume(w, v);
+  }
+  if (status.qosClass) w.write(0, 'QoS Class', status.qosClass);
+  w.multi(0, 'Node-Selectors', sortedPairs(spec.nodeSelector, '='));
+  w.multi(0, 'Tolerations', (spec.tolerations ?? []).map(tolerationText));
+  w.write(0, 'Events', `<not served by the kubelet API: see \`tskubelet why ${m.name ?? ''}\`>`);
+  return tabwrite(`${w.lines.join('\n')}\n`, DESCRIBE_TABS);
+}

@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { parse } from 'yaml';
+import type { Pod } from '../../api/types.ts';
+import { formatTimeline, formatWhy, formatMs, type PodTimeline, type PodWhy } from './debug-printers.ts';
+import { describePod, rfc1123z } from './describe-printer.ts';
+import { formatPods, parseOutputFormat, podTable } from './pod-printer.ts';
+import { DESCRIBE_TABS, TABLE_TABS, tabwrite } from './tabwriter.ts';
+
+const NOW = Date.parse('2026-11-24T20:00:00Z');
+
+function runningPod(name: string, namespace = 'default'): Pod {
+  return {
+    metadata: { name, namespace, uid: `uid-${name}`, creationTimestamp: '2026-11-24T19:55:00Z' },
+    spec: { containers: [{ name: 'main', image: 'busybox:1.29' }], nodeName: 'node-1' },
+    status: {
+      phase: 'Running',
+      podIP: '10.88.0.7',
+      podIPs: [{ ip: '10.88.0.7' }],
+      conditions: [{ type: 'Ready', status: 'True' }],
+      containerStatuses: [
+        {
+          name: 'main',
+          state: { running: { startedAt: '2026-11-24T19:55:01Z' } },
+          lastState: {},
+          ready: true,
+          restartCount: 0,
+          image: 'busybox:1.29',
+          imageID: 'sha256:abc',
+          containerID: 'containerd://c1',
+        },
+      ],
+    },
+  };
+}
+
+describe('tabwriter (Go text/tabwriter as kubectl configures it)', () => {
+  it('pads every column but the last to its widest cell plus 3, at least 6', () => {
+    const out = tabwrite('NAME\tREADY\tAGE\nweb-node-1\t1/1\t5m\n', TABLE_TABS);
+    assert.equal(out, 'NAME         READY   AGE\nweb-node-1   1/1     5m\n');
+  });
+
+  it('aligns a column only across the consecutive lines that have it (describe blocks)', () => {
+    const out = tabwrite('Name:\tweb\nContainers:\n  main:\n    Image:\tbusybox\n', DESCRIBE_TABS);
+    assert.equal(out, 'Name:  web\nContainers:\n  main:\n    Image:  busybox\n');
+  });
+});
+
+describe('get pods printing', () => {
+  it('prints kubectl get pods columns, -o wide columns and -A NAMESPACE first', () => {
+    const pods = [runningPod('web'), runningPod('db')];
+    assert.equal(
+      podTable(pods, { wide: false, allNamespaces: false }, NOW),
+      'NAME   READY   STATUS    RESTARTS   AGE\nweb    1/1     Running   0          5m\ndb     1/1     Running   0          5m\n',
+    );
+    const wide = podTable([runningPod('web')], { wide: true, allNamespaces: false }, NOW).split('\n');
+    assert.equal(
+      wide[0],
+      'NAME   READY   STATUS    RESTARTS   AGE   IP          NODE     NOMINATED NODE   READINESS GATES',
+    );
+    assert.equal(
+      wide[1],
+      'web    1/1     Running   0          5m    10.88.0.7   node-1   <none>           <none>',
+    );
+    const all = podTable([runningPod('web', 'kube-system')], { wide: false, allNamespaces: true }, NOW);
+    assert.match(all, /^NAMESPACE {5}NAME {3}READY/);
+    assert.match(all, /\nkube-system {3}web {4}1\/1/);
+  });
+
+  it('-o json prints a v1 List with 4-space indent, or the one pod asked for', () => {
+    const list = JSON.parse(formatPods([runningPod('web')], 'json', false)) as Record<string, unknown>;
+    assert.equal(list.kind, 'List');
+    assert.equal(list.apiVersion, 'v1');
+    assert.deepEqual(list.metadata, { resourceVersion: '' });
+    assert.match(formatPods([runningPod('web')], 'json', false), /^\{\n {4}"apiVersion": "v1",/);
+    const one = JSON.parse(formatPods([runningPod('web')], 'json', true)) as Pod;
+    assert.equal(one.kind, 'Pod');
+    assert.equal(one.metadata.name, 'web');
+  });
+
+  it('-o yaml prints YAML that parses back to the same object, lists not indented under their key', () => {
+    const text = formatPods([runningPod('web')], 'yaml', false);
+    assert.match(text, /\nitems:\n- apiVersion: v1\n/);
+    const back = parse(text) as { items: Pod[] };
+    assert.deepEqual(back.items[0]?.status, runningPod('web').status);
+  });
+
+  it('-o name prints pod/NAME; an unknown -o is refused with the allowed formats', () => {
+    assert.equal(formatPods([runningPod('a'), runningPod('b')], 'name', false), 'pod/a\npod/b\n');
+    assert.equal(parseOutputFormat(undefined), 'table');
+    assert.equal(parseOutputFormat('wide'), 'wide');
+    assert.throws(() => parseOutputFormat('jsonpath'), /allowed formats are: json,name,wide,yaml/);
+  });
+});
+
+describe('describe pod', () => {
+  it('prints kubectl describe sections aligned, with container state, conditions and volumes', () => {
+    const p = runningPod('web');
+    p.metadata.labels = { b: '2', a: '1' };
+    p.metadata.annotations = { 'kubernetes.io/config.source': 'file' };
+    p.spec.volumes = [{ name: 'data', emptyDir: {} }];
+    const c = p.spec.containers[0];
+    if (c) {
+      c.volumeMounts = [{ name: 'data', mountPath: '/data' }];
+      c.livenessProbe = { exec: { command: ['cat', '/tmp/ok'] } };
+      c.resources = { limits: { memory: '64Mi' } };
+    }
+    const st = p.status?.containerStatuses?.[0];
+    if (st) {
+      st.restartCount = 1;
+      st.lastState = {
+        terminated: {
+          exitCode: 1,
+          reason: 'Error',
+          startedAt: '2026-11-24T19:55:00Z',
+          finishedAt: '2026-11-24T19:55:01Z',
+        },
+      };
+    }
+    const out = describePod(p, NOW);
+    const lines = out.split('\n');
+    assert.equal(lines[0], 'Name:             web');
+    assert.equal(lines[1], 'Namespace:        default');
+    assert.ok(lines.includes('Labels:           a=1'), out);
+    assert.ok(lines.includes('                  b=2'), out);
+    assert.ok(lines.includes('Annotations:      kubernetes.io/config.source: file'), out);
+    assert.ok(lines.includes('Status:           Running'), out);
+    assert.match(out, /\n {4}State: {10}Running\n {6}Started: {6}Tue, 24 Nov 2026 19:55:01 \+0000\n/);
+    assert.match(out, /\n {4}Last State: {5}Terminated\n {6}Reason: {7}Error\n {6}Exit Code: {4}1\n/);
+    assert.match(out, /\n {4}Restart Count: {2}1\n/);
+    assert.match(
+      out,
+      /\n {4}Liveness: +exec \[cat \/tmp\/ok\] delay=0s timeout=1s period=10s #success=1 #failure=3\n/,
+    );
+    assert.match(out, /\n {4}Limits:\n {6}memory: +64Mi\n/);
+    assert.match(out, /\n {6}\/data from data \(rw\)\n/);
+    assert.match(out, /\nConditions:\n {2}Type +Status\n {2}Ready +True \n/);
+    assert.match(
+      out,
+      /\nVolumes:\n {2}data:\n {4}Type: +EmptyDir \(a temporary directory that shares a pod's lifetime\)\n/,
+    );
+    assert.match(out, /\nEvents: +<not served by the kubelet API: see `tskubelet why web`>\n$/);
+  });
+
+  it('shows a deleted pod as Terminating with how long it lasts, and RFC 1123 times in UTC', () => {
+    const p = runningPod('web');
+    p.metadata.deletionTimestamp = '2026-11-24T19:59:30Z';
+    p.metadata.deletionGracePeriodSeconds = 30;
+    const out = describePod(p, NOW);
+    assert.match(out, /\nStatus: +Terminating \(lasts 30s\)\nTermination Grace Period: +30s\n/);
+    assert.equal(rfc1123z('2026-01-02T03:04:05Z'), 'Fri, 02 Jan 2026 03:04:05 +0000');
+  });
+});
+
+describe('timeline and why printing (canned documents of the issue 15 contract)', () => {
+  const timeline: PodTimeline = {
+    apiVersion: 'tskubelet.io/v1alpha1',
+    kind: 'PodTimeline',
+    namespace: 'default',
+    name: 'web',
+    uid: 'u1',
+    attempts: [
+      {
+        attempt: 1,
+        steps: [
+          { step: 'seen', at: '2026-11-24T20:00:00.000Z', offsetMs: 0, source: 'file' },
+          { step: 'volume-ready', at: '2026-11-24T20:00:00.004Z', offsetMs: 4.2, volume: 'data' },
+          {
+            step: 'image-pull-done',
+            at: '2026-11-24T20:00:00.812Z',
+            offsetMs: 812.4,
+            container: 'main',
+            image: 'busybox:1.29',
+            bytes: 123456,
+            cached: false,
+          },
+          { step: 'container-started', at: '2026-11-24T20:00:00.950Z', offsetMs: 950.1, container: 'main' },
+        ],
+      },
+      { attempt: 2, steps: [{ step: 'sandbox-created', at: '2026-11-24T20:01:05Z', offsetMs: 65_000 }] },
+    ],
+    droppedSteps: 3,
+  };
+
+  it('prints one table per attempt: step, container/volume, +offset, time since the previous step', () => {
+    const out = formatTimeline(timeline);
+    const lines = out.split('\n');
+    assert.equal(lines[0], 'Pod default/web (u1)');
+    assert.ok(lines.includes('Attempt 1:'));
+    assert.match(out, /\nSTEP +CONTAINER\/VOLUME +OFFSET +SINCE PREVIOUS +DETAIL\n/);
+    assert.match(out, /\nseen +- +\+0\.0ms +- +source=file\n/);
+    assert.match(out, /\nvolume-ready +volume data +\+4\.2ms +\+4\.2ms\n/);
+    assert.match(out, /\nimage-pull-done +main +\+812ms +\+808ms +image=busybox:1\.29 bytes=123456 pulled\n/);
+    assert.match(out, /\nAttempt 2:\n.*\nsandbox-created +- +\+1m05s +\+1m04s\n/);
+    assert.match(out, /3 older steps were dropped/);
+  });
+
+  it('formats durations in the unit that reads best', () => {
+    assert.deepEqual(
+      [formatMs(0.4), formatMs(12.6), formatMs(1234), formatMs(12_345), formatMs(125_000), formatMs(-5, '+')],
+      ['0.4ms', '13ms', '1.23s', '12.3s', '2m05s', '-5.0ms'],
+    );
+  });
+
+  it('prints the summary, then each finding with its evidence', () => {
+    const why: PodWhy = {
+      apiVersion: 'tskubelet.io/v1alpha1',
+      kind: 'PodWhy',
+      namespace: 'default',
+      name: 'web',
+      uid: 'u1',
+      phase: 'Running',
+      ready: false,
+      summary: 'Container main is in crash-loop back-off: it exited with code 1 and is restarted in 37 s.',
+      findings: [
+        {
+          reason: 'CrashLoopBackOff',
+          container: 'main',
+          message: 'It exited with code 1 at 20:01:02 after running 0.4 s; restart 3 is in 37 s.',
+          evidence: { exitCode: 1, restartCount: 3, nextRetryInSeconds: 37, lastLogLines: ['boom', 'bang'] },
+          since: '2026-11-24T20:01:02.000Z',
+        },
+      ],
+    };
+    assert.equal(
+      formatWhy(why),
+      [
+        'Pod default/web (u1): Running, not Ready',
+        '',
+        'Container main is in crash-loop back-off: it exited with code 1 and is restarted in 37 s.',
+        '',
+        'Findings:',
+        '  CrashLoopBackOff  container main  since 2026-11-24T20:01:02.000Z',
+        '    It exited with code 1 at 20:01:02 after running 0.4 s; restart 3 is in 37 s.',
+        '    Evidence:',
+        '      exitCode: 1',
+        '      restartCount: 3',
+        '      nextRetryInSeconds: 37',
+        '      lastLogLines:',
+        '        boom',
+        '        bang',
+        '',
+      ].join('\n'),
+    );
+    const fine = formatWhy({
+      ...why,
+      ready: true,
+      summary: 'Running and Ready: nothing is holding it.',
+      findings: [],
+    });
+    assert.equal(fine, 'Pod default/web (u1): Running, Ready\n\nRunning and Ready: nothing is holding it.\n');
+  });
+});

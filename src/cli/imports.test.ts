@@ -30,3 +30,33 @@ describe('the kubelet modules at import', () => {
     );
   });
 });
+
+describe('the node CLI commands at import', () => {
+  it('load commander only: their HTTP, TLS, YAML and printer code waits until a command runs', async () => {
+    const script = `
+      const { registerHooks } = await import('node:module');
+      const resolved = [];
+      registerHooks({ resolve(spec, ctx, next) { const r = next(spec, ctx); resolved.push(r.url); return r; } });
+      await import('commander');
+      const before = new Set(process.moduleLoadList);
+      const { addNodeCommands } = await import(${JSON.stringify(join(import.meta.dirname, 'node', 'index.ts'))});
+      const { Command } = await import('commander');
+      addNodeCommands(new Command('tskubelet'));
+      process.stdout.write(JSON.stringify({
+        builtins: process.moduleLoadList.filter((m) => !before.has(m)),
+        modules: resolved.filter((u) => u.startsWith('file:') && !u.includes('/node_modules/commander/')),
+      }));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      timeout: 30_000,
+    });
+    const { builtins, modules } = JSON.parse(stdout) as { builtins: string[]; modules: string[] };
+    assert.deepEqual(
+      modules.map((u) => u.replace(/^.*\/src\//, 'src/')),
+      ['src/cli/node/index.ts'],
+    );
+    assert.deepEqual(
+      builtins.filter((m) => /\b(https?|tls|net|crypto|undici)\b/.test(m)),
+      [],
+    );
+  });
+});

@@ -1,0 +1,206 @@
+/**
+ * The node CLI against a real kubelet on the test bed's containerd: `bin/tskubelet run` standalone
+ * with one static pod, then `bin/tskubelet get pods | logs | exec | describe` as separate processes
+ * over the kubelet's local unix socket (no certificates), as a user on the node runs them.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
+import { TSKUBELET_BIN, spawnTskubelet, type TskubeletProcess } from './kubelet-process.ts';
+
+const NODE_NAME = 'itest-cli';
+const POD = `cli-${NODE_NAME}`;
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `bin/tskubelet ARGS` to the end (at most 60 s). */
+function cli(args: readonly string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(TSKUBELET_BIN, [...args], { timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+let env: Env | undefined;
+let proc: TskubeletProcess | undefined;
+let socket = '';
+let configFile = '';
+
+function bed(): Env {
+  if (!env) throw new Error('test bed not set up (before() failed?)');
+  return env;
+}
+
+before(async () => {
+  env = await setupEnv();
+  const manifests = join(env.dir, 'manifests');
+  await mkdir(manifests, { recursive: true });
+  const rootDir = join(env.dir, 'root');
+  socket = join(rootDir, 'tskubelet.sock');
+  configFile = join(env.dir, 'kubelet.yaml');
+  await writeFile(
+    configFile,
+    stringify({
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      staticPodPath: manifests,
+      containerRuntimeEndpoint: env.bed.endpoint,
+      podLogsDir: join(env.dir, 'logs'),
+      fileCheckFrequency: '1s',
+    }),
+  );
+  await writeFile(
+    join(manifests, 'cli.yaml'),
+    stringify(
+      podManifest('cli', {
+        containers: [
+          { name: 'main', image: IMAGE, command: ['sh', '-c', 'echo hello-from-cli; exec sleep 3600'] },
+        ],
+      }),
+    ),
+  );
+  proc = spawnTskubelet(
+    [
+      'run',
+      '--config',
+      configFile,
+      '--root-dir',
+      rootDir,
+      '--hostname-override',
+      NODE_NAME,
+      '--node-ip',
+      '127.0.0.1',
+      '--healthz-port',
+      '0',
+      '--port',
+      String(await freePort()),
+    ],
+    { logFile: join(env.dir, 'tskubelet.log') },
+  );
+  await eventually(
+    'the static pod Running and Ready, seen through the CLI',
+    async () => {
+      await proc?.assertRunning();
+      const r = await cli(['get', 'pods', '--socket', socket]);
+      return r.code === 0 && new RegExp(`\\n${POD} +1/1 +Running `).test(r.stdout) ? r : undefined;
+    },
+    90_000,
+  );
+});
+
+after(async () => {
+  await proc?.stop();
+  await env?.close();
+});
+
+void describe('tskubelet node CLI over the local socket (real kubelet, real containerd)', () => {
+  void it('serves the socket root-only (mode 0600)', async () => {
+    const st = await stat(socket);
+    assert.ok(st.isSocket());
+    assert.equal(st.mode & 0o777, 0o600);
+  });
+
+  void it('get pods prints kubectl columns; -o wide shows the pod IP and node; -o json is a List', async () => {
+    const r = await cli(['get', 'pods', '--socket', socket]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^NAME +READY +STATUS +RESTARTS +AGE\n/);
+    const wide = await cli(['get', 'pods', '-o', 'wide', '--socket', socket]);
+    assert.match(wide.stdout, /IP +NODE +NOMINATED NODE +READINESS GATES\n/);
+    assert.match(
+      wide.stdout,
+      new RegExp(
+        `\\n${POD} +1/1 +Running +0 +\\S+ +\\d+\\.\\d+\\.\\d+\\.\\d+ +${NODE_NAME} +<none> +<none>\\n`,
+      ),
+    );
+    const json = JSON.parse((await cli(['get', 'pods', '-o', 'json', '--socket', socket])).stdout) as {
+      kind: string;
+      items: { metadata: { name: string } }[];
+    };
+    assert.equal(json.kind, 'List');
+    assert.deepEqual(
+      json.items.map((p) => p.metadata.name),
+      [POD],
+    );
+  });
+
+  void it("logs prints the container's output", async () => {
+    const r = await eventually('the log line', async () => {
+      const l = await cli(['logs', POD, '--socket', socket]);
+      return l.stdout.includes('hello-from-cli') ? l : undefined;
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'hello-from-cli\n');
+  });
+
+  void it('exec runs a command in the container and returns its exit code', async () => {
+    const hi = await cli(['exec', POD, '--socket', socket, '--', 'echo', 'hi']);
+    assert.deepEqual([hi.code, hi.stdout, hi.stderr], [0, 'hi\n', '']);
+    const three = await cli(['exec', POD, '--socket', socket, '--', 'sh', '-c', 'exit 3']);
+    assert.equal(three.code, 3, three.stderr);
+    const missing = await cli(['exec', POD, '--socket', socket, '--', '/no/such/binary']);
+    assert.notEqual(missing.code, 0, 'a command that cannot start fails the exec');
+  });
+
+  void it('describe pod shows the container running', async () => {
+    const r = await cli(['describe', 'pod', POD, '--socket', socket]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^Name: +${POD}\\n`));
+    assert.match(r.stdout, /\n {4}State: +Running\n/);
+  });
+
+  void it('a second kubelet refuses to start on the live socket, and the first keeps serving it', async () => {
+    const other = join(bed().dir, 'other-root');
+    const port = await freePort();
+    const second = await new Promise<CliResult>((resolve) => {
+      execFile(
+        TSKUBELET_BIN,
+        [
+          'run',
+          '--config',
+          configFile,
+          '--root-dir',
+          other,
+          '--local-socket',
+          socket,
+          '--healthz-port',
+          '0',
+          '--port',
+          String(port),
+        ],
+        { timeout: 60_000 },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      );
+    });
+    assert.notEqual(second.code, 0);
+    assert.match(second.stdout + second.stderr, /another process \(a running kubelet\?\) serves/);
+    assert.equal((await cli(['get', 'pods', '-o', 'name', '--socket', socket])).stdout, `pod/${POD}\n`);
+  });
+
+  void it('removes the socket when the kubelet stops', async () => {
+    await proc?.stop();
+    await assert.rejects(stat(socket), { code: 'ENOENT' });
+    const r = await cli(['get', 'pods', '--socket', socket]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /^error: no kubelet socket at /);
+  });
+});

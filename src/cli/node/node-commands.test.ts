@@ -139,6 +139,7 @@ before(async () => {
     isContainerRunning: () => Promise.resolve(false),
     runtime: {
       exec: (_id, cmd) => {
+        if (cmd[0] === 'fail') return Promise.reject(new Error('runtime refused the exec'));
         const token = `t${++n}`;
         sessions.set(token, [...cmd]);
         return Promise.resolve(`http://127.0.0.1:${port}/exec/${token}`);
@@ -194,6 +195,15 @@ describe('node commands over the local socket', () => {
     setTimeout(() => ac.abort(), 100);
     assert.equal(await running, 0);
     assert.equal(w.out.text, 'pod/web\n', 'an unchanged pod is printed once');
+    const ac2 = new AbortController();
+    const t = io(ac2.signal);
+    const table = runGetPods(client, undefined, { watch: true }, { ...t, watchPeriodMs: 20 });
+    setTimeout(() => ac2.abort(), 100);
+    assert.equal(await table, 0);
+    assert.equal(
+      t.out.text,
+      'NAME   READY   STATUS    RESTARTS   AGE\nweb    1/1     Running   0          <unknown>\n',
+    );
   });
 
   it('logs prints the container log lines; --tail keeps the last ones', async () => {
@@ -234,6 +244,31 @@ describe('node commands over the local socket', () => {
     const a = io();
     assert.equal(await runExec(client, 'web', ['echo', 'x'], { tty: true }, a, term()), 0);
     assert.match(a.err.text, /Unable to use a TTY/);
+  });
+
+  it('exec -it puts the terminal in raw mode, sends its size, and restores it even when the exec fails', async () => {
+    const modes: boolean[] = [];
+    const stdin = Object.assign(new PassThrough(), {
+      isTTY: true,
+      setRawMode: (m: boolean) => modes.push(m),
+    });
+    const t = { stdin, columns: () => 100, rows: () => 40 };
+    const a = io();
+    const done = runExec(client, 'web', ['cat'], { stdin: true, tty: true }, a, t);
+    stdin.end('x');
+    assert.equal(await done, 0);
+    assert.deepEqual(modes, [true, false]);
+    modes.length = 0;
+    await assert.rejects(
+      runExec(client, 'nope', ['sh'], { stdin: true, tty: true }, io(), t),
+      /pods "nope" not found/,
+    );
+    assert.deepEqual(modes, [], 'raw mode is never entered before the pod is found');
+    await assert.rejects(
+      runExec(client, 'web', ['fail'], { stdin: true, tty: true }, io(), t),
+      /runtime refused the exec/,
+    );
+    assert.deepEqual(modes, [true, false], 'restored after the kubelet refused the stream');
   });
 
   it('timeline on a kubelet without the route explains it rather than claiming the pod is missing', async () => {

@@ -14,6 +14,8 @@ import { loadKubeconfig, type KubeletCredentials } from './kubeconfig.ts';
 
 export const DEFAULT_SOCKET = join(DEFAULT_ROOT_DIR, 'tskubelet.sock');
 const REQUEST_TIMEOUT_MS = 30_000;
+/** How long the kubelet may take to answer a request's headers (an exec's upgrade included). */
+const HEADERS_TIMEOUT_MS = 30_000;
 
 export interface ConnectionOptions {
   socket?: string;
@@ -136,11 +138,21 @@ export async function connectNode(opts: ConnectionOptions): Promise<NodeClient> 
       signal,
     });
     const done = new Promise<IncomingMessage | Upgraded>((resolve, reject) => {
-      req.once('response', resolve);
-      req.once('upgrade', (response: IncomingMessage, s: Duplex, head: Buffer) =>
-        resolve({ socket: s, head, response }),
+      // The answer's headers (or the upgrade) must come in time; the body may stream for ever (logs -f).
+      const timer = setTimeout(
+        () => req.destroy(new Error(`no answer within ${HEADERS_TIMEOUT_MS / 1000} s`)),
+        HEADERS_TIMEOUT_MS,
       );
+      req.once('response', (res: IncomingMessage) => {
+        clearTimeout(timer);
+        resolve(res);
+      });
+      req.once('upgrade', (response: IncomingMessage, s: Duplex, head: Buffer) => {
+        clearTimeout(timer);
+        resolve({ socket: s, head, response });
+      });
       req.once('error', (err) => {
+        clearTimeout(timer);
         if (signal.aborted) reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
         else reject(connectionError(err, target, socket));
       });

@@ -118,6 +118,11 @@ export function runChannelSession(
     const send = (channel: number, data: Buffer | string) =>
       sendFrame(socket, OP_BINARY, channelMessage(channel, data));
 
+    /** A local output that cannot keep up stops the reading of the socket until it drains (bounded memory). */
+    const backpressure = (w: Writable): void => {
+      socket.pause();
+      w.once('drain', () => socket.resume());
+    };
     const onMessages = (chunk: Buffer): void => {
       let messages;
       try {
@@ -137,10 +142,10 @@ export function runChannelSession(
           const payload = m.data.subarray(1);
           switch (m.data[0]) {
             case STDOUT:
-              io.stdout.write(payload);
+              if (!io.stdout.write(payload)) backpressure(io.stdout);
               break;
             case STDERR:
-              io.stderr.write(payload);
+              if (!io.stderr.write(payload)) backpressure(io.stderr);
               break;
             case ERROR:
               errorText += payload.toString('utf8');
@@ -161,7 +166,16 @@ export function runChannelSession(
     sendSize();
 
     const onStdin = (chunk: Buffer | string): void => {
-      send(STDIN, typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+      if (
+        !send(STDIN, typeof chunk === 'string' ? Buffer.from(chunk) : chunk) &&
+        io.stdin &&
+        !socket.destroyed
+      ) {
+        // The connection cannot take more: read no more input until it drains.
+        const input = io.stdin;
+        input.pause();
+        socket.once('drain', () => input.resume());
+      }
     };
     const onStdinEnd = (): void => {
       // Only v5 can tell the command its stdin is done; older protocols keep it open.

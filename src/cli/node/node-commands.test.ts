@@ -227,6 +227,23 @@ describe('node commands over the local socket', () => {
     assert.equal(a.out.text, 'hi\n');
   });
 
+  it('exec waits for a slow local output instead of buffering without bound', async () => {
+    class Slow extends Writable {
+      text = '';
+      constructor() {
+        super({ highWaterMark: 1 });
+      }
+      override _write(chunk: Buffer, _enc: BufferEncoding, cb: () => void): void {
+        this.text += chunk.toString();
+        setTimeout(cb, 5);
+      }
+    }
+    const out = new Slow();
+    const a = { ...io(), out };
+    assert.equal(await runExec(client, 'web', ['echo', 'slowly', 'but', 'surely'], {}, a, term()), 0);
+    assert.equal(out.text, 'slowly but surely\n');
+  });
+
   it("exec returns the remote command's exit code", async () => {
     assert.equal(await runExec(client, 'web', ['exit', '3'], {}, io(), term()), 3);
   });

@@ -7,7 +7,7 @@ import type { ApiClient } from '../api/client-types.ts';
 import type { ServerSettings } from '../config/index.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { createApiHandlers } from './api-handlers.ts';
+import { createApiHandlers, type ConsoleHandler } from './api-handlers.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import {
   createAlwaysAllowAuthorizer,
@@ -18,6 +18,7 @@ import {
 import type { KubeletApiHost } from './host.ts';
 import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { loadServingCert } from './serving-cert.ts';
+import { createConsoleListener } from './console-listener.ts';
 
 export interface KubeletApiOptions {
   settings: ServerSettings;
@@ -32,6 +33,10 @@ export interface KubeletApiOptions {
   /** The API server (cluster mode): TokenReview and SubjectAccessReview go there. */
   api?: ApiClient;
   logger: Logger;
+  /** The node console's routes (src/console); absent: /console/ is 404. */
+  console?: ConsoleHandler;
+  /** Also serve the console on this loopback address over plain HTTP, unauthenticated. */
+  consoleAddress?: { host: string; port: number };
 }
 
 export async function createKubeletApi(opts: KubeletApiOptions): Promise<KubeletServer> {
@@ -90,8 +95,9 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     enableSystemLogHandler: s.enableSystemLogHandler,
     streamingIdleTimeoutMs: s.streamingConnectionIdleTimeoutMs,
     logger: log,
+    ...(opts.console ? { console: opts.console } : {}),
   });
-  return createKubeletServer({
+  const server = createKubeletServer({
     address: opts.address,
     port: opts.port,
     readOnlyPort: opts.readOnlyPort,
@@ -108,4 +114,15 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     handlers,
     logger: opts.logger,
   });
+  if (!opts.console || !opts.consoleAddress) return server;
+  const listener = createConsoleListener({ ...opts.consoleAddress, handlers, logger: opts.logger });
+  return {
+    start: async () => {
+      await Promise.all([server.start(), listener.start()]);
+    },
+    ports: () => server.ports(),
+    close: async () => {
+      await Promise.all([server.close(), listener.close()]);
+    },
+  };
 }

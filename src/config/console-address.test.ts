@@ -50,7 +50,7 @@ void describe('--console-address', () => {
     assert.equal((await parseRunArgs([])).config.consoleAddress, undefined);
     await assert.rejects(
       parseRunArgs(['--console-address', '0.0.0.0:10256']),
-      /--console-address: "0.0.0.0:10256" "0.0.0.0" is not a loopback address/,
+      /--console-address: "0.0.0.0:10256": its host 0.0.0.0 is not a loopback address/,
     );
   });
 });

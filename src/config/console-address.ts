@@ -34,7 +34,7 @@ export function parseConsoleAddress(
     return {
       ok: false,
       problem:
-        `${JSON.stringify(rawHost)} is not a loopback address: the console is served there without ` +
+        `its host ${rawHost} is not a loopback address: the console is served there without ` +
         'authentication, so only 127.0.0.0/8, ::1 or localhost are accepted (remote users open ' +
         '/console/ on the kubelet API port, with its authentication)',
     };
@@ -45,5 +45,5 @@ export function parseConsoleAddress(
 export const checkConsoleAddress: Check<string> = (c, errors) => {
   if (c.value === '') return;
   const r = parseConsoleAddress(c.value);
-  if (!r.ok) errors.push(`${c.label}: ${JSON.stringify(c.value)} ${r.problem}`);
+  if (!r.ok) errors.push(`${c.label}: ${JSON.stringify(c.value)}: ${r.problem}`);
 };

@@ -3,9 +3,10 @@ import type { IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { nullLogger } from '../util/logger.ts';
 import { request } from '../util/node-http.ts';
-import type { ApiHandlers } from './api-handlers.ts';
+import { createApiHandlers, type ApiHandlers } from './api-handlers.ts';
 import { createConsoleListener, isLoopbackHost, type ConsoleListener } from './console-listener.ts';
 import type { Route } from './routes.ts';
+import { fakeHost } from './testing.ts';
 
 function get(port: number, path: string, opts: { method?: string; host?: string } = {}) {
   return new Promise<{ status: number; body: string; res: IncomingMessage }>((resolve, reject) => {
@@ -111,6 +112,54 @@ void describe('console loopback listener', () => {
       'localhost.evil',
     ]) {
       assert.ok(!isLoopbackHost(h), String(h));
+    }
+  });
+});
+
+void describe('kubelet API handlers and the console', () => {
+  async function serve(withConsole: boolean) {
+    const served: string[] = [];
+    const handlers = createApiHandlers({
+      host: fakeHost([]),
+      enableDebuggingHandlers: true,
+      enableSystemLogHandler: false,
+      streamingIdleTimeoutMs: 1000,
+      logger: nullLogger,
+      ...(withConsole
+        ? {
+            console: {
+              serve(_req, res, route) {
+                served.push(route.kind === 'console' ? `console:${route.file}` : route.kind);
+                res.end('ok');
+                return Promise.resolve();
+              },
+            },
+          }
+        : {}),
+    });
+    const listener = createConsoleListener({ host: '127.0.0.1', port: 0, handlers, logger: nullLogger });
+    await listener.start();
+    return { listener, served };
+  }
+
+  void it('hand /console/ and /debug/console/events to the console', async () => {
+    const { listener, served } = await serve(true);
+    try {
+      assert.equal((await get(listener.port(), '/console/console.js')).status, 200);
+      assert.equal((await get(listener.port(), '/debug/console/events')).status, 200);
+      assert.deepEqual(served, ['console:console.js', 'consoleEvents']);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  void it('answer 404 for them when no console is configured', async () => {
+    const { listener } = await serve(false);
+    try {
+      assert.equal((await get(listener.port(), '/console/')).status, 404);
+      assert.equal((await get(listener.port(), '/debug/console/events')).status, 404);
+    } finally {
+      await listener.close();
     }
   });
 });

@@ -83,6 +83,7 @@ export default tseslint.config(
           'history',
           'location',
           'addEventListener',
+          'matchMedia',
         ].map((name) => [name, 'readonly']),
       ),
     },

@@ -67,20 +67,19 @@ void describe('console page in chromium (fake host)', () => {
     await page.click('#pod-list button[data-pod="default/web"]');
     await page.click('#tab-timeline');
     await page.waitForSelector('#panel-timeline .wf-row');
-    const rows = await page.$$eval('#panel-timeline .wf-row', (rs) =>
-      rs.map((r) => {
-        const el = r as unknown as {
-          dataset: { step: string };
-          querySelector(s: string): { getAttribute(a: string): string | null } | null;
-        };
-        return { step: el.dataset.step, width: Number(el.querySelector('rect')?.getAttribute('width')) };
-      }),
-    );
+    // What is drawn, not only the attributes: each bar's rendered width as a share of its row.
+    const rows = (await page.evaluate(`[...document.querySelectorAll('#panel-timeline .wf-row')].map((r) => {
+      const bar = r.querySelector('svg').getBoundingClientRect();
+      const rect = r.querySelector('rect').getBoundingClientRect();
+      return { step: r.dataset.step, share: rect.width / bar.width, start: (rect.left - bar.left) / bar.width };
+    })`)) as { step: string; share: number; start: number }[];
     assert.equal(rows.length, 10);
     assert.equal(rows[0]?.step, 'seen');
+    assert.ok((rows[0]?.share ?? 1) < 0.02, `the first step is a tick: ${JSON.stringify(rows[0])}`);
     const pull = rows.find((r) => r.step === 'image-pull-done');
-    // 182 → 812.4 ms of a 1002 ms attempt: a bar of about 63 % of the width.
-    assert.ok(pull && pull.width > 600 && pull.width < 660, JSON.stringify(pull));
+    // 182 → 812.4 ms of a 1002 ms attempt: a bar from 18 % over about 63 % of the width.
+    assert.ok(pull && pull.share > 0.6 && pull.share < 0.66, JSON.stringify(pull));
+    assert.ok(pull && pull.start > 0.17 && pull.start < 0.19, JSON.stringify(pull));
     assert.match(await text(page, '#panel-timeline'), /Attempt 1 · 1\.00 s/);
     assert.match(await text(page, '#panel-timeline'), /image-pull-done main · busybox:1\.29 · 120\.6 KiB/);
   });

@@ -58,6 +58,12 @@ function quantity(q) {
   return Number(m[1]) * (mult[m[2]] ?? NaN);
 }
 
+/** A byte count written as a plain number (standalone) shown in binary units; the rest as given. */
+function size(key, q) {
+  if (q === undefined) return '–';
+  return key !== 'cpu' && key !== 'pods' && /^\d+$/.test(q) ? bytes(Number(q)) : q;
+}
+
 function ms(n) {
   if (n < 1000) return `${Math.round(n)} ms`;
   if (n < 60_000) return `${(n / 1000).toFixed(n < 10_000 ? 2 : 1)} s`;
@@ -141,8 +147,8 @@ function renderNode() {
         'tr',
         {},
         el('th', { scope: 'row', text: k }),
-        el('td', { text: n.capacity[k] }),
-        el('td', { text: n.allocatable[k] ?? '–' }),
+        el('td', { text: size(k, n.capacity[k]) }),
+        el('td', { text: size(k, n.allocatable[k]) }),
       ),
     );
   const table = el(
@@ -242,6 +248,9 @@ function select(uid, fromUser) {
   if (p && fromUser) history.replaceState(null, '', `#${enc(p.namespace)}/${enc(p.name)}`);
   renderPodList();
   renderPod(changed);
+  // One column (a phone): the details are below the list; bring them into view.
+  if (p && fromUser && matchMedia('(max-width: 56rem)').matches)
+    $('pod-h').scrollIntoView({ block: 'start' });
 }
 
 function renderPod(changed) {
@@ -389,11 +398,11 @@ async function loadJSON(p, what, render) {
 }
 
 function stepKind(s) {
-  if (s.step === 'failed' || s.step === 'rejected') return 'failed';
-  if (s.step.startsWith('image-')) return 'image';
+  if (s.step === 'failed' || s.step === 'rejected') return 'wf-failed';
+  if (s.step.startsWith('image-')) return 'wf-image';
   if (s.step.startsWith('container-') || s.step.includes('probe') || s.step === 'post-start-done')
-    return 'container';
-  return 'pod';
+    return 'wf-container';
+  return 'wf-pod';
 }
 
 /** One row per step; a bar from the step before it (of the same container, if it names one). */

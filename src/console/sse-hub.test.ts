@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { sleep } from '../util/abort.ts';
 import { nullLogger } from '../util/logger.ts';
+import { createServer, request } from '../util/node-http.ts';
 import { createSseHub, formatSse, type SseSink } from './sse-hub.ts';
 
 /** A response that records what it was sent; `stalled` makes everything stay unsent. */
@@ -156,5 +159,53 @@ void describe('SSE hub', () => {
     assert.equal(idle, 1);
     const late = hub.open(undefined, fakeSink(), []);
     assert.deepEqual(late, { ok: false, status: 503, reason: 'the kubelet is shutting down' });
+  });
+});
+
+void describe('SSE hub over real sockets', () => {
+  void it('drops a connected client that stops reading, after its unsent bytes pass the bound, and keeps a reading one', async () => {
+    const hub = createSseHub({
+      maxClients: 4,
+      maxBufferedBytes: 256 * 1024,
+      heartbeatMs: 60_000,
+      logger: nullLogger,
+    });
+    const server = createServer((req, res) => {
+      hub.open(req, res, []);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const connect = () =>
+      new Promise<IncomingMessage>((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/' }, resolve);
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      const stalled = await connect();
+      stalled.pause(); // reads nothing more: the kernel buffers fill, then the response's own
+      const reading = await connect();
+      let received = 0;
+      reading.on('data', (c: Buffer) => (received += c.length));
+      const chunk = 'y'.repeat(64 * 1024);
+      let sent = 0;
+      for (let i = 0; i < 4000 && hub.dropped === 0; i++) {
+        hub.broadcast({ event: 'pod', data: chunk });
+        sent += chunk.length;
+        await new Promise((r) => setImmediate(r));
+      }
+      assert.equal(hub.dropped, 1, `dropped after ${sent} bytes broadcast`);
+      assert.equal(hub.clients, 1);
+      // The peer's unread data is gone with the connection; the kernel buffers bound what it had.
+      assert.ok(sent < 64 * 1024 * 1024, `dropped after ${sent} bytes, not buffered without end`);
+      stalled.destroy();
+      hub.broadcast({ event: 'pod', data: 'after' });
+      await sleep(50);
+      assert.ok(received > sent / 2, `the reading client kept receiving (${received} of ${sent})`);
+    } finally {
+      hub.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });

@@ -6,6 +6,7 @@
  * src/console/page.test.ts tests the waterfall against a fake host meanwhile.
  */
 import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -46,6 +47,7 @@ function bed(): { env: Env; proc: TskubeletProcess; browser: Browser } {
 
 before(async () => {
   env = await setupEnv();
+  await mkdir(env.manifests, { recursive: true });
   await writeManifest(
     env,
     'web.yaml',

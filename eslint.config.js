@@ -67,4 +67,25 @@ export default tseslint.config(
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    // The node console's page script runs in the browser.
+    files: ['src/console/static/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        [
+          'AbortController',
+          'EventSource',
+          'TextDecoderStream',
+          'console',
+          'document',
+          'fetch',
+          'history',
+          'location',
+          'addEventListener',
+          'matchMedia',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

@@ -68,6 +68,8 @@ if ! out="$("$node" "$tsc" -p tsconfig.build.json --outDir "$next" 2>&1)"; then
 fi
 # Files the code loads beside itself (path.join(import.meta.dirname, ...)).
 find src -name '*.proto' -exec cp --parents {} "$next/" \;
+# The node console's page (HTML, CSS and its one JS module), served from beside node-console.js.
+cp -r --parents src/console/static "$next/"
 # src/cli/main.ts reads the version from ../../package.json, i.e. dist/package.json here; it also
 # keeps dist/ an ES module scope.
 "$node" -e '

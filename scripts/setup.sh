@@ -24,6 +24,7 @@ PACKAGES=(
   docker-registry              # loopback image registries for pull tests (test/harness/registry.ts)
   skopeo                       # pushes the bed's OCI archives to them
   apache2-utils                # `htpasswd -B`: bcrypt credentials for the registry that wants auth
+  chromium                     # the node console's browser test (test/integration/console.test.ts)
 )
 
 # build-kubernetes.sh runs `apt-get source kubernetes`, which needs a deb-src twin of the binary sources.

@@ -30,6 +30,15 @@ import {
 } from '../metrics/index.ts';
 import { createStatsProvider } from '../stats/index.ts';
 import { serveKubeletApi } from './serve-api.ts';
+import {
+  createEventRing,
+  tapApiRecorder,
+  tapNodeEvent,
+  tapRecorder,
+  type EventRing,
+} from '../console/index.ts';
+import { parseConsoleAddress } from '../config/index.ts';
+import { buildNodeConsole } from './console.ts';
 
 function buildSources(config: KubeletConfig, logger: Logger): PodSource[] {
   const sources: PodSource[] = [];
@@ -96,9 +105,11 @@ export async function runKubelet(
     });
   }
   const sources = buildSources(config, logger);
+  // The recent events the node console shows (every recorder below is tapped).
+  const events = createEventRing();
   const cluster =
     config.kubeconfig && !config.runOnce
-      ? await connectCluster(config, logger, version, imageService, metrics)
+      ? await connectCluster(config, logger, version, imageService, metrics, events)
       : undefined;
   if (cluster) sources.push(cluster.source);
   // Cluster mode: every source's pods register the Secrets and ConfigMaps they reference.
@@ -162,8 +173,14 @@ export async function runKubelet(
         hasDedicatedImageFs: () => stats.hasDedicatedImageFs(DEFAULT_IMAGE_FS_PATH),
       },
       sources: podSources,
-      recorder: cluster?.recorder ?? createLoggingRecorder(logger),
-      ...(cluster ? { nodeEvent: nodeEventRecorder(cluster.recorder, config.nodeName) } : {}),
+      recorder: cluster?.recorder ?? tapRecorder(createLoggingRecorder(logger), events),
+      nodeEvent: cluster
+        ? nodeEventRecorder(cluster.recorder, config.nodeName)
+        : tapNodeEvent(
+            (type, reason, message) => logger.warn(message, { node: config.nodeName, event: reason, type }),
+            events,
+            config.nodeName,
+          ),
       logger,
       containerManager: createContainerManager({
         cgroupsPerQOS: config.cgroupsPerQOS,
@@ -237,8 +254,21 @@ export async function runKubelet(
       server = undefined;
     }
   }
+  const nodeConsole = buildNodeConsole({
+    nodeName: config.nodeName,
+    version,
+    kubelet,
+    ...(cluster ? { apiNode: () => cluster.nodeAgent.node() } : {}),
+    machine: machine.allocatable,
+    stats,
+    events,
+    logger,
+  });
+  const consoleAddress = config.consoleAddress ? parseConsoleAddress(config.consoleAddress) : undefined;
   // The kubelet API and container log rotation; a bad TLS or client CA file stops the start here.
   const api = await serveKubeletApi({
+    console: nodeConsole,
+    ...(consoleAddress?.ok ? { consoleAddress: consoleAddress.address } : {}),
     config,
     kubelet,
     runtime: runtimeService,
@@ -326,6 +356,7 @@ async function connectCluster(
   version: string,
   imageService: ImageService,
   metrics: KubeletMetrics,
+  events: EventRing,
 ) {
   const kubeconfig = config.kubeconfig ?? '';
   const client = {
@@ -337,13 +368,16 @@ async function connectCluster(
   const api = await createApiClient(client);
   const leaseApi = await createApiClient(client);
   logger.info('cluster mode', { server: api.server, nodeName: config.nodeName });
-  const recorder = createApiEventRecorder({
-    api,
-    nodeName: config.nodeName,
-    logger,
-    qps: config.eventRecordQPS,
-    burst: config.eventBurst,
-  });
+  const recorder = tapApiRecorder(
+    createApiEventRecorder({
+      api,
+      nodeName: config.nodeName,
+      logger,
+      qps: config.eventRecordQPS,
+      burst: config.eventBurst,
+    }),
+    events,
+  );
   let kubelet: Kubelet | undefined;
   let connectionClosures = 0;
   let lastClosureLogMs = -Infinity;

@@ -12,6 +12,7 @@ import { readMachineInfo, type MachineInfo } from '../node/index.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';
 import { createKubeletApi, type KubeletServer, type TextBody } from '../server/index.ts';
 import type { Logger } from '../util/logger.ts';
+import type { NodeConsole } from '../console/index.ts';
 
 export interface ApiProviders {
   metrics(which: 'main' | 'probes' | 'resource' | 'cadvisor'): Promise<TextBody>;
@@ -45,6 +46,9 @@ export async function serveKubeletApi(opts: {
   api?: ApiClient;
   providers: ApiProviders;
   logger: Logger;
+  /** The node console at /console/ (and on `consoleAddress`, a loopback HOST:PORT, when given). */
+  console?: NodeConsole;
+  consoleAddress?: { host: string; port: number };
 }): Promise<ServedApi> {
   const { config, logger } = opts;
   const s = config.server;
@@ -86,6 +90,8 @@ export async function serveKubeletApi(opts: {
       host,
       ...(opts.api ? { api: opts.api } : {}),
       logger,
+      ...(opts.console ? { console: opts.console } : {}),
+      ...(opts.consoleAddress ? { consoleAddress: opts.consoleAddress } : {}),
     });
     try {
       await server.start();
@@ -93,11 +99,15 @@ export async function serveKubeletApi(opts: {
       await logRotation?.stop();
       throw err;
     }
+  } else if (opts.consoleAddress) {
+    logger.warn('--console-address is ignored: the kubelet API is disabled (enableServer: false)');
   }
   return {
     ...(server ? { server } : {}),
     ...(logRotation ? { logRotation } : {}),
     async close() {
+      // Open console streams end first: a server closing waits for its connections.
+      opts.console?.close();
       await Promise.all([server?.close(), logRotation?.stop()]);
     },
   };

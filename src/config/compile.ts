@@ -120,6 +120,7 @@ export function compileConfig(
     ...podCgroupSettings(field, errors),
     seccompDefault: value('seccompDefault'),
     runtimePacing: value('runtimePacing'),
+    consoleAddress: value('consoleAddress') || undefined,
     allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),

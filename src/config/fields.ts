@@ -13,6 +13,7 @@ import { POD_CGROUP_FIELDS } from './cgroup-fields.ts';
 import { SERVER_FIELDS } from './server-fields.ts';
 import { formatGoDuration as dur } from './duration.ts';
 import { checkNodeLabels } from './labels.ts';
+import { checkConsoleAddress } from './console-address.ts';
 import type { RawFieldPath, RawTaint } from './raw.ts';
 import {
   checkChangeDetectionStrategy,
@@ -294,6 +295,14 @@ export const KUBELET_FIELDS = {
     fileZero: 'kept',
     default: d.DEFAULT_RUNTIME_PACING,
     help: `tskubelet only: pace sandbox and container creation with an adaptive concurrency limit that follows the runtime's latency (default ${d.DEFAULT_RUNTIME_PACING})`,
+  },
+  consoleAddress: {
+    kind: 'string',
+    flag: { name: 'console-address', arg: '<host:port>' },
+    fileZero: 'kept',
+    default: '',
+    check: checkConsoleAddress,
+    help: 'tskubelet only: also serve the node console (/console/) over plain HTTP without authentication on this loopback address (127.0.0.0/8, ::1 or localhost only); default: only on the kubelet API port',
   },
   runOnceTimeout: {
     kind: 'duration',

@@ -34,3 +34,4 @@ export type { ServerFlagValues } from './raw.ts';
 export type { AuthorizationMode, ServerSettings, TlsVersion } from './server-config.ts';
 export { formatGoDuration, parseGoDuration, tryParseGoDuration } from './duration.ts';
 export type { DurationParseResult } from './duration.ts';
+export { parseConsoleAddress, isLoopbackIP, type ConsoleAddress } from './console-address.ts';

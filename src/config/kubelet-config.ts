@@ -61,6 +61,8 @@ export interface KubeletConfig {
   readonly seccompDefault: boolean;
   /** tskubelet only (`--runtime-pacing`): pace the runtime-bound start steps (src/runtime/pacer.ts). */
   readonly runtimePacing: boolean;
+  /** tskubelet only (`--console-address`): the loopback HOST:PORT of the unauthenticated console listener. */
+  readonly consoleAddress?: string;
   /** Unsafe sysctls pods may set besides the safe ones: names or `prefix*`, all namespaced. */
   readonly allowedUnsafeSysctls: readonly string[];
   readonly verbosity: number;

@@ -22,6 +22,18 @@ export interface ApiHandlerOptions {
   enableSystemLogHandler: boolean;
   streamingIdleTimeoutMs: number;
   logger: Logger;
+  /** The node console (src/console) at /console/ and /debug/console/events; absent: 404. */
+  console?: ConsoleHandler;
+}
+
+/** The node console's side of the API: its two routes. */
+export interface ConsoleHandler {
+  serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: Extract<Route, { kind: 'console' | 'consoleEvents' }>,
+    url: URL,
+  ): Promise<void>;
 }
 
 export interface ApiHandlers {
@@ -180,6 +192,14 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
         return;
       case 'pprof':
         sendText(res, 404, 'profiling endpoints are not available in tskubelet');
+        return;
+      case 'console':
+      case 'consoleEvents':
+        if (!opts.console) {
+          sendText(res, 404, '404 page not found');
+          return;
+        }
+        await opts.console.serve(req, res, route, url);
         return;
       case 'not-found':
         sendText(res, 404, '404 page not found');

@@ -8,7 +8,7 @@ import type { ApiClient } from '../api/client-types.ts';
 import type { ServerSettings } from '../config/index.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { createApiHandlers } from './api-handlers.ts';
+import { createApiHandlers, type ConsoleHandler } from './api-handlers.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import {
   createAlwaysAllowAuthorizer,
@@ -20,6 +20,7 @@ import type { KubeletApiHost } from './host.ts';
 import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { LOCAL_SOCKET_NAME, createLocalSocketServer } from './local-socket.ts';
 import { loadServingCert } from './serving-cert.ts';
+import { createConsoleListener } from './console-listener.ts';
 
 export interface KubeletApiOptions {
   settings: ServerSettings;
@@ -34,6 +35,10 @@ export interface KubeletApiOptions {
   /** The API server (cluster mode): TokenReview and SubjectAccessReview go there. */
   api?: ApiClient;
   logger: Logger;
+  /** The node console's routes (src/console); absent: /console/ is 404. */
+  console?: ConsoleHandler;
+  /** Also serve the console on this loopback address over plain HTTP, unauthenticated. */
+  consoleAddress?: { host: string; port: number };
 }
 
 export async function createKubeletApi(opts: KubeletApiOptions): Promise<KubeletServer> {
@@ -92,6 +97,7 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     enableSystemLogHandler: s.enableSystemLogHandler,
     streamingIdleTimeoutMs: s.streamingConnectionIdleTimeoutMs,
     logger: log,
+    ...(opts.console ? { console: opts.console } : {}),
   });
   const server = createKubeletServer({
     address: opts.address,
@@ -112,17 +118,25 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
   });
   // The same handlers on the local unix socket (local-socket.ts): no authn/authz, root-only file.
   const socketPath = s.localSocket === undefined ? join(opts.rootDir, LOCAL_SOCKET_NAME) : s.localSocket;
-  if (socketPath === '') return server;
-  const local = createLocalSocketServer({ path: resolve(socketPath), handlers, logger: log });
+  const local =
+    socketPath === ''
+      ? undefined
+      : createLocalSocketServer({ path: resolve(socketPath), handlers, logger: log });
+  // The console on its own loopback listener (console-listener.ts) when --console-address is given.
+  const consoleListener =
+    opts.console && opts.consoleAddress
+      ? createConsoleListener({ ...opts.consoleAddress, handlers, logger: opts.logger })
+      : undefined;
+  if (!local && !consoleListener) return server;
   return {
     async start() {
-      await local.start();
-      await server.start();
+      await local?.start();
+      await Promise.all([server.start(), consoleListener?.start()]);
     },
     ports: () => server.ports(),
-    localSocketPath: () => local.path,
+    ...(local ? { localSocketPath: () => local.path } : {}),
     async close() {
-      await Promise.all([server.close(), local.close()]);
+      await Promise.all([server.close(), local?.close(), consoleListener?.close()]);
     },
   };
 }

@@ -19,6 +19,9 @@ export type Route =
   | { kind: 'portForward'; namespace: string; pod: string; uid?: string }
   | { kind: 'logs'; subpath: string }
   | { kind: 'pprof' }
+  // The node console (src/console): its page's files, and its live feed.
+  | { kind: 'console'; file: string }
+  | { kind: 'consoleEvents' }
   | { kind: 'not-found' };
 
 /** A route to one container of a pod, optionally naming the pod's UID. */
@@ -121,7 +124,11 @@ export function matchRoute(pathname: string): Route {
     }
     case 'logs':
       return { kind: 'logs', subpath: rest.join('/') };
+    case 'console':
+      return rest.length <= 1 ? { kind: 'console', file: rest[0] ?? '' } : { kind: 'not-found' };
     case 'debug':
+      if (rest.length === 2 && rest[0] === 'console' && rest[1] === 'events')
+        return { kind: 'consoleEvents' };
       return rest[0] === 'pprof' ? { kind: 'pprof' } : { kind: 'not-found' };
     default:
       return { kind: 'not-found' };

@@ -19,6 +19,7 @@ export type Route =
   | { kind: 'portForward'; namespace: string; pod: string; uid?: string }
   | { kind: 'logs'; subpath: string }
   | { kind: 'pprof' }
+  | { kind: 'debugPodWhy'; namespace: string; pod: string }
   | { kind: 'not-found' };
 
 /** A route to one container of a pod, optionally naming the pod's UID. */
@@ -121,8 +122,13 @@ export function matchRoute(pathname: string): Route {
     }
     case 'logs':
       return { kind: 'logs', subpath: rest.join('/') };
-    case 'debug':
+    case 'debug': {
+      const [, namespace, pod, what] = rest;
+      if (rest.length === 4 && rest[0] === 'pods' && namespace && pod && what === 'why') {
+        return { kind: 'debugPodWhy', namespace, pod };
+      }
       return rest[0] === 'pprof' ? { kind: 'pprof' } : { kind: 'not-found' };
+    }
     default:
       return { kind: 'not-found' };
   }

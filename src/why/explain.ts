@@ -17,6 +17,7 @@ import {
   syncErrorFinding,
   terminatingFinding,
   waitingOf,
+  RANK,
   type Found,
 } from './findings.ts';
 import type { PodWhy, WhySnapshot } from './types.ts';
@@ -120,7 +121,9 @@ export function explainPod(snap: WhySnapshot): PodWhy {
     if (terminating) found.push(terminatingFinding(snap));
     if (!snap.synced && status === undefined) found.push(notSyncedFinding(snap));
   }
-  const findings = ranked(found);
+  // "Being created" only says something when nothing else explains the wait.
+  const telling = found.filter((f) => f.rank !== RANK.creating);
+  const findings = ranked(telling.length > 0 ? telling : found);
   const ready = isReady(snap);
   const phase = status?.phase ?? 'Pending';
   return {

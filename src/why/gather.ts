@@ -188,7 +188,10 @@ export function createWhyGatherer(src: WhySources): WhyGatherer {
   };
 }
 
-/** The last LOG_TAIL_LINES lines of a CRI log file (both streams), at most LOG_TAIL_BYTES. */
+/**
+ * The last LOG_TAIL_LINES lines of a CRI log file (both streams), at most LOG_TAIL_BYTES of them
+ * counted from the end (a longer last line is cut at its start). At most 16 × LOG_TAIL_BYTES are read.
+ */
 export async function tailLines(path: string, signal: AbortSignal): Promise<string[]> {
   const chunks: Buffer[] = [];
   const sink = new Writable({
@@ -204,16 +207,22 @@ export async function tailLines(path: string, signal: AbortSignal): Promise<stri
       previous: false,
       timestamps: false,
       tailLines: LOG_TAIL_LINES,
-      limitBytes: LOG_TAIL_BYTES,
+      limitBytes: 16 * LOG_TAIL_BYTES,
     },
     stdout: sink,
     stderr: sink,
     signal,
     isRunning: () => Promise.resolve(false),
   });
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text
-    .split('\n')
-    .filter((l, i, all) => l !== '' || i < all.length - 1)
-    .slice(-LOG_TAIL_LINES);
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+  if (lines.at(-1) === '') lines.pop();
+  const out: string[] = [];
+  let left = LOG_TAIL_BYTES;
+  for (let i = lines.length - 1; i >= 0 && out.length < LOG_TAIL_LINES && left > 0; i--) {
+    const line = lines[i] ?? '';
+    const kept = line.length > left ? `…${line.slice(line.length - left + 1)}` : line;
+    out.unshift(kept);
+    left -= kept.length + 1;
+  }
+  return out;
 }

@@ -298,6 +298,7 @@ describe('explainPod: why a pod is not running or not ready', () => {
     assert.equal(f.evidence.consecutiveFailures, 4);
     assert.equal(f.evidence.failureThreshold, 3);
     assert.equal(f.evidence.lastOutput, 'HTTP probe failed with statuscode: 503\n');
+    assert.equal(f.evidence.lastProbeAt, iso(NOW - 1_000));
   });
 
   it('warns of a liveness probe failing below its threshold before it restarts the container', () => {

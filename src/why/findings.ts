@@ -391,6 +391,7 @@ export function probeFinding(p: WhyProbe): Found | undefined {
   };
   if (p.lastResult) evidence.lastResult = p.lastResult;
   if (p.lastOutput !== undefined) evidence.lastOutput = p.lastOutput;
+  if (p.lastAt !== undefined) evidence.lastProbeAt = iso(p.lastAt);
   const said = output ? `: ${output}` : p.lastResult === 'error' ? '' : ' (no output)';
   const count = `${p.consecutiveFailures} in a row, threshold ${p.failureThreshold}`;
   let consequence: string;
@@ -416,7 +417,6 @@ export function probeFinding(p: WhyProbe): Found | undefined {
       container: p.container,
       message: sentence(`Its ${PROBE_TITLE[p.probe]} probe ${verb} (${count})${said}; ${consequence}`),
       evidence,
-      ...(p.lastAt !== undefined ? { since: iso(p.lastAt) } : {}),
     },
     summary: sentence(`Container ${p.container}'s ${PROBE_TITLE[p.probe]} probe ${verb}${said}`),
   };

@@ -95,7 +95,7 @@ export function createWhyGatherer(src: WhySources): WhyGatherer {
             ...(newest.finishedAt > 0 ? { nextRetryAt: newest.finishedAt + delayMs } : {}),
           };
         }
-        if (newest.exitCode !== 0) failed.push({ name: c.name, id: newest.id });
+        if (newest.exitCode !== 0 || delayMs > 0) failed.push({ name: c.name, id: newest.id });
       } else if (
         newest.state === 'running' &&
         pod.spec.initContainers?.includes(c) &&

@@ -6,20 +6,22 @@
 import type { Container, ContainerStatus } from '../api/types.ts';
 import {
   admissionFinding,
-  crashLoopFinding,
   creatingFinding,
-  exitedFinding,
-  imageFinding,
-  initFinding,
   notSyncedFinding,
-  probeFinding,
   stoppedFinding,
   syncErrorFinding,
   terminatingFinding,
-  waitingOf,
   RANK,
   type Found,
 } from './findings.ts';
+import {
+  crashLoopFinding,
+  exitedFinding,
+  imageFinding,
+  initFinding,
+  probeFinding,
+  waitingOf,
+} from './container-findings.ts';
 import type { PodWhy, WhySnapshot } from './types.ts';
 
 export const NOTHING_HOLDS = 'Running and Ready: nothing is holding it.';

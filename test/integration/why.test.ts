@@ -141,7 +141,11 @@ describe('why on real containerd', () => {
   });
 
   it('says a pod is not ready because its readiness probe fails, with the probe output', async () => {
-    const w = await whyUntil('why-probe', (b) => b.findings[0]?.reason === 'ProbeFailing');
+    const w = await whyUntil(
+      'why-probe',
+      (b) =>
+        b.findings[0]?.reason === 'ProbeFailing' && Number(b.findings[0].evidence.consecutiveFailures) >= 2,
+    );
     const f = w.findings[0];
     assert.equal(f?.evidence.probe, 'readiness');
     assert.match(String(f?.evidence.lastOutput), /backend not reachable/);

@@ -5,9 +5,11 @@
  */
 import type { KubeletPod, Pod } from '../api/types.ts';
 import { isCriNotFound } from '../runtime/cri/index.ts';
+import { combineSignals } from '../util/abort.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';
 import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
 import type { HostPod, KubeletApiHost, TextBody } from '../server/host.ts';
+import type { PodWhy } from '../why/index.ts';
 import type { PodView } from './kubelet.ts';
 
 export interface ApiHostDeps {
@@ -16,6 +18,7 @@ export interface ApiHostDeps {
     pods(): PodView[];
     healthz(): { ok: boolean; message: string };
     runningPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
+    podWhy(namespace: string, name: string, signal: AbortSignal): Promise<PodWhy | undefined>;
   };
   runtime: RuntimeService;
   configz: () => unknown;
@@ -89,5 +92,7 @@ export function createApiHost(deps: ApiHostDeps): KubeletApiHost {
     metrics: deps.metrics,
     statsSummary: deps.statsSummary,
     systemLogDir: deps.systemLogDir ?? '/var/log',
+    podWhy: (namespace, name, signal) =>
+      deps.kubelet.podWhy(namespace, name, combineSignals([signal], timeoutMs)),
   };
 }

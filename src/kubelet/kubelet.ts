@@ -33,6 +33,7 @@ import { createOomWatcher, describeOom, ROOT_CGROUP } from '../oom/index.ts';
 import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { createWhyGatherer } from '../why/index.ts';
 
 export type { LoopEvent } from './sync-loop.ts';
 export type { KubeletManagers } from './managers.ts';
@@ -181,6 +182,28 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     monotonic,
   });
 
+  const why = createWhyGatherer({
+    findPod: (namespace, name) =>
+      [...state.desired.values()].find((p) => p.metadata.namespace === namespace && p.metadata.name === name),
+    status: (uid) => statuses.get(uid),
+    rejected: (uid) => state.rejected.has(uid),
+    synced: (uid) => state.lastSyncEnd.has(uid),
+    workerPhase: (uid) => workers.phase(uid),
+    stoppedBy: (uid) => state.statusOverrides.get(uid),
+    syncError: (uid) => state.syncErrors.get(uid),
+    killStarted: (uid) => state.killStarted.get(uid),
+    waitingReasons: (uid) => state.waitingReasons.get(uid),
+    runtimeStatus: (uid) => pleg.cache.get(uid),
+    crashLoopDelayMs: (key) => backoff.get(key),
+    imagePulls: (uid) => runtime.imagePulls?.(uid) ?? [],
+    preStopsRunning: (uid) => runtime.preStopsRunning?.(uid) ?? [],
+    probes: (uid) => probes.describe(uid),
+    logPath: async (id, signal) => (await deps.runtimeService.containerStatus(id, { signal })).logPath,
+    now,
+    monotonic,
+    logger: log,
+  });
+
   let droppedEvents = 0;
   let stopping: Promise<void> | undefined;
   let loopDone: Promise<void> | undefined;
@@ -297,6 +320,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     runtimeVersion: () => health.version(),
     nodeShutdownError: () => shutdown?.readyConditionError(),
     pressure: () => eviction?.pressure() ?? { memory: false, disk: false, pid: false },
+    podWhy: (namespace, name, signal) => why.podWhy(namespace, name, signal),
     setMirrorPods(pods) {
       queue.push({ kind: 'mirrors', pods });
     },

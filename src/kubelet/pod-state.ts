@@ -25,6 +25,13 @@ export interface PodState {
    * reason and message whatever their containers say (upstream killPodNow's status function).
    */
   readonly statusOverrides: Map<string, { reason: string; message: string }>;
+  /**
+   * Read by `why` only: the step the pod's last sync stopped at and its error (monotonic `at`);
+   * cleared by a sync that gets past it.
+   */
+  readonly syncErrors: Map<string, SyncError>;
+  /** Read by `why` only: when the pod's kill started (monotonic ms) and the grace override it had. */
+  readonly killStarted: Map<string, { at: number; gracePeriodOverride: number | undefined }>;
   /** A desired pod that was not rejected at admission. */
   syncable(uid: string): KubeletPod | undefined;
   /** Drops the per-pod caches of a pod whose containers are gone (desired/rejected stay). */
@@ -36,6 +43,14 @@ export interface PodState {
   isDeleted(uid: string, workerPhase: WorkerPhase['phase'] | undefined): boolean;
 }
 
+/** Where a pod's sync stopped: volumes not set up, sandbox not created, or the sync threw. */
+export interface SyncError {
+  step: 'volumes' | 'sandbox' | 'sync';
+  message: string;
+  /** Monotonic ms. */
+  at: number;
+}
+
 export function createPodState(): PodState {
   const desired = new Map<string, KubeletPod>();
   const rejected = new Set<string>();
@@ -43,6 +58,8 @@ export function createPodState(): PodState {
   const lastSyncEnd = new Map<string, number>();
   const firstSeen = new Map<string, number>();
   const statusOverrides = new Map<string, { reason: string; message: string }>();
+  const syncErrors = new Map<string, SyncError>();
+  const killStarted = new Map<string, { at: number; gracePeriodOverride: number | undefined }>();
   return {
     desired,
     rejected,
@@ -50,6 +67,8 @@ export function createPodState(): PodState {
     lastSyncEnd,
     firstSeen,
     statusOverrides,
+    syncErrors,
+    killStarted,
     syncable(uid) {
       return rejected.has(uid) ? undefined : desired.get(uid);
     },
@@ -64,6 +83,8 @@ export function createPodState(): PodState {
       waitingReasons.delete(uid);
       lastSyncEnd.delete(uid);
       firstSeen.delete(uid);
+      syncErrors.delete(uid);
+      killStarted.delete(uid);
     },
   };
 }

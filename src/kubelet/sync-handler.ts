@@ -150,6 +150,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       const message = `MountVolume.SetUp failed: ${describeError(err)}`;
       deps.recorder.event(pod, 'Warning', 'FailedMount', message);
       plog.warn('volumes not ready; containers wait', { err: describeError(err) });
+      state.syncErrors.set(uid, { step: 'volumes', message: describeError(err), at: monotonic() });
       state.lastSyncEnd.set(uid, monotonic());
       requeue(jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
       return { terminal: false };
@@ -170,6 +171,11 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       statuses.set(uid, status);
     }
     state.lastSyncEnd.set(uid, monotonic());
+    if (result.sandboxError !== undefined) {
+      state.syncErrors.set(uid, { step: 'sandbox', message: result.sandboxError, at: monotonic() });
+    } else {
+      state.syncErrors.delete(uid);
+    }
     if (result.sandboxError !== undefined) {
       requeue(jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
     } else if (result.retryAfterMs !== undefined) {
@@ -247,6 +253,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
     // Upstream: liveness/startup stop now, readiness keeps probing while containers shut down (so
     // Ready turns False and endpoints drain); every probe goes once the containers are stopped.
     probes.stopLivenessAndStartup(uid);
+    state.killStarted.set(uid, { at: state.killStarted.get(uid)?.at ?? monotonic(), gracePeriodOverride });
     const rs = await runtime.getPodStatus(uid, identity.name, identity.namespace, signal);
     await runtime.killPod(pod, rs, gracePeriodOverride, signal);
     probes.removePod(uid);
@@ -307,7 +314,10 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
     syncPod,
     syncTerminatingPod,
     syncTerminatedPod,
-    onSyncError: (uid) => deps.workQueue.enqueue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS)),
+    onSyncError: (uid, err) => {
+      state.syncErrors.set(uid, { step: 'sync', message: describeError(err), at: monotonic() });
+      deps.workQueue.enqueue(uid, jittered(POD_WORKER_RESYNC_AFTER_ERROR_MS));
+    },
     computeStatus,
   };
 }

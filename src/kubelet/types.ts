@@ -17,6 +17,7 @@ import type { RunOnceResult } from './run-once.ts';
 import type { EvictionConfig, EvictionDeps, PressureState } from '../eviction/index.ts';
 import type { Logind } from '../shutdown/index.ts';
 import type { OpenKmsg } from '../oom/index.ts';
+import type { PodWhy } from '../why/index.ts';
 
 /** What the eviction manager reads: the stats summary and whether the image filesystem is separate. */
 export type EvictionStats = Pick<EvictionDeps, 'summary' | 'hasDedicatedImageFs'>;
@@ -140,6 +141,11 @@ export interface Kubelet {
   nodeShutdownError(): string | undefined;
   /** Node pressure (the eviction manager's conditions; all false without one). */
   pressure(): PressureState;
+  /**
+   * Why the pod of that namespace and name is not running or not ready (issue 15 `why`), from the
+   * kubelet's own state; undefined when the kubelet has no such pod.
+   */
+  podWhy(namespace: string, name: string, signal: AbortSignal): Promise<PodWhy | undefined>;
   /** The API source reports the mirror pods bound to this node (cluster mode). */
   setMirrorPods(pods: KubeletPod[]): void;
 }

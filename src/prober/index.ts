@@ -5,6 +5,7 @@ export type {
   ProbeManagerDeps,
   ProbeMetricLabels,
   ProbeMetrics,
+  ProbeState,
   ProbeTimers,
   ProbeType,
   RestartReason,

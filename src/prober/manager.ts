@@ -12,6 +12,7 @@ import type {
   ProbeManager,
   ProbeManagerDeps,
   ProbeMetricLabels,
+  ProbeState,
   ProbeType,
   RestartReason,
 } from './types.ts';
@@ -19,6 +20,16 @@ import { startWorker, type ProbeResult, type Worker } from './worker.ts';
 import { monotonicNow } from '../util/clock.ts';
 
 const PROBE_TYPES: readonly ProbeType[] = ['startup', 'readiness', 'liveness'];
+/** The last probe output kept per worker for `why` (upstream events keep 10 KiB; a few lines will do). */
+const LAST_OUTPUT_CHARS = 1024;
+
+interface LastProbe {
+  containerId: string;
+  result: 'success' | 'failure' | 'error';
+  output: string;
+  /** Wall ms. */
+  at: number;
+}
 
 const TITLE: Record<ProbeType, ProbeMetricLabels['probeType']> = {
   liveness: 'Liveness',
@@ -35,6 +46,8 @@ interface PodEntry {
   workers: Map<string, Worker>;
   /** Liveness and startup were stopped for termination: addPod must not start them again. */
   terminating: boolean;
+  /** Read-only for `why`: each worker's last concluded or errored probe, keyed like `workers`. */
+  last: Map<string, LastProbe>;
 }
 
 function workerKey(containerName: string, type: ProbeType): string {
@@ -101,6 +114,37 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
     c: ProbeContainer,
     signal: AbortSignal,
   ): Promise<'success' | 'failure'> {
+    const outcome = await probeOnce(entry, uid, type, spec, c, signal).catch((err: unknown) => {
+      if (!signal.aborted) remember(entry, c, type, 'error', describeError(err));
+      throw err;
+    });
+    remember(entry, c, type, outcome.result, outcome.output);
+    return outcome.result;
+  }
+
+  function remember(
+    entry: PodEntry,
+    c: ProbeContainer,
+    type: ProbeType,
+    result: LastProbe['result'],
+    output: string,
+  ): void {
+    entry.last.set(workerKey(c.name, type), {
+      containerId: c.containerId,
+      result,
+      output: output.length > LAST_OUTPUT_CHARS ? output.slice(0, LAST_OUTPUT_CHARS) : output,
+      at: now(),
+    });
+  }
+
+  async function probeOnce(
+    entry: PodEntry,
+    uid: string,
+    type: ProbeType,
+    spec: Probe,
+    c: ProbeContainer,
+    signal: AbortSignal,
+  ): Promise<{ result: 'success' | 'failure'; output: string }> {
     const container = findContainer(entry.pod, c.name);
     const log = entry.logger.child({ container: c.name, probeType: type });
     let outcome: ProbeOutcome | undefined;
@@ -132,7 +176,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
     switch (outcome.result) {
       case 'success':
         log.trace('probe succeeded');
-        return 'success';
+        return { result: 'success', output: outcome.output };
       case 'warning':
         log.debug('probe succeeded with a warning', { output: outcome.output });
         deps.recorder.event(
@@ -141,7 +185,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
           'ProbeWarning',
           `${TITLE[type]} probe warning: ${outcome.output}`,
         );
-        return 'success';
+        return { result: 'success', output: outcome.output };
       case 'failure':
         log.info('probe failed', { output: outcome.output });
         deps.recorder.event(
@@ -150,7 +194,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
           'Unhealthy',
           `${TITLE[type]} probe failed: ${outcome.output}`,
         );
-        return 'failure';
+        return { result: 'failure', output: outcome.output };
     }
   }
 
@@ -251,6 +295,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
           containers: new Map(),
           workers: new Map(),
           terminating: false,
+          last: new Map(),
         };
         pods.set(uid, entry);
       }
@@ -325,6 +370,30 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
         };
       }
       return undefined;
+    },
+
+    describe(uid) {
+      const entry = pods.get(uid);
+      if (!entry) return [];
+      const out: ProbeState[] = [];
+      for (const [key, w] of entry.workers) {
+        const name = key.slice(0, key.lastIndexOf('/'));
+        const c = entry.containers.get(name);
+        const cur = w.current();
+        const same = cur !== undefined && c !== undefined && cur.containerId === c.containerId;
+        const last = entry.last.get(key);
+        out.push({
+          container: name,
+          probe: w.type,
+          result: same ? cur.result : undefined,
+          consecutiveFailures: same && cur.run?.result === 'failure' ? cur.run.count : 0,
+          failureThreshold: w.failureThreshold,
+          ...(last && c && last.containerId === c.containerId
+            ? { lastResult: last.result, lastOutput: last.output, lastAt: last.at }
+            : {}),
+        });
+      }
+      return out;
     },
 
     async stop() {

@@ -64,8 +64,29 @@ export interface ProbeManager {
    * new container ID appears.
    */
   restartReason(uid: string, containerName: string): RestartReason | undefined;
+  /**
+   * Read-only, for `why`: each probe worker of the pod with its stored result for the current
+   * container instance, the failures in a row, and its last probe's output. Empty for an unknown pod.
+   */
+  describe(uid: string): ProbeState[];
   /** Stops every worker and waits for probes in flight to wind down. */
   stop(): Promise<void>;
+}
+
+/** One probe worker as `ProbeManager.describe` reports it. */
+export interface ProbeState {
+  container: string;
+  probe: ProbeType;
+  /** Stored result for the current instance; undefined when no instance is probed yet. */
+  result: 'success' | 'failure' | 'unknown' | undefined;
+  /** Failures in a row of the current instance (0 after a success). */
+  consecutiveFailures: number;
+  failureThreshold: number;
+  /** The last probe of the current instance: `error` when it could not conclude. */
+  lastResult?: 'success' | 'failure' | 'error';
+  lastOutput?: string;
+  /** Wall ms of the last probe. */
+  lastAt?: number;
 }
 
 /** Timer functions; tests pass a fake clock's. */

@@ -45,6 +45,15 @@ export interface Worker {
   resultFor(containerId: string): ProbeResult | undefined;
   /** Probe as soon as the current probe (if any) is done, instead of at the next period. */
   trigger(): void;
+  /**
+   * Read-only, for `why`: the container instance probed, its stored result, and the run of equal
+   * results just seen (`count` consecutive `result`s; reset for a new instance).
+   */
+  current():
+    | { containerId: string; result: ProbeResult; run?: { result: 'success' | 'failure'; count: number } }
+    | undefined;
+  /** failureThreshold with the default applied. */
+  readonly failureThreshold: number;
   /** Stops the loop and aborts a probe in flight; `done` resolves when the loop has exited. */
   stop(): void;
   readonly done: Promise<void>;
@@ -213,6 +222,15 @@ export function startWorker(type: ProbeType, spec: Probe, restartsAlways: boolea
     resultFor(containerId) {
       return current?.containerId === containerId ? current.result : undefined;
     },
+    current() {
+      if (!current) return undefined;
+      return {
+        containerId: current.containerId,
+        result: current.result,
+        ...(lastResult ? { run: { result: lastResult, count: resultRun } } : {}),
+      };
+    },
+    failureThreshold,
     trigger() {
       if (waiter?.byTrigger) waiter.wake();
       else pendingTrigger = true;

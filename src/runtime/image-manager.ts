@@ -48,6 +48,26 @@ export interface ImageManager {
     sandboxConfig: PodSandboxConfig,
     signal?: AbortSignal,
   ): Promise<string>;
+  /**
+   * Read-only, for `why`: the pod's image pulls in flight and its images in pull back-off. CRI
+   * reports no progress during a pull, so no byte count is known until it is done.
+   */
+  pullState(podUID: string): ImagePullState[];
+}
+
+/** One image of a pod as `ImageManager.pullState` reports it (monotonic ms). */
+export interface ImagePullState {
+  image: string;
+  /** The container whose start asked for it (the first one, when several share the image). */
+  container: string;
+  /** The pull in flight started at (monotonic ms); absent when none is. */
+  pullingSince?: number;
+  /** Left of the pull back-off window (ms); absent when not in back-off. */
+  backOffLeftMs?: number;
+  /** The current back-off delay (ms). */
+  backOffMs?: number;
+  /** Why the last pull failed. */
+  lastError?: string;
 }
 
 export interface ImageManagerDeps extends ImagePullerDeps, ImageCredentialsDeps {
@@ -76,6 +96,10 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
   const backoff = deps.backoff ?? createBackoff(IMAGE_BACKOFF_INITIAL_MS, IMAGE_BACKOFF_MAX_MS);
   const puller = createImagePuller(deps);
   const credentialsFor = createImageCredentials(deps);
+  /** Pulls in flight by back-off key (`<podUID>_<image>`): read by `pullState` only. */
+  const inFlight = new Map<string, { container: string; since: number }>();
+  /** The container that last asked for each back-off key and its last pull error, for `pullState`. */
+  const askedBy = new Map<string, { container: string; lastError?: string }>();
 
   return {
     async ensureImage(pod, container, sandboxConfig, signal) {
@@ -130,18 +154,24 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
       deps.recorder.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`);
       const started = now();
       let imageRef: string;
+      inFlight.set(key, { container: container.name, since: started });
+      askedBy.set(key, { container: container.name });
       try {
         const creds = await credentialsFor(pod, ref.repository, signal, plog);
         imageRef = await puller.pull(spec, creds, sandboxConfig, signal, plog);
       } catch (err) {
+        inFlight.delete(key);
         // The caller gave up (pod terminating, kubelet stopping): not the image's fault.
         if (signal?.aborted) throw err;
         const t = now();
         backoff.next(key, t, t);
         const reason = describeError(err);
+        askedBy.set(key, { container: container.name, lastError: reason });
         deps.recorder.event(pod, 'Warning', 'Failed', `Failed to pull image "${image}": ${reason}`);
         throw new ImageError('ErrImagePull', reason, { cause: err });
       }
+      inFlight.delete(key);
+      askedBy.delete(key);
       deps.recorder.event(
         pod,
         'Normal',
@@ -149,7 +179,32 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
         `Successfully pulled image "${image}" in ${formatGoDuration(now() - started)}`,
       );
       backoff.gc(now());
+      for (const k of askedBy.keys()) if (!backoff.entries().has(k) && !inFlight.has(k)) askedBy.delete(k);
       return imageRef;
+    },
+    pullState(podUID) {
+      const prefix = `${podUID}_`;
+      const t = now();
+      const out = new Map<string, ImagePullState>();
+      for (const [key, p] of inFlight) {
+        if (key.startsWith(prefix)) {
+          out.set(key, { image: key.slice(prefix.length), container: p.container, pullingSince: p.since });
+        }
+      }
+      for (const [key, e] of backoff.entries()) {
+        if (!key.startsWith(prefix) || out.has(key)) continue;
+        const left = e.lastUpdateMs + e.delayMs - t;
+        if (left <= 0) continue;
+        const asked = askedBy.get(key);
+        out.set(key, {
+          image: key.slice(prefix.length),
+          container: asked?.container ?? '',
+          backOffLeftMs: left,
+          backOffMs: e.delayMs,
+          ...(asked?.lastError !== undefined ? { lastError: asked.lastError } : {}),
+        });
+      }
+      return [...out.values()];
     },
   };
 }

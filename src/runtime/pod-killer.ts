@@ -60,6 +60,8 @@ export interface PodKiller {
   removePod(status: RuntimePodStatus, signal?: AbortSignal): Promise<void>;
   /** Removes exited containers no status needs any more: per name, all but the newest two. */
   pruneContainers(pod: KubeletPod, status: RuntimePodStatus, signal?: AbortSignal): Promise<void>;
+  /** Read-only, for `why`: the pod's preStop hooks running now (since: monotonic ms). */
+  preStopsRunning(podUID: string): { container: string; since: number }[];
 }
 
 export interface PodKillerDeps {
@@ -93,6 +95,8 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
   const { runtime, hooks, monotonic: now } = deps;
   /** Containers whose preStop hook already ran: a repeated kill (shorter grace) does not run it again. */
   const preStopRan = new Set<string>();
+  /** preStop hooks in flight by container ID (read by `preStopsRunning` only). */
+  const preStopRunning = new Map<string, { podUID: string; container: string; since: number }>();
 
   async function removeContainer(id: string, signal?: AbortSignal): Promise<void> {
     await runtime.removeContainer(id, { signal });
@@ -164,15 +168,18 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
       deps.logger.debug('running preStop hook', { ...logFields, gracePeriod: grace });
       const started = now();
       const budget = AbortSignal.timeout(grace * 1000);
-      const outcome = await hooks.run(
-        preStop,
-        { pod: target.pod, container: target.container, containerId: c.id },
-        {
-          timeoutSeconds: grace,
-          podIP: hookPodIP(runtime, pod, c.podSandboxId, signal),
-          signal: combineSignals([signal, budget]),
-        },
-      );
+      preStopRunning.set(c.id, { podUID: target.pod.metadata.uid, container: c.name, since: started });
+      const outcome = await hooks
+        .run(
+          preStop,
+          { pod: target.pod, container: target.container, containerId: c.id },
+          {
+            timeoutSeconds: grace,
+            podIP: hookPodIP(runtime, pod, c.podSandboxId, signal),
+            signal: combineSignals([signal, budget]),
+          },
+        )
+        .finally(() => preStopRunning.delete(c.id));
       if (signal?.aborted) throw abortReason(signal);
       if (budget.aborted) {
         deps.logger.info('preStop hook not completed in grace period', { ...logFields, gracePeriod: grace });
@@ -257,5 +264,13 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
     }
   }
 
-  return { killContainer, killPod, removePod, pruneContainers };
+  function preStopsRunning(podUID: string): { container: string; since: number }[] {
+    const out: { container: string; since: number }[] = [];
+    for (const p of preStopRunning.values()) {
+      if (p.podUID === podUID) out.push({ container: p.container, since: p.since });
+    }
+    return out;
+  }
+
+  return { killContainer, killPod, removePod, pruneContainers, preStopsRunning };
 }

@@ -9,7 +9,7 @@ import type { DNSConfig, PodSandboxConfig } from './cri/types.ts';
 import { computePodActions, type PodActions, type ProbeVerdicts } from './compute-pod-actions.ts';
 import { createContainerSetup, type ContainerSetupDeps } from './container-setup.ts';
 import { createContainerStarter, type StartContainerRequest, type StartStep } from './container-starter.ts';
-import type { ImageManager } from './image-manager.ts';
+import type { ImageManager, ImagePullState } from './image-manager.ts';
 import { createHookRunner, type HookRunner } from './hooks.ts';
 import { createPodKiller, type PodKiller } from './pod-killer.ts';
 import { createPodStatusReader, type RuntimePodSummary } from './pod-status-reader.ts';
@@ -44,6 +44,12 @@ export interface PodSyncResult {
  * killPod / removePod are the kill path's (pod-killer.ts): `pod` may be undefined for orphans.
  */
 export interface RuntimeManager extends Pick<PodKiller, 'killPod' | 'removePod'> {
+  /**
+   * Read-only, for `why` (optional: fakes need not answer): the pod's image pulls in flight and in
+   * back-off (image-manager.ts), and its preStop hooks running now (pod-killer.ts).
+   */
+  imagePulls?(podUID: string): ImagePullState[];
+  preStopsRunning?: PodKiller['preStopsRunning'];
   /** Reads everything the runtime holds for a pod UID. */
   getPodStatus(uid: string, name: string, namespace: string, signal?: AbortSignal): Promise<RuntimePodStatus>;
   /** Every pod the runtime holds (from labels), without per-container status calls. */
@@ -277,5 +283,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     killPod: (pod, status, gracePeriodOverride, signal) =>
       killer.killPod(pod, status, gracePeriodOverride, signal),
     removePod: (status, signal) => killer.removePod(status, signal),
+    preStopsRunning: (uid) => killer.preStopsRunning(uid),
+    imagePulls: (uid) => deps.images.pullState(uid),
   };
 }

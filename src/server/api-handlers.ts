@@ -15,6 +15,7 @@ import { rejectUpgrade, sendJSON, sendText } from './http-util.ts';
 import { DEBUGGING_ROUTES, type Route } from './routes.ts';
 import { proxyUpgrade } from './stream-proxy.ts';
 import { serveSystemLogs } from './system-logs.ts';
+import { servePodWhy } from './pod-why.ts';
 
 export interface ApiHandlerOptions {
   host: KubeletApiHost;
@@ -200,6 +201,10 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
           return;
         }
         await opts.console.serve(req, res, route, url);
+        return;
+      case 'debugPodWhy':
+        if (!methodAllowed(req, res, ['GET'])) return;
+        await servePodWhy(res, route, host, ac.signal);
         return;
       case 'not-found':
         sendText(res, 404, '404 page not found');

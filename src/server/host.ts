@@ -4,6 +4,7 @@
  */
 import type { KubeletPod, Pod, PodStatus } from '../api/types.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';
+import type { PodWhy } from '../why/index.ts';
 
 export interface HostPod {
   pod: KubeletPod;
@@ -48,4 +49,6 @@ export interface KubeletApiHost {
   statsSummary(onlyCpuAndMemory: boolean, signal: AbortSignal): Promise<unknown>;
   /** Directory served at /logs/ (upstream: /var/log). */
   readonly systemLogDir: string;
+  /** Why the pod is not running or not ready (issue 15 `why`); undefined: no such pod. */
+  podWhy(namespace: string, name: string, signal: AbortSignal): Promise<PodWhy | undefined>;
 }

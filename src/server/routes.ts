@@ -22,6 +22,7 @@ export type Route =
   // The node console (src/console): its page's files, and its live feed.
   | { kind: 'console'; file: string }
   | { kind: 'consoleEvents' }
+  | { kind: 'debugPodWhy'; namespace: string; pod: string }
   | { kind: 'not-found' };
 
 /** A route to one container of a pod, optionally naming the pod's UID. */
@@ -126,10 +127,15 @@ export function matchRoute(pathname: string): Route {
       return { kind: 'logs', subpath: rest.join('/') };
     case 'console':
       return rest.length <= 1 ? { kind: 'console', file: rest[0] ?? '' } : { kind: 'not-found' };
-    case 'debug':
+    case 'debug': {
       if (rest.length === 2 && rest[0] === 'console' && rest[1] === 'events')
         return { kind: 'consoleEvents' };
+      const [, namespace, pod, what] = rest;
+      if (rest.length === 4 && rest[0] === 'pods' && namespace && pod && what === 'why') {
+        return { kind: 'debugPodWhy', namespace, pod };
+      }
       return rest[0] === 'pprof' ? { kind: 'pprof' } : { kind: 'not-found' };
+    }
     default:
       return { kind: 'not-found' };
   }

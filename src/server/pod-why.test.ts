@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { nullLogger } from '../util/logger.ts';
+import type { PodWhy } from '../why/index.ts';
+import { createApiHandlers } from './api-handlers.ts';
+import { createAuthenticator } from './auth/authenticator.ts';
+import { createAlwaysAllowAuthorizer, requestAttributes } from './auth/authorizer.ts';
+import type { KubeletApiHost } from './host.ts';
+import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
+import { matchRoute } from './routes.ts';
+import { loadServingCert } from './serving-cert.ts';
+import { fakeHost, get, testPod } from './testing.ts';
+
+const WHY: PodWhy = {
+  apiVersion: 'tskubelet.io/v1alpha1',
+  kind: 'PodWhy',
+  namespace: 'default',
+  name: 'web',
+  uid: 'uid-1',
+  phase: 'Running',
+  ready: false,
+  summary: 'Container main is in crash-loop back-off: it exited with code 1 and is restarted in 37 s.',
+  findings: [
+    {
+      reason: 'CrashLoopBackOff',
+      container: 'main',
+      message: 'It exited with code 1.',
+      evidence: { exitCode: 1, restartCount: 3, nextRetryInSeconds: 37, lastLogLines: ['boom'] },
+    },
+  ],
+};
+
+describe('the why route', () => {
+  it('matches /debug/pods/{namespace}/{name}/why and nothing near it', () => {
+    assert.deepEqual(matchRoute('/debug/pods/default/web/why'), {
+      kind: 'debugPodWhy',
+      namespace: 'default',
+      pod: 'web',
+    });
+    assert.deepEqual(matchRoute('/debug/pods/default/web/why/'), {
+      kind: 'debugPodWhy',
+      namespace: 'default',
+      pod: 'web',
+    });
+    assert.deepEqual(matchRoute('/debug/pods/default/why'), { kind: 'not-found' });
+    assert.deepEqual(matchRoute('/debug/pods/default/web/whyx'), { kind: 'not-found' });
+    assert.deepEqual(matchRoute('/debug/pods/default/web/why/more'), { kind: 'not-found' });
+    assert.deepEqual(matchRoute('/debug/pods/%2e%2e/web/why'), { kind: 'not-found' });
+    assert.deepEqual(matchRoute('/debug/pprof/heap'), { kind: 'pprof' });
+  });
+
+  it('is authorized as the proxy subresource of the node, as /pods is', () => {
+    const attrs = requestAttributes({ name: 'u', groups: [] }, 'GET', '/debug/pods/default/web/why', 'n1');
+    assert.equal(attrs.subresource, 'proxy');
+    assert.equal(attrs.verb, 'get');
+  });
+});
+
+describe('GET /debug/pods/{namespace}/{name}/why on the kubelet API', () => {
+  let dir: string;
+  let server: KubeletServer;
+  let port: number;
+  const asked: string[] = [];
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tsk-why-'));
+    const host: KubeletApiHost = fakeHost([{ pod: testPod('default', 'web', 'uid-1'), status: undefined }], {
+      podWhy: (ns, name, signal) => {
+        asked.push(`${ns}/${name}`);
+        assert.ok(signal instanceof AbortSignal);
+        return Promise.resolve(ns === 'default' && name === 'web' ? WHY : undefined);
+      },
+    });
+    server = createKubeletServer({
+      address: '127.0.0.1',
+      port: 0,
+      readOnlyPort: 0,
+      tls: await loadServingCert({ rootDir: dir, nodeName: 'n', ips: [], logger: nullLogger }),
+      nodeName: 'n',
+      authenticator: createAuthenticator({ anonymous: true, x509: false }),
+      authorizer: createAlwaysAllowAuthorizer(),
+      // Debugging handlers off: why is not one of them.
+      handlers: createApiHandlers({
+        host,
+        enableDebuggingHandlers: false,
+        enableSystemLogHandler: false,
+        streamingIdleTimeoutMs: 1000,
+        logger: nullLogger,
+      }),
+      logger: nullLogger,
+    });
+    await server.start();
+    port = server.ports().secure;
+  });
+  after(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("answers the host's PodWhy as JSON, with debugging handlers disabled", async () => {
+    const res = await get(port, '/debug/pods/default/web/why');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(res.body), WHY);
+    assert.equal(asked.at(-1), 'default/web');
+  });
+
+  it('answers 404 with a JSON Status for a pod the kubelet does not have', async () => {
+    const res = await get(port, '/debug/pods/default/nope/why');
+    assert.equal(res.status, 404);
+    assert.equal(res.headers['content-type'], 'application/json');
+    assert.deepEqual(JSON.parse(res.body), {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: 'pod "default/nope" not found',
+      reason: 'NotFound',
+      code: 404,
+    });
+  });
+
+  it('refuses other methods with 405', async () => {
+    const res = await get(port, '/debug/pods/default/web/why', { method: 'POST' });
+    assert.equal(res.status, 405);
+  });
+});

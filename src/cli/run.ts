@@ -30,6 +30,7 @@ import {
 } from '../metrics/index.ts';
 import { createStatsProvider } from '../stats/index.ts';
 import { serveKubeletApi } from './serve-api.ts';
+import { createTimelineRecorder, registerStepDurationHistogram } from '../timeline/index.ts';
 
 function buildSources(config: KubeletConfig, logger: Logger): PodSource[] {
   const sources: PodSource[] = [];
@@ -157,6 +158,7 @@ export async function runKubelet(
       runtimeService,
       imageService,
       metrics,
+      timeline: createTimelineRecorder({ observe: registerStepDurationHistogram(metrics.registry) }),
       stats: {
         summary: () => stats.summaryMs(),
         hasDedicatedImageFs: () => stats.hasDedicatedImageFs(DEFAULT_IMAGE_FS_PATH),

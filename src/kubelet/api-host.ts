@@ -9,6 +9,7 @@ import type { RuntimeService } from '../runtime/cri/types.ts';
 import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
 import type { HostPod, KubeletApiHost, TextBody } from '../server/host.ts';
 import type { PodView } from './kubelet.ts';
+import type { PodTimeline } from '../timeline/index.ts';
 
 export interface ApiHostDeps {
   nodeName: string;
@@ -16,6 +17,7 @@ export interface ApiHostDeps {
     pods(): PodView[];
     healthz(): { ok: boolean; message: string };
     runningPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
+    podTimeline?(namespace: string, name: string): PodTimeline | undefined;
   };
   runtime: RuntimeService;
   configz: () => unknown;
@@ -89,5 +91,6 @@ export function createApiHost(deps: ApiHostDeps): KubeletApiHost {
     metrics: deps.metrics,
     statsSummary: deps.statsSummary,
     systemLogDir: deps.systemLogDir ?? '/var/log',
+    podTimeline: (namespace, name) => deps.kubelet.podTimeline?.(namespace, name),
   };
 }

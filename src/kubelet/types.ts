@@ -17,6 +17,7 @@ import type { RunOnceResult } from './run-once.ts';
 import type { EvictionConfig, EvictionDeps, PressureState } from '../eviction/index.ts';
 import type { Logind } from '../shutdown/index.ts';
 import type { OpenKmsg } from '../oom/index.ts';
+import type { PodTimeline, TimelineRecorder } from '../timeline/index.ts';
 
 /** What the eviction manager reads: the stats summary and whether the image filesystem is separate. */
 export type EvictionStats = Pick<EvictionDeps, 'summary' | 'hasDedicatedImageFs'>;
@@ -99,6 +100,8 @@ export interface KubeletDependencies {
   openKmsg?: OpenKmsg;
   /** Resource usage for the eviction manager (src/stats); absent: no eviction manager. */
   stats?: EvictionStats;
+  /** Each pod's startup timeline (src/timeline); absent: nothing is recorded. */
+  timeline?: TimelineRecorder;
   /** Measures the image filesystem for image GC (tests: a fake); absent: statfs (src/gc/image-fs.ts). */
   imageFsUsage?: ImageFsUsageFn;
   /** Wall ms since the epoch (timestamps for the API); default Date.now. May step. */
@@ -126,6 +129,8 @@ export interface Kubelet {
   pods(): PodView[];
   /** The pods as the runtime holds them (upstream GetRunningPods, for /runningpods). */
   runningPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
+  /** The startup timeline of the pod of that name (a desired pod's, else a recently gone one's). */
+  podTimeline(namespace: string, name: string): PodTimeline | undefined;
   healthz(): { ok: boolean; message: string };
   /**
    * Node readiness as upstream's runtimeState: the CRI runtime answered Status recently with

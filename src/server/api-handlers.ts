@@ -15,6 +15,7 @@ import { rejectUpgrade, sendJSON, sendText } from './http-util.ts';
 import { DEBUGGING_ROUTES, type Route } from './routes.ts';
 import { proxyUpgrade } from './stream-proxy.ts';
 import { serveSystemLogs } from './system-logs.ts';
+import { servePodTimeline } from './debug-pods.ts';
 
 export interface ApiHandlerOptions {
   host: KubeletApiHost;
@@ -180,6 +181,10 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
         return;
       case 'pprof':
         sendText(res, 404, 'profiling endpoints are not available in tskubelet');
+        return;
+      case 'debugPodTimeline':
+        if (!methodAllowed(req, res, ['GET'])) return;
+        servePodTimeline(res, route, host);
         return;
       case 'not-found':
         sendText(res, 404, '404 page not found');

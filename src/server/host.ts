@@ -4,6 +4,7 @@
  */
 import type { KubeletPod, Pod, PodStatus } from '../api/types.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';
+import type { PodTimeline } from '../timeline/index.ts';
 
 export interface HostPod {
   pod: KubeletPod;
@@ -48,4 +49,6 @@ export interface KubeletApiHost {
   statsSummary(onlyCpuAndMemory: boolean, signal: AbortSignal): Promise<unknown>;
   /** Directory served at /logs/ (upstream: /var/log). */
   readonly systemLogDir: string;
+  /** The pod's startup timeline (a desired pod's, else a recently gone one's); undefined: unknown. */
+  podTimeline(namespace: string, name: string): PodTimeline | undefined;
 }

@@ -19,6 +19,8 @@ export type Route =
   | { kind: 'portForward'; namespace: string; pod: string; uid?: string }
   | { kind: 'logs'; subpath: string }
   | { kind: 'pprof' }
+  /** tskubelet: a pod's startup timeline (issue 15), `/debug/pods/{namespace}/{name}/timeline`. */
+  | { kind: 'debugPodTimeline'; namespace: string; name: string }
   | { kind: 'not-found' };
 
 /** A route to one container of a pod, optionally naming the pod's UID. */
@@ -42,10 +44,14 @@ export const DEBUGGING_ROUTES: ReadonlySet<Route['kind']> = new Set([
   'pprof',
 ]);
 
-/** Routes the plain-HTTP read-only port serves (upstream's read-only server: default handlers only). */
+/**
+ * Routes the plain-HTTP read-only port serves (upstream's read-only server: default handlers only).
+ * A pod's timeline is there too: it tells less than `/pods` (names, images, times, the pod IP).
+ */
 export const READ_ONLY_ROUTES: ReadonlySet<Route['kind']> = new Set([
   'healthz',
   'pods',
+  'debugPodTimeline',
   'runningpods',
   'configz',
   'spec',
@@ -121,8 +127,14 @@ export function matchRoute(pathname: string): Route {
     }
     case 'logs':
       return { kind: 'logs', subpath: rest.join('/') };
-    case 'debug':
-      return rest[0] === 'pprof' ? { kind: 'pprof' } : { kind: 'not-found' };
+    case 'debug': {
+      if (rest[0] === 'pprof') return { kind: 'pprof' };
+      const [pods, namespace, name, what] = rest;
+      if (rest.length === 4 && pods === 'pods' && namespace && name && what === 'timeline') {
+        return { kind: 'debugPodTimeline', namespace, name };
+      }
+      return { kind: 'not-found' };
+    }
     default:
       return { kind: 'not-found' };
   }

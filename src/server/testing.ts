@@ -158,6 +158,7 @@ export function fakeHost(pods: HostPod[], overrides: Partial<KubeletApiHost> = {
       Promise.resolve({ contentType: 'text/plain; version=0.0.4', body: 'kubelet_running_pods 1\n' }),
     statsSummary: () => Promise.resolve({ node: { nodeName: 'node-1' }, pods: [] }),
     systemLogDir: '/nonexistent',
+    podTimeline: () => undefined,
     ...overrides,
   };
 }

@@ -94,6 +94,7 @@ function answeringHost(logFile: string, logDir: string, streamURL: string): Kube
       Promise.resolve({ contentType: 'text/plain; version=0.0.4', body: 'kubelet_running_pods 2\n' }),
     statsSummary: () => Promise.resolve({ node: { nodeName: 'fuzz-node' }, pods: [] }),
     systemLogDir: logDir,
+    podTimeline: () => undefined,
   };
 }
 

@@ -6,6 +6,7 @@ import type { KubeletKind } from './kubelets.ts';
 import type { UsageSummary } from './proc.ts';
 import type { ApiLoadRow } from './apiload.ts';
 import { summarize, type Summary } from './stats.ts';
+import type { PhaseSummary } from './timeline-breakdown.ts';
 
 export interface Teardown {
   /** Per pod: delete → no ready sandbox and no running container. */
@@ -45,6 +46,12 @@ export interface StartupRow {
   teardown?: Teardown;
   /** Machine-wide busy CPU (cores) during the batch: everything, this run included. */
   hostBusy?: number;
+  /**
+   * tskubelet only: the batch's per-step breakdown from the pods' timelines, read after the batch
+   * (timeline-breakdown.ts); `stepsMissing` lists pods whose timeline could not be read.
+   */
+  steps?: PhaseSummary[];
+  stepsMissing?: string[];
 }
 
 export interface SteadyRow {

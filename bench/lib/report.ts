@@ -9,6 +9,7 @@ import { floorBest, sortedKeys, type BenchResults, type Eld, type StartupRow } f
 import { targets } from './report-targets.ts';
 import { chartLink, growthTables, type ChartKey } from './scale-report.ts';
 import { cores, mib, msText, ratio, sec, summarize, table } from './stats.ts';
+import { breakdownSections } from './timeline-breakdown.ts';
 
 export interface ReportMeta {
   date: string;
@@ -257,6 +258,7 @@ export function renderReport(results: BenchResults, meta: ReportMeta): string {
       '',
       ratioTable(results, results.static),
       '',
+      ...breakdownSections(results.static),
       ...plots(meta, ['startup-static']),
     );
   }
@@ -270,6 +272,7 @@ export function renderReport(results: BenchResults, meta: ReportMeta): string {
       '',
       ratioTable(results, results.cluster),
       '',
+      ...breakdownSections(results.cluster),
       ...plots(meta, ['startup-cluster']),
     );
   }

@@ -188,7 +188,7 @@ export async function startClusterKubelet(
   kind: KubeletKind,
   bed: BenchContainerd,
   d: KubeletDirs,
-  opts: { maxPods: number; secureApi?: boolean },
+  opts: { maxPods: number; secureApi?: boolean; readOnlyPort?: number },
 ): Promise<RunningKubelet> {
   const node = NODE[kind];
   await deletePodsOnNode(ctx.admin, NAMESPACE, node);
@@ -206,6 +206,7 @@ export async function startClusterKubelet(
     nodeOptions: env.nodeOptions,
     maxPods: opts.maxPods,
     ...(opts.secureApi ? { clientCAFile: ctx.cluster.caFile } : {}),
+    ...(opts.readOnlyPort ? { readOnlyPort: opts.readOnlyPort } : {}),
   });
   try {
     await k.ready(60_000);

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { sleep } from '../../src/util/abort.ts';
 import { BUSYBOX_IMAGE } from '../../test/harness/images.ts';
 import {
+  BENCH_READONLY_PORT,
+  isTskubelet,
   maxPodsFor,
   removeKubeletDir,
   removePodLogDirs,
@@ -21,6 +23,7 @@ import { floorPod, runFloor } from './floor.ts';
 import { apiPod, staticManifest } from './pods.ts';
 import { createPods, deletePods, watchPods } from './cluster.ts';
 import type { StartupRow } from './bench-results.ts';
+import { breakdown, fetchTimelines } from './timeline-breakdown.ts';
 import {
   NAMESPACE,
   NODE,
@@ -88,6 +91,8 @@ export async function staticRun(env: BenchEnv, kind: KubeletKind, n: number): Pr
       eldFile: d.eld,
       nodeOptions: env.nodeOptions,
       maxPods: maxPodsFor(n),
+      // tskubelet's timelines are read there after the batch (timeline-breakdown.ts).
+      ...(isTskubelet(kind) ? { readOnlyPort: BENCH_READONLY_PORT } : {}),
     });
     const obs = observeCri(cri, { prefix, intervalMs: OBSERVE_MS, onError: env.log });
     try {
@@ -124,6 +129,8 @@ export async function staticRun(env: BenchEnv, kind: KubeletKind, n: number): Pr
         latencies.push(s - w);
         last = Number.isNaN(last) ? s : Math.max(last, s);
       }
+      // After the batch's numbers are taken: outside the timed path.
+      const steps = isTskubelet(kind) ? await stepBreakdown('default', [...written.keys()]) : undefined;
       await sleep(SETTLE_MS);
       const tDel = Date.now();
       for (const f of files) rmSync(f);
@@ -139,6 +146,7 @@ export async function staticRun(env: BenchEnv, kind: KubeletKind, n: number): Pr
         eld,
         teardown,
         hostBusy,
+        ...steps,
       };
     } finally {
       await obs.stop();
@@ -159,7 +167,10 @@ export async function clusterRun(
   const prefix = `bk-c${n}-`;
   const d = kubeletDirs(env, `cluster-n${n}`, kind);
   return withFreshContainerd(env, `cluster ${kind} N=${n}`, async (bed, cri) => {
-    const k = await startClusterKubelet(env, ctx, kind, bed, d, { maxPods: maxPodsFor(n) });
+    const k = await startClusterKubelet(env, ctx, kind, bed, d, {
+      maxPods: maxPodsFor(n),
+      ...(isTskubelet(kind) ? { readOnlyPort: BENCH_READONLY_PORT } : {}),
+    });
     const obs = observeCri(cri, { prefix, intervalMs: OBSERVE_MS, onError: env.log });
     const watch = await watchPods(ctx.admin, NAMESPACE, NODE[kind], env.log);
     try {
@@ -193,6 +204,8 @@ export async function clusterRun(
         const s = obs.pods.get(name)?.startedAt;
         if (s !== undefined) criLatencies.push(s - c);
       }
+      // After the batch's numbers are taken: outside the timed path.
+      const steps = isTskubelet(kind) ? await stepBreakdown(NAMESPACE, names, watch.running) : undefined;
       await sleep(SETTLE_MS);
       const tDel = Date.now();
       await deletePods(ctx.admin, NAMESPACE, names);
@@ -209,6 +222,7 @@ export async function clusterRun(
         eld,
         teardown,
         hostBusy,
+        ...steps,
       };
     } finally {
       await watch.stop();
@@ -216,4 +230,17 @@ export async function clusterRun(
       await stopClusterKubelet(ctx, kind, k, d, prefix);
     }
   });
+}
+
+/** The batch's per-step breakdown from tskubelet's timelines (read-only port), after the batch. */
+async function stepBreakdown(
+  namespace: string,
+  names: readonly string[],
+  runningSeenAt?: ReadonlyMap<string, number>,
+): Promise<Pick<StartupRow, 'steps' | 'stepsMissing'>> {
+  const { timelines, missing } = await fetchTimelines(BENCH_READONLY_PORT, namespace, names);
+  return {
+    steps: breakdown(timelines, runningSeenAt),
+    ...(missing.length > 0 ? { stepsMissing: missing } : {}),
+  };
 }

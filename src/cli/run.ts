@@ -39,6 +39,7 @@ import {
 } from '../console/index.ts';
 import { parseConsoleAddress } from '../config/index.ts';
 import { buildNodeConsole } from './console.ts';
+import { createTimelineRecorder, registerStepDurationHistogram } from '../timeline/index.ts';
 
 function buildSources(config: KubeletConfig, logger: Logger): PodSource[] {
   const sources: PodSource[] = [];
@@ -168,6 +169,7 @@ export async function runKubelet(
       runtimeService,
       imageService,
       metrics,
+      timeline: createTimelineRecorder({ observe: registerStepDurationHistogram(metrics.registry) }),
       stats: {
         summary: () => stats.summaryMs(),
         hasDedicatedImageFs: () => stats.hasDedicatedImageFs(DEFAULT_IMAGE_FS_PATH),

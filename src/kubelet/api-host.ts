@@ -11,6 +11,7 @@ import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
 import type { HostPod, KubeletApiHost, TextBody } from '../server/host.ts';
 import type { PodWhy } from '../why/index.ts';
 import type { PodView } from './kubelet.ts';
+import type { PodTimeline } from '../timeline/index.ts';
 
 export interface ApiHostDeps {
   nodeName: string;
@@ -19,6 +20,7 @@ export interface ApiHostDeps {
     healthz(): { ok: boolean; message: string };
     runningPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
     podWhy(namespace: string, name: string, signal: AbortSignal): Promise<PodWhy | undefined>;
+    podTimeline?(namespace: string, name: string): PodTimeline | undefined;
   };
   runtime: RuntimeService;
   configz: () => unknown;
@@ -94,5 +96,6 @@ export function createApiHost(deps: ApiHostDeps): KubeletApiHost {
     systemLogDir: deps.systemLogDir ?? '/var/log',
     podWhy: (namespace, name, signal) =>
       deps.kubelet.podWhy(namespace, name, combineSignals([signal], timeoutMs)),
+    podTimeline: (namespace, name) => deps.kubelet.podTimeline?.(namespace, name),
   };
 }

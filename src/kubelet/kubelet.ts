@@ -34,6 +34,7 @@ import { runOnce } from './run-once.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { createWhyGatherer } from '../why/index.ts';
+import { noopTimeline } from '../timeline/index.ts';
 
 export type { LoopEvent } from './sync-loop.ts';
 export type { KubeletManagers } from './managers.ts';
@@ -51,6 +52,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const now = deps.now ?? Date.now;
   const monotonic = deps.monotonic ?? monotonicNow;
   const log = deps.logger;
+  const timeline = deps.timeline ?? noopTimeline;
   const stopSignal = new AbortController();
   const queue = new AsyncQueue<LoopEvent>(LOOP_QUEUE_CAPACITY);
   const backoff = createBackoff();
@@ -105,11 +107,19 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     monotonic,
     ...(deps.random ? { random: deps.random } : {}),
   });
-  const workers = createPodWorkers(handler, log, deps.metrics ? { metrics: deps.metrics.podWorkers } : {});
+  const workers = createPodWorkers(handler, log, {
+    ...(deps.metrics ? { metrics: deps.metrics.podWorkers } : {}),
+    timeline,
+  });
   const podConfig = createPodConfig({
     sources: deps.sources,
     logger: log,
     onUpdate: (update) => {
+      if (update.op === 'ADD') {
+        for (const p of update.pods) {
+          timeline.begin(p.metadata.uid, p.metadata.namespace, p.metadata.name, update.source);
+        }
+      }
       if (!queue.push({ kind: 'config', update })) {
         // Never drop a config update: the loop is far behind; log loudly and retry shortly.
         log.error('sync loop queue full; config update delayed', { source: update.source, op: update.op });
@@ -178,6 +188,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       ? { mirrors: { pods: cluster.mirrorPods, markDirty: (uids: string[]) => statusSyncer.markDirty(uids) } }
       : {}),
     recorder: deps.recorder,
+    timeline,
     logger: log,
     monotonic,
   });
@@ -303,6 +314,15 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     },
     pods: () => [...state.desired.values()].map((pod) => ({ pod, status: statuses.get(pod.metadata.uid) })),
     runningPods: (signal) => runtime.listPods(signal),
+    podTimeline(namespace, name) {
+      for (const [uid, p] of state.desired) {
+        if (p.metadata.namespace === namespace && p.metadata.name === name) {
+          const t = timeline.get(uid);
+          if (t) return t;
+        }
+      }
+      return timeline.findByName(namespace, name);
+    },
     healthz() {
       const p = pleg.healthy();
       if (!p.ok) return p;

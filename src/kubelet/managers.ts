@@ -84,13 +84,14 @@ export function buildManagers(
   const monotonic = deps.monotonic ?? monotonicNow;
   const given = deps.managers ?? {};
   const objects = deps.cluster?.volumeObjects;
-  const statuses = given.statuses ?? createStatusManager();
+  const statuses = given.statuses ?? createStatusManager(deps.timeline ? { timeline: deps.timeline } : {});
   const volumes =
     given.volumes ??
     createVolumeManager({
       rootDir: opts.rootDir,
       logger: log,
       recorder: deps.recorder,
+      ...(deps.timeline ? { timeline: deps.timeline } : {}),
       ...(objects ? { objects } : {}),
       ...(deps.cluster
         ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, monotonic }) }
@@ -107,6 +108,7 @@ export function buildManagers(
         deps.runtimeService.execSync(containerId, cmd, timeoutSeconds, { signal }),
       podIP: (uid) => statuses.get(uid)?.podIP,
       recorder: deps.recorder,
+      ...(deps.timeline ? { timeline: deps.timeline } : {}),
       logger: log,
       onChange: (uid) => hooks.onProbeChange(uid),
       now,
@@ -135,6 +137,7 @@ function defaultRuntime(
   const images = createImageManager({
     images: deps.imageService,
     recorder: deps.recorder,
+    ...(deps.timeline ? { timeline: deps.timeline } : {}),
     logger: log,
     monotonic: deps.monotonic ?? monotonicNow,
     nodeCredentials: () => nodeCredentials.keyring(),
@@ -151,6 +154,7 @@ function defaultRuntime(
         : createRuntimePacer({ monotonic: deps.monotonic ?? monotonicNow }),
     images,
     recorder: deps.recorder,
+    ...(deps.timeline ? { timeline: deps.timeline } : {}),
     logger: log,
     backoff: hooks.backoff,
     podLogsDir: opts.podLogsDir,

@@ -2,6 +2,7 @@ import type { KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError, isCanceled } from '../util/errors.ts';
+import type { TimelineRecorder } from '../timeline/index.ts';
 
 /** What the sync loop asks of a pod's worker (upstream UpdatePodOptions). */
 export type PodWork =
@@ -79,6 +80,8 @@ export interface PodWorkersOptions {
   metrics?: PodWorkerMetrics;
   /** ms clock for the metrics; defaults to performance.now. */
   now?: () => number;
+  /** Told when a kill is requested (`kill-requested`) and when a UID is forgotten; absent: nothing. */
+  timeline?: Pick<TimelineRecorder, 'record' | 'forget'>;
 }
 
 interface WorkerRecord {
@@ -110,6 +113,7 @@ export function createPodWorkers(
   const metrics = opts.metrics;
   const clock = opts.now ?? (() => performance.now());
   const now = metrics ? clock : () => 0;
+  const timeline = opts.timeline;
   const workers = new Map<string, WorkerRecord>();
   let stopped = false;
   const idleWaiters: (() => void)[] = [];
@@ -143,6 +147,7 @@ export function createPodWorkers(
             if (outcome.terminal && rec.state.phase === 'syncing') {
               log.info('pod reached a terminal phase; stopping it');
               rec.state = { phase: 'terminating', gracePeriodOverride: undefined };
+              timeline?.record(rec.uid, 'kill-requested');
               if (!rec.pending) {
                 rec.pending = { type: 'kill', uid: rec.uid, pod: rec.pod };
                 rec.pendingSince = now();
@@ -209,6 +214,7 @@ export function createPodWorkers(
         case 'syncing':
           if (work.type === 'kill') {
             rec.state = { phase: 'terminating', gracePeriodOverride: work.gracePeriodOverride };
+            timeline?.record(uid, 'kill-requested');
             rec.abort?.abort(new KubeletError('Canceled', 'pod worker', 'pod is being terminated'));
           }
           rec.pending = work;
@@ -240,7 +246,10 @@ export function createPodWorkers(
     uids: () => [...workers.keys()],
     forget(uid) {
       const rec = workers.get(uid);
-      if (rec && rec.state.phase === 'terminated' && !rec.loop) workers.delete(uid);
+      if (rec && rec.state.phase === 'terminated' && !rec.loop) {
+        workers.delete(uid);
+        timeline?.forget(uid);
+      }
     },
     idle() {
       for (const w of workers.values()) {

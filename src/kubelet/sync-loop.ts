@@ -19,6 +19,7 @@ import type { Housekeeping } from './housekeeping.ts';
 import { isStaticPod, type MirrorPods } from './mirror-pods.ts';
 import { stoppedPodStatus } from './stop-pod.ts';
 import { compareStrings } from '../util/compare.ts';
+import type { TimelineRecorder } from '../timeline/index.ts';
 
 /** One item of the sync loop's queue: the only way anything reaches kubelet state. */
 export type LoopEvent =
@@ -51,6 +52,8 @@ export interface SyncLoopDeps {
   /** Cluster mode: the mirror pods, and the status syncer to tell when one appears. */
   mirrors?: { pods: MirrorPods; markDirty(uids: string[]): void };
   recorder: EventRecorder;
+  /** Admission's verdicts (`admitted` / `rejected`); absent: not recorded. */
+  timeline?: Pick<TimelineRecorder, 'record' | 'forget'>;
   logger: Logger;
   /** Monotonic ms (util/clock): the work queue's due times, the loop's last activity. */
   monotonic(): number;
@@ -89,11 +92,15 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
   /** Upstream canAdmitPod + rejectPod: a refused pod is never started and reported Failed. */
   function admit(pod: KubeletPod, active: readonly KubeletPod[]): AdmitResult {
     const verdict = runAdmitHandlers(deps.admitHandlers, pod, active);
-    if (verdict.admit) return verdict;
     const uid = pod.metadata.uid;
+    if (verdict.admit) {
+      deps.timeline?.record(uid, 'admitted');
+      return verdict;
+    }
     state.rejected.add(uid);
     const reason = verdict.reason ?? 'Rejected';
     const message = verdict.message ?? 'rejected';
+    deps.timeline?.record(uid, 'rejected', { error: `${reason}: ${message}` });
     deps.recorder.event(pod, 'Warning', reason, message);
     statuses.set(uid, { phase: 'Failed', reason, message });
     log.warn('pod rejected at admission', {
@@ -161,8 +168,10 @@ export function createSyncLoop(deps: SyncLoopDeps): SyncLoop {
           state.desired.delete(uid);
           state.rejected.delete(uid);
           state.statusOverrides.delete(uid);
-          if (workers.phase(uid) === undefined) statuses.delete(uid);
-          else workers.update({ type: 'kill', uid, pod });
+          if (workers.phase(uid) === undefined) {
+            statuses.delete(uid);
+            deps.timeline?.forget(uid); // never had a worker (rejected): nothing else forgets it
+          } else workers.update({ type: 'kill', uid, pod });
         }
         void deps.qos.update();
         return;

@@ -18,6 +18,7 @@ import type { EvictionConfig, EvictionDeps, PressureState } from '../eviction/in
 import type { Logind } from '../shutdown/index.ts';
 import type { OpenKmsg } from '../oom/index.ts';
 import type { PodWhy } from '../why/index.ts';
+import type { PodTimeline, TimelineRecorder } from '../timeline/index.ts';
 
 /** What the eviction manager reads: the stats summary and whether the image filesystem is separate. */
 export type EvictionStats = Pick<EvictionDeps, 'summary' | 'hasDedicatedImageFs'>;
@@ -100,6 +101,8 @@ export interface KubeletDependencies {
   openKmsg?: OpenKmsg;
   /** Resource usage for the eviction manager (src/stats); absent: no eviction manager. */
   stats?: EvictionStats;
+  /** Each pod's startup timeline (src/timeline); absent: nothing is recorded. */
+  timeline?: TimelineRecorder;
   /** Measures the image filesystem for image GC (tests: a fake); absent: statfs (src/gc/image-fs.ts). */
   imageFsUsage?: ImageFsUsageFn;
   /** Wall ms since the epoch (timestamps for the API); default Date.now. May step. */
@@ -127,6 +130,8 @@ export interface Kubelet {
   pods(): PodView[];
   /** The pods as the runtime holds them (upstream GetRunningPods, for /runningpods). */
   runningPods(signal?: AbortSignal): Promise<RuntimePodSummary[]>;
+  /** The startup timeline of the pod of that name (a desired pod's, else a recently gone one's). */
+  podTimeline(namespace: string, name: string): PodTimeline | undefined;
   healthz(): { ok: boolean; message: string };
   /**
    * Node readiness as upstream's runtimeState: the CRI runtime answered Status recently with

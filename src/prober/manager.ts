@@ -243,8 +243,10 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
       resultChanged: (result: ProbeResult, containerId) => {
         if (entry.workers.get(workerKey(name, type)) !== worker) return; // replaced or removed meanwhile
         logger.debug('probe result changed', { result, containerID: containerId });
-        if (type === 'startup' && result === 'success')
+        if (type === 'startup' && result === 'success') {
+          deps.timeline?.record(uid, 'startup-probe-passed', { container: name });
           entry.workers.get(workerKey(name, 'readiness'))?.trigger();
+        }
         notify(uid);
       },
       now,

@@ -2,6 +2,7 @@ import type { EventRecorder } from '../api/events.ts';
 import type { KubeletPod } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ExecFn } from './exec-probe.ts';
+import type { TimelineRecorder } from '../timeline/index.ts';
 
 export type ProbeType = 'liveness' | 'readiness' | 'startup';
 
@@ -135,4 +136,6 @@ export interface ProbeManagerDeps {
   timers?: ProbeTimers;
   /** Optional; absent, nothing is counted. */
   metrics?: ProbeMetrics;
+  /** Told when a container's startup probe first succeeds (`startup-probe-passed`); absent: nothing. */
+  timeline?: Pick<TimelineRecorder, 'record'>;
 }

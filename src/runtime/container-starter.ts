@@ -19,6 +19,7 @@ import { ImageError, type ImageErrorReason, type ImageManager } from './image-ma
 import type { KillContainerRequest } from './pod-killer.ts';
 import { findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from './runtime-pod.ts';
 import type { RuntimePacer } from './pacer.ts';
+import { noopTimeline, type TimelineRecorder, type TimelineStep } from '../timeline/index.ts';
 
 /** Why a container did not start; the strings are upstream's waiting reasons. */
 export type ContainerStartFailure =
@@ -70,6 +71,8 @@ export interface ContainerStarterDeps {
   monotonic: () => number;
   /** Paces CreateContainer and StartContainer across pods (pacer.ts). */
   pacer: RuntimePacer;
+  /** `container-created`, `container-started`, `post-start-done`, and `failed`; default: none. */
+  timeline?: Pick<TimelineRecorder, 'record'>;
 }
 
 /** Upstream getStableKey: the crash-loop back-off key of one container spec of one pod. */
@@ -82,6 +85,12 @@ const OK: StartStep<void> = { ok: true, value: undefined };
 export function createContainerStarter(deps: ContainerStarterDeps): ContainerStarter {
   const { runtime } = deps;
   const clock = { now: deps.now, monotonic: deps.monotonic };
+  const timeline = deps.timeline ?? noopTimeline;
+
+  function stepFailed(req: StartContainerRequest, failedStep: TimelineStep, error: string): void {
+    if (req.signal?.aborted) return;
+    timeline.record(req.pod.metadata.uid, 'failed', { failedStep, container: req.container.name, error });
+  }
 
   /**
    * A step's error, as an event on the pod and the container's failure. A step cut short because
@@ -150,6 +159,7 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
         value: await deps.setup({ pod, container, sandboxId, imageRef, restartCount, log, signal }),
       };
     } catch (err) {
+      stepFailed(req, 'container-created', describeError(err));
       return failed(pod, 'CreateContainerConfigError', err, signal);
     }
   }
@@ -164,8 +174,10 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
         req.signal,
       );
     } catch (err) {
+      stepFailed(req, 'container-created', describeError(err));
       return failed(req.pod, 'CreateContainerError', err, req.signal);
     }
+    timeline.record(req.pod.metadata.uid, 'container-created', { container: req.container.name });
     deps.recorder.event(req.pod, 'Normal', 'Created', `Created container ${req.container.name}`);
     return { ok: true, value: id };
   }
@@ -179,8 +191,10 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
         req.signal,
       );
     } catch (err) {
+      stepFailed(req, 'container-started', describeError(err));
       return failed(req.pod, 'RunContainerError', err, req.signal);
     }
+    timeline.record(req.pod.metadata.uid, 'container-started', { container: req.container.name });
     deps.recorder.event(req.pod, 'Normal', 'Started', `Started container ${req.container.name}`);
     return OK;
   }
@@ -200,7 +214,11 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
       },
     );
     if (signal?.aborted) throw abortReason(signal);
-    if (outcome.ok) return OK;
+    if (outcome.ok) {
+      timeline.record(pod.metadata.uid, 'post-start-done', { container: container.name });
+      return OK;
+    }
+    stepFailed(req, 'post-start-done', outcome.message);
     log.warn('postStart hook failed', { containerID: id, message: outcome.message });
     deps.recorder.event(
       pod,

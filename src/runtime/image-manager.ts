@@ -16,6 +16,7 @@ import { createImageCredentials, type ImageCredentialsDeps } from './image-crede
 import { createImagePuller, type ImagePullerDeps } from './image-puller.ts';
 import { defaultPullPolicyFor, parseImageReference, type ImageReference } from './image-reference.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { noopTimeline, type TimelineRecorder } from '../timeline/index.ts';
 
 /** Why a container could not get its image; these strings become the waiting reason in pod status. */
 export type ImageErrorReason =
@@ -76,6 +77,8 @@ export interface ImageManagerDeps extends ImagePullerDeps, ImageCredentialsDeps 
   /** Monotonic ms (util/clock): the pull back-off and pull durations. */
   monotonic?: () => number;
   backoff?: Backoff;
+  /** `image-pull-started` / `image-pull-done` (bytes, cached) / `failed`; absent: nothing. */
+  timeline?: Pick<TimelineRecorder, 'record'>;
 }
 
 /** Upstream shouldPullImage. */
@@ -91,6 +94,24 @@ export function shouldPullImage(policy: PullPolicy, present: boolean): boolean {
 }
 
 export function createImageManager(deps: ImageManagerDeps): ImageManager {
+  /** The size of an image just pulled (one ImageStatus, only when a timeline records it). */
+  async function pulledSize(
+    imageRef: string,
+    signal: AbortSignal | undefined,
+    plog: Logger,
+  ): Promise<{ bytes?: number }> {
+    try {
+      const img = await deps.images.imageStatus({ image: imageRef }, { signal });
+      return img ? { bytes: img.size } : {};
+    } catch (err) {
+      plog.debug('cannot read the pulled image size for the timeline', {
+        image: imageRef,
+        err: describeError(err),
+      });
+      return {};
+    }
+  }
+
   const now = deps.monotonic ?? monotonicNow;
   const log = deps.logger ?? nullLogger;
   const backoff = deps.backoff ?? createBackoff(IMAGE_BACKOFF_INITIAL_MS, IMAGE_BACKOFF_MAX_MS);
@@ -100,6 +121,7 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
   const inFlight = new Map<string, { container: string; since: number }>();
   /** The container that last asked for each back-off key and its last pull error, for `pullState`. */
   const askedBy = new Map<string, { container: string; lastError?: string }>();
+  const timeline = deps.timeline ?? noopTimeline;
 
   return {
     async ensureImage(pod, container, sandboxConfig, signal) {
@@ -116,6 +138,14 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
       // As upstream: a bare name gets `:latest` appended, not a fully qualified rewrite, so the
       // runtime sees the name the user wrote.
       const spec = ref.tag === undefined && ref.digest === undefined ? `${image}:latest` : image;
+      const uid = pod.metadata.uid;
+      const stepFields = { container: container.name, image };
+      const stepFailed = (error: string): void => {
+        if (!signal?.aborted)
+          timeline.record(uid, 'failed', { failedStep: 'image-pull-done', ...stepFields, error });
+      };
+      // Started before the presence check: for a cached image the step is that check.
+      timeline.record(uid, 'image-pull-started', stepFields);
 
       let present;
       try {
@@ -123,6 +153,7 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
       } catch (err) {
         if (signal?.aborted || isCanceled(err)) throw err;
         const msg = `Failed to inspect image "${image}": ${describeError(err)}`;
+        stepFailed(msg);
         deps.recorder.event(pod, 'Warning', 'InspectFailed', msg);
         throw new ImageError('ImageInspectError', msg, { cause: err });
       }
@@ -135,9 +166,11 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
             'Pulled',
             `Container image "${image}" already present on machine`,
           );
+          timeline.record(uid, 'image-pull-done', { ...stepFields, bytes: present.size, cached: true });
           return present.id;
         }
         const msg = `Container image "${image}" is not present with pull policy of Never`;
+        stepFailed(msg);
         deps.recorder.event(pod, 'Warning', 'ErrImageNeverPull', msg);
         throw new ImageError('ErrImageNeverPull', msg);
       }
@@ -147,6 +180,7 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
       const last = backoff.entries().get(key);
       if (last !== undefined && backoff.isInBackoffSince(key, last.lastUpdateMs, now())) {
         const msg = `Back-off pulling image "${image}"`;
+        stepFailed(msg);
         deps.recorder.event(pod, 'Normal', 'BackOff', msg);
         throw new ImageError('ImagePullBackOff', msg);
       }
@@ -167,6 +201,7 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
         backoff.next(key, t, t);
         const reason = describeError(err);
         askedBy.set(key, { container: container.name, lastError: reason });
+        stepFailed(reason);
         deps.recorder.event(pod, 'Warning', 'Failed', `Failed to pull image "${image}": ${reason}`);
         throw new ImageError('ErrImagePull', reason, { cause: err });
       }
@@ -178,6 +213,13 @@ export function createImageManager(deps: ImageManagerDeps): ImageManager {
         'Pulled',
         `Successfully pulled image "${image}" in ${formatGoDuration(now() - started)}`,
       );
+      if (deps.timeline) {
+        timeline.record(uid, 'image-pull-done', {
+          ...stepFields,
+          ...(await pulledSize(imageRef, signal, plog)),
+          cached: false,
+        });
+      }
       backoff.gc(now());
       for (const k of askedBy.keys()) if (!backoff.entries().has(k) && !inFlight.has(k)) askedBy.delete(k);
       return imageRef;

@@ -21,6 +21,7 @@ import type { ContainerStatus, RuntimeService } from './cri/types.ts';
 import { graceAfterPreStop, restoreHookSpec, type HookRunner } from './hooks.ts';
 import { hookPodIP } from './hook-pod-ip.ts';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './runtime-pod.ts';
+import type { TimelineRecorder } from '../timeline/index.ts';
 
 /** The part of a container's status a kill needs. */
 export type KillTarget = Pick<
@@ -73,6 +74,8 @@ export interface PodKillerDeps {
   monotonic: () => number;
   /** Told about every container removed, so what is remembered about it can go. */
   onContainerRemoved?: (id: string) => void;
+  /** `pre-stop-done`, `container-stopped`, `sandbox-removed`; absent: nothing. */
+  timeline?: Pick<TimelineRecorder, 'record'>;
 }
 
 /** Upstream killContainer grace-period rules. */
@@ -190,11 +193,13 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
         }
       }
       grace = graceAfterPreStop(grace, now() - started);
+      if (pod) deps.timeline?.record(pod.metadata.uid, 'pre-stop-done', { container: c.name });
     }
     deps.logger.debug('killing container', { ...logFields, gracePeriod: grace });
     // The call may legitimately take the whole grace period before the runtime SIGKILLs.
     await runtime.stopContainer(c.id, grace, { signal, timeoutMs: 120_000 + grace * 1000 });
     preStopRan.delete(c.id);
+    if (pod) deps.timeline?.record(pod.metadata.uid, 'container-stopped', { container: c.name });
   }
 
   async function killPod(
@@ -237,6 +242,7 @@ export function createPodKiller(deps: PodKillerDeps): PodKiller {
   async function removePod(status: RuntimePodStatus, signal?: AbortSignal): Promise<void> {
     for (const c of status.containers) await removeContainer(c.id, signal);
     for (const sb of status.sandboxes) await runtime.removePodSandbox(sb.id, { signal });
+    if (status.sandboxes.length > 0) deps.timeline?.record(status.uid, 'sandbox-removed');
   }
 
   async function pruneContainers(

@@ -17,6 +17,7 @@ import type { RuntimePodStatus } from './runtime-pod.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { unpacedRuntime, type RuntimePacer } from './pacer.ts';
+import { noopTimeline, type TimelineRecorder } from '../timeline/index.ts';
 
 export type { RuntimePodSummary } from './pod-status-reader.ts';
 export { backoffKey } from './container-starter.ts';
@@ -87,6 +88,8 @@ export interface RuntimeManagerDeps extends ContainerSetupDeps {
    * unpaced (every call at once).
    */
   pacer?: RuntimePacer;
+  /** Each pod's startup timeline (sandbox, network, containers, kill steps); default: none. */
+  timeline?: TimelineRecorder;
 }
 
 /**
@@ -108,6 +111,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
   }
   const monotonic = deps.monotonic ?? monotonicNow;
   const pacer = deps.pacer ?? unpacedRuntime;
+  const timeline = deps.timeline ?? noopTimeline;
   const reader = createPodStatusReader({ runtime, now, monotonic });
   const killer = createPodKiller({
     runtime,
@@ -115,6 +119,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     logger: deps.logger,
     hooks,
     monotonic,
+    timeline,
     onContainerRemoved: (id) => reader.forgetContainer(id),
   });
   const startContainer = createContainerStarter({
@@ -129,6 +134,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     now,
     monotonic,
     pacer,
+    timeline,
   });
 
   function sandboxConfigFor(pod: KubeletPod, actions: PodActions): PodSandboxConfig {
@@ -145,22 +151,55 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     });
   }
 
+  /**
+   * `network-ready` with the pod IP. The runtime sets the network up (CNI ADD) inside
+   * RunPodSandbox, so it was ready at `sandbox-created`; the IP is read with PodSandboxStatus (as
+   * upstream's SyncPod does after creating a sandbox) off the start path: nothing waits for it.
+   */
+  function networkReady(pod: KubeletPod, sandboxId: string, signal: AbortSignal | undefined): void {
+    const uid = pod.metadata.uid;
+    if (pod.spec.hostNetwork || deps.timeline === undefined) {
+      timeline.record(uid, 'network-ready');
+      return;
+    }
+    runtime.podSandboxStatus(sandboxId, { signal }).then(
+      (s) => timeline.record(uid, 'network-ready', { podIP: s.network?.ip ?? '' }),
+      (err: unknown) =>
+        deps.logger.debug('cannot read the new sandbox IP for the timeline', {
+          pod: podFullName(pod),
+          podUID: uid,
+          sandboxID: sandboxId,
+          err: describeError(err),
+        }),
+    );
+  }
+
   /** RunPodSandbox; a failure is the sync's `sandboxError` (upstream FailedCreatePodSandBox). */
   async function runSandbox(
     pod: KubeletPod,
     config: PodSandboxConfig,
     signal?: AbortSignal,
   ): Promise<{ ok: true; sandboxId: string } | { ok: false; message: string }> {
+    const uid = pod.metadata.uid;
     try {
       await mkdir(config.logDirectory ?? deps.podLogsDir, { recursive: true });
       const sandboxId = await pacer.run(
-        pod.metadata.uid,
+        uid,
         'RunPodSandbox',
-        () => runtime.runPodSandbox(config, undefined, { signal }),
+        () => {
+          // Here, not before the pacer: a turn waited for is the kubelet's queueing, not the sandbox's.
+          timeline.record(uid, 'sandbox-requested');
+          return runtime.runPodSandbox(config, undefined, { signal });
+        },
         signal,
       );
+      timeline.record(uid, 'sandbox-created');
+      networkReady(pod, sandboxId, signal);
       return { ok: true, sandboxId };
     } catch (err) {
+      if (!signal?.aborted) {
+        timeline.record(uid, 'failed', { failedStep: 'sandbox-created', error: describeError(err) });
+      }
       const message = `Failed to create pod sandbox: ${describeError(err)}`;
       deps.recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
       return { ok: false, message };

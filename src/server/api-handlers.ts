@@ -16,6 +16,7 @@ import { DEBUGGING_ROUTES, type Route } from './routes.ts';
 import { proxyUpgrade } from './stream-proxy.ts';
 import { serveSystemLogs } from './system-logs.ts';
 import { servePodWhy } from './pod-why.ts';
+import { servePodTimeline } from './debug-pods.ts';
 
 export interface ApiHandlerOptions {
   host: KubeletApiHost;
@@ -205,6 +206,10 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
       case 'debugPodWhy':
         if (!methodAllowed(req, res, ['GET'])) return;
         await servePodWhy(res, route, host, ac.signal);
+        return;
+      case 'debugPodTimeline':
+        if (!methodAllowed(req, res, ['GET'])) return;
+        servePodTimeline(res, route, host);
         return;
       case 'not-found':
         sendText(res, 404, '404 page not found');

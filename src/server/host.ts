@@ -5,6 +5,7 @@
 import type { KubeletPod, Pod, PodStatus } from '../api/types.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';
 import type { PodWhy } from '../why/index.ts';
+import type { PodTimeline } from '../timeline/index.ts';
 
 export interface HostPod {
   pod: KubeletPod;
@@ -51,4 +52,6 @@ export interface KubeletApiHost {
   readonly systemLogDir: string;
   /** Why the pod is not running or not ready (issue 15 `why`); undefined: no such pod. */
   podWhy(namespace: string, name: string, signal: AbortSignal): Promise<PodWhy | undefined>;
+  /** The pod's startup timeline (a desired pod's, else a recently gone one's); undefined: unknown. */
+  podTimeline(namespace: string, name: string): PodTimeline | undefined;
 }

@@ -23,6 +23,8 @@ export type Route =
   | { kind: 'console'; file: string }
   | { kind: 'consoleEvents' }
   | { kind: 'debugPodWhy'; namespace: string; pod: string }
+  /** tskubelet: a pod's startup timeline (issue 15), `/debug/pods/{namespace}/{name}/timeline`. */
+  | { kind: 'debugPodTimeline'; namespace: string; name: string }
   | { kind: 'not-found' };
 
 /** A route to one container of a pod, optionally naming the pod's UID. */
@@ -46,10 +48,14 @@ export const DEBUGGING_ROUTES: ReadonlySet<Route['kind']> = new Set([
   'pprof',
 ]);
 
-/** Routes the plain-HTTP read-only port serves (upstream's read-only server: default handlers only). */
+/**
+ * Routes the plain-HTTP read-only port serves (upstream's read-only server: default handlers only).
+ * A pod's timeline is there too: it tells less than `/pods` (names, images, times, the pod IP).
+ */
 export const READ_ONLY_ROUTES: ReadonlySet<Route['kind']> = new Set([
   'healthz',
   'pods',
+  'debugPodTimeline',
   'runningpods',
   'configz',
   'spec',
@@ -128,13 +134,15 @@ export function matchRoute(pathname: string): Route {
     case 'console':
       return rest.length <= 1 ? { kind: 'console', file: rest[0] ?? '' } : { kind: 'not-found' };
     case 'debug': {
+      if (rest[0] === 'pprof') return { kind: 'pprof' };
       if (rest.length === 2 && rest[0] === 'console' && rest[1] === 'events')
         return { kind: 'consoleEvents' };
-      const [, namespace, pod, what] = rest;
-      if (rest.length === 4 && rest[0] === 'pods' && namespace && pod && what === 'why') {
-        return { kind: 'debugPodWhy', namespace, pod };
+      const [pods, namespace, name, what] = rest;
+      if (rest.length === 4 && pods === 'pods' && namespace && name) {
+        if (what === 'timeline') return { kind: 'debugPodTimeline', namespace, name };
+        if (what === 'why') return { kind: 'debugPodWhy', namespace, pod: name };
       }
-      return rest[0] === 'pprof' ? { kind: 'pprof' } : { kind: 'not-found' };
+      return { kind: 'not-found' };
     }
     default:
       return { kind: 'not-found' };

@@ -159,6 +159,7 @@ export function fakeHost(pods: HostPod[], overrides: Partial<KubeletApiHost> = {
     statsSummary: () => Promise.resolve({ node: { nodeName: 'node-1' }, pods: [] }),
     systemLogDir: '/nonexistent',
     podWhy: () => Promise.resolve(undefined),
+    podTimeline: () => undefined,
     ...overrides,
   };
 }

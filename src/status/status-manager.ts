@@ -1,6 +1,7 @@
 import type { PodStatus } from '../api/types.ts';
 import { deepEqual } from '../util/json.ts';
 import { isTerminalPhase } from './pod-status.ts';
+import type { TimelineRecorder } from '../timeline/index.ts';
 
 /**
  * Holds the latest computed status of every pod (upstream status.Manager). Standalone it is memory
@@ -18,7 +19,13 @@ export interface StatusManager {
   onChange(listener: (uid: string, status: PodStatus) => void): () => void;
 }
 
-export function createStatusManager(): StatusManager {
+export interface StatusManagerOptions {
+  /** Told when a pod's status first shows Ready=True in an attempt (`ready`); absent: nothing. */
+  timeline?: Pick<TimelineRecorder, 'recordFirst'>;
+}
+
+export function createStatusManager(opts: StatusManagerOptions = {}): StatusManager {
+  const timeline = opts.timeline;
   const statuses = new Map<string, PodStatus>();
   const listeners = new Set<(uid: string, status: PodStatus) => void>();
   return {
@@ -27,6 +34,9 @@ export function createStatusManager(): StatusManager {
       const old = statuses.get(uid);
       if (old && isTerminalPhase(old.phase) && old.phase !== status.phase) return false;
       statuses.set(uid, status);
+      if (timeline && status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
+        timeline.recordFirst(uid, 'ready');
+      }
       if (!old || !deepEqual(old, status)) {
         for (const l of listeners) l(uid, status);
       }

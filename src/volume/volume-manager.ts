@@ -16,6 +16,7 @@ import { isProjectionKind } from './projection.ts';
 import { SUBPATH_DIR, bindSubPath, checkSubPath, makeSubPathDirs } from './subpath.ts';
 import { createProjector } from './projector.ts';
 import type { ServiceAccountTokenSource } from './token-manager.ts';
+import type { TimelineRecorder } from '../timeline/index.ts';
 
 export { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
 
@@ -78,6 +79,8 @@ export interface VolumeManagerOptions {
   tmpfs?: boolean;
   /** Records FailedMount when a set-up volume cannot be updated (it keeps its content); absent: logged. */
   recorder?: EventRecorder;
+  /** Told when each volume of a pod is first set up (`volume-ready`) or fails (`failed`); absent: nothing. */
+  timeline?: Pick<TimelineRecorder, 'record' | 'recordFirst'>;
 }
 
 function volumeKind(v: Volume): string {
@@ -251,29 +254,46 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     const uid = pod.metadata.uid;
     await mkdir(join(podDir(opts.rootDir, uid), 'volumes'), { recursive: true });
     for (const v of pod.spec.volumes ?? []) {
-      const kind = volumeKind(v);
-      if (isProjectionKind(kind)) {
-        await projector.project(pod, v, kind, signal);
-      } else if (kind === 'emptyDir') {
-        const medium = v.emptyDir?.medium ?? '';
-        if (medium !== '' && medium !== 'Memory') {
-          throw new KubeletError(
-            'Unimplemented',
-            `mount volume ${v.name}`,
-            `emptyDir medium ${medium} is not supported yet`,
-          );
+      try {
+        await setUpVolume(pod, v, signal);
+      } catch (err) {
+        if (!signal?.aborted) {
+          opts.timeline?.record(uid, 'failed', {
+            failedStep: 'volume-ready',
+            volume: v.name,
+            error: describeError(err),
+          });
         }
-        // World-writable like upstream's emptyDir, so non-root containers can use it.
-        const dir = emptyDirPath(opts.rootDir, uid, v.name);
-        await prepareDir(pod, v, dir, medium === 'Memory', signal);
-        const gid = pod.spec.securityContext?.fsGroup;
-        // Upstream SetVolumeOwnership (read-write): what the pod writes belongs to its fsGroup.
-        if (gid !== undefined) await setGroupOwnership(dir, gid, 0o770);
-      } else if (kind === 'hostPath') {
-        await checkHostPath(v.name, v.hostPath?.path ?? '', (v.hostPath?.type ?? '') as HostPathType);
-      } else {
-        hostPathOf(pod, v); // throws the clear "not supported" error
+        throw err;
       }
+      opts.timeline?.recordFirst(uid, 'volume-ready', { volume: v.name });
+    }
+  }
+
+  async function setUpVolume(pod: KubeletPod, v: Volume, signal?: AbortSignal): Promise<void> {
+    const uid = pod.metadata.uid;
+    const kind = volumeKind(v);
+    if (isProjectionKind(kind)) {
+      await projector.project(pod, v, kind, signal);
+    } else if (kind === 'emptyDir') {
+      const medium = v.emptyDir?.medium ?? '';
+      if (medium !== '' && medium !== 'Memory') {
+        throw new KubeletError(
+          'Unimplemented',
+          `mount volume ${v.name}`,
+          `emptyDir medium ${medium} is not supported yet`,
+        );
+      }
+      // World-writable like upstream's emptyDir, so non-root containers can use it.
+      const dir = emptyDirPath(opts.rootDir, uid, v.name);
+      await prepareDir(pod, v, dir, medium === 'Memory', signal);
+      const gid = pod.spec.securityContext?.fsGroup;
+      // Upstream SetVolumeOwnership (read-write): what the pod writes belongs to its fsGroup.
+      if (gid !== undefined) await setGroupOwnership(dir, gid, 0o770);
+    } else if (kind === 'hostPath') {
+      await checkHostPath(v.name, v.hostPath?.path ?? '', (v.hostPath?.type ?? '') as HostPathType);
+    } else {
+      hostPathOf(pod, v); // throws the clear "not supported" error
     }
   }
 

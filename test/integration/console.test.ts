@@ -1,9 +1,7 @@
 /**
  * The node console in a real headless chromium (Debian's, driven by puppeteer-core) against a real
  * tskubelet process on the bed's containerd, standalone with static pods, the console on a loopback
- * listener (`--console-address`). The waterfall needs the timeline endpoint (issue 15 part 1, built
- * on another branch): its case runs once that route answers and is reported as skipped until then;
- * src/console/page.test.ts tests the waterfall against a fake host meanwhile.
+ * listener (`--console-address`). The waterfall reads the pod's timeline from the real kubelet.
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
@@ -204,15 +202,9 @@ void describe('node console on a real tskubelet (chromium)', () => {
     await page.click('#log-follow');
   });
 
-  void it("shows the pod's waterfall from its timeline", async (t) => {
+  void it("shows the pod's waterfall from its timeline", async () => {
     const res = await fetch(`${base}/debug/pods/default/ticker-${NODE_NAME}/timeline`);
     const body = await res.text();
-    if (res.status === 404 && body.trim() === '404 page not found') {
-      t.skip(
-        'the timeline endpoint is not in this build (issue 15 part 1); src/console/page.test.ts tests the waterfall against a fake host',
-      );
-      return;
-    }
     assert.equal(res.status, 200, body);
     await page.click('#tab-timeline');
     await page.waitForSelector('#panel-timeline .wf-row[data-step="container-started"]');

@@ -11,7 +11,7 @@ import { createApiHandlers } from '../../server/api-handlers.ts';
 import { createLocalSocketServer, type LocalSocketServer } from '../../server/local-socket.ts';
 import { fakeHost, testPod } from '../../server/testing.ts';
 import { nullLogger } from '../../util/logger.ts';
-import { connectNode, type NodeClient } from './client.ts';
+import { connectNode, NodeApiError, type NodeClient } from './client.ts';
 import { runExec } from './exec.ts';
 import { CLOSE, ERROR, STDIN, STDOUT } from './exec-client.ts';
 import { runGetPods, type CommandIO } from './get-pods.ts';
@@ -288,8 +288,18 @@ describe('node commands over the local socket', () => {
     assert.deepEqual(modes, [true, false], 'restored after the kubelet refused the stream');
   });
 
+  it('timeline of a pod the kubelet does not know says the pod is not found', async () => {
+    await assert.rejects(runTimeline(client, 'nope', {}, io()), /pods "nope" not found in namespace default/);
+  });
+
   it('timeline on a kubelet without the route explains it rather than claiming the pod is missing', async () => {
-    await assert.rejects(runTimeline(client, 'web', {}, io()), /does not serve \/debug\/pods\/…\/timeline/);
+    const older: NodeClient = {
+      target: 'unix:/older.sock',
+      getJSON: () => Promise.reject(new NodeApiError(404, '404 page not found')),
+      getStream: () => Promise.reject(new Error('unused')),
+      upgrade: () => Promise.reject(new Error('unused')),
+    };
+    await assert.rejects(runTimeline(older, 'web', {}, io()), /does not serve \/debug\/pods\/…\/timeline/);
   });
 
   it('a missing socket is one clear error', async () => {

@@ -95,6 +95,7 @@ function answeringHost(logFile: string, logDir: string, streamURL: string): Kube
     statsSummary: () => Promise.resolve({ node: { nodeName: 'fuzz-node' }, pods: [] }),
     systemLogDir: logDir,
     podWhy: () => Promise.resolve(undefined),
+    podTimeline: () => undefined,
   };
 }
 

@@ -1,0 +1,203 @@
+/** The startup timeline as the kubelet records it, end to end on the fake CRI (issue 15). */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { it, type TestContext } from 'node:test';
+import { createMemoryRecorder } from '../api/events.ts';
+import type { KubeletPod } from '../api/types.ts';
+import { sleep } from '../util/abort.ts';
+import { nullLogger } from '../util/logger.ts';
+import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
+import type { PodSource } from '../podsource/index.ts';
+import { createTimelineRecorder, type PodTimeline, type TimelineStep } from '../timeline/index.ts';
+import { createKubelet, type Kubelet } from './kubelet.ts';
+import { FakeKmsg } from '../oom/testing.ts';
+
+function testSource(): PodSource & { send(pods: KubeletPod[]): void } {
+  let deliver: ((pods: KubeletPod[]) => void) | undefined;
+  let last: KubeletPod[] | undefined;
+  return {
+    name: 'file',
+    start(send) {
+      deliver = send;
+      if (last) send(last);
+    },
+    stop() {
+      deliver = undefined;
+      return Promise.resolve();
+    },
+    send(pods) {
+      last = pods;
+      deliver?.(pods);
+    },
+  };
+}
+
+async function setup(t: TestContext, maxPods = 110) {
+  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-timeline-'));
+  const cri = new FakeRuntimeService();
+  const images = new FakeImageService();
+  images.addImage('busybox:1.29', { size: 4242 });
+  const source = testSource();
+  const observed: [TimelineStep, number][] = [];
+  const timeline = createTimelineRecorder({ observe: (step, s) => observed.push([step, s]) });
+  const kubelet: Kubelet = createKubelet(
+    {
+      nodeName: 'node-a',
+      nodeIP: '192.0.2.10',
+      rootDir: dir,
+      podLogsDir: join(dir, 'logs'),
+      maxPods,
+      syncFrequencyMs: 60_000,
+    },
+    {
+      runtimeService: cri,
+      imageService: images,
+      sources: [source],
+      recorder: createMemoryRecorder(),
+      logger: nullLogger,
+      openKmsg: new FakeKmsg().opener,
+      node: () => ({
+        name: 'node-a',
+        labels: {},
+        allocatable: { milliCPU: 2000, memory: 4 << 30, pods: maxPods },
+      }),
+      timeline,
+    },
+  );
+  void kubelet.run();
+  t.after(async () => {
+    await kubelet.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { cri, source, kubelet, observed };
+}
+
+async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = get();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+const stepsOf = (tl: PodTimeline | undefined): string[] =>
+  (tl?.attempts ?? []).flatMap((a) =>
+    a.steps.map((s) => (s.container ? `${s.step}:${s.container}` : s.step)),
+  );
+
+function pod(): KubeletPod {
+  return {
+    metadata: {
+      name: 'web',
+      namespace: 'ns',
+      uid: 'uid-web',
+      annotations: { 'kubernetes.io/config.source': 'file' },
+    },
+    spec: {
+      terminationGracePeriodSeconds: 1,
+      volumes: [{ name: 'scratch', emptyDir: {} }],
+      initContainers: [{ name: 'init', image: 'busybox:1.29' }],
+      containers: [
+        {
+          name: 'app',
+          image: 'registry.local/app:1',
+          lifecycle: { postStart: { exec: { command: ['true'] } }, preStop: { exec: { command: ['true'] } } },
+          startupProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+        },
+      ],
+    },
+  };
+}
+
+it('records a pod from seen to ready and its termination, in order, and serves it by name after it is gone', async (t) => {
+  const s = await setup(t);
+  s.source.send([pod()]);
+  const init = await until('init container', () => s.cri.latestContainer('init', 'uid-web'));
+  await until('init running', () => init.status.state === 'CONTAINER_RUNNING');
+  s.cri.exitContainer(init.status.id, 0);
+  const tl = await until('ready step', () => {
+    const v = s.kubelet.podTimeline('ns', 'web');
+    return stepsOf(v).includes('ready') && v;
+  });
+  assert.equal(tl.uid, 'uid-web');
+  assert.equal(tl.attempts.length, 1);
+  const steps = stepsOf(tl);
+  const expected = [
+    'seen',
+    'admitted',
+    'volume-ready',
+    'sandbox-requested',
+    'sandbox-created',
+    'image-pull-started:init',
+    'image-pull-done:init',
+    'container-created:init',
+    'container-started:init',
+    'image-pull-started:app',
+    'image-pull-done:app',
+    'container-created:app',
+    'container-started:app',
+    'post-start-done:app',
+    'startup-probe-passed:app',
+    'ready',
+  ];
+  const positions = expected.map((e) => steps.indexOf(e));
+  assert.ok(
+    positions.every((p, i) => p >= 0 && (i === 0 || p > (positions[i - 1] ?? -1))),
+    `steps out of order or missing: ${steps.join(', ')}`,
+  );
+  assert.ok(steps.includes('network-ready'), steps.join(', '));
+  const all = tl.attempts[0]?.steps ?? [];
+  const offsets = all.map((x) => x.offsetMs);
+  assert.deepEqual(
+    offsets,
+    [...offsets].sort((a, b) => a - b),
+    'offsets are monotone',
+  );
+  assert.equal(all[0]?.offsetMs, 0);
+  assert.equal(all[0]?.source, 'file');
+  const cached = all.find((x) => x.step === 'image-pull-done' && x.container === 'init');
+  assert.deepEqual([cached?.cached, cached?.bytes, cached?.image], [true, 4242, 'busybox:1.29']);
+  const pulled = all.find((x) => x.step === 'image-pull-done' && x.container === 'app');
+  assert.equal(pulled?.cached, false);
+  assert.equal(typeof pulled?.bytes, 'number');
+  assert.match(all.find((x) => x.step === 'network-ready')?.podIP ?? '', /^10\.88\./);
+  assert.equal(all.find((x) => x.step === 'volume-ready')?.volume, 'scratch');
+  assert.ok(
+    s.observed.some(([step]) => step === 'sandbox-created'),
+    'the histogram observer was told',
+  );
+
+  s.source.send([]);
+  const gone = await until('termination steps', () => {
+    const v = s.kubelet.podTimeline('ns', 'web');
+    return stepsOf(v).includes('sandbox-removed') && v;
+  });
+  const end = stepsOf(gone);
+  const tail = ['kill-requested', 'pre-stop-done:app', 'container-stopped:app', 'sandbox-removed'];
+  const at = tail.map((e) => end.indexOf(e));
+  assert.ok(
+    at.every((p, i) => p > end.indexOf('ready') && (i === 0 || p > (at[i - 1] ?? -1))),
+    `termination steps out of order or missing: ${end.join(', ')}`,
+  );
+});
+
+it('records a rejection with its reason and forgets a rejected pod once its source drops it', async (t) => {
+  const s = await setup(t, 0);
+  const p = pod();
+  s.source.send([p]);
+  const tl = await until('rejected step', () => {
+    const v = s.kubelet.podTimeline('ns', 'web');
+    return stepsOf(v).includes('rejected') && v;
+  });
+  const rejected = tl.attempts[0]?.steps.find((x) => x.step === 'rejected');
+  assert.match(rejected?.error ?? '', /\S+: \S+/);
+  assert.deepEqual(stepsOf(tl), ['seen', 'rejected']);
+  s.source.send([]);
+  // Gone from the source: still served (recently forgotten), no longer recorded into.
+  await sleep(100);
+  assert.deepEqual(stepsOf(s.kubelet.podTimeline('ns', 'web')), ['seen', 'rejected']);
+});

@@ -80,6 +80,7 @@ export function createRelister(deps: RelisterDeps): Relister {
   let relistWaiters: (() => void)[] = [];
   const podsWanted = new Set<string>();
   let pumping: Promise<void> | undefined;
+  let kickSoon: NodeJS.Immediate | undefined;
 
   function kick(): void {
     if (pumping || abort.signal.aborted) return;
@@ -249,6 +250,7 @@ export function createRelister(deps: RelisterDeps): Relister {
     async stop() {
       abort.abort();
       if (timer) clearTimeout(timer);
+      if (kickSoon) clearImmediate(kickSoon);
       for (const w of relistWaiters.splice(0)) w();
       await pumping?.catch(() => undefined); // its failures were logged where they happened
     },
@@ -257,7 +259,14 @@ export function createRelister(deps: RelisterDeps): Relister {
       const uid = owner.get(id);
       if (uid === undefined) return false;
       podsWanted.add(uid);
-      kick();
+      // Started on the next turn, not now: the rest of a burst delivered in this turn (a hundred
+      // exits, the same exit twice) joins the same batch instead of re-reading pods in flight.
+      if (!kickSoon) {
+        kickSoon = setImmediate(() => {
+          kickSoon = undefined;
+          kick();
+        });
+      }
       return true;
     },
     knows: (id) => owner.has(id),

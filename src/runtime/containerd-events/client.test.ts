@@ -3,89 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  Server,
-  ServerCredentials,
-  status as GrpcStatus,
-  type sendUnaryData,
-  type ServerUnaryCall,
-  type ServerWritableStream,
-  type ServiceDefinition,
-} from '@grpc/grpc-js';
 import { nullLogger } from '../../util/logger.ts';
 import { createContainerdEvents, type RuntimeEvent } from './index.ts';
-import { eventsPackageDefinition, MARKER_TOPIC, subscribeFilters, toRuntimeEvent } from './stream.ts';
-
-type Req = Record<string, unknown>;
-
-/**
- * A fake containerd event service on a unix socket, serving the same events.proto: Publish
- * broadcasts to every subscriber as containerd's exchange does (namespace from the request header);
- * `echoMarker: false` makes it drop published events, as a runtime that refuses them.
- */
-class FakeEvents {
-  subscribers = new Set<ServerWritableStream<Req, object>>();
-  filters: string[][] = [];
-  subscribes = 0;
-  echoMarker = true;
-  private server = new Server();
-  readonly socket: string;
-  constructor(socket: string) {
-    this.socket = socket;
-  }
-
-  async start(): Promise<void> {
-    const svc = eventsPackageDefinition()['containerd.services.events.v1.Events'] as ServiceDefinition;
-    this.server.addService(svc, {
-      Subscribe: (call: ServerWritableStream<Req, object>) => {
-        this.subscribes++;
-        this.filters.push(call.request.filters as string[]);
-        this.subscribers.add(call);
-        call.on('cancelled', () => this.subscribers.delete(call));
-      },
-      Publish: (call: ServerUnaryCall<Req, object>, cb: sendUnaryData<object>) => {
-        const ns = call.metadata.get('containerd-namespace')[0];
-        if (this.echoMarker) {
-          this.send({ namespace: String(ns), topic: call.request.topic, event: call.request.event });
-        }
-        cb(null, {});
-      },
-    });
-    await new Promise<void>((resolve, reject) =>
-      this.server.bindAsync(`unix://${this.socket}`, ServerCredentials.createInsecure(), (err) =>
-        err ? reject(err) : resolve(),
-      ),
-    );
-  }
-
-  send(envelope: object): void {
-    for (const s of this.subscribers)
-      s.write({ timestamp: { seconds: 1_700_000_000, nanos: 5e8 }, ...envelope });
-  }
-
-  /** Ends every subscription with UNAVAILABLE, as a containerd shutting down does. */
-  breakAll(): void {
-    for (const s of this.subscribers)
-      s.emit('error', { code: GrpcStatus.UNAVAILABLE, details: 'shutting down' });
-    this.subscribers.clear();
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
-  }
-}
-
-const exit = (containerId: string, id = containerId, namespace = 'k8s.io') => ({
-  namespace,
-  topic: '/tasks/exit',
-  event: {
-    '@type': 'types.containerd.io/containerd.events.TaskExit',
-    containerId,
-    id,
-    exitStatus: 3,
-    pid: 7,
-  },
-});
+import { exitEnvelope as exit, FakeEventService as FakeEvents } from './testing.ts';
+import { MARKER_TOPIC, subscribeFilters, toRuntimeEvent } from './stream.ts';
 
 async function until(cond: () => boolean, what: string, ms = 5_000): Promise<void> {
   const end = Date.now() + ms;

@@ -120,6 +120,7 @@ export function compileConfig(
     ...podCgroupSettings(field, errors),
     seccompDefault: value('seccompDefault'),
     runtimePacing: value('runtimePacing'),
+    eventedPleg: value('eventedPleg'),
     allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),

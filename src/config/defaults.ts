@@ -242,6 +242,8 @@ export const SECCOMP_PROFILE_DIR_NAME = 'seccomp'; // seccompProfileRoot = <root
 export const DEFAULT_SECCOMP_DEFAULT = false; // seccompDefault
 /** Ours, not upstream's: an adaptive concurrency limit on sandbox/container creation (runtime/pacer.ts). */
 export const DEFAULT_RUNTIME_PACING = true;
+/** tskubelet only (`--evented-pleg`): containerd events drive the PLEG, the relist is the safety net. */
+export const DEFAULT_EVENTED_PLEG = false;
 export const SECCOMP_POD_ANNOTATION_KEY = 'seccomp.security.alpha.kubernetes.io/pod'; // v1.SeccompPodAnnotationKey
 export const SECCOMP_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/'; // v1.SeccompContainerAnnotationKeyPrefix
 export const APPARMOR_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.apparmor.security.beta.kubernetes.io/'; // v1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix

@@ -295,6 +295,13 @@ export const KUBELET_FIELDS = {
     default: d.DEFAULT_RUNTIME_PACING,
     help: `tskubelet only: pace sandbox and container creation with an adaptive concurrency limit that follows the runtime's latency (default ${d.DEFAULT_RUNTIME_PACING})`,
   },
+  eventedPleg: {
+    kind: 'bool',
+    flag: { name: 'evented-pleg' },
+    fileZero: 'kept',
+    default: d.DEFAULT_EVENTED_PLEG,
+    help: `tskubelet only: turn containerd's task events into pod lifecycle events at once, relisting every ${d.PLEG_EVENTED_RELIST_PERIOD_MS / 1000}s while the event stream is live and every second when it is not (default ${d.DEFAULT_EVENTED_PLEG})`,
+  },
   runOnceTimeout: {
     kind: 'duration',
     flag: { name: 'runonce-timeout', arg: '<duration>' },

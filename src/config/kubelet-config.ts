@@ -61,6 +61,8 @@ export interface KubeletConfig {
   readonly seccompDefault: boolean;
   /** tskubelet only (`--runtime-pacing`): pace the runtime-bound start steps (src/runtime/pacer.ts). */
   readonly runtimePacing: boolean;
+  /** tskubelet only (`--evented-pleg`): containerd events drive the PLEG (src/pleg/evented.ts). */
+  readonly eventedPleg: boolean;
   /** Unsafe sysctls pods may set besides the safe ones: names or `prefix*`, all namespaced. */
   readonly allowedUnsafeSysctls: readonly string[];
   readonly verbosity: number;

@@ -198,6 +198,19 @@ describe('evented PLEG (fake event stream, fake CRI)', () => {
     assert.equal(s.stats()?.relistHints, 1);
   });
 
+  it('reads the pod, without a relist, when the pod worker caches a status naming the unknown container within the grace', async () => {
+    const f = fakeCri();
+    const { sandbox } = await f.pod('u1', []);
+    const s = await setup(f);
+    const relists = f.relists();
+    const id = await f.container('u1', sandbox, 'fresh');
+    s.source.emit(id, '/tasks/start'); // during StartContainer, before the worker read the pod
+    s.pleg.cache.set('u1', await f.reader.getPodStatus('u1', 'pod-u1', 'ns')); // the worker's read
+    await until(() => s.events.length > 0, 'ContainerStarted');
+    assert.deepEqual(s.take(), [`ContainerStarted:${id}`]);
+    assert.equal(f.relists(), relists, 'the worker taught the ID: no relist');
+  });
+
   it('forgets a delete event for a container it never knew (nothing to learn, no relist)', async () => {
     const f = fakeCri();
     await f.pod('u1');

@@ -7,6 +7,12 @@ import type { Relister } from './relister.ts';
 export const UNRESOLVED_MAX = 256;
 /** …and for at most this long (an ID that never shows is not the kubelet's: ctr, another tool). */
 export const UNRESOLVED_TTL_MS = 10_000;
+/**
+ * How long an event naming an unknown ID waits before it costs a relist: the pod worker that just
+ * started the container usually caches its pod's status within this time, which teaches the PLEG
+ * the ID (then the pod alone is read). Unknown IDs arriving meanwhile share the wait.
+ */
+export const UNKNOWN_GRACE_MS = 50;
 /** A relist looking for unresolved IDs again: first after this long, doubling up to the max. */
 export const UNRESOLVED_RETRY_INITIAL_MS = 100;
 export const UNRESOLVED_RETRY_MAX_MS = 2_000;
@@ -45,9 +51,10 @@ export interface Evented {
  * ID; the relister answers it by reading the truth from CRI and diffing it against its record:
  *
  * - a known ID: its pod is re-read (coalesced per pod) and the diff emitted at once;
- * - an unknown ID (an event that overtook the CreateContainer / RunPodSandbox that made it): a
- *   relist, and the ID is kept (bounded, with a TTL) until a relist shows it, relisting again with
- *   back-off meanwhile, so its change is not lost if CRI did not list it yet;
+ * - an unknown ID (an event that overtook the CreateContainer / RunPodSandbox that made it, or
+ *   the pod worker's read of its pod): after a 50 ms grace, its pod if a worker's read taught the
+ *   ID meanwhile, else a relist; the ID is kept (bounded, with a TTL) until a relist shows it,
+ *   relisting again with back-off meanwhile, so its change is not lost if CRI did not list it yet;
  * - the stream live (its sync marker seen, after every (re)subscription): a relist, which covers
  *   everything that happened while no stream was live; then the long relist period;
  * - the stream broken: the fallback period (1 s) until it is live again.
@@ -58,6 +65,7 @@ export function createEvented(deps: EventedDeps): Evented {
   const unresolved = new Map<string, number>();
   let retryDelay = UNRESOLVED_RETRY_INITIAL_MS;
   let retryTimer: NodeJS.Timeout | undefined;
+  let graceTimer: NodeJS.Timeout | undefined;
   const abort = new AbortController();
   let running: Promise<void> | undefined;
   const report = () => deps.onStats?.({ ...stats });
@@ -77,9 +85,18 @@ export function createEvented(deps: EventedDeps): Evented {
         const oldest = unresolved.keys().next();
         if (!oldest.done) unresolved.delete(oldest.value);
       }
-      void relister.requestRelist();
+      graceTimer ??= setTimeout(afterGrace, UNKNOWN_GRACE_MS);
     }
     report();
+  }
+
+  /** The unknown IDs after their grace: the ones learned meanwhile read as their pods, else a relist. */
+  function afterGrace(): void {
+    graceTimer = undefined;
+    for (const id of unresolved.keys()) {
+      if (relister.hintKnown(id)) unresolved.delete(id);
+    }
+    if (unresolved.size > 0) void relister.requestRelist();
   }
 
   /** After every relist: forget resolved or expired IDs; relist again later for the others. */
@@ -140,6 +157,7 @@ export function createEvented(deps: EventedDeps): Evented {
     async stop() {
       abort.abort();
       if (retryTimer) clearTimeout(retryTimer);
+      if (graceTimer) clearTimeout(graceTimer);
       await running;
     },
     stats: () => ({ ...stats }),

@@ -55,13 +55,21 @@ export function createRelister(deps: RelisterDeps): Relister {
     get: (uid) => statusCache.get(uid),
     set: (uid, s) => {
       const old = statusCache.get(uid);
-      if (!old || old.timestamp <= s.timestamp) statusCache.set(uid, s);
+      if (old && old.timestamp > s.timestamp) return;
+      statusCache.set(uid, s);
+      // A pod worker's read names containers no relist has seen yet (it just made them): an event
+      // naming one is then answered by reading its pod, not by a relist.
+      for (const x of s.sandboxes) if (!owner.has(x.id)) owner.set(x.id, uid);
+      for (const x of s.containers) if (!owner.has(x.id)) owner.set(x.id, uid);
     },
     delete: (uid) => statusCache.delete(uid),
   };
   /** Per pod UID, the state of each container and sandbox as last read. */
   let records = new Map<string, Map<string, State>>();
-  /** Container or sandbox ID → pod UID, for every ID in `records`. */
+  /**
+   * Container or sandbox ID → pod UID: every ID in `records`, and IDs learned from statuses the pod
+   * workers cached since the last relist (which rebuilds it from `records`).
+   */
   let owner = new Map<string, string>();
   let pods: Map<string, RuntimePodSummary> | undefined;
   /** `pods` as a list, built on demand and dropped whenever `pods` changes. */
@@ -141,7 +149,8 @@ export function createRelister(deps: RelisterDeps): Relister {
 
   // ---- one pod, named by an event ----
   async function readPod(uid: string): Promise<void> {
-    const summary = pods?.get(uid);
+    // A pod the last relist did not list yet is known by a status its worker cached.
+    const summary = pods?.get(uid) ?? statusCache.get(uid);
     if (!summary) return;
     let status: RuntimePodStatus;
     try {

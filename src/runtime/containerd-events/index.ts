@@ -11,7 +11,9 @@ export { RUNTIME_EVENT_TOPICS } from './types.ts';
 
 /** Re-subscribe back-off: first retry after this long, doubling up to the max. */
 export const EVENTS_RETRY_INITIAL_MS = 500;
-export const EVENTS_RETRY_MAX_MS = 30_000;
+export const EVENTS_RETRY_MAX_MS = 10_000;
+/** The channel's own reconnect back-off cap (grpc-js fails calls fast while it backs off). */
+const CHANNEL_RECONNECT_MAX_MS = 3_000;
 /** A subscription must prove itself live (its sync marker seen) within this long. */
 export const EVENTS_LIVE_TIMEOUT_MS = 10_000;
 
@@ -44,8 +46,8 @@ export function createContainerdEvents(opts: ContainerdEventsOptions): Container
   const max = opts.retryMaxMs ?? EVENTS_RETRY_MAX_MS;
   const client = new Client(grpcTarget(opts.endpoint), credentials.createInsecure(), {
     'grpc.default_authority': 'localhost',
-    'grpc.initial_reconnect_backoff_ms': initial,
-    'grpc.max_reconnect_backoff_ms': max,
+    'grpc.initial_reconnect_backoff_ms': Math.min(initial, CHANNEL_RECONNECT_MAX_MS),
+    'grpc.max_reconnect_backoff_ms': CHANNEL_RECONNECT_MAX_MS,
   });
   return {
     close: () => client.close(),

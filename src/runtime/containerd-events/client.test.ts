@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { nullLogger } from '../../util/logger.ts';
 import { createContainerdEvents, type RuntimeEvent } from './index.ts';
 import { exitEnvelope as exit, FakeEventService as FakeEvents } from './testing.ts';
@@ -169,6 +170,30 @@ describe('containerd event client against a fake event service', () => {
         broken.slice(0, 2).map((b) => b.retry),
         [20, 40],
       );
+    } finally {
+      abort.abort();
+      await done;
+      events.close();
+      await fake.stop();
+    }
+  });
+
+  test('a runtime that refuses the marker goes live after the settle instead, and delivers events', async () => {
+    const fake = new FakeEvents(path.join(dir, 'd.sock'));
+    fake.refusePublish = GrpcStatus.UNIMPLEMENTED;
+    await fake.start();
+    const events = createContainerdEvents({ endpoint: fake.socket, logger: nullLogger, refusedSettleMs: 50 });
+    const abort = new AbortController();
+    const got: RuntimeEvent[] = [];
+    let live = 0;
+    const done = events.run(
+      { onLive: () => live++, onEvent: (e) => got.push(e), onBroken: () => undefined },
+      abort.signal,
+    );
+    try {
+      await until(() => live === 1, 'live after the settle');
+      fake.send(exit('c7'));
+      await until(() => got.length === 1, 'the exit');
     } finally {
       abort.abort();
       await done;

@@ -28,6 +28,8 @@ export interface ContainerdEventsOptions {
   liveTimeoutMs?: number;
   /** How often the sync marker is re-published until seen; default 250 ms. */
   markerEveryMs?: number;
+  /** A runtime that refuses the marker: the subscription counts as live after this long; default 1 s. */
+  refusedSettleMs?: number;
 }
 
 export interface ContainerdEvents extends RuntimeEventSource {
@@ -62,6 +64,7 @@ export function createContainerdEvents(opts: ContainerdEventsOptions): Container
             liveTimeoutMs: opts.liveTimeoutMs ?? EVENTS_LIVE_TIMEOUT_MS,
             markerEveryMs: opts.markerEveryMs ?? 250,
             publishTimeoutMs: 5_000,
+            refusedSettleMs: opts.refusedSettleMs ?? 1_000,
             onLive: () => {
               logger.info('containerd event stream live', { namespace });
               handlers.onLive();

@@ -19,6 +19,12 @@ const PROTO_FILES = ['events.proto', 'task.proto', 'marker.proto'].map((f) =>
 /** The topic of the sync marker the client publishes to prove its subscription is live. */
 export const MARKER_TOPIC = '/tskubelet/sync';
 export const MARKER_TYPE_URL = 'tskubelet.io/tskubelet.events.v1.SyncMarker';
+/** Publish failures that say nothing about the runtime accepting markers. */
+const TRANSIENT = new Set<number>([
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.CANCELLED,
+]);
 /** containerd's gRPC header naming the namespace of a request (namespaces.GRPCHeader). */
 const NAMESPACE_HEADER = 'containerd-namespace';
 
@@ -96,6 +102,8 @@ export interface SubscribeOnceOptions {
   markerEveryMs: number;
   /** Deadline of each Publish call. */
   publishTimeoutMs: number;
+  /** When the runtime refuses the marker's Publish (not a transient error): live after this long. */
+  refusedSettleMs: number;
   onLive(): void;
   onEvent(event: RuntimeEvent): void;
 }
@@ -125,12 +133,21 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
   return new Promise<SubscriptionEnd>((resolve) => {
     let settled = false;
     let call: ClientReadableStream<DecodedEnvelope> | undefined;
-    const timers: { marker?: NodeJS.Timeout; live?: NodeJS.Timeout } = {};
+    const timers: { marker?: NodeJS.Timeout; live?: NodeJS.Timeout; settle?: NodeJS.Timeout } = {};
+    const goLive = (): void => {
+      if (live || settled) return;
+      live = true;
+      clearInterval(timers.marker);
+      clearTimeout(timers.live);
+      clearTimeout(timers.settle);
+      opts.onLive();
+    };
     const finish = (err: Error): void => {
       if (settled) return;
       settled = true;
       clearInterval(timers.marker);
       clearTimeout(timers.live);
+      clearTimeout(timers.settle);
       signal.removeEventListener('abort', onAbort);
       call?.cancel();
       resolve({ err, wasLive: live });
@@ -154,14 +171,29 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
         md,
         { deadline: Date.now() + opts.publishTimeoutMs },
         (err: ServiceError | null) => {
-          // Not fatal by itself: the live deadline decides. Logged so a runtime that refuses the
-          // marker (and so never goes live) can be told from one that is down.
-          if (err && !settled) {
+          if (!err || settled || live) return;
+          if (TRANSIENT.has(err.code)) {
+            // Not fatal by itself (containerd starting, the channel connecting): the live deadline decides.
             opts.logger.debug('containerd events: marker publish failed', {
               grpcCode: err.code,
               err: err.details,
             });
+            return;
           }
+          // A runtime that refuses the Publish itself: no marker will ever come back. The
+          // subscription counts as live after a settle instead (a weaker promise: an event in the
+          // first moments of the subscription could be missed until the next relist).
+          if (timers.settle) return;
+          opts.logger.warn(
+            'containerd events: the runtime refused the sync marker; going live after a settle',
+            {
+              grpcCode: err.code,
+              err: err.details,
+              settleMs: opts.refusedSettleMs,
+            },
+          );
+          clearInterval(timers.marker);
+          timers.settle = setTimeout(goLive, opts.refusedSettleMs);
         },
       );
     };
@@ -182,12 +214,7 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
     call.on('data', (env: DecodedEnvelope) => {
       if (settled) return;
       if (env.topic === MARKER_TOPIC) {
-        if (!live && env.event?.nonce === nonce) {
-          live = true;
-          clearInterval(timers.marker);
-          clearTimeout(timers.live);
-          opts.onLive();
-        }
+        if (env.event?.nonce === nonce) goLive();
         return;
       }
       // Events before the marker are delivered too: the caller's relist on live covers them anyway.

@@ -38,6 +38,8 @@ export class FakeEventService {
   filters: string[][] = [];
   subscribes = 0;
   echoMarker = true;
+  /** Set: Publish fails with this gRPC code (a runtime that refuses published events). */
+  refusePublish: number | undefined;
   /** While true, every Subscribe fails at once with UNAVAILABLE (a runtime coming back up). */
   refuse = false;
   private server = new Server();
@@ -60,6 +62,10 @@ export class FakeEventService {
         call.on('cancelled', () => this.subscribers.delete(call));
       },
       Publish: (call: ServerUnaryCall<Req, object>, cb: sendUnaryData<object>) => {
+        if (this.refusePublish !== undefined) {
+          cb({ code: this.refusePublish, details: 'refused' });
+          return;
+        }
         const ns = call.metadata.get('containerd-namespace')[0];
         if (this.echoMarker) {
           this.send({ namespace: String(ns), topic: call.request.topic, event: call.request.event });

@@ -211,6 +211,21 @@ describe('evented PLEG (fake event stream, fake CRI)', () => {
     assert.equal(f.relists(), relists, 'the worker taught the ID: no relist');
   });
 
+  it('retries within a second, even on the hour-long period, when the pod read and the relist after it fail', async () => {
+    const f = fakeCri();
+    const { containers } = await f.pod('u1');
+    const c1 = containers[0] ?? '';
+    const s = await setup(f);
+    f.cri.exitContainer(c1, 1);
+    f.cri.injectError('listContainers', 'UNAVAILABLE', { once: true }); // the pod read
+    f.cri.injectError('listContainers', 'UNAVAILABLE', { once: true }); // the relist it asks for
+    const t0 = Date.now();
+    s.source.emit(c1);
+    await until(() => s.events.length > 0, 'ContainerDied from the retried relist', 2_500);
+    assert.deepEqual(s.take(), [`ContainerDied:${c1}`]);
+    assert.ok(Date.now() - t0 >= 900, 'seen by the retry a second later, not at once');
+  });
+
   it('forgets a delete event for a container it never knew (nothing to learn, no relist)', async () => {
     const f = fakeCri();
     await f.pod('u1');

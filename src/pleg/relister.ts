@@ -6,6 +6,8 @@ import { PLEG_RELIST_THRESHOLD_MS } from '../config/defaults.ts';
 import { diffPod, statesOfStatus, statesOfSummary, statusMatches, summaryOfStatus } from './diff.ts';
 import type { PlegMetrics, PodLifecycleEvent, PodStatusCache, State } from './types.ts';
 
+/** After a relist that could not read everything, the next one comes at most this much later. */
+export const FAILED_RELIST_RETRY_MS = 1_000;
 /** Pods re-read at once when events name several (a burst of exits). */
 export const POD_READ_CONCURRENCY = 4;
 
@@ -107,12 +109,14 @@ export function createRelister(deps: RelisterDeps): Relister {
         podsWanted.clear(); // the relist reads every pod that changed
         const waiters = relistWaiters;
         relistWaiters = [];
+        let complete = false;
         try {
-          await relistOnce();
+          complete = await relistOnce();
         } finally {
           lastRelistEnd = now();
           for (const w of waiters) w();
-          schedule();
+          // What a failed relist (or pod read) left unseen is retried soon, whatever the period.
+          schedule(complete ? periodMs : Math.min(periodMs, FAILED_RELIST_RETRY_MS));
           for (const fn of relistedHooks) fn();
         }
         continue;
@@ -131,11 +135,11 @@ export function createRelister(deps: RelisterDeps): Relister {
     }
   }
 
-  function schedule(): void {
+  function schedule(afterMs = periodMs): void {
     if (timer) clearTimeout(timer);
     timer = undefined;
     if (!started || abort.signal.aborted) return;
-    const wait = Math.min(periodMs, Math.max(0, lastRelistEnd + periodMs - now()));
+    const wait = Math.min(afterMs, Math.max(0, lastRelistEnd + afterMs - now()));
     timer = setTimeout(() => void request(), wait);
   }
 
@@ -181,26 +185,28 @@ export function createRelister(deps: RelisterDeps): Relister {
   }
 
   // ---- the relist ----
-  async function relistOnce(): Promise<void> {
+  /** Whether the relist read everything (its list, and the status of every pod that changed). */
+  async function relistOnce(): Promise<boolean> {
     const metrics = deps.metrics;
     if (!metrics) return relistAt(now());
     const startedAt = now();
     const interval = lastSuccessStart === undefined ? undefined : (startedAt - lastSuccessStart) / 1000;
     try {
-      await relistAt(startedAt);
+      return await relistAt(startedAt);
     } finally {
       metrics.relisted((now() - startedAt) / 1000, interval);
     }
   }
 
-  async function relistAt(startedAt: number): Promise<void> {
+  async function relistAt(startedAt: number): Promise<boolean> {
     let listed: RuntimePodSummary[];
     try {
       listed = await deps.runtime.listPods(abort.signal);
     } catch (err) {
       if (!abort.signal.aborted) log.error('PLEG relist failed', { err: describeError(err) });
-      return;
+      return false;
     }
+    let complete = true;
     lastRelistOk = startedAt;
     lastSuccessStart = startedAt;
     const current = new Map<string, Map<string, State>>();
@@ -226,8 +232,9 @@ export function createRelister(deps: RelisterDeps): Relister {
         try {
           cache.set(uid, await deps.runtime.getPodStatus(uid, pod.name, pod.namespace, abort.signal));
         } catch (err) {
-          if (abort.signal.aborted) return;
+          if (abort.signal.aborted) return false;
           // Keep the old record so the change is seen (and retried) at the next relist.
+          complete = false;
           log.warn('PLEG failed to read pod status', { podUID: uid, err: describeError(err) });
           const old = records.get(uid);
           if (old) current.set(uid, old);
@@ -246,6 +253,7 @@ export function createRelister(deps: RelisterDeps): Relister {
     podList = undefined;
     const took = now() - startedAt;
     if (took > periodMs) log.debug('PLEG relist slow', { durationMs: took });
+    return complete;
   }
 
   return {

@@ -161,6 +161,7 @@ describe('evented PLEG on real containerd', () => {
       45_000,
       () => findPod(t.k.kubelet, 'outage')?.status,
     );
+    const seenAfterMs = Date.now() - back;
     // The exit status survives containerd's restart when it reloads the task from its shim; the
     // restart itself is what this test is about.
     assert.ok(restarted.lastState.terminated, 'the outage run is reported terminated');
@@ -171,7 +172,6 @@ describe('evented PLEG on real containerd', () => {
     );
     // Seen by the relist the kubelet runs every second while the stream is down, and the relist
     // after it is live again: well under the 30 s live period.
-    const seenAfterMs = Date.now() - back;
     tc.diagnostic(
       `outage exit code ${restarted.lastState.terminated?.exitCode}; restart seen ${seenAfterMs} ms after containerd was back`,
     );

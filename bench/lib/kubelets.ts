@@ -76,6 +76,8 @@ export interface KubeletSpec {
   readOnlyPort?: number;
   /** `--max-pods` for both kubelets (default 110, upstream's); raised for runs of more pods. */
   maxPods?: number;
+  /** tskubelet only: more flags after the common ones (e.g. `--evented-pleg true`). */
+  extraArgs?: readonly string[];
 }
 
 /** Upstream's default maxPods; runs of more pods raise it to their pod count (`maxPodsFor`). */
@@ -151,7 +153,7 @@ export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
     if (s.kind === 'tskubelet-unpaced') flags.push(['runtime-pacing', 'false']);
     return {
       cmd: s.bin ?? join(REPO, 'bin', 'tskubelet'),
-      args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v])],
+      args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v]), ...(s.extraArgs ?? [])],
     };
   }
   return {

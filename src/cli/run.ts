@@ -4,6 +4,7 @@ import { describeError } from '../util/errors.ts';
 import { detectNodeIP } from '../util/net.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { createCriClient } from '../runtime/cri/index.ts';
+import { createContainerdEvents } from '../runtime/containerd-events/index.ts';
 import type { ImageService } from '../runtime/cri/types.ts';
 import { createLoggingRecorder, type EventType } from '../api/events.ts';
 import { createApiSource, createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
@@ -130,6 +131,10 @@ export async function runKubelet(
     ...(config.cgroupsPerQOS ? { podsCgroup: `${config.cgroupRoot.replace(/\/$/, '')}/kubepods` } : {}),
   });
   const machine = machineNodeView(config.nodeName, config.maxPods);
+  // containerd serves its event service on the CRI socket (--evented-pleg).
+  const runtimeEvents = config.eventedPleg
+    ? createContainerdEvents({ endpoint: config.containerRuntimeEndpoint, logger })
+    : undefined;
   const kubelet = createKubelet(
     {
       nodeName: config.nodeName,
@@ -142,6 +147,7 @@ export async function runKubelet(
       clusterDomain: config.clusterDomain,
       seccompDefault: config.seccompDefault,
       runtimePacing: config.runtimePacing,
+      eventedPleg: config.eventedPleg,
       allowedUnsafeSysctls: config.allowedUnsafeSysctls,
       // Absent in the config means no limit (serializeImagePulls false, no maxParallelImagePulls).
       maxParallelImagePulls: config.maxParallelImagePulls ?? Infinity,
@@ -168,6 +174,7 @@ export async function runKubelet(
     {
       runtimeService,
       imageService,
+      ...(runtimeEvents ? { runtimeEvents } : {}),
       metrics,
       timeline: createTimelineRecorder({ observe: registerStepDurationHistogram(metrics.registry) }),
       stats: {
@@ -314,6 +321,7 @@ export async function runKubelet(
     await cluster?.close();
     await server?.close();
     cri.close();
+    runtimeEvents?.close();
   }
   return 0;
 }

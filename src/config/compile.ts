@@ -121,6 +121,7 @@ export function compileConfig(
     seccompDefault: value('seccompDefault'),
     runtimePacing: value('runtimePacing'),
     consoleAddress: value('consoleAddress') || undefined,
+    eventedPleg: value('eventedPleg'),
     allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),

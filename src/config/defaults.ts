@@ -23,6 +23,12 @@ export const SYNC_LOOP_TICK_MS = 1_000; // syncCh ticker in syncLoop
 export const HOUSEKEEPING_PERIOD_MS = 2_000; // housekeepingPeriod
 export const PLEG_RELIST_PERIOD_MS = 1_000; // plegRelistPeriod
 export const PLEG_RELIST_THRESHOLD_MS = 3 * 60_000; // relistThreshold (PLEG healthy)
+/**
+ * tskubelet's relist period while containerd events are live (upstream's evented PLEG relisted
+ * every 300 s): the safety net's worst-case delay for a change no event reported. See
+ * docs/architecture.md "Evented PLEG" for why 30 s.
+ */
+export const PLEG_EVENTED_RELIST_PERIOD_MS = 30_000;
 export const BACKOFF_INITIAL_MS = 10_000; // backOffPeriod
 export const BACKOFF_MAX_MS = 300_000; // MaxContainerBackOff
 export const IMAGE_BACKOFF_INITIAL_MS = 10_000; // imageBackOffPeriod
@@ -236,6 +242,8 @@ export const SECCOMP_PROFILE_DIR_NAME = 'seccomp'; // seccompProfileRoot = <root
 export const DEFAULT_SECCOMP_DEFAULT = false; // seccompDefault
 /** Ours, not upstream's: an adaptive concurrency limit on sandbox/container creation (runtime/pacer.ts). */
 export const DEFAULT_RUNTIME_PACING = true;
+/** tskubelet only (`--evented-pleg`): containerd events drive the PLEG, the relist is the safety net. */
+export const DEFAULT_EVENTED_PLEG = false;
 export const SECCOMP_POD_ANNOTATION_KEY = 'seccomp.security.alpha.kubernetes.io/pod'; // v1.SeccompPodAnnotationKey
 export const SECCOMP_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/'; // v1.SeccompContainerAnnotationKeyPrefix
 export const APPARMOR_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.apparmor.security.beta.kubernetes.io/'; // v1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix

@@ -304,6 +304,13 @@ export const KUBELET_FIELDS = {
     check: checkConsoleAddress,
     help: 'tskubelet only: also serve the node console (/console/) over plain HTTP without authentication on this loopback address (127.0.0.0/8, ::1 or localhost only); default: only on the kubelet API port',
   },
+  eventedPleg: {
+    kind: 'bool',
+    flag: { name: 'evented-pleg' },
+    fileZero: 'kept',
+    default: d.DEFAULT_EVENTED_PLEG,
+    help: `tskubelet only: turn containerd's task events into pod lifecycle events at once, relisting every ${d.PLEG_EVENTED_RELIST_PERIOD_MS / 1000}s while the event stream is live and every second when it is not (default ${d.DEFAULT_EVENTED_PLEG})`,
+  },
   runOnceTimeout: {
     kind: 'duration',
     flag: { name: 'runonce-timeout', arg: '<duration>' },

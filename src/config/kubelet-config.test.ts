@@ -78,6 +78,7 @@ describe('compileConfig defaults', () => {
       runOnce: false,
       runOnceTimeoutMs: 1_023_000,
       runtimePacing: true,
+      eventedPleg: false,
       seccompDefault: false,
       allowedUnsafeSysctls: [],
       verbosity: 0,

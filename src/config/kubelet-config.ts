@@ -63,6 +63,8 @@ export interface KubeletConfig {
   readonly runtimePacing: boolean;
   /** tskubelet only (`--console-address`): the loopback HOST:PORT of the unauthenticated console listener. */
   readonly consoleAddress?: string;
+  /** tskubelet only (`--evented-pleg`): containerd events drive the PLEG (src/pleg/evented.ts). */
+  readonly eventedPleg: boolean;
   /** Unsafe sysctls pods may set besides the safe ones: names or `prefix*`, all namespaced. */
   readonly allowedUnsafeSysctls: readonly string[];
   readonly verbosity: number;

@@ -100,7 +100,13 @@ export function buildManagers(
   const runtime = given.runtime ?? defaultRuntime(opts, deps, hooks, volumes);
   const pleg =
     given.pleg ??
-    createPleg({ runtime, logger: log, monotonic, ...(deps.metrics ? { metrics: deps.metrics.pleg } : {}) });
+    createPleg({
+      runtime,
+      logger: log,
+      monotonic,
+      ...(deps.metrics ? { metrics: deps.metrics.pleg } : {}),
+      ...(opts.eventedPleg && deps.runtimeEvents ? { events: deps.runtimeEvents } : {}),
+    });
   const probes =
     given.probes ??
     createProbeManager({

@@ -3,6 +3,7 @@ import type { EventRecorder, EventType } from '../api/events.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
+import type { RuntimeEventSource } from '../runtime/containerd-events/index.ts';
 import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
 import type { ServiceLister } from '../runtime/service-env.ts';
 import type { PodSource } from '../podsource/index.ts';
@@ -50,6 +51,8 @@ export interface KubeletOptions {
    * limit (src/runtime/pacer.ts; tskubelet only, `--runtime-pacing`). Absent: on.
    */
   runtimePacing?: boolean;
+  /** Drive the PLEG from `deps.runtimeEvents` (tskubelet only, `--evented-pleg`). Absent: off. */
+  eventedPleg?: boolean;
   /** KubeletConfiguration allowedUnsafeSysctls (validated; names or `prefix*`). */
   allowedUnsafeSysctls?: readonly string[];
   /** Dead container GC policy (the three GC flags); absent: upstream's defaults (0s, 1, -1). */
@@ -70,6 +73,8 @@ export interface KubeletOptions {
 /** Everything from outside the kubelet, in one object that tests replace (upstream Dependencies). */
 export interface KubeletDependencies {
   runtimeService: RuntimeService;
+  /** containerd's event stream, for the evented PLEG (used when `eventedPleg` is on). */
+  runtimeEvents?: RuntimeEventSource;
   imageService: ImageService;
   /** Pod sources; their names are the sources the kubelet waits for before cleaning up orphans. */
   sources: PodSource[];

@@ -21,6 +21,7 @@ import { sleep } from '../../src/util/abort.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { LABEL_POD_UID } from '../../src/config/defaults.ts';
 import type { Container as CriContainer, PodSandbox } from '../../src/runtime/cri/types.ts';
+import type { RuntimeEventSource } from '../../src/runtime/containerd-events/index.ts';
 
 export const IMAGE = 'docker.io/library/busybox:1.29';
 export const NODE = 'itest';
@@ -88,6 +89,8 @@ export interface KubeletTestOptions {
   manifestURL?: string;
   /** Pod cgroups per QoS class under /kubepods, as the CLI's default (true). */
   cgroupsPerQOS?: boolean;
+  /** Given: the evented PLEG runs on this event source (`--evented-pleg`). */
+  runtimeEvents?: RuntimeEventSource;
 }
 
 export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Promise<RunningKubelet> {
@@ -103,9 +106,11 @@ export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Pro
       podLogsDir: env.logsDir,
       maxPods: opts.maxPods ?? 110,
       syncFrequencyMs: 60_000,
+      ...(opts.runtimeEvents ? { eventedPleg: true } : {}),
     },
     {
       runtimeService: env.cri.runtime,
+      ...(opts.runtimeEvents ? { runtimeEvents: opts.runtimeEvents } : {}),
       imageService: env.cri.image,
       sources: [
         createFileSource({ path: env.manifests, nodeName: NODE, checkFrequencyMs: 1_000, logger }),

@@ -1,0 +1,89 @@
+import { Client, credentials } from '@grpc/grpc-js';
+import { describeError } from '../../util/errors.ts';
+import { nullLogger, type Logger } from '../../util/logger.ts';
+import { sleep } from '../../util/abort.ts';
+import { grpcTarget } from '../cri/invoker.ts';
+import { subscribeOnce } from './stream.ts';
+import type { RuntimeEventHandlers, RuntimeEventSource } from './types.ts';
+
+export type { RuntimeEvent, RuntimeEventHandlers, RuntimeEventSource, RuntimeEventTopic } from './types.ts';
+export { RUNTIME_EVENT_TOPICS } from './types.ts';
+
+/** Re-subscribe back-off: first retry after this long, doubling up to the max. */
+export const EVENTS_RETRY_INITIAL_MS = 500;
+export const EVENTS_RETRY_MAX_MS = 10_000;
+/** The channel's own reconnect back-off cap (grpc-js fails calls fast while it backs off). */
+const CHANNEL_RECONNECT_MAX_MS = 3_000;
+/** A subscription must prove itself live (its sync marker seen) within this long. */
+export const EVENTS_LIVE_TIMEOUT_MS = 10_000;
+
+export interface ContainerdEventsOptions {
+  /** The containerd socket (the CRI endpoint: containerd serves both on it). */
+  endpoint: string;
+  /** containerd namespace of the kubelet's containers; default `k8s.io` (the CRI plugin's). */
+  namespace?: string;
+  logger?: Logger;
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+  liveTimeoutMs?: number;
+  /** How often the sync marker is re-published until seen; default 250 ms. */
+  markerEveryMs?: number;
+  /** A runtime that refuses the marker: the subscription counts as live after this long; default 1 s. */
+  refusedSettleMs?: number;
+}
+
+export interface ContainerdEvents extends RuntimeEventSource {
+  /** Closes the connection; a running `run` ends its subscription and keeps retrying until aborted. */
+  close(): void;
+}
+
+/**
+ * A client of containerd's event service (`containerd.services.events.v1.Events`) on the runtime's
+ * socket, over its own gRPC channel. Creating it connects nothing; `run` does.
+ */
+export function createContainerdEvents(opts: ContainerdEventsOptions): ContainerdEvents {
+  const namespace = opts.namespace ?? 'k8s.io';
+  const logger = (opts.logger ?? nullLogger).child({ component: 'containerd-events' });
+  const initial = opts.retryInitialMs ?? EVENTS_RETRY_INITIAL_MS;
+  const max = opts.retryMaxMs ?? EVENTS_RETRY_MAX_MS;
+  const client = new Client(grpcTarget(opts.endpoint), credentials.createInsecure(), {
+    'grpc.default_authority': 'localhost',
+    'grpc.initial_reconnect_backoff_ms': Math.min(initial, CHANNEL_RECONNECT_MAX_MS),
+    'grpc.max_reconnect_backoff_ms': CHANNEL_RECONNECT_MAX_MS,
+  });
+  return {
+    close: () => client.close(),
+    async run(handlers: RuntimeEventHandlers, signal: AbortSignal): Promise<void> {
+      let delay = initial;
+      while (!signal.aborted) {
+        const end = await subscribeOnce(
+          {
+            client,
+            namespace,
+            logger,
+            liveTimeoutMs: opts.liveTimeoutMs ?? EVENTS_LIVE_TIMEOUT_MS,
+            markerEveryMs: opts.markerEveryMs ?? 250,
+            publishTimeoutMs: 5_000,
+            refusedSettleMs: opts.refusedSettleMs ?? 1_000,
+            onLive: () => {
+              logger.info('containerd event stream live', { namespace });
+              handlers.onLive();
+            },
+            onEvent: (e) => handlers.onEvent(e),
+          },
+          signal,
+        );
+        if (signal.aborted) return;
+        // A stream that was live ran fine until now: start the back-off over.
+        if (end.wasLive) delay = initial;
+        logger.warn('containerd event stream broken; re-subscribing', {
+          err: describeError(end.err),
+          retryInMs: delay,
+        });
+        handlers.onBroken(end.err, delay);
+        await sleep(delay, signal).catch(() => undefined); // aborted: the loop ends
+        delay = Math.min(delay * 2, max);
+      }
+    },
+  };
+}

@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import {
+  Client,
+  Metadata,
+  status as GrpcStatus,
+  type ClientReadableStream,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import { loadSync, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
+import { describeError, KubeletError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import { RUNTIME_EVENT_TOPICS, type RuntimeEvent, type RuntimeEventTopic } from './types.ts';
+
+const PROTO_FILES = ['events.proto', 'task.proto', 'marker.proto'].map((f) =>
+  path.join(import.meta.dirname, f),
+);
+
+/** The topic of the sync marker the client publishes to prove its subscription is live. */
+export const MARKER_TOPIC = '/tskubelet/sync';
+export const MARKER_TYPE_URL = 'tskubelet.io/tskubelet.events.v1.SyncMarker';
+/** Publish failures that say nothing about the runtime accepting markers. */
+const TRANSIENT = new Set<number>([
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.CANCELLED,
+]);
+/** containerd's gRPC header naming the namespace of a request (namespaces.GRPCHeader). */
+const NAMESPACE_HEADER = 'containerd-namespace';
+
+let packageDefinition: PackageDefinition | undefined;
+
+/**
+ * The parsed event protos, loaded once. `json: true` makes protobufjs decode a google.protobuf.Any
+ * whose type it knows (the task events, the marker) into its fields plus `@type`.
+ */
+export function eventsPackageDefinition(): PackageDefinition {
+  packageDefinition ??= loadSync(PROTO_FILES, {
+    keepCase: false,
+    longs: Number,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+    json: true,
+  });
+  return packageDefinition;
+}
+
+type Method = MethodDefinition<object, object>;
+
+export function eventsMethod(name: 'Subscribe' | 'Publish'): Method {
+  const svc = eventsPackageDefinition()['containerd.services.events.v1.Events'];
+  const method = svc && !('format' in svc) ? svc[name] : undefined;
+  if (!method) throw new KubeletError('Internal', `containerd events ${name}`, 'missing from events.proto');
+  return method;
+}
+
+/** The envelope as proto-loader decodes it (absent fields null or defaulted). */
+export interface DecodedEnvelope {
+  timestamp?: { seconds?: number; nanos?: number } | null;
+  namespace?: string;
+  topic?: string;
+  event?: Record<string, unknown> | null;
+}
+
+const isTopic = (t: string): t is RuntimeEventTopic =>
+  (RUNTIME_EVENT_TOPICS as readonly string[]).includes(t);
+
+/**
+ * The RuntimeEvent an envelope carries, or undefined when it is not one the kubelet acts on: another
+ * namespace or topic, an undecodable payload, or the exit of an exec process (a probe's `exec`
+ * ends with a TaskExit whose `id` is the exec ID, not the container's).
+ */
+export function toRuntimeEvent(env: DecodedEnvelope, namespace: string): RuntimeEvent | undefined {
+  const topic = env.topic ?? '';
+  if (env.namespace !== namespace || !isTopic(topic) || !env.event) return undefined;
+  const ev = env.event;
+  const containerId = topic === '/containers/delete' ? ev.id : ev.containerId;
+  if (typeof containerId !== 'string' || containerId === '') return undefined;
+  if (topic === '/tasks/exit' && typeof ev.id === 'string' && ev.id !== '' && ev.id !== containerId) {
+    return undefined;
+  }
+  const ts = env.timestamp;
+  const at = ts ? (ts.seconds ?? 0) * 1000 + Math.floor((ts.nanos ?? 0) / 1e6) : 0;
+  const out: RuntimeEvent = { topic, namespace, at, containerId };
+  if (topic === '/tasks/exit' && typeof ev.exitStatus === 'number') out.exitStatus = ev.exitStatus;
+  return out;
+}
+
+/** containerd filters (`filters` package): each string is an AND of clauses, the list is an OR. */
+export function subscribeFilters(namespace: string): string[] {
+  return [...RUNTIME_EVENT_TOPICS, MARKER_TOPIC].map((t) => `namespace=="${namespace}",topic=="${t}"`);
+}
+
+export interface SubscribeOnceOptions {
+  client: Client;
+  namespace: string;
+  logger: Logger;
+  /** The subscription must prove itself live (marker seen) within this long, or it is dropped. */
+  liveTimeoutMs: number;
+  /** How often the marker is published again until it is seen. */
+  markerEveryMs: number;
+  /** Deadline of each Publish call. */
+  publishTimeoutMs: number;
+  /** When the runtime refuses the marker's Publish (not a transient error): live after this long. */
+  refusedSettleMs: number;
+  onLive(): void;
+  onEvent(event: RuntimeEvent): void;
+}
+
+/** How one subscription ended. `wasLive` tells the caller whether to reset its back-off. */
+export interface SubscriptionEnd {
+  err: Error;
+  wasLive: boolean;
+}
+
+/**
+ * One Subscribe call, from start to its end: resolves (never rejects) when the stream fails, ends,
+ * misses its live deadline, or the signal aborts.
+ *
+ * containerd sends no response header until the first event, so nothing on the wire says when the
+ * server has registered the subscription. The client publishes a marker event with a fresh nonce
+ * on its own topic (again every `markerEveryMs`, since a Publish can overtake the Subscribe on the
+ * server) and calls `onLive` when the marker comes back on the stream: from then on no event can
+ * be missed, and the caller's relist at that moment covers everything before.
+ */
+export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): Promise<SubscriptionEnd> {
+  const op = 'containerd events Subscribe';
+  const sub = eventsMethod('Subscribe');
+  const pub = eventsMethod('Publish');
+  const nonce = randomUUID();
+  let live = false;
+  return new Promise<SubscriptionEnd>((resolve) => {
+    let settled = false;
+    let call: ClientReadableStream<DecodedEnvelope> | undefined;
+    const timers: { marker?: NodeJS.Timeout; live?: NodeJS.Timeout; settle?: NodeJS.Timeout } = {};
+    const goLive = (): void => {
+      if (live || settled) return;
+      live = true;
+      clearInterval(timers.marker);
+      clearTimeout(timers.live);
+      clearTimeout(timers.settle);
+      opts.onLive();
+    };
+    const finish = (err: Error): void => {
+      if (settled) return;
+      settled = true;
+      clearInterval(timers.marker);
+      clearTimeout(timers.live);
+      clearTimeout(timers.settle);
+      signal.removeEventListener('abort', onAbort);
+      call?.cancel();
+      resolve({ err, wasLive: live });
+    };
+    const onAbort = (): void =>
+      finish(new KubeletError('Canceled', op, `canceled: ${describeError(signal.reason)}`));
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    const publishMarker = (): void => {
+      const md = new Metadata();
+      md.set(NAMESPACE_HEADER, opts.namespace);
+      opts.client.makeUnaryRequest<object, object>(
+        pub.path,
+        pub.requestSerialize,
+        pub.responseDeserialize,
+        { topic: MARKER_TOPIC, event: { '@type': MARKER_TYPE_URL, nonce } },
+        md,
+        { deadline: Date.now() + opts.publishTimeoutMs },
+        (err: ServiceError | null) => {
+          if (!err || settled || live) return;
+          if (TRANSIENT.has(err.code)) {
+            // Not fatal by itself (containerd starting, the channel connecting): the live deadline decides.
+            opts.logger.debug('containerd events: marker publish failed', {
+              grpcCode: err.code,
+              err: err.details,
+            });
+            return;
+          }
+          // A runtime that refuses the Publish itself: no marker will ever come back. The
+          // subscription counts as live after a settle instead (a weaker promise: an event in the
+          // first moments of the subscription could be missed until the next relist).
+          if (timers.settle) return;
+          opts.logger.warn(
+            'containerd events: the runtime refused the sync marker; going live after a settle',
+            {
+              grpcCode: err.code,
+              err: err.details,
+              settleMs: opts.refusedSettleMs,
+            },
+          );
+          clearInterval(timers.marker);
+          timers.settle = setTimeout(goLive, opts.refusedSettleMs);
+        },
+      );
+    };
+
+    try {
+      call = opts.client.makeServerStreamRequest<object, DecodedEnvelope>(
+        sub.path,
+        sub.requestSerialize,
+        sub.responseDeserialize as (b: Buffer) => DecodedEnvelope,
+        { filters: subscribeFilters(opts.namespace) },
+        new Metadata(),
+        { deadline: Infinity },
+      );
+    } catch (err) {
+      finish(new KubeletError('Unavailable', op, describeError(err), { cause: err }));
+      return;
+    }
+    call.on('data', (env: DecodedEnvelope) => {
+      if (settled) return;
+      if (env.topic === MARKER_TOPIC) {
+        if (env.event?.nonce === nonce) goLive();
+        return;
+      }
+      // Events before the marker are delivered too: the caller's relist on live covers them anyway.
+      const ev = toRuntimeEvent(env, opts.namespace);
+      if (ev) opts.onEvent(ev);
+    });
+    call.on('error', (err: ServiceError) => {
+      const code = err.code === GrpcStatus.UNAVAILABLE ? 'Unavailable' : 'Unknown';
+      finish(
+        new KubeletError(code, op, `${err.details || err.message} (grpc code ${err.code})`, { cause: err }),
+      );
+    });
+    call.on('end', () => finish(new KubeletError('Unavailable', op, 'the runtime ended the stream')));
+    publishMarker();
+    timers.marker = setInterval(publishMarker, opts.markerEveryMs);
+    timers.live = setTimeout(
+      () =>
+        finish(
+          new KubeletError(
+            'DeadlineExceeded',
+            op,
+            `subscription not live after ${opts.liveTimeoutMs} ms (sync marker not seen)`,
+          ),
+        ),
+      opts.liveTimeoutMs,
+    );
+  });
+}

@@ -78,6 +78,7 @@ const kubelets: KubeletKind[] = values.kubelets
 const NODE: Record<KubeletKind, string> = {
   tskubelet: 'bench-tsk',
   'tskubelet-unpaced': 'bench-tsk-unpaced',
+  'tskubelet-base': 'bench-tsk-base',
   upstream: 'bench-upstream',
 };
 /** After /healthz: the kubelet's start-up work (first relist, file source) settles before the baseline. */

@@ -5,7 +5,7 @@
  *
  *   node bench/run.ts [--quick] [--scenario floor,static,cluster,steady,apiload] [--n 1,10,30,90]
  *                     [--steady-pods 0,35,110] [--kubelets tskubelet,upstream] [--window 60]
- *                     [--exec-rate 50] [--no-token] [--cpu-prof DIR] [--out FILE]
+ *                     [--exec-rate 50] [--no-token] [--cpu-prof DIR] [--base-tree DIR] [--out FILE]
  *
  * Results: printed, and written to bench/results/<YYYY-MM-DD>.md (-quick.md for --quick), with the
  * charts of how cost grows with the pod count beside it (<FILE>-<chart>.svg) when the run has more
@@ -46,8 +46,11 @@ const { values } = parseArgs({
     'no-token': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     out: { type: 'string' },
+    // Kind tskubelet-base: bin/tskubelet of this tree (another commit's worktree), same flags.
+    'base-tree': { type: 'string' },
   },
 });
+if (values['base-tree']) process.env.TSKUBELET_BASE_TREE = values['base-tree'];
 
 /** "1,10,30" → [1, 10, 30]; every entry a non-negative integer (ascending when `sorted`). */
 function intList(flag: string, text: string, sorted: boolean): number[] {

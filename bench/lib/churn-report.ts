@@ -141,6 +141,7 @@ export const SERIES: readonly SeriesDef[] = [
 const COLORS: Record<KubeletKind, string> = {
   tskubelet: '#1f77b4',
   'tskubelet-unpaced': '#2ca02c',
+  'tskubelet-base': '#ff7f0e',
   upstream: '#d62728',
 };
 

@@ -16,10 +16,31 @@ import { kubernetesBinary } from '../../test/harness/cluster/index.ts';
 /**
  * `tskubelet-unpaced` is tskubelet with `--runtime-pacing=false`: the pacing lever off, in the same
  * run (issue 14). It is benchmarked only when asked for (`--kubelets tskubelet,tskubelet-unpaced`).
+ * `tskubelet-base` is another build of tskubelet with the same flags — `bin/tskubelet` of the tree
+ * named by `TSKUBELET_BASE_TREE` (`bench/run.ts --base-tree DIR`, e.g. a worktree at the commit
+ * before a change) — to compare two builds in one run.
  */
-export type KubeletKind = 'tskubelet' | 'tskubelet-unpaced' | 'upstream';
+export type KubeletKind = 'tskubelet' | 'tskubelet-unpaced' | 'tskubelet-base' | 'upstream';
 export const KUBELETS: readonly KubeletKind[] = ['tskubelet', 'upstream'];
-export const KNOWN_KUBELETS: readonly KubeletKind[] = ['tskubelet', 'tskubelet-unpaced', 'upstream'];
+export const KNOWN_KUBELETS: readonly KubeletKind[] = [
+  'tskubelet',
+  'tskubelet-unpaced',
+  'tskubelet-base',
+  'upstream',
+];
+
+/** The `bin/tskubelet` of the base tree (`TSKUBELET_BASE_TREE`) for kind `tskubelet-base`. */
+export function baseTreeBin(): string {
+  const tree = process.env.TSKUBELET_BASE_TREE;
+  if (!tree) {
+    throw new KubeletError(
+      'InvalidArgument',
+      'start kubelet tskubelet-base',
+      'no base tree: give --base-tree DIR (or TSKUBELET_BASE_TREE)',
+    );
+  }
+  return join(tree, 'bin', 'tskubelet');
+}
 
 /** Whether this kind runs tskubelet (with whatever switches). */
 export function isTskubelet(kind: KubeletKind): boolean {
@@ -152,7 +173,7 @@ export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
     flags.push(['port', String(BENCH_TSKUBELET_PORT)], ['read-only-port', String(s.readOnlyPort ?? 0)]);
     if (s.kind === 'tskubelet-unpaced') flags.push(['runtime-pacing', 'false']);
     return {
-      cmd: s.bin ?? join(REPO, 'bin', 'tskubelet'),
+      cmd: s.bin ?? (s.kind === 'tskubelet-base' ? baseTreeBin() : join(REPO, 'bin', 'tskubelet')),
       args: ['run', ...flags.flatMap(([k, v]) => [`--${k}`, v]), ...(s.extraArgs ?? [])],
     };
   }

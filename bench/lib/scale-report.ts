@@ -28,6 +28,7 @@ const TITLES: Record<ChartKey, string> = {
 const COLORS: Record<KubeletKind | 'floor' | 'cri', string> = {
   tskubelet: '#1f77b4',
   'tskubelet-unpaced': '#2ca02c',
+  'tskubelet-base': '#ff7f0e',
   upstream: '#d62728',
   floor: '#7f7f7f',
   cri: '#9467bd',

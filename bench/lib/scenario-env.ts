@@ -54,6 +54,7 @@ export const NAMESPACE = 'default';
 export const NODE: Record<KubeletKind, string> = {
   tskubelet: 'bench-tsk',
   'tskubelet-unpaced': 'bench-tsk-unpaced',
+  'tskubelet-base': 'bench-tsk-base',
   upstream: 'bench-upstream',
 };
 export const SETTLE_MS = 3_000;

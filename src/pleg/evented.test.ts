@@ -21,6 +21,7 @@ import { FakeRuntimeService } from '../runtime/cri/testing.ts';
 import { createPodStatusReader } from '../runtime/pod-status-reader.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createPleg, type EventedStats, type Pleg, type PodLifecycleEvent } from './pleg.ts';
+import { EXPECT_MAX_TRIES } from './relister.ts';
 
 /** An in-memory event stream: the test says when it is live, what it delivers, when it breaks. */
 class FakeEventSource implements RuntimeEventSource {
@@ -133,6 +134,38 @@ describe('evented PLEG (fake event stream, fake CRI)', () => {
     assert.equal(s.pleg.cache.get('u1')?.containers[0]?.exitCode, 1);
     assert.equal(f.relists(), relists, 'no relist: the period is an hour');
     assert.equal(s.pleg.runtimePods()?.[0]?.containers[0]?.state, 'exited', 'runtimePods follows the event');
+  });
+
+  it('reads again when the exit event comes before CRI shows the exit (containerd publishes it first)', async () => {
+    const f = fakeCri();
+    const { containers } = await f.pod('u1');
+    const c1 = containers[0] ?? '';
+    const s = await setup(f);
+    const relists = f.relists();
+    const reads = f.podReads();
+    s.source.emit(c1); // the exit, while CRI still reports the container running
+    await until(() => f.podReads() > reads, 'the read the event asked for');
+    setTimeout(() => f.cri.exitContainer(c1, 1), 30);
+    await until(() => s.events.length > 0, 'ContainerDied after CRI applied the exit');
+    assert.deepEqual(s.take(), [`ContainerDied:${c1}`]);
+    assert.equal(s.pleg.cache.get('u1')?.containers[0]?.exitCode, 1);
+    assert.ok(f.podReads() - reads >= 2, 'the pod was read again');
+    assert.equal(f.relists(), relists, 'no relist: the period is an hour');
+  });
+
+  it('stops reading again after its tries when CRI never shows what the event said', async () => {
+    const f = fakeCri();
+    const { containers } = await f.pod('u1');
+    const c1 = containers[0] ?? '';
+    const s = await setup(f);
+    const reads = f.podReads();
+    s.source.emit(c1); // an exit CRI never confirms
+    await new Promise((r) => setTimeout(r, 2_000));
+    const total = f.podReads() - reads;
+    assert.equal(total, 1 + EXPECT_MAX_TRIES, 'the first read and its bounded retries');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(f.podReads() - reads, total, 'then nothing more until the relist');
+    assert.deepEqual(s.take(), []);
   });
 
   it('coalesces a burst of 100 exits (each sent twice): every pod gets its ContainerDied, each read once', async () => {

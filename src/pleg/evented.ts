@@ -72,7 +72,8 @@ export function createEvented(deps: EventedDeps): Evented {
 
   function onEvent(e: RuntimeEvent): void {
     stats.events++;
-    if (relister.hintKnown(e.containerId)) {
+    // An exit must show as exited; containerd may publish it before its CRI plugin applied it.
+    if (relister.hintKnown(e.containerId, e.topic === '/tasks/exit' ? 'exited' : undefined)) {
       stats.podHints++;
       unresolved.delete(e.containerId);
     } else if (e.topic !== '/containers/delete') {

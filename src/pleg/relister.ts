@@ -10,6 +10,16 @@ import type { PlegMetrics, PodLifecycleEvent, PodStatusCache, State } from './ty
 export const FAILED_RELIST_RETRY_MS = 1_000;
 /** Pods re-read at once when events name several (a burst of exits). */
 export const POD_READ_CONCURRENCY = 4;
+/**
+ * containerd publishes `/tasks/exit` before its CRI plugin has applied the exit to the container
+ * it reports (measured on the bed: a read at once still says running). A read that does not show
+ * what an event said yet is repeated after this long, doubling, at most EXPECT_MAX_TRIES times
+ * (≈1.3 s in all); after that the relist has the last word.
+ */
+export const EXPECT_RETRY_INITIAL_MS = 10;
+export const EXPECT_MAX_TRIES = 7;
+/** Expectations held at once (oldest dropped first): bounded whatever the event rate. */
+export const EXPECT_MAX = 1024;
 
 export interface RelisterDeps {
   /** Only listPods and getPodStatus are used. */
@@ -36,9 +46,10 @@ export interface Relister {
   requestRelist(): Promise<void>;
   /**
    * A container or sandbox ID something says changed: its pod is re-read and diffed against its
-   * record. False (and nothing done) when no record holds the ID.
+   * record. False (and nothing done) when no record holds the ID. With `expect` (an exit event:
+   * `exited`), a read that still shows the ID in another state is repeated shortly, with back-off.
    */
-  hintKnown(id: string): boolean;
+  hintKnown(id: string, expect?: State): boolean;
   knows(id: string): boolean;
   /** Changes the relist period; the next relist comes at most `ms` after the last one. */
   setPeriod(ms: number): void;
@@ -91,6 +102,9 @@ export function createRelister(deps: RelisterDeps): Relister {
   const podsWanted = new Set<string>();
   let pumping: Promise<void> | undefined;
   let kickSoon: NodeJS.Immediate | undefined;
+  /** What events said about IDs that no read has shown yet: ID → its pod, the state, reads so far. */
+  const expected = new Map<string, { uid: string; state: State; tries: number }>();
+  const expectTimers = new Set<NodeJS.Timeout>();
 
   function kick(): void {
     if (pumping || abort.signal.aborted) return;
@@ -182,6 +196,48 @@ export function createRelister(deps: RelisterDeps): Relister {
       cache.set(uid, status);
     }
     for (const e of events) handler?.(e);
+    checkExpected(uid, after);
+  }
+
+  function wantPod(uid: string): void {
+    podsWanted.add(uid);
+    // Started on the next turn, not now: the rest of a burst delivered in this turn (a hundred
+    // exits, the same exit twice) joins the same batch instead of re-reading pods in flight.
+    if (!kickSoon) {
+      kickSoon = setImmediate(() => {
+        kickSoon = undefined;
+        kick();
+      });
+    }
+  }
+
+  /** After a read of `uid`: expectations it met are dropped, the others read again later. */
+  function checkExpected(uid: string, seen: ReadonlyMap<string, State>): void {
+    let again = 0;
+    for (const [id, exp] of expected) {
+      if (exp.uid !== uid) continue;
+      const state = seen.get(id);
+      if (state === undefined || state === exp.state) {
+        expected.delete(id);
+      } else if (exp.tries >= EXPECT_MAX_TRIES) {
+        expected.delete(id);
+        log.debug('PLEG: the runtime still does not show what an event said; left to the relist', {
+          podUID: uid,
+          containerId: id,
+          expected: exp.state,
+          seen: state,
+        });
+      } else {
+        again = Math.max(again, EXPECT_RETRY_INITIAL_MS * 2 ** exp.tries);
+        exp.tries++;
+      }
+    }
+    if (again === 0 || abort.signal.aborted) return;
+    const t = setTimeout(() => {
+      expectTimers.delete(t);
+      if (!abort.signal.aborted) wantPod(uid);
+    }, again);
+    expectTimers.add(t);
   }
 
   // ---- the relist ----
@@ -247,6 +303,10 @@ export function createRelister(deps: RelisterDeps): Relister {
       for (const e of events) handler?.(e);
     }
     records = current;
+    for (const [id, exp] of expected) {
+      const state = current.get(exp.uid)?.get(id);
+      if (state === undefined || state === exp.state) expected.delete(id);
+    }
     owner = new Map();
     for (const [uid, states] of current) for (const id of states.keys()) owner.set(id, uid);
     pods = byUid;
@@ -268,22 +328,24 @@ export function createRelister(deps: RelisterDeps): Relister {
       abort.abort();
       if (timer) clearTimeout(timer);
       if (kickSoon) clearImmediate(kickSoon);
+      for (const t of expectTimers) clearTimeout(t);
+      expectTimers.clear();
       for (const w of relistWaiters.splice(0)) w();
       await pumping?.catch(() => undefined); // its failures were logged where they happened
     },
     requestRelist: request,
-    hintKnown(id) {
+    hintKnown(id, expect) {
       const uid = owner.get(id);
       if (uid === undefined) return false;
-      podsWanted.add(uid);
-      // Started on the next turn, not now: the rest of a burst delivered in this turn (a hundred
-      // exits, the same exit twice) joins the same batch instead of re-reading pods in flight.
-      if (!kickSoon) {
-        kickSoon = setImmediate(() => {
-          kickSoon = undefined;
-          kick();
-        });
+      if (expect !== undefined) {
+        expected.delete(id); // re-insert: the newest last, the oldest dropped first
+        expected.set(id, { uid, state: expect, tries: 0 });
+        if (expected.size > EXPECT_MAX) {
+          const oldest = expected.keys().next();
+          if (!oldest.done) expected.delete(oldest.value);
+        }
       }
+      wantPod(uid);
       return true;
     },
     knows: (id) => owner.has(id),

@@ -188,4 +188,17 @@ describe('breakdownSections', () => {
     assert.match(headings[1] ?? '', /N=30: .*1 pod\(s\) unread: x: HTTP 404/);
     assert.deepEqual(breakdownSections(new Map([[10, [{ runner: 'upstream', n: 10 }]]])), []);
   });
+
+  it('says in one line, without an empty table, that a batch had no timeline to read', () => {
+    const lines = breakdownSections(
+      new Map([
+        [
+          10,
+          [{ runner: 'tskubelet-base', n: 10, steps: [], stepsMissing: ['p-0: HTTP 404', 'p-1: HTTP 404'] }],
+        ],
+      ]),
+    );
+    assert.ok(lines.includes('**tskubelet-base, N=10**: no timeline read (p-0: HTTP 404)'), lines.join('\n'));
+    assert.ok(!lines.some((l) => l.startsWith('| phase')), 'no table');
+  });
 });

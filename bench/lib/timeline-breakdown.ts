@@ -166,6 +166,12 @@ export function breakdownSections(rowsByN: ReadonlyMap<number, readonly BatchRow
     for (const r of rowsByN.get(n) ?? []) {
       if (!r.steps) continue;
       const missing = r.stepsMissing?.length ?? 0;
+      if (r.steps.length === 0 && missing > 0) {
+        // Not one pod read: an older build without the route (a tskubelet-base run), or a kubelet
+        // gone before the read. One line, not an empty table.
+        out.push(`**${r.runner}, N=${n}**: no timeline read (${r.stepsMissing?.[0] ?? ''})`, '');
+        continue;
+      }
       out.push(
         `**${r.runner}, N=${n}: where the time went** (from each pod's timeline${missing > 0 ? `; ${missing} pod(s) unread: ${r.stepsMissing?.slice(0, 3).join('; ')}` : ''})`,
         '',

@@ -2,42 +2,26 @@ import type { KubeletConfig } from '../config/index.ts';
 import { createLogger, type Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import { detectNodeIP } from '../util/net.ts';
-import { monotonicNow } from '../util/clock.ts';
 import { createCriClient } from '../runtime/cri/index.ts';
 import { createContainerdEvents } from '../runtime/containerd-events/index.ts';
-import type { ImageService } from '../runtime/cri/types.ts';
-import { createLoggingRecorder, type EventType } from '../api/events.ts';
-import { createApiSource, createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
-import { createKubelet, type Kubelet } from '../kubelet/kubelet.ts';
+import { createLoggingRecorder } from '../api/events.ts';
+import { createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
+import { createKubelet } from '../kubelet/kubelet.ts';
 import { createContainerManager } from '../cm/index.ts';
 import { machineNodeView, nodeViewFromNode } from '../kubelet/node-view.ts';
-import { createApiClient } from '../api/client.ts';
-import { createApiEventRecorder, type ApiEventRecorder } from '../api/event-recorder.ts';
-import { createApiObjectSource, objectTTLSeconds, type PodObjectManager } from '../api/object-source.ts';
-import { registerSnapshots } from '../api/pod-registration.ts';
-import { createServiceInformer } from '../api/service-informer.ts';
 
-import { createMirrorPods } from '../kubelet/mirror-pods.ts';
-import { createNodeAgent } from '../node/index.ts';
-import { DEFAULT_IMAGE_FS_PATH, KUBERNETES_API_VERSION } from '../config/defaults.ts';
+import { DEFAULT_IMAGE_FS_PATH } from '../config/defaults.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
 import {
   createKubeletMetrics,
   instrumentImageService,
   instrumentRuntimeService,
   metricsText,
-  type KubeletMetrics,
-  type RestClientRequest,
 } from '../metrics/index.ts';
 import { createStatsProvider } from '../stats/index.ts';
 import { serveKubeletApi } from './serve-api.ts';
-import {
-  createEventRing,
-  tapApiRecorder,
-  tapNodeEvent,
-  tapRecorder,
-  type EventRing,
-} from '../console/index.ts';
+import { connectCluster, nodeEventRecorder, registeringObjects } from './connect-cluster.ts';
+import { createEventRing, tapNodeEvent, tapRecorder } from '../console/index.ts';
 import { parseConsoleAddress } from '../config/index.ts';
 import { buildNodeConsole } from './console.ts';
 import { createTimelineRecorder, registerStepDurationHistogram } from '../timeline/index.ts';
@@ -324,162 +308,4 @@ export async function runKubelet(
     runtimeEvents?.close();
   }
   return 0;
-}
-
-/**
- * The source as the kubelet sees it, except that each snapshot first registers its pods' Secrets
- * and ConfigMaps with the managers (upstream's pod manager does so on every pod update).
- */
-function registeringObjects(source: PodSource, objects: PodObjectManager): PodSource {
-  return {
-    name: source.name,
-    start(send) {
-      const register = registerSnapshots(objects);
-      source.start((pods) => {
-        register(pods);
-        send(pods);
-      });
-    },
-    stop: () => source.stop(),
-  };
-}
-
-/** The kubelet version reported in the Node object: the Kubernetes API level we implement + ours. */
-function reportedKubeletVersion(version: string): string {
-  return `${KUBERNETES_API_VERSION}-tskubelet.${version.replace(/^v/, '')}`;
-}
-
-/**
- * Cluster mode (--kubeconfig): two API clients (pods/status/events, and heartbeats on their own so
- * they never queue behind pod traffic), the API pod source, events to the API, mirror pods, volume
- * objects, and the node agent (registration, node status, Lease).
- */
-/** Events on this kubelet's Node (upstream nodeRef: the node name doubles as UID). */
-function nodeEventRecorder(recorder: ApiEventRecorder, nodeName: string) {
-  const ref = { apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeName };
-  return (type: EventType, reason: string, message: string) => recorder.eventFor(ref, type, reason, message);
-}
-
-async function connectCluster(
-  config: KubeletConfig,
-  logger: Logger,
-  version: string,
-  imageService: ImageService,
-  metrics: KubeletMetrics,
-  events: EventRing,
-) {
-  const kubeconfig = config.kubeconfig ?? '';
-  const client = {
-    kubeconfig,
-    qps: config.kubeAPIQPS,
-    burst: config.kubeAPIBurst,
-    onRequestDone: (r: RestClientRequest) => metrics.restClient.requestDone(r),
-  };
-  const api = await createApiClient(client);
-  const leaseApi = await createApiClient(client);
-  logger.info('cluster mode', { server: api.server, nodeName: config.nodeName });
-  const recorder = tapApiRecorder(
-    createApiEventRecorder({
-      api,
-      nodeName: config.nodeName,
-      logger,
-      qps: config.eventRecordQPS,
-      burst: config.eventBurst,
-    }),
-    events,
-  );
-  let kubelet: Kubelet | undefined;
-  let connectionClosures = 0;
-  let lastClosureLogMs = -Infinity;
-  const nodeAgent = createNodeAgent({
-    api,
-    leaseApi,
-    logger,
-    recorder,
-    nodeName: config.nodeName,
-    ...(config.nodeIP ? { nodeIP: config.nodeIP.split(',')[0]?.trim() } : {}),
-    maxPods: config.maxPods,
-    rootDir: config.rootDir,
-    kubeletVersion: reportedKubeletVersion(version),
-    kubeletPort: config.port,
-    labels: { ...config.nodeLabels },
-    taints: config.registerWithTaints.map((t) => ({ ...t })),
-    nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
-    nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
-    nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
-    nodeStatusMaxImages: config.nodeStatusMaxImages,
-    // Allocatable subtracts the hard memory and nodefs thresholds (upstream GetNodeAllocatableReservation).
-    evictionHard: {
-      ...(config.evictionHard['memory.available'] !== undefined
-        ? { memoryAvailable: config.evictionHard['memory.available'] }
-        : {}),
-      ...(config.evictionHard['nodefs.available'] !== undefined
-        ? { nodefsAvailable: config.evictionHard['nodefs.available'] }
-        : {}),
-    },
-    listImages: (signal) => imageService.listImages(undefined, { signal }),
-    // Upstream closeAllConns: connections a partition froze (watches included) are not waited on.
-    onRepeatedHeartbeatFailure: () => {
-      // Called on every failed retry of both heartbeats: said once a minute, the rest at debug.
-      connectionClosures++;
-      const now = monotonicNow();
-      if (now - lastClosureLogMs >= 60_000) {
-        lastClosureLogMs = now;
-        logger.info('heartbeats failing repeatedly; closing every API connection', { connectionClosures });
-      } else {
-        logger.debug('heartbeats still failing; closing every API connection again', { connectionClosures });
-      }
-      api.closeConnections();
-      leaseApi.closeConnections();
-    },
-    inputs: {
-      runtimeReady: () => kubelet?.runtimeReady() ?? { ok: false, message: 'kubelet is starting' },
-      runtimeVersion: () => kubelet?.runtimeVersion() ?? '',
-      pressure: () => kubelet?.pressure() ?? { memory: false, disk: false, pid: false },
-      nodeShutdownError: () => kubelet?.nodeShutdownError(),
-    },
-  });
-  const mirrorPods = createMirrorPods({
-    api,
-    logger,
-    nodeName: config.nodeName,
-    nodeUID: () => nodeAgent.node()?.metadata.uid,
-  });
-  const source = createApiSource({
-    api,
-    nodeName: config.nodeName,
-    logger: logger.child({ source: 'api' }),
-    onMirrorPods: (pods) => kubelet?.setMirrorPods(pods),
-  });
-  const volumeObjects = createApiObjectSource({
-    api,
-    strategy: config.configMapAndSecretChangeDetectionStrategy,
-    logger: logger.child({ component: 'secrets-configmaps' }),
-    nodeTtlSeconds: () => objectTTLSeconds(nodeAgent.node()?.metadata.annotations),
-  });
-  logger.info('secret and configMap change detection', {
-    strategy: config.configMapAndSecretChangeDetectionStrategy,
-  });
-  // Service-link env vars; pods from the API wait for its first list (upstream serviceHasSynced).
-  const services = createServiceInformer({ api, logger: logger.child({ informer: 'services' }) });
-  return {
-    api,
-    recorder,
-    nodeAgent,
-    mirrorPods,
-    source,
-    services,
-    volumeObjects,
-    bind(k: Kubelet) {
-      kubelet = k;
-    },
-    async close() {
-      await services.stop();
-      await volumeObjects.stop();
-      await nodeAgent.stop();
-      await recorder.stop();
-      api.close();
-      leaseApi.close();
-    },
-  };
 }

@@ -1,0 +1,179 @@
+/**
+ * The cluster-mode half of `tskubelet run` (--kubeconfig): the API clients and everything that
+ * talks to the API server, built for `runKubelet` (run.ts) to wire into the kubelet.
+ */
+import type { KubeletConfig } from '../config/index.ts';
+import type { Logger } from '../util/logger.ts';
+import { monotonicNow } from '../util/clock.ts';
+import type { ImageService } from '../runtime/cri/types.ts';
+import type { EventType } from '../api/events.ts';
+import { createApiSource, type PodSource } from '../podsource/index.ts';
+import type { Kubelet } from '../kubelet/kubelet.ts';
+import { createApiClient } from '../api/client.ts';
+import { createApiEventRecorder, type ApiEventRecorder } from '../api/event-recorder.ts';
+import { createApiObjectSource, objectTTLSeconds, type PodObjectManager } from '../api/object-source.ts';
+import { registerSnapshots } from '../api/pod-registration.ts';
+import { createServiceInformer } from '../api/service-informer.ts';
+import { createMirrorPods } from '../kubelet/mirror-pods.ts';
+import { createNodeAgent } from '../node/index.ts';
+import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
+import type { KubeletMetrics, RestClientRequest } from '../metrics/index.ts';
+import { tapApiRecorder, type EventRing } from '../console/index.ts';
+
+/**
+ * The source as the kubelet sees it, except that each snapshot first registers its pods' Secrets
+ * and ConfigMaps with the managers (upstream's pod manager does so on every pod update).
+ */
+export function registeringObjects(source: PodSource, objects: PodObjectManager): PodSource {
+  return {
+    name: source.name,
+    start(send) {
+      const register = registerSnapshots(objects);
+      source.start((pods) => {
+        register(pods);
+        send(pods);
+      });
+    },
+    stop: () => source.stop(),
+  };
+}
+
+/** The kubelet version reported in the Node object: the Kubernetes API level we implement + ours. */
+function reportedKubeletVersion(version: string): string {
+  return `${KUBERNETES_API_VERSION}-tskubelet.${version.replace(/^v/, '')}`;
+}
+
+/** Events on this kubelet's Node (upstream nodeRef: the node name doubles as UID). */
+export function nodeEventRecorder(recorder: ApiEventRecorder, nodeName: string) {
+  const ref = { apiVersion: 'v1', kind: 'Node', name: nodeName, uid: nodeName };
+  return (type: EventType, reason: string, message: string) => recorder.eventFor(ref, type, reason, message);
+}
+
+/**
+ * Cluster mode (--kubeconfig): two API clients (pods/status/events, and heartbeats on their own so
+ * they never queue behind pod traffic), the API pod source, events to the API, mirror pods, volume
+ * objects, and the node agent (registration, node status, Lease). Nothing is started here.
+ */
+export async function connectCluster(
+  config: KubeletConfig,
+  logger: Logger,
+  version: string,
+  imageService: ImageService,
+  metrics: KubeletMetrics,
+  events: EventRing,
+) {
+  const kubeconfig = config.kubeconfig ?? '';
+  const client = {
+    kubeconfig,
+    qps: config.kubeAPIQPS,
+    burst: config.kubeAPIBurst,
+    onRequestDone: (r: RestClientRequest) => metrics.restClient.requestDone(r),
+  };
+  const api = await createApiClient(client);
+  const leaseApi = await createApiClient(client);
+  logger.info('cluster mode', { server: api.server, nodeName: config.nodeName });
+  const recorder = tapApiRecorder(
+    createApiEventRecorder({
+      api,
+      nodeName: config.nodeName,
+      logger,
+      qps: config.eventRecordQPS,
+      burst: config.eventBurst,
+    }),
+    events,
+  );
+  let kubelet: Kubelet | undefined;
+  let connectionClosures = 0;
+  let lastClosureLogMs = -Infinity;
+  const nodeAgent = createNodeAgent({
+    api,
+    leaseApi,
+    logger,
+    recorder,
+    nodeName: config.nodeName,
+    ...(config.nodeIP ? { nodeIP: config.nodeIP.split(',')[0]?.trim() } : {}),
+    maxPods: config.maxPods,
+    rootDir: config.rootDir,
+    kubeletVersion: reportedKubeletVersion(version),
+    kubeletPort: config.port,
+    labels: { ...config.nodeLabels },
+    taints: config.registerWithTaints.map((t) => ({ ...t })),
+    nodeStatusUpdateFrequencyMs: config.nodeStatusUpdateFrequencyMs,
+    nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
+    nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
+    nodeStatusMaxImages: config.nodeStatusMaxImages,
+    // Allocatable subtracts the hard memory and nodefs thresholds (upstream GetNodeAllocatableReservation).
+    evictionHard: {
+      ...(config.evictionHard['memory.available'] !== undefined
+        ? { memoryAvailable: config.evictionHard['memory.available'] }
+        : {}),
+      ...(config.evictionHard['nodefs.available'] !== undefined
+        ? { nodefsAvailable: config.evictionHard['nodefs.available'] }
+        : {}),
+    },
+    listImages: (signal) => imageService.listImages(undefined, { signal }),
+    // Upstream closeAllConns: connections a partition froze (watches included) are not waited on.
+    onRepeatedHeartbeatFailure: () => {
+      // Called on every failed retry of both heartbeats: said once a minute, the rest at debug.
+      connectionClosures++;
+      const now = monotonicNow();
+      if (now - lastClosureLogMs >= 60_000) {
+        lastClosureLogMs = now;
+        logger.info('heartbeats failing repeatedly; closing every API connection', { connectionClosures });
+      } else {
+        logger.debug('heartbeats still failing; closing every API connection again', { connectionClosures });
+      }
+      api.closeConnections();
+      leaseApi.closeConnections();
+    },
+    inputs: {
+      runtimeReady: () => kubelet?.runtimeReady() ?? { ok: false, message: 'kubelet is starting' },
+      runtimeVersion: () => kubelet?.runtimeVersion() ?? '',
+      pressure: () => kubelet?.pressure() ?? { memory: false, disk: false, pid: false },
+      nodeShutdownError: () => kubelet?.nodeShutdownError(),
+    },
+  });
+  const mirrorPods = createMirrorPods({
+    api,
+    logger,
+    nodeName: config.nodeName,
+    nodeUID: () => nodeAgent.node()?.metadata.uid,
+  });
+  const source = createApiSource({
+    api,
+    nodeName: config.nodeName,
+    logger: logger.child({ source: 'api' }),
+    onMirrorPods: (pods) => kubelet?.setMirrorPods(pods),
+  });
+  const volumeObjects = createApiObjectSource({
+    api,
+    strategy: config.configMapAndSecretChangeDetectionStrategy,
+    logger: logger.child({ component: 'secrets-configmaps' }),
+    nodeTtlSeconds: () => objectTTLSeconds(nodeAgent.node()?.metadata.annotations),
+  });
+  logger.info('secret and configMap change detection', {
+    strategy: config.configMapAndSecretChangeDetectionStrategy,
+  });
+  // Service-link env vars; pods from the API wait for its first list (upstream serviceHasSynced).
+  const services = createServiceInformer({ api, logger: logger.child({ informer: 'services' }) });
+  return {
+    api,
+    recorder,
+    nodeAgent,
+    mirrorPods,
+    source,
+    services,
+    volumeObjects,
+    bind(k: Kubelet) {
+      kubelet = k;
+    },
+    async close() {
+      await services.stop();
+      await volumeObjects.stop();
+      await nodeAgent.stop();
+      await recorder.stop();
+      api.close();
+      leaseApi.close();
+    },
+  };
+}

@@ -3,6 +3,7 @@
  * of the kubelet's own state for one pod that the pure `explainPod` turns into it.
  */
 import type { KubeletPod, PodStatus } from '../api/types.ts';
+import type { ProbeState, ProbeType } from '../prober/index.ts';
 
 /** A flat evidence object: strings, numbers, booleans or string arrays. */
 export type WhyEvidence = Record<string, string | number | boolean | string[]>;
@@ -32,20 +33,10 @@ export interface PodWhy {
   findings: WhyFinding[];
 }
 
-export type ProbeKind = 'liveness' | 'readiness' | 'startup';
+export type ProbeKind = ProbeType;
 
-/** One probe worker of the pod (src/prober ProbeState). */
-export interface WhyProbe {
-  container: string;
-  probe: ProbeKind;
-  result: 'success' | 'failure' | 'unknown' | undefined;
-  consecutiveFailures: number;
-  failureThreshold: number;
-  lastResult?: 'success' | 'failure' | 'error';
-  lastOutput?: string;
-  /** Wall ms. */
-  lastAt?: number;
-}
+/** One probe worker of the pod, as the prober describes it. */
+export type WhyProbe = ProbeState;
 
 /** One image of the pod being pulled or in pull back-off. Times are wall ms. */
 export interface WhyImagePull {

@@ -1,7 +1,8 @@
 /**
  * The node CLI against a real kubelet on the test bed's containerd: `bin/tskubelet run` standalone
- * with one static pod, then `bin/tskubelet get pods | logs | exec | describe` as separate processes
- * over the kubelet's local unix socket (no certificates), as a user on the node runs them.
+ * with one static pod, then `bin/tskubelet get pods | logs | exec | describe | timeline | why` as
+ * separate processes over the kubelet's local unix socket (no certificates), as a user on the node
+ * runs them.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -165,6 +166,39 @@ void describe('tskubelet node CLI over the local socket (real kubelet, real cont
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^Name: +${POD}\\n`));
     assert.match(r.stdout, /\n {4}State: +Running\n/);
+  });
+
+  void it("timeline prints the pod's startup steps in order; -o json is the PodTimeline", async () => {
+    const r = await cli(['timeline', POD, '--socket', socket]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Attempt 1:\n/);
+    const order = ['seen', 'sandbox-created', 'container-created', 'container-started', 'ready'].map((step) =>
+      r.stdout.search(new RegExp(`\\n${step} `)),
+    );
+    assert.ok(
+      order.every((at, i) => at > 0 && (i === 0 || at > (order[i - 1] ?? 0))),
+      `steps in order: ${order.join(',')}\n${r.stdout}`,
+    );
+    const doc = JSON.parse((await cli(['timeline', POD, '-o', 'json', '--socket', socket])).stdout) as {
+      kind: string;
+      attempts: { steps: { step: string; offsetMs: number }[] }[];
+    };
+    assert.equal(doc.kind, 'PodTimeline');
+    const offsets = doc.attempts[0]?.steps.map((st) => st.offsetMs) ?? [];
+    assert.deepEqual(
+      offsets,
+      [...offsets].sort((a, b) => a - b),
+      'offsets never go back',
+    );
+  });
+
+  void it('why says nothing holds a running, ready pod, and names a pod the node does not have', async () => {
+    const r = await cli(['why', POD, '--socket', socket]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Running and Ready: nothing is holding it\./);
+    const missing = await cli(['why', 'no-such-pod', '--socket', socket]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /pods "no-such-pod" not found/);
   });
 
   void it('a second kubelet refuses to start on the live socket, and the first keeps serving it', async () => {

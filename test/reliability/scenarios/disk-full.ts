@@ -16,6 +16,7 @@ import { atMost, check, countIs, type Check, type ScenarioResult } from '../repo
 import type { Scenario, ScenarioContext } from '../scenario.ts';
 import { NS, clusterNode, type ClusterNode } from '../lib/cluster-node.ts';
 import { waitFor } from '../lib/wait.ts';
+import { describeError } from '../../../src/util/errors.ts';
 
 const NODE = 'rel-disk';
 const PORT = 11264;
@@ -56,9 +57,24 @@ interface EventRow {
   uid: string;
 }
 
-async function events(n: ClusterNode): Promise<EventRow[]> {
-  const r = await n.kubectl.run(['get', 'events', '-n', NS, '-o', 'json']);
-  if (r.code !== 0) return [];
+/**
+ * The pod's FailedMount events, filtered by the API server: the namespace holds every event of the
+ * suite (and of earlier runs on the bed, for an hour), which listed whole outgrew kubectl's output
+ * buffer (16 MiB) and read as "no event".
+ */
+async function failedMounts(n: ClusterNode, uid: string): Promise<EventRow[]> {
+  const r = await n.kubectl.run([
+    'get',
+    'events',
+    '-n',
+    NS,
+    '--field-selector',
+    `involvedObject.uid=${uid},reason=FailedMount`,
+    '-o',
+    'json',
+  ]);
+  if (r.code !== 0)
+    throw new Error(`kubectl get events failed (${r.code}): ${r.stderr.trim().slice(0, 300)}`);
   const list = JSON.parse(r.stdout) as {
     items: { reason?: string; message?: string; involvedObject?: { uid?: string } }[];
   };
@@ -136,15 +152,17 @@ async function once(ctx: ScenarioContext, n: ClusterNode, diskRoot: string, rep:
   const uidOf = async (pod: string) =>
     (await n.kubectl.ok(['get', 'pod', '-n', NS, pod, '-o', 'jsonpath={.metadata.uid}'])).trim();
   const [firstUid, secondUid] = [await uidOf(first), await uidOf(second)];
+  // A wait that ends without the event says why (its last error) where the check shows what it saw.
   const failed = await waitFor('FailedMount for the new pod', 90_000, ctx.signal, async () =>
-    (await events(n)).find((e) => e.uid === secondUid && e.reason === 'FailedMount'),
-  ).catch(() => undefined);
+    (await failedMounts(n, secondUid)).find((e) => e.uid === secondUid && e.reason === 'FailedMount'),
+  ).catch((err: unknown) => ({ message: `no event (${describeError(err)})` }));
   const updateFailed = await waitFor(
     'FailedMount for the running pod’s update',
     60_000,
     ctx.signal,
-    async () => (await events(n)).find((e) => e.uid === firstUid && e.reason === 'FailedMount'),
-  ).catch(() => undefined);
+    async () =>
+      (await failedMounts(n, firstUid)).find((e) => e.uid === firstUid && e.reason === 'FailedMount'),
+  ).catch((err: unknown) => ({ message: `no event (${describeError(err)})` }));
   const pods = await n.pods();
   const alive = n.proc().child.exitCode === null && n.proc().child.signalCode === null;
   const firstState = pods.get(first);

@@ -57,12 +57,34 @@ export function emptyRuntimePodStatus(uid: string, name: string, namespace: stri
   return { uid, name, namespace, sandboxes: [], containers: [], timestamp: monotonicNow() };
 }
 
+/**
+ * Per container list, its first (newest) status of each name. Callers look up every container of
+ * a pod in turn, which a linear search makes quadratic (a 1,000-container pod stalled the event
+ * loop for tens of ms per sync). A list is only appended to while the reader builds it: an index
+ * whose size no longer matches is rebuilt.
+ */
+const byNameIndex = new WeakMap<
+  readonly RuntimeContainerStatus[],
+  { size: number; byName: Map<string, RuntimeContainerStatus> }
+>();
+/** Below this many statuses a linear search is cheaper than an index. */
+const INDEX_FROM = 16;
+
 /** The newest status of the named container, if the runtime has one. */
 export function findContainerStatus(
   status: RuntimePodStatus,
   name: string,
 ): RuntimeContainerStatus | undefined {
-  return status.containers.find((c) => c.name === name);
+  const list = status.containers;
+  if (list.length < INDEX_FROM) return list.find((c) => c.name === name);
+  let index = byNameIndex.get(list);
+  if (index?.size !== list.length) {
+    const byName = new Map<string, RuntimeContainerStatus>();
+    for (const c of list) if (!byName.has(c.name)) byName.set(c.name, c);
+    index = { size: list.length, byName };
+    byNameIndex.set(list, index);
+  }
+  return index.byName.get(name);
 }
 
 /** The pod IPs of the newest ready sandbox (empty for host-network or unready pods). */

@@ -59,8 +59,11 @@ function goList(names: string[]): string {
   return `[${names.join(' ')}]`;
 }
 
-function statusOf(statuses: readonly ContainerStatus[], name: string): ContainerStatus | undefined {
-  return statuses.find((s) => s.name === name);
+/** Each container's status by name (the first of a name wins): one lookup per container, not a scan. */
+export function statusesByName(statuses: readonly ContainerStatus[]): Map<string, ContainerStatus> {
+  const byName = new Map<string, ContainerStatus>();
+  for (const s of statuses) if (!byName.has(s.name)) byName.set(s.name, s);
+  return byName;
 }
 
 /** Upstream HasAnyRegularContainerStarted: a regular container is running or has terminated. */
@@ -84,8 +87,9 @@ export function generateContainersReadyCondition(
   if (statuses === undefined) return { type, status: 'False', reason: UNKNOWN_CONTAINER_STATUSES };
   const unknown: string[] = [];
   const unready: string[] = [];
+  const byName = statusesByName(statuses);
   const consider = (c: Container) => {
-    const s = statusOf(statuses, c.name);
+    const s = byName.get(c.name);
     if (!s) unknown.push(c.name);
     else if (!s.ready) unready.push(c.name);
   };
@@ -150,11 +154,11 @@ export function generatePodInitializedCondition(
   if (statuses === undefined && inits.length > 0) {
     return { type, status: 'False', reason: UNKNOWN_CONTAINER_STATUSES };
   }
-  const all = statuses ?? [];
+  const byName = statusesByName(statuses ?? []);
   const unknown: string[] = [];
   const incomplete: string[] = [];
   for (const c of inits) {
-    const s = statusOf(all, c.name);
+    const s = byName.get(c.name);
     if (!s) {
       unknown.push(c.name);
       continue;
@@ -163,7 +167,7 @@ export function generatePodInitializedCondition(
     if (!done) incomplete.push(c.name);
   }
   if (phase === 'Succeeded' && unknown.length === 0) return { type, status: 'True', reason: POD_COMPLETED };
-  if (hasAnyRegularContainerStarted(spec, all)) return { type, status: 'True' };
+  if (hasAnyRegularContainerStarted(spec, statuses ?? [])) return { type, status: 'True' };
   const messages: string[] = [];
   if (unknown.length > 0) messages.push(`containers with unknown status: ${goList(unknown)}`);
   if (incomplete.length > 0) messages.push(`containers with incomplete status: ${goList(incomplete)}`);

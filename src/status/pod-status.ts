@@ -16,6 +16,7 @@ import {
   generatePodReadyCondition,
   hasAnyRegularContainerStarted,
   isKubeletOwnedCondition,
+  statusesByName,
   type GeneratedCondition,
 } from './conditions.ts';
 import {
@@ -156,8 +157,10 @@ export function podPhase(spec: PodSpec, init: ContainerStatus[], app: ContainerS
   let waiting = 0;
   let stopped = 0;
   let succeeded = 0;
+  const initByName = statusesByName(init);
+  const appByName = statusesByName(app);
   for (const c of spec.initContainers ?? []) {
-    const s = init.find((x) => x.name === c.name);
+    const s = initByName.get(c.name);
     if (isRestartableInitContainer(c)) {
       if (!s) unknown++;
       else if (s.state.running) {
@@ -190,7 +193,7 @@ export function podPhase(spec: PodSpec, init: ContainerStatus[], app: ContainerS
     } else pendingInit++;
   }
   for (const c of spec.containers) {
-    const s = app.find((x) => x.name === c.name);
+    const s = appByName.get(c.name);
     if (!s) {
       unknown++;
       continue;

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'puppeteer-core';
 import {
@@ -15,7 +14,7 @@ import {
   launchBrowser,
   watchedPage,
 } from '../../src/console/testing.ts';
-import { spawnTskubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startStandaloneKubelet, type TskubeletProcess } from './kubelet-process.ts';
 import { IMAGE, eventually, podManifest, setupEnv, writeManifest, type Env } from './support.ts';
 
 const NODE_NAME = 'itest-console';
@@ -67,31 +66,11 @@ before(async () => {
   const consolePort = await freePort();
   apiPort = await freePort();
   base = `http://127.0.0.1:${consolePort}`;
-  proc = spawnTskubelet(
-    [
-      'run',
-      '--pod-manifest-path',
-      env.manifests,
-      '--file-check-frequency',
-      '1s',
-      '--container-runtime-endpoint',
-      env.bed.endpoint,
-      '--root-dir',
-      env.rootDir,
-      '--hostname-override',
-      NODE_NAME,
-      '--node-ip',
-      '127.0.0.1',
-      '--healthz-port',
-      '0',
-      '--port',
-      String(apiPort),
-      '--console-address',
-      `127.0.0.1:${consolePort}`,
-      '--v=2',
-    ],
-    { logFile: join(env.dir, 'tskubelet.log') },
-  );
+  proc = startStandaloneKubelet(env, {
+    node: NODE_NAME,
+    port: apiPort,
+    extraArgs: ['--console-address', `127.0.0.1:${consolePort}`, '--v=2'],
+  });
   const p = proc;
   await eventually(
     'the console listener answers',

@@ -50,29 +50,23 @@ export function spawnTskubelet(
   };
 }
 
-export interface NodeKubeletOptions {
+interface BedKubeletOptions {
   /** The node's name (`--hostname-override`). */
   node: string;
-  /** The node's kubeconfig (`cluster.kubeletKubeconfig(node)`). */
-  kubeconfig: string;
-  /** Also read static pods from `env.manifests` (`--pod-manifest-path`). */
-  staticPods?: boolean;
-  /** Flags after the common ones (ports, DNS, cgroups, labels). */
+  /** Flags after the common ones. */
   extraArgs?: readonly string[];
 }
 
 /**
- * `bin/tskubelet run` as a node of the cluster bed on the test bed's containerd: the node's
- * kubeconfig, `env.rootDir`, node IP 127.0.0.1, no healthz port, then `extraArgs`; output to
- * `<env.dir>/tskubelet.log`. Does not wait for the node to register.
+ * `bin/tskubelet run` with `ownFlags`, then what every kubelet of the test bed has: the bed's
+ * containerd, `env.rootDir`, `opts.node`, node IP 127.0.0.1, no healthz port; then `opts.extraArgs`.
+ * Output to `<env.dir>/tskubelet.log`.
  */
-export function startNodeKubelet(env: Env, opts: NodeKubeletOptions): TskubeletProcess {
+function startBedKubelet(env: Env, opts: BedKubeletOptions, ownFlags: readonly string[]): TskubeletProcess {
   return spawnTskubelet(
     [
       'run',
-      '--kubeconfig',
-      opts.kubeconfig,
-      ...(opts.staticPods ? ['--pod-manifest-path', env.manifests] : []),
+      ...ownFlags,
       '--container-runtime-endpoint',
       env.bed.endpoint,
       '--root-dir',
@@ -87,4 +81,50 @@ export function startNodeKubelet(env: Env, opts: NodeKubeletOptions): TskubeletP
     ],
     { logFile: join(env.dir, 'tskubelet.log') },
   );
+}
+
+export interface NodeKubeletOptions extends BedKubeletOptions {
+  /** The node's kubeconfig (`cluster.kubeletKubeconfig(node)`). */
+  kubeconfig: string;
+  /** Also read static pods from `env.manifests` (`--pod-manifest-path`). */
+  staticPods?: boolean;
+  /** Flags after the common ones (ports, DNS, cgroups, labels). */
+  extraArgs?: readonly string[];
+}
+
+/**
+ * `bin/tskubelet run` as a node of the cluster bed on the test bed's containerd: the node's
+ * kubeconfig, `env.rootDir`, node IP 127.0.0.1, no healthz port, then `extraArgs`; output to
+ * `<env.dir>/tskubelet.log`. Does not wait for the node to register.
+ */
+export function startNodeKubelet(env: Env, opts: NodeKubeletOptions): TskubeletProcess {
+  return startBedKubelet(env, opts, [
+    '--kubeconfig',
+    opts.kubeconfig,
+    ...(opts.staticPods ? ['--pod-manifest-path', env.manifests] : []),
+  ]);
+}
+
+export interface StandaloneKubeletOptions extends BedKubeletOptions {
+  /** The kubelet API port (`--port`). */
+  port: number;
+  /** Flags after the common ones (read-only port, console address, verbosity). */
+  extraArgs?: readonly string[];
+}
+
+/**
+ * `bin/tskubelet run` standalone (no API server: static pods only) on the test bed's containerd:
+ * static pods from `env.manifests` checked every second, the API on `opts.port`, `env.rootDir`,
+ * node IP 127.0.0.1, no healthz port, then `extraArgs`; output to `<env.dir>/tskubelet.log`.
+ * Does not wait for the kubelet to serve.
+ */
+export function startStandaloneKubelet(env: Env, opts: StandaloneKubeletOptions): TskubeletProcess {
+  return startBedKubelet(env, opts, [
+    '--pod-manifest-path',
+    env.manifests,
+    '--file-check-frequency',
+    '1s',
+    '--port',
+    String(opts.port),
+  ]);
 }

@@ -5,7 +5,7 @@
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { spawnTskubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
+import { startStandaloneKubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
 import type { Env } from '../../integration/support.ts';
 
 export interface StandaloneNode {
@@ -26,29 +26,7 @@ export function standaloneNode(
 ): StandaloneNode {
   let proc: TskubeletProcess | undefined;
   const spawnOne = () =>
-    spawnTskubelet(
-      [
-        'run',
-        '--pod-manifest-path',
-        env.manifests,
-        '--file-check-frequency',
-        '1s',
-        '--container-runtime-endpoint',
-        env.bed.endpoint,
-        '--root-dir',
-        env.rootDir,
-        '--hostname-override',
-        opts.nodeName,
-        '--node-ip',
-        '127.0.0.1',
-        '--healthz-port',
-        '0',
-        '--port',
-        String(opts.port),
-        ...(opts.extraArgs ?? []),
-      ],
-      { logFile: join(env.dir, 'tskubelet.log') },
-    );
+    startStandaloneKubelet(env, { node: opts.nodeName, port: opts.port, extraArgs: opts.extraArgs });
   const node: StandaloneNode = {
     nodeName: opts.nodeName,
     get proc() {

@@ -58,6 +58,8 @@ export interface ContainerSetupRequest {
   pod: KubeletPod;
   container: Container;
   sandboxId: string;
+  /** The sandbox's IPs (empty for a host-network pod): the managed /etc/hosts and status.podIP(s). */
+  podIPs: string[];
   imageRef: string;
   restartCount: number;
   /** Carries the pod and container identity. */
@@ -77,13 +79,13 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
   async function etcHostsMount(
     pod: KubeletPod,
     container: Container,
-    ipsOfSandbox: () => Promise<string[]>,
+    podIPs: string[],
   ): Promise<Mount | undefined> {
     if (deps.rootDir === undefined || !wantsEtcHosts(container)) return undefined;
     return ensureEtcHostsMount({
       pod,
       podDir: join(deps.rootDir, 'pods', pod.metadata.uid),
-      podIPs: pod.spec.hostNetwork ? [] : await ipsOfSandbox(),
+      podIPs: pod.spec.hostNetwork ? [] : podIPs,
       hostname: podHostname(pod),
       clusterDomain: deps.clusterDNS?.domain ?? '',
     });
@@ -109,29 +111,16 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
     }
   }
 
-  return async ({ pod, container, sandboxId, imageRef, restartCount, log, signal }) => {
+  return async ({ pod, container, podIPs, imageRef, restartCount, log, signal }) => {
     if (requiresNonRoot(pod, container)) {
       verifyRunAsNonRoot(pod, container, await deps.imageUser?.(imageRef, signal));
     }
-    let sandboxIPs: string[] | undefined;
-    const ipsOfSandbox = async (): Promise<string[]> => {
-      if (sandboxIPs) return sandboxIPs;
-      const sb = await deps.runtime.podSandboxStatus(sandboxId, { signal });
-      sandboxIPs = [sb.network?.ip ?? '', ...(sb.network?.additionalIps ?? []).map((a) => a.ip)].filter(
-        (ip) => ip !== '',
-      );
-      return sandboxIPs;
-    };
     let envs: KeyValue[] | undefined;
     // Every container: service-link variables need the full environment even without valueFrom.
-    if (deps.makeEnv) {
-      // Only a fieldRef to status.podIP(s) needs the sandbox's IPs: spare the CRI call otherwise.
-      const ips = refersToPodIPs(container) ? await ipsOfSandbox() : [];
-      envs = await deps.makeEnv(pod, container, ips, signal);
-    }
+    if (deps.makeEnv) envs = await deps.makeEnv(pod, container, podIPs, signal);
     const mounts = await deps.mountsFor(pod, withExpandedSubPaths(container, envs));
     const message = await terminationMessageMount(pod, container, log);
-    const hosts = await etcHostsMount(pod, container, ipsOfSandbox);
+    const hosts = await etcHostsMount(pod, container, podIPs);
     const config = generateContainerConfig(pod, container, {
       restartCount,
       imageRef,
@@ -161,11 +150,4 @@ function withExpandedSubPaths(container: Container, envs: readonly KeyValue[] | 
       subPathExpr ? { ...m, subPath: expandSubPathExpr(subPathExpr, env) } : m,
     ),
   };
-}
-
-function refersToPodIPs(container: Container): boolean {
-  return (container.env ?? []).some((e) => {
-    const path = (e.valueFrom as { fieldRef?: { fieldPath?: string } } | undefined)?.fieldRef?.fieldPath;
-    return path === 'status.podIP' || path === 'status.podIPs';
-  });
 }

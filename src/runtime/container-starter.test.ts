@@ -7,6 +7,7 @@ import { createContainerSetup } from './container-setup.ts';
 import { createContainerStarter, type ContainerStartFailure, type StartStep } from './container-starter.ts';
 import { createPodKiller, type KillContainerRequest } from './pod-killer.ts';
 import { createPodStatusReader } from './pod-status-reader.ts';
+import { podIPs } from './runtime-pod.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
 import { containerOf, fakeRuntimeDeps, makePod } from './testing.ts';
 import type { Clock } from '../util/clock.ts';
@@ -72,15 +73,18 @@ async function setup(t: TestContext, clock?: Clock) {
       });
       const sandboxId = await f.cri.runPodSandbox(sandboxConfig);
       const { uid = '', name = '', namespace = '' } = pod.metadata;
-      return async (container: string, signal?: AbortSignal): Promise<StartStep<string>> =>
-        start({
+      return async (container: string, signal?: AbortSignal): Promise<StartStep<string>> => {
+        const status = await reader.getPodStatus(uid, name, namespace);
+        return start({
           pod,
           container: containerOf(pod, container),
-          status: await reader.getPodStatus(uid, name, namespace),
+          status,
           sandboxId,
+          podIPs: pod.spec.hostNetwork ? [] : podIPs(status),
           sandboxConfig,
           ...(signal ? { signal } : {}),
         });
+      };
     },
   };
 }

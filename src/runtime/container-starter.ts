@@ -47,6 +47,8 @@ export interface StartContainerRequest {
   /** The runtime's status of the pod the sync works from: the last run sets back-off and restart count. */
   status: RuntimePodStatus;
   sandboxId: string;
+  /** The sandbox's IPs, read once per sync (empty for a host-network pod). */
+  podIPs: string[];
   sandboxConfig: PodSandboxConfig;
   signal?: AbortSignal;
 }
@@ -152,11 +154,11 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
     restartCount: number,
     log: Logger,
   ): Promise<StartStep<ContainerConfig>> {
-    const { pod, container, sandboxId, signal } = req;
+    const { pod, container, sandboxId, podIPs, signal } = req;
     try {
       return {
         ok: true,
-        value: await deps.setup({ pod, container, sandboxId, imageRef, restartCount, log, signal }),
+        value: await deps.setup({ pod, container, sandboxId, podIPs, imageRef, restartCount, log, signal }),
       };
     } catch (err) {
       stepFailed(req, 'container-created', describeError(err));

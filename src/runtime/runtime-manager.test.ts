@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
@@ -122,6 +124,24 @@ describe('RuntimeManager on the fake CRI: a pod’s whole life', () => {
     r = await s.sync(pod);
     assert.deepEqual(r.started, [], 'a pod in its desired state needs nothing');
     assert.deepEqual(s.steps(), []);
+  });
+
+  it('reads a new sandbox’s IPs once per sync and gives them to every container (/etc/hosts)', async (t) => {
+    const s = await setup(t);
+    const pod = makePod('web', ['a', 'b', 'c']);
+    const before = s.cri.callsTo('podSandboxStatus').length;
+    const r = await s.sync(pod);
+    assert.deepEqual(r.started.sort(), ['a', 'b', 'c']);
+    assert.equal(
+      s.cri.callsTo('podSandboxStatus').length - before,
+      1,
+      'one PodSandboxStatus, not one per container',
+    );
+    const ip = (await s.status(pod)).sandboxes[0]!.ip;
+    assert.match(
+      await readFile(join(s.dir, 'pods', 'uid-web', 'etc-hosts'), 'utf8'),
+      new RegExp(`^${ip}\\s`, 'm'),
+    );
   });
 
   it('reports what the runtime holds in getPodStatus: sandbox, IP, states, hash, image, times', async (t) => {
@@ -300,6 +320,29 @@ describe('RuntimeManager on the fake CRI: errors at each CRI step leave a state 
     assert.equal(r.sandboxError, undefined);
     assert.deepEqual(r.started, ['app']);
     assert.deepEqual(stateOf(await s.status(pod)), { app: 'running' });
+  });
+
+  it('PodSandboxStatus of a new sandbox fails: FailedStatusPodSandBox, and the next sync starts the containers in it', async (t) => {
+    const s = await setup(t);
+    const pod = makePod('web', ['app']);
+    s.cri.injectError('podSandboxStatus', 'UNAVAILABLE', { once: true, message: 'runtime busy' });
+
+    let r = await s.sync(pod);
+    assert.match(
+      r.sandboxError ?? '',
+      /^Unable to get pod sandbox status: CRI PodSandboxStatus: runtime busy/,
+    );
+    assert.deepEqual(r.started, []);
+    assert.ok(s.reasons().includes('FailedStatusPodSandBox'));
+
+    r = await s.sync(pod);
+    assert.deepEqual(r.started, ['app']);
+    assert.equal(s.cri.sandboxes.size, 1, 'the sandbox of the first sync is kept');
+    const ip = (await s.status(pod)).sandboxes[0]!.ip;
+    assert.match(
+      await readFile(join(s.dir, 'pods', 'uid-web', 'etc-hosts'), 'utf8'),
+      new RegExp(`^${ip}\\s`, 'm'),
+    );
   });
 
   it('PullImage fails: ErrImagePull, then ImagePullBackOff inside the image back-off, then a new pull', async (t) => {

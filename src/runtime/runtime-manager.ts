@@ -13,7 +13,7 @@ import type { ImageManager, ImagePullState } from './image-manager.ts';
 import { createHookRunner, type HookRunner } from './hooks.ts';
 import { createPodKiller, type PodKiller } from './pod-killer.ts';
 import { createPodStatusReader, type RuntimePodSummary } from './pod-status-reader.ts';
-import type { RuntimePodStatus } from './runtime-pod.ts';
+import { podIPs, type RuntimePodStatus } from './runtime-pod.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { unpacedRuntime, type RuntimePacer } from './pacer.ts';
@@ -152,38 +152,22 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
   }
 
   /**
-   * `network-ready` with the pod IP. The runtime sets the network up (CNI ADD) inside
-   * RunPodSandbox, so it was ready at `sandbox-created`; the IP is read with PodSandboxStatus (as
-   * upstream's SyncPod does after creating a sandbox) off the start path: nothing waits for it.
+   * RunPodSandbox, then (upstream SyncPod) one PodSandboxStatus for the new sandbox's IPs, which
+   * every container of this sync is set up with (/etc/hosts, status.podIP). The runtime set the
+   * network up (CNI ADD) inside RunPodSandbox: `network-ready` follows `sandbox-created` with the
+   * IP. A failure of either is the sync's `sandboxError` (upstream FailedCreatePodSandBox,
+   * FailedStatusPodSandBox).
    */
-  function networkReady(pod: KubeletPod, sandboxId: string, signal: AbortSignal | undefined): void {
-    const uid = pod.metadata.uid;
-    if (pod.spec.hostNetwork || deps.timeline === undefined) {
-      timeline.record(uid, 'network-ready');
-      return;
-    }
-    runtime.podSandboxStatus(sandboxId, { signal }).then(
-      (s) => timeline.record(uid, 'network-ready', { podIP: s.network?.ip ?? '' }),
-      (err: unknown) =>
-        deps.logger.debug('cannot read the new sandbox IP for the timeline', {
-          pod: podFullName(pod),
-          podUID: uid,
-          sandboxID: sandboxId,
-          err: describeError(err),
-        }),
-    );
-  }
-
-  /** RunPodSandbox; a failure is the sync's `sandboxError` (upstream FailedCreatePodSandBox). */
   async function runSandbox(
     pod: KubeletPod,
     config: PodSandboxConfig,
     signal?: AbortSignal,
-  ): Promise<{ ok: true; sandboxId: string } | { ok: false; message: string }> {
+  ): Promise<{ ok: true; sandboxId: string; podIPs: string[] } | { ok: false; message: string }> {
     const uid = pod.metadata.uid;
+    let sandboxId: string;
     try {
       await mkdir(config.logDirectory ?? deps.podLogsDir, { recursive: true });
-      const sandboxId = await pacer.run(
+      sandboxId = await pacer.run(
         uid,
         'RunPodSandbox',
         () => {
@@ -193,15 +177,33 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
         },
         signal,
       );
-      timeline.record(uid, 'sandbox-created');
-      networkReady(pod, sandboxId, signal);
-      return { ok: true, sandboxId };
     } catch (err) {
       if (!signal?.aborted) {
         timeline.record(uid, 'failed', { failedStep: 'sandbox-created', error: describeError(err) });
       }
       const message = `Failed to create pod sandbox: ${describeError(err)}`;
       deps.recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
+      return { ok: false, message };
+    }
+    timeline.record(uid, 'sandbox-created');
+    // A host-network sandbox has no IP of its own (its containers get the host's).
+    if (pod.spec.hostNetwork) {
+      timeline.record(uid, 'network-ready');
+      return { ok: true, sandboxId, podIPs: [] };
+    }
+    try {
+      const network = (await runtime.podSandboxStatus(sandboxId, { signal })).network;
+      const podIPs = [network?.ip ?? '', ...(network?.additionalIps ?? []).map((a) => a.ip)].filter(
+        (ip) => ip !== '',
+      );
+      timeline.record(uid, 'network-ready', { podIP: podIPs[0] ?? '' });
+      return { ok: true, sandboxId, podIPs };
+    } catch (err) {
+      if (!signal?.aborted) {
+        timeline.record(uid, 'failed', { failedStep: 'network-ready', error: describeError(err) });
+      }
+      const message = `Unable to get pod sandbox status: ${describeError(err)}`;
+      deps.recorder.event(pod, 'Warning', 'FailedStatusPodSandBox', message);
       return { ok: false, message };
     }
   }
@@ -270,6 +272,8 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     await killer.pruneContainers(pod, status, signal);
 
     let sandboxId = actions.sandboxId;
+    // The IPs of the sandbox the containers join: the runtime's status has them unless it is new.
+    let ips = pod.spec.hostNetwork ? [] : podIPs(status);
     const sandboxConfig = sandboxConfigFor(pod, actions);
     if (actions.createSandbox) {
       const sandbox = await runSandbox(pod, sandboxConfig, signal);
@@ -278,6 +282,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
         return result;
       }
       sandboxId = sandbox.sandboxId;
+      ips = sandbox.podIPs;
       log.debug('sandbox created', { sandboxID: sandboxId, attempt: actions.attempt });
     }
     if (!actions.createSandbox && actions.killPod) return result;
@@ -287,6 +292,7 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       container,
       status,
       sandboxId,
+      podIPs: ips,
       sandboxConfig,
       signal,
     });

@@ -1,60 +1,17 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { createMemoryRecorder } from '../api/events.ts';
 import type { KubeletPod } from '../api/types.ts';
-import { FakeKmsg } from '../oom/testing.ts';
-import type { PodSource } from '../podsource/index.ts';
-import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
 import { sleep } from '../util/abort.ts';
-import { nullLogger } from '../util/logger.ts';
 import { NOTHING_HOLDS, type PodWhy } from '../why/index.ts';
-import { createKubelet, type Kubelet } from './kubelet.ts';
+import type { Kubelet } from './kubelet.ts';
+import { fakeCriKubelet, untilWithin } from './testing.ts';
 
-/** A kubelet on the fake CRI with real managers and one file source the test drives. */
+/** A running kubelet with 1 CPU allocatable (the admission test asks for 2), its source started. */
 async function setup(t: TestContext) {
-  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-why-'));
-  const cri = new FakeRuntimeService();
-  let send: ((pods: KubeletPod[]) => void) | undefined;
-  const source: PodSource = {
-    name: 'file',
-    start(s) {
-      send = s;
-    },
-    stop: () => Promise.resolve(),
-  };
-  const k: Kubelet = createKubelet(
-    {
-      nodeName: 'node-a',
-      nodeIP: '192.0.2.10',
-      rootDir: dir,
-      podLogsDir: join(dir, 'logs'),
-      maxPods: 110,
-      syncFrequencyMs: 60_000,
-    },
-    {
-      runtimeService: cri,
-      imageService: new FakeImageService(),
-      sources: [source],
-      recorder: createMemoryRecorder(),
-      logger: nullLogger,
-      openKmsg: new FakeKmsg().opener,
-      node: () => ({
-        name: 'node-a',
-        labels: {},
-        allocatable: { milliCPU: 1000, memory: 4 << 30, pods: 110 },
-      }),
-    },
-  );
-  void k.run();
-  t.after(async () => {
-    await k.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
-  await until('source started', () => send !== undefined);
-  return { k, cri, send: (pods: KubeletPod[]) => send?.(pods) };
+  const s = await fakeCriKubelet(t, { milliCPU: 1000 });
+  const k = s.start();
+  await until('source started', () => s.source.started);
+  return { k, cri: s.cri, send: (pods: KubeletPod[]) => s.source.send(pods) };
 }
 
 function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
@@ -71,15 +28,7 @@ function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): Kubel
   return pod;
 }
 
-async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const until = untilWithin(15_000);
 
 async function whyUntil(
   k: Kubelet,

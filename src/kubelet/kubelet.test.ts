@@ -1,44 +1,15 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, it, type TestContext } from 'node:test';
-import { createMemoryRecorder } from '../api/events.ts';
+import { describe, it } from 'node:test';
 import { FakeApi } from '../api/testing.ts';
 import type { KubeletPod, PodStatus } from '../api/types.ts';
 import { sleep } from '../util/abort.ts';
-import { nullLogger } from '../util/logger.ts';
-import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
-import type { PodSource } from '../podsource/index.ts';
-import { createKubelet, type Kubelet, type KubeletDependencies, type KubeletOptions } from './kubelet.ts';
+import type { FakeRuntimeService } from '../runtime/cri/testing.ts';
+import type { Kubelet } from './kubelet.ts';
 import { createFakeLogind } from '../shutdown/testing.ts';
-import { FakeKmsg } from '../oom/testing.ts';
 import type { MirrorPods } from './mirror-pods.ts';
-
-/**
- * A pod source the test drives: `send` delivers a snapshot (the first one marks the source ready);
- * a kubelet that starts later gets the latest snapshot, as a file source re-reads its directory.
- */
-function testSource(name: PodSource['name'] = 'file'): PodSource & { send(pods: KubeletPod[]): void } {
-  let deliver: ((pods: KubeletPod[]) => void) | undefined;
-  let last: KubeletPod[] | undefined;
-  return {
-    name,
-    start(send) {
-      deliver = send;
-      if (last) send(last);
-    },
-    stop() {
-      deliver = undefined;
-      return Promise.resolve();
-    },
-    send(pods) {
-      last = pods;
-      deliver?.(pods);
-    },
-  };
-}
+import { fakeCriKubelet, untilWithin } from './testing.ts';
 
 function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
   const pod: KubeletPod = {
@@ -55,74 +26,7 @@ function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): Kubel
   return pod;
 }
 
-/** A kubelet on the fake CRI with real managers, in its own root dir; stopped after the test. */
-async function setup(
-  t: TestContext,
-  extra: Partial<KubeletDependencies> = {},
-  sourceName: PodSource['name'] = 'file',
-  options: Partial<KubeletOptions> = {},
-) {
-  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-kubelet-'));
-  const cri = new FakeRuntimeService();
-  const images = new FakeImageService();
-  const recorder = createMemoryRecorder();
-  const source = testSource(sourceName);
-  const started: Kubelet[] = [];
-  t.after(async () => {
-    for (const k of started) await k.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
-  const make = (): Kubelet =>
-    createKubelet(
-      {
-        nodeName: 'node-a',
-        nodeIP: '192.0.2.10',
-        rootDir: dir,
-        podLogsDir: join(dir, 'logs'),
-        maxPods: 110,
-        syncFrequencyMs: 60_000,
-        ...options,
-      },
-      {
-        runtimeService: cri,
-        imageService: images,
-        sources: [source],
-        recorder,
-        logger: nullLogger,
-        openKmsg: new FakeKmsg().opener,
-        node: () => ({
-          name: 'node-a',
-          labels: {},
-          allocatable: { milliCPU: 2000, memory: 4 << 30, pods: 110 },
-        }),
-        ...extra,
-      },
-    );
-  return {
-    dir,
-    cri,
-    recorder,
-    source,
-    make,
-    /** Creates and runs a kubelet (stopped after the test). */
-    start(): Kubelet {
-      const k = make();
-      started.push(k);
-      void k.run();
-      return k;
-    },
-  };
-}
-
-async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 8_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const until = untilWithin(8_000);
 
 const statusOf = (k: Kubelet, uid: string): PodStatus | undefined =>
   k.pods().find((p) => p.pod.metadata.uid === uid)?.status;
@@ -133,9 +37,10 @@ const liveContainers = (cri: FakeRuntimeService, uid: string) =>
 describe('the kubelet core on a fake CRI', () => {
   void it('on a node shutdown stops ordinary pods first, critical ones later, each Failed/Shutdown, and refuses new pods', async (t) => {
     const logind = createFakeLogind();
-    const s = await setup(t, { logind }, 'api', {
-      shutdownGracePeriodMs: 6_000,
-      shutdownGracePeriodCriticalPodsMs: 3_000,
+    const s = await fakeCriKubelet(t, {
+      deps: { logind },
+      sourceName: 'api',
+      options: { shutdownGracePeriodMs: 6_000, shutdownGracePeriodCriticalPodsMs: 3_000 },
     });
     const k = s.start();
     const web = makePod('web');
@@ -178,7 +83,7 @@ describe('the kubelet core on a fake CRI', () => {
   });
 
   void it('takes a pod through its whole life: Running, then killed and removed once its source drops it', async (t) => {
-    const s = await setup(t);
+    const s = await fakeCriKubelet(t);
     const k = s.start();
     const pod = makePod('web');
     s.source.send([pod]);
@@ -203,7 +108,7 @@ describe('the kubelet core on a fake CRI', () => {
   });
 
   void it("reads a started pod's status once: the relist that sees it started neither reads it again nor makes its worker read it", async (t) => {
-    const s = await setup(t);
+    const s = await fakeCriKubelet(t);
     const k = s.start();
     s.source.send([makePod('web')]);
     await until('Running', () => statusOf(k, 'uid-web')?.phase === 'Running');
@@ -219,7 +124,7 @@ describe('the kubelet core on a fake CRI', () => {
 
   void it("removes a dropped pod's log directory on the container GC's period", async (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
-    const s = await setup(t);
+    const s = await fakeCriKubelet(t);
     const k = s.start();
     s.source.send([makePod('web')]);
     await until('Running', () => statusOf(k, 'uid-web')?.phase === 'Running');
@@ -234,7 +139,7 @@ describe('the kubelet core on a fake CRI', () => {
   });
 
   void it('rejects a pod at admission: Failed with the reason and an event, never in the runtime', async (t) => {
-    const s = await setup(t);
+    const s = await fakeCriKubelet(t);
     const k = s.start();
     const pod = makePod('tuned', (p) => {
       p.spec.securityContext = { sysctls: [{ name: 'kernel.msgmax', value: '1' }] };
@@ -249,7 +154,7 @@ describe('the kubelet core on a fake CRI', () => {
   });
 
   void it('kills and removes a runtime pod no source claims, once every source has spoken (housekeeping)', async (t) => {
-    const s = await setup(t);
+    const s = await fakeCriKubelet(t);
     const first = s.start();
     s.source.send([makePod('left-behind')]);
     await until('Running', () => statusOf(first, 'uid-left-behind')?.phase === 'Running');
@@ -286,7 +191,7 @@ describe('the kubelet core on a fake CRI', () => {
         return Promise.resolve();
       },
     };
-    const s = await setup(t, { cluster: { api, mirrorPods } });
+    const s = await fakeCriKubelet(t, { deps: { cluster: { api, mirrorPods } } });
     const k = s.start();
     const staticPod = makePod('static-web', (p) => {
       p.metadata.annotations = { 'kubernetes.io/config.source': 'file' };
@@ -313,7 +218,7 @@ describe('the kubelet core on a fake CRI', () => {
       mirrorFor: () => undefined,
       reconcile: () => Promise.resolve(),
     };
-    const s = await setup(t, { cluster: { api, mirrorPods } }, 'api');
+    const s = await fakeCriKubelet(t, { deps: { cluster: { api, mirrorPods } }, sourceName: 'api' });
     const k = s.start();
     const pod = makePod('doomed');
     s.source.send([pod]);
@@ -339,7 +244,7 @@ describe('the kubelet core on a fake CRI', () => {
   });
 
   void it('run-once admits, syncs each pod until its containers run, and reports per pod', async (t) => {
-    const s = await setup(t);
+    const s = await fakeCriKubelet(t);
     const k = s.make();
     s.source.send([
       makePod('once'),

@@ -1,88 +1,21 @@
 /** The startup timeline as the kubelet records it, end to end on the fake CRI (issue 15). */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { it, type TestContext } from 'node:test';
-import { createMemoryRecorder } from '../api/events.ts';
 import type { KubeletPod } from '../api/types.ts';
 import { sleep } from '../util/abort.ts';
-import { nullLogger } from '../util/logger.ts';
-import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
-import type { PodSource } from '../podsource/index.ts';
 import { createTimelineRecorder, type PodTimeline, type TimelineStep } from '../timeline/index.ts';
-import { createKubelet, type Kubelet } from './kubelet.ts';
-import { FakeKmsg } from '../oom/testing.ts';
+import { fakeCriKubelet, untilWithin } from './testing.ts';
 
-function testSource(): PodSource & { send(pods: KubeletPod[]): void } {
-  let deliver: ((pods: KubeletPod[]) => void) | undefined;
-  let last: KubeletPod[] | undefined;
-  return {
-    name: 'file',
-    start(send) {
-      deliver = send;
-      if (last) send(last);
-    },
-    stop() {
-      deliver = undefined;
-      return Promise.resolve();
-    },
-    send(pods) {
-      last = pods;
-      deliver?.(pods);
-    },
-  };
-}
-
+/** A running kubelet whose timeline's histogram observer the test reads; busybox:1.29 is cached. */
 async function setup(t: TestContext, maxPods = 110) {
-  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-timeline-'));
-  const cri = new FakeRuntimeService();
-  const images = new FakeImageService();
-  images.addImage('busybox:1.29', { size: 4242 });
-  const source = testSource();
   const observed: [TimelineStep, number][] = [];
   const timeline = createTimelineRecorder({ observe: (step, s) => observed.push([step, s]) });
-  const kubelet: Kubelet = createKubelet(
-    {
-      nodeName: 'node-a',
-      nodeIP: '192.0.2.10',
-      rootDir: dir,
-      podLogsDir: join(dir, 'logs'),
-      maxPods,
-      syncFrequencyMs: 60_000,
-    },
-    {
-      runtimeService: cri,
-      imageService: images,
-      sources: [source],
-      recorder: createMemoryRecorder(),
-      logger: nullLogger,
-      openKmsg: new FakeKmsg().opener,
-      node: () => ({
-        name: 'node-a',
-        labels: {},
-        allocatable: { milliCPU: 2000, memory: 4 << 30, pods: maxPods },
-      }),
-      timeline,
-    },
-  );
-  void kubelet.run();
-  t.after(async () => {
-    await kubelet.stop();
-    await rm(dir, { recursive: true, force: true });
-  });
-  return { cri, source, kubelet, observed };
+  const s = await fakeCriKubelet(t, { options: { maxPods }, deps: { timeline } });
+  s.images.addImage('busybox:1.29', { size: 4242 });
+  return { cri: s.cri, source: s.source, kubelet: s.start(), observed };
 }
 
-async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const until = untilWithin(10_000);
 
 const stepsOf = (tl: PodTimeline | undefined): string[] =>
   (tl?.attempts ?? []).flatMap((a) =>

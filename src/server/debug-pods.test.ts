@@ -7,25 +7,7 @@ import type { KubeletServer } from './kubelet-server.ts';
 import { matchRoute, READ_ONLY_ROUTES, DEBUGGING_ROUTES } from './routes.ts';
 import { requestAttributes } from './auth/authorizer.ts';
 import { fakeHost, get, startOpenServer, testPod } from './testing.ts';
-import type { PodTimeline } from '../timeline/index.ts';
-
-const timeline: PodTimeline = {
-  apiVersion: 'tskubelet.io/v1alpha1',
-  kind: 'PodTimeline',
-  namespace: 'default',
-  name: 'web',
-  uid: 'u1',
-  attempts: [
-    {
-      attempt: 1,
-      steps: [
-        { step: 'seen', at: '2026-11-24T20:00:00.000Z', offsetMs: 0, source: 'file' },
-        { step: 'container-started', at: '2026-11-24T20:00:00.950Z', offsetMs: 950.1, container: 'main' },
-      ],
-    },
-  ],
-  droppedSteps: 0,
-};
+import { CANNED_TIMELINE } from '../timeline/testing.ts';
 
 describe('the pod timeline route', () => {
   it('matches /debug/pods/{namespace}/{name}/timeline and nothing shorter or longer', () => {
@@ -69,7 +51,7 @@ describe('GET /debug/pods/{namespace}/{name}/timeline', () => {
     const host = fakeHost([{ pod: testPod('default', 'web', 'u1'), status: undefined }], {
       podTimeline: (ns, name) => {
         asked.push(`${ns}/${name}`);
-        return ns === 'default' && name === 'web' ? timeline : undefined;
+        return ns === 'default' && name === 'web' ? CANNED_TIMELINE : undefined;
       },
     });
     ({ server, port } = await startOpenServer(host, dir));
@@ -83,7 +65,7 @@ describe('GET /debug/pods/{namespace}/{name}/timeline', () => {
     const res = await get(port, '/debug/pods/default/web/timeline');
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/json');
-    assert.deepEqual(JSON.parse(res.body), timeline);
+    assert.deepEqual(JSON.parse(res.body), CANNED_TIMELINE);
   });
 
   it('answers an unknown pod with 404 and a NotFound Status', async () => {

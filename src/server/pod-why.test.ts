@@ -3,35 +3,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { nullLogger } from '../util/logger.ts';
-import type { PodWhy } from '../why/index.ts';
-import { createApiHandlers } from './api-handlers.ts';
-import { createAuthenticator } from './auth/authenticator.ts';
-import { createAlwaysAllowAuthorizer, requestAttributes } from './auth/authorizer.ts';
+import { CANNED_WHY } from '../why/testing.ts';
+import { requestAttributes } from './auth/authorizer.ts';
 import type { KubeletApiHost } from './host.ts';
-import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
+import type { KubeletServer } from './kubelet-server.ts';
 import { matchRoute } from './routes.ts';
-import { loadServingCert } from './serving-cert.ts';
-import { fakeHost, get, testPod } from './testing.ts';
-
-const WHY: PodWhy = {
-  apiVersion: 'tskubelet.io/v1alpha1',
-  kind: 'PodWhy',
-  namespace: 'default',
-  name: 'web',
-  uid: 'uid-1',
-  phase: 'Running',
-  ready: false,
-  summary: 'Container main is in crash-loop back-off: it exited with code 1 and is restarted in 37 s.',
-  findings: [
-    {
-      reason: 'CrashLoopBackOff',
-      container: 'main',
-      message: 'It exited with code 1.',
-      evidence: { exitCode: 1, restartCount: 3, nextRetryInSeconds: 37, lastLogLines: ['boom'] },
-    },
-  ],
-};
+import { fakeHost, get, startTestServer, testPod } from './testing.ts';
 
 describe('the why route', () => {
   it('matches /debug/pods/{namespace}/{name}/why and nothing near it', () => {
@@ -67,33 +44,15 @@ describe('GET /debug/pods/{namespace}/{name}/why on the kubelet API', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tsk-why-'));
-    const host: KubeletApiHost = fakeHost([{ pod: testPod('default', 'web', 'uid-1'), status: undefined }], {
+    const host: KubeletApiHost = fakeHost([{ pod: testPod('default', 'web', 'u1'), status: undefined }], {
       podWhy: (ns, name, signal) => {
         asked.push(`${ns}/${name}`);
         assert.ok(signal instanceof AbortSignal);
-        return Promise.resolve(ns === 'default' && name === 'web' ? WHY : undefined);
+        return Promise.resolve(ns === 'default' && name === 'web' ? CANNED_WHY : undefined);
       },
     });
-    server = createKubeletServer({
-      address: '127.0.0.1',
-      port: 0,
-      readOnlyPort: 0,
-      tls: await loadServingCert({ rootDir: dir, nodeName: 'n', ips: [], logger: nullLogger }),
-      nodeName: 'n',
-      authenticator: createAuthenticator({ anonymous: true, x509: false }),
-      authorizer: createAlwaysAllowAuthorizer(),
-      // Debugging handlers off: why is not one of them.
-      handlers: createApiHandlers({
-        host,
-        enableDebuggingHandlers: false,
-        enableSystemLogHandler: false,
-        streamingIdleTimeoutMs: 1000,
-        logger: nullLogger,
-      }),
-      logger: nullLogger,
-    });
-    await server.start();
-    port = server.ports().secure;
+    // Debugging handlers off: why is not one of them.
+    ({ server, port } = await startTestServer(host, dir, { enableDebuggingHandlers: false }));
   });
   after(async () => {
     await server.close();
@@ -104,7 +63,7 @@ describe('GET /debug/pods/{namespace}/{name}/why on the kubelet API', () => {
     const res = await get(port, '/debug/pods/default/web/why');
     assert.equal(res.status, 200);
     assert.equal(res.headers['content-type'], 'application/json');
-    assert.deepEqual(JSON.parse(res.body), WHY);
+    assert.deepEqual(JSON.parse(res.body), CANNED_WHY);
     assert.equal(asked.at(-1), 'default/web');
   });
 

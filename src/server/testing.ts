@@ -10,8 +10,8 @@ import { promisify } from 'node:util';
 import type { KubeletPod } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createApiHandlers } from './api-handlers.ts';
-import { createAuthenticator } from './auth/authenticator.ts';
-import { createAlwaysAllowAuthorizer } from './auth/authorizer.ts';
+import { createAuthenticator, type Authenticator } from './auth/authenticator.ts';
+import { createAlwaysAllowAuthorizer, type Authorizer } from './auth/authorizer.ts';
 import type { HostPod, KubeletApiHost } from './host.ts';
 import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { loadServingCert } from './serving-cert.ts';
@@ -164,22 +164,42 @@ export function fakeHost(pods: HostPod[], overrides: Partial<KubeletApiHost> = {
   };
 }
 
-/** An open (anonymous + AlwaysAllow) kubelet API on a free loopback port, over `host`. */
-export async function startOpenServer(
+export interface TestServerOptions {
+  /** Default: on. */
+  enableDebuggingHandlers?: boolean;
+  /** Default: anonymous requests, no client certificates. */
+  authenticator?: Authenticator;
+  /** Default: AlwaysAllow. */
+  authorizer?: Authorizer;
+  /** The CA client certificates are verified against (x509 authentication); default: none asked. */
+  clientCA?: Buffer;
+  /** The IPs the self-signed serving certificate names; default: none. */
+  ips?: string[];
+}
+
+/** A kubelet API on a free loopback port over `host`, its serving certificate made in `certDir`. */
+export async function startTestServer(
   host: KubeletApiHost,
   certDir: string,
+  opts: TestServerOptions = {},
 ): Promise<{ server: KubeletServer; port: number }> {
+  const cert = await loadServingCert({
+    rootDir: certDir,
+    nodeName: 'n',
+    ips: opts.ips ?? [],
+    logger: nullLogger,
+  });
   const server = createKubeletServer({
     address: '127.0.0.1',
     port: 0,
     readOnlyPort: 0,
-    tls: await loadServingCert({ rootDir: certDir, nodeName: 'n', ips: [], logger: nullLogger }),
+    tls: opts.clientCA ? { ...cert, clientCA: opts.clientCA } : cert,
     nodeName: 'n',
-    authenticator: createAuthenticator({ anonymous: true, x509: false }),
-    authorizer: createAlwaysAllowAuthorizer(),
+    authenticator: opts.authenticator ?? createAuthenticator({ anonymous: true, x509: false }),
+    authorizer: opts.authorizer ?? createAlwaysAllowAuthorizer(),
     handlers: createApiHandlers({
       host,
-      enableDebuggingHandlers: true,
+      enableDebuggingHandlers: opts.enableDebuggingHandlers ?? true,
       enableSystemLogHandler: false,
       streamingIdleTimeoutMs: 1000,
       logger: nullLogger,
@@ -189,3 +209,6 @@ export async function startOpenServer(
   await server.start();
   return { server, port: server.ports().secure };
 }
+
+/** An open (anonymous + AlwaysAllow) kubelet API on a free loopback port, over `host`. */
+export const startOpenServer = (host: KubeletApiHost, certDir: string) => startTestServer(host, certDir);

@@ -1,6 +1,9 @@
-/** A timeline recorder for component tests: keeps every call in order, flat. */
+/**
+ * Timeline fixtures for tests: a recorder for component tests that keeps every call in order, flat,
+ * and a canned PodTimeline document for the route and the CLI printer.
+ */
 import { createTimelineRecorder } from './recorder.ts';
-import type { StepFields, TimelineRecorder, TimelineStep } from './types.ts';
+import type { PodTimeline, StepFields, TimelineRecorder, TimelineStep } from './types.ts';
 
 export interface RecordedStep {
   uid: string;
@@ -56,3 +59,36 @@ export function fakeTimeline(): FakeTimeline {
     findByName: (namespace, name) => inner.findByName(namespace, name),
   };
 }
+
+/**
+ * A canned PodTimeline of the issue 15 contract, as the kubelet API serves it: two attempts, a
+ * step of each kind of detail (source, volume, a pulled image, container) and dropped steps.
+ */
+export const CANNED_TIMELINE: PodTimeline = {
+  apiVersion: 'tskubelet.io/v1alpha1',
+  kind: 'PodTimeline',
+  namespace: 'default',
+  name: 'web',
+  uid: 'u1',
+  attempts: [
+    {
+      attempt: 1,
+      steps: [
+        { step: 'seen', at: '2026-11-24T20:00:00.000Z', offsetMs: 0, source: 'file' },
+        { step: 'volume-ready', at: '2026-11-24T20:00:00.004Z', offsetMs: 4.2, volume: 'data' },
+        {
+          step: 'image-pull-done',
+          at: '2026-11-24T20:00:00.812Z',
+          offsetMs: 812.4,
+          container: 'main',
+          image: 'busybox:1.29',
+          bytes: 123456,
+          cached: false,
+        },
+        { step: 'container-started', at: '2026-11-24T20:00:00.950Z', offsetMs: 950.1, container: 'main' },
+      ],
+    },
+    { attempt: 2, steps: [{ step: 'sandbox-created', at: '2026-11-24T20:01:05Z', offsetMs: 65_000 }] },
+  ],
+  droppedSteps: 3,
+};

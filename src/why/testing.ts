@@ -1,8 +1,11 @@
-/** Snapshots and container statuses for the tests of explainPod. */
+/**
+ * Snapshots and container statuses for the tests of explainPod, and a canned PodWhy document for
+ * the route and the CLI printer.
+ */
 import assert from 'node:assert/strict';
 import type { Container, ContainerStatus, KubeletPod, PodStatus } from '../api/types.ts';
 import { explainPod } from './explain.ts';
-import type { WhyFinding, WhySnapshot } from './types.ts';
+import type { PodWhy, WhyFinding, WhySnapshot } from './types.ts';
 
 export const NOW = Date.parse('2026-11-24T20:01:30.000Z');
 export const iso = (ms: number) => new Date(ms).toISOString();
@@ -86,3 +89,24 @@ export function only(s: WhySnapshot): WhyFinding {
   assert.ok(f);
   return f;
 }
+
+/** A canned PodWhy of the issue 15 contract, as the kubelet API serves it: one crash-loop finding. */
+export const CANNED_WHY: PodWhy = {
+  apiVersion: 'tskubelet.io/v1alpha1',
+  kind: 'PodWhy',
+  namespace: 'default',
+  name: 'web',
+  uid: 'u1',
+  phase: 'Running',
+  ready: false,
+  summary: 'Container main is in crash-loop back-off: it exited with code 1 and is restarted in 37 s.',
+  findings: [
+    {
+      reason: 'CrashLoopBackOff',
+      container: 'main',
+      message: 'It exited with code 1 at 20:01:02 after running 0.4 s; restart 3 is in 37 s.',
+      evidence: { exitCode: 1, restartCount: 3, nextRetryInSeconds: 37, lastLogLines: ['boom', 'bang'] },
+      since: '2026-11-24T20:01:02.000Z',
+    },
+  ],
+};

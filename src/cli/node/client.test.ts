@@ -4,13 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { createApiHandlers } from '../../server/api-handlers.ts';
 import { createAuthenticator } from '../../server/auth/authenticator.ts';
 import type { Authorizer } from '../../server/auth/authorizer.ts';
-import { createKubeletServer, type KubeletServer } from '../../server/kubelet-server.ts';
-import { loadServingCert } from '../../server/serving-cert.ts';
-import { fakeHost, makeTestPki, testPod } from '../../server/testing.ts';
-import { nullLogger } from '../../util/logger.ts';
+import type { KubeletServer } from '../../server/kubelet-server.ts';
+import { fakeHost, makeTestPki, startTestServer, testPod } from '../../server/testing.ts';
 import { NodeApiError, connectNode, messageOf } from './client.ts';
 import { loadKubeconfig } from './kubeconfig.ts';
 
@@ -55,28 +52,16 @@ before(async () => {
     'client-certificate-data': stranger.cert.toString('base64'),
     'client-key-data': stranger.key.toString('base64'),
   });
-  server = createKubeletServer({
-    address: '127.0.0.1',
-    port: 0,
-    readOnlyPort: 0,
-    tls: {
-      ...(await loadServingCert({ rootDir: dir, nodeName: 'n', ips: ['127.0.0.1'], logger: nullLogger })),
+  ({ server, port } = await startTestServer(
+    fakeHost([{ pod: testPod('default', 'web', 'u1'), status: { phase: 'Running' } }]),
+    dir,
+    {
+      ips: ['127.0.0.1'],
       clientCA: pki.caCert,
+      authenticator: createAuthenticator({ anonymous: false, x509: true }),
+      authorizer: adminOnly,
     },
-    nodeName: 'n',
-    authenticator: createAuthenticator({ anonymous: false, x509: true }),
-    authorizer: adminOnly,
-    handlers: createApiHandlers({
-      host: fakeHost([{ pod: testPod('default', 'web', 'u1'), status: { phase: 'Running' } }]),
-      enableDebuggingHandlers: true,
-      enableSystemLogHandler: false,
-      streamingIdleTimeoutMs: 1000,
-      logger: nullLogger,
-    }),
-    logger: nullLogger,
-  });
-  await server.start();
-  port = server.ports().secure;
+  ));
 });
 
 after(async () => {

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import type { Pod } from '../../api/types.ts';
-import { formatTimeline, formatWhy, formatMs, type PodTimeline, type PodWhy } from './debug-printers.ts';
+import { CANNED_TIMELINE } from '../../timeline/testing.ts';
+import { CANNED_WHY } from '../../why/testing.ts';
+import { formatTimeline, formatWhy, formatMs } from './debug-printers.ts';
 import { describePod, rfc1123z } from './describe-printer.ts';
 import { formatPods, parseOutputFormat, podTable } from './pod-printer.ts';
 import { DESCRIBE_TABS, TABLE_TABS, tabwrite } from './tabwriter.ts';
@@ -153,37 +155,8 @@ describe('describe pod', () => {
 });
 
 describe('timeline and why printing (canned documents of the issue 15 contract)', () => {
-  const timeline: PodTimeline = {
-    apiVersion: 'tskubelet.io/v1alpha1',
-    kind: 'PodTimeline',
-    namespace: 'default',
-    name: 'web',
-    uid: 'u1',
-    attempts: [
-      {
-        attempt: 1,
-        steps: [
-          { step: 'seen', at: '2026-11-24T20:00:00.000Z', offsetMs: 0, source: 'file' },
-          { step: 'volume-ready', at: '2026-11-24T20:00:00.004Z', offsetMs: 4.2, volume: 'data' },
-          {
-            step: 'image-pull-done',
-            at: '2026-11-24T20:00:00.812Z',
-            offsetMs: 812.4,
-            container: 'main',
-            image: 'busybox:1.29',
-            bytes: 123456,
-            cached: false,
-          },
-          { step: 'container-started', at: '2026-11-24T20:00:00.950Z', offsetMs: 950.1, container: 'main' },
-        ],
-      },
-      { attempt: 2, steps: [{ step: 'sandbox-created', at: '2026-11-24T20:01:05Z', offsetMs: 65_000 }] },
-    ],
-    droppedSteps: 3,
-  };
-
   it('prints one table per attempt: step, container/volume, +offset, time since the previous step', () => {
-    const out = formatTimeline(timeline);
+    const out = formatTimeline(CANNED_TIMELINE);
     const lines = out.split('\n');
     assert.equal(lines[0], 'Pod default/web (u1)');
     assert.ok(lines.includes('Attempt 1:'));
@@ -203,25 +176,7 @@ describe('timeline and why printing (canned documents of the issue 15 contract)'
   });
 
   it('prints the summary, then each finding with its evidence', () => {
-    const why: PodWhy = {
-      apiVersion: 'tskubelet.io/v1alpha1',
-      kind: 'PodWhy',
-      namespace: 'default',
-      name: 'web',
-      uid: 'u1',
-      phase: 'Running',
-      ready: false,
-      summary: 'Container main is in crash-loop back-off: it exited with code 1 and is restarted in 37 s.',
-      findings: [
-        {
-          reason: 'CrashLoopBackOff',
-          container: 'main',
-          message: 'It exited with code 1 at 20:01:02 after running 0.4 s; restart 3 is in 37 s.',
-          evidence: { exitCode: 1, restartCount: 3, nextRetryInSeconds: 37, lastLogLines: ['boom', 'bang'] },
-          since: '2026-11-24T20:01:02.000Z',
-        },
-      ],
-    };
+    const why = CANNED_WHY;
     assert.equal(
       formatWhy(why),
       [

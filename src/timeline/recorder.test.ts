@@ -204,3 +204,13 @@ test('the no-op recorder keeps nothing', () => {
   assert.equal(noopTimeline.get('u'), undefined);
   assert.equal(noopTimeline.findByName('ns', 'p'), undefined);
 });
+
+test('a pod’s first step is at offset 0 even when the clock moves between every reading', () => {
+  let mono = 1000;
+  const t = createTimelineRecorder({ now: () => Date.now(), monotonic: () => (mono += 0.3) });
+  t.begin('u1', 'default', 'web', 'file');
+  t.record('u1', 'admitted');
+  const steps = t.get('u1')?.attempts[0]?.steps;
+  assert.equal(steps?.[0]?.offsetMs, 0);
+  assert.ok((steps?.[1]?.offsetMs ?? 0) > 0);
+});

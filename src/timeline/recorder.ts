@@ -91,8 +91,12 @@ export function createTimelineRecorder(opts: TimelineRecorderOptions = {}): Time
     return a;
   }
 
-  function append(rec: PodRecord, step: TimelineStep, fields: StepFields | undefined): void {
-    const mono = monotonic();
+  function append(
+    rec: PodRecord,
+    step: TimelineStep,
+    fields: StepFields | undefined,
+    mono = monotonic(),
+  ): void {
     let a = rec.attempts.at(-1) ?? newAttempt(rec, mono);
     if (step === 'sandbox-requested') {
       if (a.sandboxRequested) a = newAttempt(rec, mono);
@@ -161,9 +165,11 @@ export function createTimelineRecorder(opts: TimelineRecorderOptions = {}): Time
 
   return {
     begin(podUID, namespace, name, source) {
+      // One reading for the record's origin and its first step: the first offset is exactly 0.
+      const mono = monotonic();
       let rec = live.get(podUID);
       if (!rec) {
-        rec = { uid: podUID, namespace, name, firstMono: monotonic(), attempts: [], dropped: 0 };
+        rec = { uid: podUID, namespace, name, firstMono: mono, attempts: [], dropped: 0 };
         forgotten.delete(podUID);
         live.set(podUID, rec);
         if (live.size > maxLive) {
@@ -174,7 +180,7 @@ export function createTimelineRecorder(opts: TimelineRecorderOptions = {}): Time
           }
         }
       }
-      append(rec, 'seen', { source });
+      append(rec, 'seen', { source }, mono);
     },
     record(podUID, step, fields) {
       const rec = live.get(podUID);

@@ -9,6 +9,7 @@ import type { ContainerStatus, KubeletPod, PodStatus } from '../api/types.ts';
 import { matchRoute } from '../server/routes.ts';
 import { createServer } from '../util/node-http.ts';
 import { nullLogger } from '../util/logger.ts';
+import { CANNED_WHY } from '../why/testing.ts';
 import { createEventRing, type EventRing } from './event-ring.ts';
 import { standaloneNodeView } from './node-info.ts';
 import { createNodeConsole, type ConsoleLimits, type NodeConsole } from './node-console.ts';
@@ -131,26 +132,9 @@ export function cannedTimeline(namespace: string, name: string): unknown {
   };
 }
 
+/** The shared canned PodWhy (one crash-loop finding), for the pod asked about. */
 export function cannedWhy(namespace: string, name: string): unknown {
-  return {
-    apiVersion: 'tskubelet.io/v1alpha1',
-    kind: 'PodWhy',
-    namespace,
-    name,
-    uid: `uid-${name}`,
-    phase: 'Running',
-    ready: false,
-    summary: 'Container main is in crash-loop back-off: it exited with code 1 and is restarted in 37 s.',
-    findings: [
-      {
-        reason: 'CrashLoopBackOff',
-        container: 'main',
-        message: 'It exited with code 1 at 20:01:02 after running 0.4 s; restart 3 is in 37 s.',
-        evidence: { exitCode: 1, restartCount: 3, nextRetryInSeconds: 37, lastLogLines: ['boom'] },
-        since: '2026-11-24T20:01:02.000Z',
-      },
-    ],
-  };
+  return { ...CANNED_WHY, namespace, name, uid: `uid-${name}` };
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {

@@ -10,6 +10,21 @@ import type { Env } from './support.ts';
 
 export const TSKUBELET_BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');
 
+let variantFlags: readonly string[] = [];
+
+/**
+ * Flags every bed kubelet this process starts gets after all others: a suite run in a variant
+ * (the reliability runner's `--kubelet-flag --evented-pleg`). Set once, before the first start.
+ */
+export function setVariantKubeletFlags(flags: readonly string[]): void {
+  variantFlags = [...flags];
+}
+
+/** The flags set by setVariantKubeletFlags (none unless a runner set some). */
+export function variantKubeletFlags(): readonly string[] {
+  return variantFlags;
+}
+
 export interface TskubeletProcess {
   readonly child: ChildProcess;
   /** Where its stdout and stderr go. */
@@ -59,7 +74,8 @@ interface BedKubeletOptions {
 
 /**
  * `bin/tskubelet run` with `ownFlags`, then what every kubelet of the test bed has: the bed's
- * containerd, `env.rootDir`, `opts.node`, node IP 127.0.0.1, no healthz port; then `opts.extraArgs`.
+ * containerd, `env.rootDir`, `opts.node`, node IP 127.0.0.1, no healthz port; then `opts.extraArgs`
+ * and the variant's flags.
  * Output to `<env.dir>/tskubelet.log`.
  */
 function startBedKubelet(env: Env, opts: BedKubeletOptions, ownFlags: readonly string[]): TskubeletProcess {
@@ -78,6 +94,7 @@ function startBedKubelet(env: Env, opts: BedKubeletOptions, ownFlags: readonly s
       '--healthz-port',
       '0',
       ...(opts.extraArgs ?? []),
+      ...variantFlags,
     ],
     { logFile: join(env.dir, 'tskubelet.log') },
   );

@@ -3,12 +3,15 @@
  * surface, and a report of what was done, how often, and what was seen.
  *
  *   node test/reliability/run.ts [--quick] [--only id,id] [--reps N] [--fuzz-runs N] [--no-fuzz]
- *                                [--no-faults] [--out FILE]
+ *                                [--no-faults] [--kubelet-flag FLAG]... [--out FILE]
  *
  * Full mode (the default) keeps each result in bench/results/reliability/<id>.json and renders
  * docs/reliability.md from every kept result (so `--only x` refreshes x's section alone); --quick
  * (or --out FILE) writes bench/results/<date>-reliability-quick.md (or FILE) with this run only. Run it alone on the bed:
  * `flock /tmp/tskubelet-bed.lock node test/reliability/run.ts`. Exits 1 when a check fails.
+ * `--kubelet-flag` runs the suite in a variant: every tskubelet process a scenario starts gets the
+ * flag (e.g. `--kubelet-flag=--evented-pleg`); a variant's results are never kept, so full mode then
+ * needs --out. The in-process scenario (limits) runs on the fake CRI and takes no flags.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
@@ -18,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { createLogger, nullLogger } from '../../src/util/logger.ts';
 import { describeError } from '../../src/util/errors.ts';
 import { SCENARIOS } from './scenarios/index.ts';
+import { setVariantKubeletFlags } from '../integration/kubelet-process.ts';
 import { SURFACES } from './fuzz/index.ts';
 import { check, fuzzPassed, passed, renderReport, type FuzzResult, type ScenarioResult } from './report.ts';
 
@@ -59,10 +63,16 @@ async function main(): Promise<number> {
       'no-fuzz': { type: 'boolean', default: false },
       'no-faults': { type: 'boolean', default: false },
       out: { type: 'string' },
+      'kubelet-flag': { type: 'string', multiple: true },
       verbose: { type: 'boolean', default: false },
     },
   });
   const mode = values.quick ? 'quick' : 'full';
+  const variant = values['kubelet-flag'] ?? [];
+  if (variant.length > 0 && mode === 'full' && values.out === undefined) {
+    throw new Error('--kubelet-flag: a variant run is not kept with the default results; give --out FILE');
+  }
+  setVariantKubeletFlags(variant);
   const only = values.only?.split(',').filter(Boolean);
   const logger = values.verbose ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
   const scenarios: ScenarioResult[] = [];
@@ -117,7 +127,7 @@ async function main(): Promise<number> {
   for (const r of [...scenarios, ...fuzz]) r.recorded = recorded;
   const meta = {
     machine: `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB`,
-    command: 'node test/reliability/run.ts',
+    command: ['node test/reliability/run.ts', ...variant.map((f) => `--kubelet-flag=${f}`)].join(' '),
   };
   if (mode === 'full' && values.out === undefined) {
     // Each result is kept by id; the report is rendered from every kept result, so running some

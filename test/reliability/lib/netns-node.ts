@@ -32,7 +32,7 @@ import { CLUSTER_PORTS } from '../../harness/cluster/paths.ts';
 import { cniConflist, containerdConfig, criAnswers } from '../../harness/containerd.ts';
 import { ensureImages } from '../../harness/images.ts';
 import { removeAllPods } from '../../harness/index.ts';
-import { TSKUBELET_BIN } from '../../integration/kubelet-process.ts';
+import { TSKUBELET_BIN, variantKubeletFlags } from '../../integration/kubelet-process.ts';
 import {
   NETNS_PREFIX,
   createLink,
@@ -242,6 +242,7 @@ export async function setupNode(index: number, opts: NodeSetupOptions): Promise<
         '--node-labels',
         `${NETNS_NODE_LABEL}=true`,
         ...(opts.kubeletArgs ?? []),
+        ...variantKubeletFlags(),
       ],
       join(n.log, 'tskubelet.log'),
     );

@@ -9,6 +9,10 @@
  *
  *   flock /tmp/tskubelet-bed.lock node bench/churn.ts [--quick] [--duration 30m] [--drain 90s]
  *                                                     [--kubelets tskubelet,upstream] [--out FILE.md]
+ *                                                     [--tskubelet-flag FLAG]...
+ *
+ * `--tskubelet-flag` adds a flag to tskubelet's command line (a soak of a variant, e.g.
+ * `--tskubelet-flag=--evented-pleg=true`); the report's command line says so.
  *
  * Writes FILE.md (default bench/results/<date>-churn[-quick].md), one SVG per series beside it
  * (FILE-<series>.svg) and the raw samples (FILE.json); prints the verdict. See bench/README.md.
@@ -62,8 +66,10 @@ const { values } = parseArgs({
     drain: { type: 'string' },
     kubelets: { type: 'string' },
     out: { type: 'string' },
+    'tskubelet-flag': { type: 'string', multiple: true },
   },
 });
+const tskubeletFlags = values['tskubelet-flag'] ?? [];
 const quick = values.quick;
 const plan = churnPlan(
   parseDurationS(values.duration ?? (quick ? '3m' : '30m')),
@@ -138,6 +144,7 @@ async function churnRun(kind: KubeletKind, runs: ChurnRun[]): Promise<void> {
     logFile,
     eldFile,
     readOnlyPort: BENCH_READONLY_PORT,
+    extraArgs: tskubeletFlags,
   });
   const seen = new Set<string>();
   let failed = false;

@@ -287,3 +287,10 @@ export const LOGIND_CONF_DROP_IN_DIR = '/etc/systemd/logind.conf.d'; // logindCo
 export const KUBELET_LOGIND_CONF_NAME = '99-kubelet.conf'; // kubeletLogindConf
 /** Pause before watching logind again after the watch died (dbusReconnectPeriod, upstream 1.22+). */
 export const LOGIND_RECONNECT_PERIOD_MS = 1_000;
+
+/**
+ * tskubelet: at most this many containers of one pod are set up and started at once. Upstream
+ * starts them one by one; starting them together saves a pod's start-up, and the cap keeps a pod
+ * with hundreds of containers from flooding the event loop with their host-side setup at once.
+ */
+export const MAX_PARALLEL_CONTAINER_STARTS = 16;

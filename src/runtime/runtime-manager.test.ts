@@ -144,6 +144,34 @@ describe('RuntimeManager on the fake CRI: a pod’s whole life', () => {
     );
   });
 
+  it('sets up and starts at most 16 containers of a pod at once, and all of them in the end', async (t) => {
+    const s = await setup(t);
+    const names = Array.from({ length: 40 }, (_, i) => `c${i}`);
+    const pod = makePod('wide', names);
+    s.cri.setLatency('createContainer', 1_000);
+    const creates = () => s.cri.callsTo('createContainer').length;
+    // Host-side setup does real file I/O: turn the loop until `n` creates were asked (real time,
+    // bounded), then a while longer to see that no more come.
+    const reach = async (n: number) => {
+      const until = performance.now() + 5_000;
+      while (creates() < n && performance.now() < until) await flush();
+      const settled = performance.now() + 50;
+      while (performance.now() < settled) await flush();
+    };
+    const syncing = s.sync(pod);
+    await reach(16);
+    assert.equal(creates(), 16, 'the first 16, and no more, are in flight');
+    for (const n of [32, 40]) {
+      s.advance(1_000);
+      await reach(n);
+      assert.equal(creates(), n);
+    }
+    s.advance(1_000);
+    const r = await syncing;
+    assert.equal(r.started.length, 40);
+    assert.equal(s.cri.callsTo('createContainer').length, 40);
+  });
+
   it('reports what the runtime holds in getPodStatus: sandbox, IP, states, hash, image, times', async (t) => {
     const s = await setup(t);
     const pod = makePod('web', ['app'], { init: ['init'] });

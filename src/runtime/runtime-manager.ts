@@ -16,6 +16,7 @@ import { createPodStatusReader, type RuntimePodSummary } from './pod-status-read
 import { podIPs, type RuntimePodStatus } from './runtime-pod.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { MAX_PARALLEL_CONTAINER_STARTS } from '../config/defaults.ts';
 import { unpacedRuntime, type RuntimePacer } from './pacer.ts';
 import { noopTimeline, type TimelineRecorder } from '../timeline/index.ts';
 
@@ -307,17 +308,21 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     // Start app containers concurrently (CRI does the heavy lifting), except that, as upstream, a
     // container with a postStart hook holds back the containers after it until the hook is done:
     // workloads rely on that order (e.g. a proxy that must be up before the app starts).
-    let batch: Promise<boolean>[] = [];
+    // At most MAX_PARALLEL_CONTAINER_STARTS in flight: a pod of hundreds of containers would
+    // otherwise set all of them up in one burst (seconds of event-loop stalls, measured).
+    const inFlight = new Set<Promise<boolean>>();
     for (const i of actions.containersToStart) {
       const c = pod.spec.containers[i];
       if (!c) continue;
-      batch.push(startContainer(request(c)).then((outcome) => record(c.name, outcome)));
-      if (c.lifecycle?.postStart) {
-        await Promise.all(batch);
-        batch = [];
-      }
+      while (inFlight.size >= MAX_PARALLEL_CONTAINER_STARTS) await Promise.race(inFlight);
+      const started: Promise<boolean> = startContainer(request(c)).then((outcome) => {
+        inFlight.delete(started);
+        return record(c.name, outcome);
+      });
+      inFlight.add(started);
+      if (c.lifecycle?.postStart) await Promise.all(inFlight);
     }
-    await Promise.all(batch);
+    await Promise.all(inFlight);
     return result;
   }
 

@@ -28,7 +28,9 @@ void describe('stats summary on real containerd', () => {
             command: [
               'sh',
               '-c',
-              'head -c 1048576 /dev/zero > /cache/blob; echo started; ' +
+              // A second process that always runs: the count must not hang on whether the loop's
+              // `sleep 0.1` happens to be alive when the stats are read.
+              'sleep 3600 & head -c 1048576 /dev/zero > /cache/blob; echo started; ' +
                 'while true; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; sleep 0.1; done',
             ],
             resources: { limits: { cpu: '100m', memory: '64Mi' } },
@@ -90,6 +92,7 @@ void describe('stats summary on real containerd', () => {
       pod.network?.interfaces?.some((i) => i.name === 'eth0'),
       JSON.stringify(pod.network),
     );
+    // containerd counts the processes of the pod's running containers (sh and its sleep here).
     assert.ok((pod.process_stats?.process_count ?? 0) >= 2, JSON.stringify(pod.process_stats));
     const cache = pod.volume?.find((v) => v.name === 'cache');
     assert.ok((cache?.usedBytes ?? 0) >= 1024 * 1024, JSON.stringify(pod.volume));

@@ -26,6 +26,13 @@ async function setup(t: TestContext) {
   };
 }
 
+/** The pod's managed /etc/hosts maps its sandbox's IP (the IP every container was set up with). */
+async function assertEtcHostsHasSandboxIP(s: Awaited<ReturnType<typeof setup>>, pod: KubeletPod) {
+  const ip = (await s.status(pod)).sandboxes[0]?.ip ?? 'no sandbox';
+  const hosts = await readFile(join(s.dir, 'pods', pod.metadata.uid, 'etc-hosts'), 'utf8');
+  assert.match(hosts, new RegExp(`^${ip.replaceAll('.', '\\.')}\\s`, 'm'));
+}
+
 describe('RuntimeManager on the fake CRI: a pod’s whole life', () => {
   it('from first sync to removal: sandbox, init then app containers, status, kill, remove, nothing left', async (t) => {
     const s = await setup(t);
@@ -137,11 +144,7 @@ describe('RuntimeManager on the fake CRI: a pod’s whole life', () => {
       1,
       'one PodSandboxStatus, not one per container',
     );
-    const ip = (await s.status(pod)).sandboxes[0]!.ip;
-    assert.match(
-      await readFile(join(s.dir, 'pods', 'uid-web', 'etc-hosts'), 'utf8'),
-      new RegExp(`^${ip}\\s`, 'm'),
-    );
+    await assertEtcHostsHasSandboxIP(s, pod);
   });
 
   it('sets up and starts at most 16 containers of a pod at once, and all of them in the end', async (t) => {
@@ -366,11 +369,7 @@ describe('RuntimeManager on the fake CRI: errors at each CRI step leave a state 
     r = await s.sync(pod);
     assert.deepEqual(r.started, ['app']);
     assert.equal(s.cri.sandboxes.size, 1, 'the sandbox of the first sync is kept');
-    const ip = (await s.status(pod)).sandboxes[0]!.ip;
-    assert.match(
-      await readFile(join(s.dir, 'pods', 'uid-web', 'etc-hosts'), 'utf8'),
-      new RegExp(`^${ip}\\s`, 'm'),
-    );
+    await assertEtcHostsHasSandboxIP(s, pod);
   });
 
   it('PullImage fails: ErrImagePull, then ImagePullBackOff inside the image back-off, then a new pull', async (t) => {

@@ -57,7 +57,6 @@ export interface ContainerSetupDeps {
 export interface ContainerSetupRequest {
   pod: KubeletPod;
   container: Container;
-  sandboxId: string;
   /** The sandbox's IPs (empty for a host-network pod): the managed /etc/hosts and status.podIP(s). */
   podIPs: string[];
   imageRef: string;
@@ -85,7 +84,7 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
     return ensureEtcHostsMount({
       pod,
       podDir: join(deps.rootDir, 'pods', pod.metadata.uid),
-      podIPs: pod.spec.hostNetwork ? [] : podIPs,
+      podIPs,
       hostname: podHostname(pod),
       clusterDomain: deps.clusterDNS?.domain ?? '',
     });

@@ -154,11 +154,11 @@ export function createContainerStarter(deps: ContainerStarterDeps): ContainerSta
     restartCount: number,
     log: Logger,
   ): Promise<StartStep<ContainerConfig>> {
-    const { pod, container, sandboxId, podIPs, signal } = req;
+    const { pod, container, podIPs, signal } = req;
     try {
       return {
         ok: true,
-        value: await deps.setup({ pod, container, sandboxId, podIPs, imageRef, restartCount, log, signal }),
+        value: await deps.setup({ pod, container, podIPs, imageRef, restartCount, log, signal }),
       };
     } catch (err) {
       stepFailed(req, 'container-created', describeError(err));

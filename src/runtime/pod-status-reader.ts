@@ -103,7 +103,8 @@ function toContainerStatus(s: ContainerStatus, podSandboxId: string): RuntimeCon
   };
 }
 
-function toSandboxStatus(s: PodSandboxStatus): RuntimeSandboxStatus {
+/** A CRI PodSandboxStatus as the runtime manager reads it. */
+export function toSandboxStatus(s: PodSandboxStatus): RuntimeSandboxStatus {
   const network = s.network;
   return {
     id: s.id,

@@ -12,8 +12,8 @@ import { createContainerStarter, type StartContainerRequest, type StartStep } fr
 import type { ImageManager, ImagePullState } from './image-manager.ts';
 import { createHookRunner, type HookRunner } from './hooks.ts';
 import { createPodKiller, type PodKiller } from './pod-killer.ts';
-import { createPodStatusReader, type RuntimePodSummary } from './pod-status-reader.ts';
-import { podIPs, type RuntimePodStatus } from './runtime-pod.ts';
+import { createPodStatusReader, toSandboxStatus, type RuntimePodSummary } from './pod-status-reader.ts';
+import { podIPs, sandboxIPs, type RuntimePodStatus } from './runtime-pod.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { MAX_PARALLEL_CONTAINER_STARTS } from '../config/defaults.ts';
@@ -193,12 +193,9 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
       return { ok: true, sandboxId, podIPs: [] };
     }
     try {
-      const network = (await runtime.podSandboxStatus(sandboxId, { signal })).network;
-      const podIPs = [network?.ip ?? '', ...(network?.additionalIps ?? []).map((a) => a.ip)].filter(
-        (ip) => ip !== '',
-      );
-      timeline.record(uid, 'network-ready', { podIP: podIPs[0] ?? '' });
-      return { ok: true, sandboxId, podIPs };
+      const ips = sandboxIPs(toSandboxStatus(await runtime.podSandboxStatus(sandboxId, { signal })));
+      timeline.record(uid, 'network-ready', { podIP: ips[0] ?? '' });
+      return { ok: true, sandboxId, podIPs: ips };
     } catch (err) {
       if (!signal?.aborted) {
         timeline.record(uid, 'failed', { failedStep: 'network-ready', error: describeError(err) });

@@ -87,9 +87,13 @@ export function findContainerStatus(
   return index.byName.get(name);
 }
 
+/** A sandbox's IPs, the primary first (empty for a host-network sandbox, which has none). */
+export function sandboxIPs(sb: Pick<RuntimeSandboxStatus, 'ip' | 'ips'>): string[] {
+  return [sb.ip, ...sb.ips].filter((ip) => ip !== '');
+}
+
 /** The pod IPs of the newest ready sandbox (empty for host-network or unready pods). */
 export function podIPs(status: RuntimePodStatus): string[] {
   const sb = status.sandboxes[0];
-  if (!sb?.ready) return [];
-  return [sb.ip, ...sb.ips].filter((ip) => ip !== '');
+  return sb?.ready ? sandboxIPs(sb) : [];
 }

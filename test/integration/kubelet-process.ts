@@ -68,7 +68,7 @@ export function spawnTskubelet(
 interface BedKubeletOptions {
   /** The node's name (`--hostname-override`). */
   node: string;
-  /** Flags after the common ones. */
+  /** Flags after the common ones (ports, DNS, cgroups, labels, console address, verbosity). */
   extraArgs?: readonly string[];
 }
 
@@ -105,8 +105,6 @@ export interface NodeKubeletOptions extends BedKubeletOptions {
   kubeconfig: string;
   /** Also read static pods from `env.manifests` (`--pod-manifest-path`). */
   staticPods?: boolean;
-  /** Flags after the common ones (ports, DNS, cgroups, labels). */
-  extraArgs?: readonly string[];
 }
 
 /**
@@ -125,8 +123,6 @@ export function startNodeKubelet(env: Env, opts: NodeKubeletOptions): TskubeletP
 export interface StandaloneKubeletOptions extends BedKubeletOptions {
   /** The kubelet API port (`--port`). */
   port: number;
-  /** Flags after the common ones (read-only port, console address, verbosity). */
-  extraArgs?: readonly string[];
 }
 
 /**

@@ -10,8 +10,8 @@
  * (or --out FILE) writes bench/results/<date>-reliability-quick.md (or FILE) with this run only. Run it alone on the bed:
  * `flock /tmp/tskubelet-bed.lock node test/reliability/run.ts`. Exits 1 when a check fails.
  * `--kubelet-flag` runs the suite in a variant: every tskubelet process a scenario starts gets the
- * flag (e.g. `--kubelet-flag=--evented-pleg=true`); a variant's results are never kept, so full mode then
- * needs --out. The in-process scenario (limits) runs on the fake CRI and takes no flags.
+ * flag (e.g. `--kubelet-flag=--evented-pleg=true`); a variant's results are never kept, so full
+ * mode then needs --out. The in-process scenario (limits) runs on the fake CRI and takes no flags.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';

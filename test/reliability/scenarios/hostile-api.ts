@@ -1,8 +1,8 @@
 /**
  * A hostile API server (issue 13): the fault proxy in front of a tskubelet node with pods cycles
  * through 429 Too Many Requests with Retry-After (run on, at most 46 s, until a reflector was
- * throttled twice), slow answers (every response 2 s late), watches cut every 3 s, 500s, 410 Gone on every watch, and bodies cut in half — each for a bounded time
- * (quick 10 s, full 60 s), with a pod created and one deleted through the real API server
+ * throttled twice), slow answers (every response 2 s late), watches cut every 3 s, 500s, 410 Gone
+ * on every watch, and bodies cut in half — each for a bounded time (quick 10 s, full 60 s), with a pod created and one deleted through the real API server
  * meanwhile — then back to pass-through. For each mode:
  *  - the kubelet keeps running;
  *  - its CPU stays low: ≤ 15 % of one core averaged over the window. Idle with these pods it uses
@@ -142,17 +142,18 @@ export const hostileApi: Scenario = {
           deleted.push(victim);
           await create(newcomer);
           await sleep(Math.max(0, s0.at + windowMs - Date.now()), ctx.signal);
-          const throttled = m.mode.kind === 'status' && m.mode.retryAfterSeconds !== undefined;
+          const retryAfterSeconds = m.mode.kind === 'status' ? m.mode.retryAfterSeconds : undefined;
           // The wait between two throttled requests is only seen once a reflector was throttled
           // twice: the window runs on until one was (its back-off bounds how long that takes).
-          const extendedMs = throttled
-            ? await timeUntil(
-                () => Promise.resolve(shortestRetryGapMs(proxy.requests(s0.at)) !== undefined),
-                THROTTLED_TWICE_EXTRA_MS,
-                ctx.signal,
-                250,
-              )
-            : 0;
+          const extendedMs =
+            retryAfterSeconds !== undefined
+              ? await timeUntil(
+                  () => Promise.resolve(shortestRetryGapMs(proxy.requests(s0.at)) !== undefined),
+                  THROTTLED_TWICE_EXTRA_MS,
+                  ctx.signal,
+                  250,
+                )
+              : 0;
           const s1 = await sampler.now();
           const alive = kubelet.child.exitCode === null && kubelet.child.signalCode === null;
           const sent = proxy.requests(s0.at, s1.at);
@@ -181,14 +182,14 @@ export const hostileApi: Scenario = {
           checks.push(
             atMost(`${tag}: requests to the API`, sent.length / ((s1.at - s0.at) / 1000), RATE_MAX, '/s'),
           );
-          if (m.mode.kind === 'status' && m.mode.retryAfterSeconds !== undefined) {
+          if (retryAfterSeconds !== undefined) {
             if (extendedMs === undefined || extendedMs > 0)
               notes.push(
                 `${tag}: window run on ${extendedMs === undefined ? `${THROTTLED_TWICE_EXTRA_MS} ms (its bound)` : `${Math.round(extendedMs)} ms`} until a reflector was throttled twice`,
               );
             // Timestamps are taken as requests arrive at the proxy: allow 100 ms of scheduling.
             const gap = shortestRetryGapMs(sent);
-            const want = m.mode.retryAfterSeconds * 1000 - 100;
+            const want = retryAfterSeconds * 1000 - 100;
             checks.push(
               check(
                 `${tag}: shortest wait of a reflector between two throttled requests`,

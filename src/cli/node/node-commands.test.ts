@@ -365,3 +365,25 @@ describe('logs on a terminal', () => {
     assert.equal(a.out.text, `${LINE}\n`);
   });
 });
+
+describe('command errors', () => {
+  it("print the kubelet's words with their control sequences escaped", async () => {
+    const { runNodeCommand } = await import('./runner.ts');
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = (chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    };
+    let code: number;
+    try {
+      code = await runNodeCommand({ socket: '/nonexistent/tskubelet.sock' }, () =>
+        Promise.reject(new Error('container "c" is waiting to start: \u001b]0;pwned\u0007\u009b2J')),
+      );
+    } finally {
+      process.stderr.write = write;
+    }
+    assert.equal(code, 1);
+    assert.deepEqual(written, ['error: container "c" is waiting to start: ^[]0;pwned\\x07\\u009b2J\n']);
+  });
+});

@@ -137,6 +137,9 @@ const UPGRADE = {
   'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
 };
 
+/** What every browser sends as its User-Agent (a page cannot change it). */
+const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64) Chrome/156.0.0.0';
+
 describe('cross-site requests', () => {
   let sock: LocalSocketServer;
   let path: string;
@@ -189,17 +192,24 @@ describe('cross-site requests', () => {
 
   it('refuses a POST from another origin when the browser sends no Fetch metadata, but not a GET', async () => {
     const before = calls.execSync.length;
-    const res = await onSocket(path, 'POST', '/run/default/web/c?cmd=id', { origin: 'http://evil.example' });
+    const res = await onSocket(path, 'POST', '/run/default/web/c?cmd=id', {
+      origin: 'http://evil.example',
+      'user-agent': BROWSER,
+    });
     assert.equal(res.status, 403);
     assert.equal(
       res.body,
       'cross-site request refused: Origin "http://evil.example" is not this server (Host "localhost") and the request is a POST\n',
     );
     assert.equal(calls.execSync.length, before, 'nothing ran');
-    assert.equal((await onSocket(path, 'GET', '/pods', { origin: 'http://evil.example' })).status, 200);
+    assert.equal(
+      (await onSocket(path, 'GET', '/pods', { origin: 'http://evil.example', 'user-agent': BROWSER })).status,
+      200,
+    );
     // The Host the request named is its origin: same host and port pass.
     const same = await onSocket(path, 'POST', '/run/default/web/c?cmd=id', {
       origin: 'http://localhost',
+      'user-agent': BROWSER,
     });
     assert.equal(same.status, 200);
   });
@@ -214,6 +224,7 @@ describe('cross-site requests', () => {
     ]) {
       const res = await onSocket(path, 'GET', '/exec/default/web/c?command=id&output=1', {
         ...UPGRADE,
+        'user-agent': BROWSER,
         ...headers,
       });
       assert.equal(res.status, 403, JSON.stringify(headers));
@@ -221,10 +232,12 @@ describe('cross-site requests', () => {
       assert.equal(res.headers['x-content-type-options'], 'nosniff');
     }
     assert.equal(calls.exec.length, before, 'no exec session was asked for');
-    // kubectl's upgrade (no Origin) and a same-origin page's reach the runtime.
+    // kubectl's upgrade (no Origin), a same-origin page's and the Python client's (Origin: the API
+    // server it dialled, no browser User-Agent) reach the runtime.
     const allowed: Record<string, string>[] = [
       {},
-      { 'sec-fetch-site': 'same-origin', origin: 'http://127.0.0.1:8001' },
+      { 'sec-fetch-site': 'same-origin', origin: 'http://127.0.0.1:8001', 'user-agent': BROWSER },
+      { origin: 'https://10.0.0.1:6443', 'user-agent': 'Python-urllib/3.11' },
     ];
     for (const headers of allowed) {
       const res = await onSocket(path, 'GET', '/exec/default/web/c?command=id&output=1', {
@@ -234,7 +247,7 @@ describe('cross-site requests', () => {
       assert.equal(res.status, 500, res.body);
       assert.match(res.body, /no streaming server/);
     }
-    assert.equal(calls.exec.length, before + 2);
+    assert.equal(calls.exec.length, before + 3);
   });
 
   it('logs each refusal with the path, Origin and Sec-Fetch-Site, and never the query', async () => {

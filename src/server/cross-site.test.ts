@@ -3,9 +3,12 @@ import { describe, it } from 'node:test';
 import { crossSiteVerdict, originMatchesHost, simpleBodyType, type CrossSiteFacts } from './cross-site.ts';
 
 const HOST = '127.0.0.1:10250';
+const CHROMIUM =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Safari/537.36';
 
+/** A request from a browser (its User-Agent) unless the headers say otherwise. */
 function facts(method: string, headers: CrossSiteFacts['headers'], upgrade = false): CrossSiteFacts {
-  return { method, upgrade, headers: { host: HOST, ...headers } };
+  return { method, upgrade, headers: { host: HOST, 'user-agent': CHROMIUM, ...headers } };
 }
 
 describe('cross-site verdict', () => {
@@ -58,7 +61,23 @@ describe('cross-site verdict', () => {
     ],
     [
       'a POST with Origin but no Host',
-      { method: 'POST', upgrade: false, headers: { origin: 'http://evil.example' } },
+      { method: 'POST', upgrade: false, headers: { origin: 'http://evil.example', 'user-agent': CHROMIUM } },
+      false,
+    ],
+    // A client that is not a browser is not a page's: its Origin is whatever it dialled.
+    [
+      "the Python client's exec WebSocket through the API server (Origin: the API server it dialled)",
+      facts('GET', { origin: 'https://10.0.0.1:6443', 'user-agent': 'Python-urllib/3.11' }, true),
+      true,
+    ],
+    [
+      'a POST with a foreign Origin and no User-Agent',
+      facts('POST', { origin: 'http://evil.example', 'user-agent': undefined }),
+      true,
+    ],
+    [
+      "a non-browser marked cross-site all the same (Fetch metadata is only ever a browser's)",
+      facts('GET', { 'sec-fetch-site': 'cross-site', 'user-agent': 'curl/7.88.1' }),
       false,
     ],
   ];

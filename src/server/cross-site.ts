@@ -8,10 +8,13 @@
  *   counts: a page on another port of 127.0.0.1 is same-site with `kubectl proxy` on 127.0.0.1:8001.
  * - `Sec-Fetch-Site: same-origin | none` → allowed. The console served through `kubectl proxy`
  *   (origin http://127.0.0.1:8001, while the kubelet sees its own Host) sends `same-origin`.
- * - No (known) `Sec-Fetch-Site` (an older browser, or a non-browser client): a request that is not
- *   GET/HEAD, or that is an upgrade (WebSockets always carry Origin), is refused when it has an
- *   `Origin` whose host:port is not the request's Host (`null` included). kubectl, curl and the API
- *   server's proxy send neither header and pass.
+ * - No (known) `Sec-Fetch-Site` (an older browser; chromium sends none on WebSocket handshakes):
+ *   a browser's request that is not GET/HEAD, or that is an upgrade (WebSockets always carry
+ *   Origin), is refused when its `Origin`'s host:port is not the request's Host (`null` included).
+ *   A browser is a `User-Agent` starting `Mozilla/`, which every browser sends and no page can
+ *   change on a form submission or a WebSocket. Other clients pass whatever their Origin: kubectl,
+ *   curl and client-go send none, and the Python client's websocket-client sends the address it
+ *   dialled (the API server's), which through the API server's proxy is never the kubelet's Host.
  */
 export interface CrossSiteFacts {
   method: string | undefined;
@@ -19,6 +22,7 @@ export interface CrossSiteFacts {
   upgrade: boolean;
   headers: {
     host?: string | undefined;
+    'user-agent'?: string | undefined;
     origin?: string | string[] | undefined;
     'sec-fetch-site'?: string | string[] | undefined;
   };
@@ -54,6 +58,11 @@ export function originMatchesHost(origin: string, host: string | undefined): boo
   return o.host !== '' && o.host === h.host && h.pathname === '/' && h.username === '';
 }
 
+/** Every browser's User-Agent starts so (for compatibility since Netscape); a page cannot change it. */
+export function isBrowser(userAgent: string | undefined): boolean {
+  return userAgent?.startsWith('Mozilla/') === true;
+}
+
 /** Allowed, or refused with the reason (the start of the 403 body). */
 export function crossSiteVerdict(req: CrossSiteFacts): CrossSiteVerdict {
   const site = single(req.headers['sec-fetch-site'])?.trim().toLowerCase();
@@ -66,6 +75,7 @@ export function crossSiteVerdict(req: CrossSiteFacts): CrossSiteVerdict {
   if (site === 'same-origin' || site === 'none') return { ok: true };
   const origin = single(req.headers.origin);
   if (origin === undefined) return { ok: true };
+  if (!isBrowser(req.headers['user-agent'])) return { ok: true };
   const method = (req.method ?? 'GET').toUpperCase();
   if (!req.upgrade && (method === 'GET' || method === 'HEAD')) return { ok: true };
   if (originMatchesHost(origin, req.headers.host)) return { ok: true };

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmod, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -60,6 +60,23 @@ describe('the kubelet data directories', () => {
         { dir: root, mode: '0755', now: '0750' },
         { dir: join(root, 'pods'), mode: '0777', now: '0750' },
       ]);
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+
+  it('refuse a root dir that is a file, naming it', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'tsk-datadirs-'));
+    try {
+      const root = join(base, 'root');
+      await writeFile(root, '');
+      await assert.rejects(
+        setupDataDirs({ rootDir: root, podLogsDir: join(base, 'logs') }, recordingLogger()),
+        {
+          name: 'KubeletError',
+          message: new RegExp(`^make kubelet directory ${root}: `),
+        },
+      );
     } finally {
       await rm(base, { recursive: true, force: true });
     }

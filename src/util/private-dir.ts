@@ -7,7 +7,7 @@
  * old mode, so a root dir made 0755 by hand or by an older version is no longer a way in.
  */
 import { chmod, mkdir, stat } from 'node:fs/promises';
-import { KubeletError } from './errors.ts';
+import { KubeletError, describeError } from './errors.ts';
 import type { Logger } from './logger.ts';
 
 /** Upstream's mode for the kubelet's own directories. */
@@ -28,19 +28,27 @@ export function formatMode(mode: number): string {
  * upstream's MkdirAll does; what it points to gets the mode.
  */
 export async function ensurePrivateDir(dir: string, logger: Logger): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: KUBELET_DIR_MODE });
-  const st = await stat(dir);
-  if (!st.isDirectory()) {
-    throw new KubeletError(
-      'FailedPrecondition',
-      `make kubelet directory ${dir}`,
-      'it exists and is not a directory',
-    );
+  const op = `make kubelet directory ${dir}`;
+  let mode: number;
+  try {
+    await mkdir(dir, { recursive: true, mode: KUBELET_DIR_MODE });
+    const st = await stat(dir);
+    if (!st.isDirectory())
+      throw new KubeletError('FailedPrecondition', op, 'it exists and is not a directory');
+    mode = st.mode & 0o7777;
+  } catch (err) {
+    if (err instanceof KubeletError) throw err;
+    throw new KubeletError('Internal', op, describeError(err), { cause: err });
   }
-  const mode = st.mode & 0o7777;
   if ((mode & LOOSE_BITS) === 0) return;
   const tightened = mode & ~LOOSE_BITS;
-  await chmod(dir, tightened);
+  try {
+    await chmod(dir, tightened);
+  } catch (err) {
+    throw new KubeletError('Internal', op, `cannot tighten mode ${formatMode(mode)}: ${describeError(err)}`, {
+      cause: err,
+    });
+  }
   logger.warn('kubelet directory was open to other users; tightened its mode', {
     dir,
     mode: formatMode(mode),

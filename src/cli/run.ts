@@ -7,6 +7,7 @@ import { createContainerdEvents } from '../runtime/containerd-events/index.ts';
 import { createLoggingRecorder } from '../api/events.ts';
 import { createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
 import { createKubelet } from '../kubelet/kubelet.ts';
+import { setupDataDirs } from '../kubelet/data-dirs.ts';
 import { createContainerManager } from '../cm/index.ts';
 import { machineNodeView, nodeViewFromNode } from '../kubelet/node-view.ts';
 
@@ -65,6 +66,8 @@ export async function runKubelet(
 ): Promise<number> {
   const logger = createLogger({ verbosity: config.verbosity, format: config.logFormat });
   for (const w of warnings) logger.warn(w);
+  // Before the serving certificate, the local socket or a pod writes under the root dir.
+  await setupDataDirs({ rootDir: config.rootDir, podLogsDir: config.podLogsDir }, logger);
   const nodeIP = config.nodeIP?.split(',')[0]?.trim() || detectNodeIP();
   const cri = createCriClient({
     endpoint: config.containerRuntimeEndpoint,

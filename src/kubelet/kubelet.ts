@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeletPod } from '../api/types.ts';
 import { AsyncQueue } from '../util/async-queue.ts';
@@ -31,6 +30,7 @@ import {
 import { createStopPod } from './stop-pod.ts';
 import { createOomWatcher, describeOom, ROOT_CGROUP } from '../oom/index.ts';
 import { runOnce } from './run-once.ts';
+import { STATE_DIR_NAME, setupDataDirs } from './data-dirs.ts';
 import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { createWhyGatherer } from '../why/index.ts';
@@ -58,7 +58,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const backoff = createBackoff();
   const backoffStore = createBackoffStore(
     backoff,
-    join(opts.rootDir, 'tskubelet', 'container-backoff.json'),
+    join(opts.rootDir, STATE_DIR_NAME, 'container-backoff.json'),
     log,
     { now, monotonic },
   );
@@ -222,8 +222,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
 
   /** Directories, saved back-off, cgroups: what both run modes need before the first sync. */
   async function prepare(): Promise<void> {
-    await mkdir(join(opts.rootDir, 'pods'), { recursive: true });
-    await mkdir(opts.podLogsDir, { recursive: true });
+    await setupDataDirs({ rootDir: opts.rootDir, podLogsDir: opts.podLogsDir }, log);
     await backoffStore.load();
     if (cm) {
       await cm.start(stopSignal.signal);

@@ -42,6 +42,7 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     enableContentionProfiling: s.enableContentionProfiling,
     healthzPort: c.healthzPort,
     healthzBindAddress: c.healthzBindAddress,
+    resolvConf: c.resolvConf,
     clusterDomain: c.clusterDomain,
     clusterDNS: [...c.clusterDNS],
     streamingConnectionIdleTimeout: d(s.streamingConnectionIdleTimeoutMs),

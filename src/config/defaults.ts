@@ -16,6 +16,7 @@ export const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = 120_000; // runtimeRequestTime
 export const DEFAULT_CONTAINER_RUNTIME_ENDPOINT = 'unix:///run/containerd/containerd.sock'; // containerRuntimeEndpoint
 export const DEFAULT_ROOT_DIR = '/var/lib/kubelet'; // --root-dir
 export const DEFAULT_POD_LOGS_DIR = '/var/log/pods'; // podLogsDir
+export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf'; // resolvConf (kubetypes.ResolvConfDefault)
 export const DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000; // nodeStatusUpdateFrequency
 
 /** pkg/kubelet/kubelet.go */

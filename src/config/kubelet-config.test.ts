@@ -111,6 +111,7 @@ describe('compileConfig defaults', () => {
       registerNode: true,
       registerWithTaints: [],
       nodeLabels: {},
+      resolvConf: '/etc/resolv.conf',
       clusterDomain: '',
       clusterDNS: [],
       cgroupsPerQOS: true,
@@ -1280,6 +1281,17 @@ describe('compileConfig clusterDNS and clusterDomain', () => {
     );
     assert.deepEqual(config.clusterDNS, ['10.0.0.10']);
     assert.equal(config.clusterDomain, 'example.internal');
+  });
+
+  it('reads resolvConf from the file and --resolv-conf, a file "" meaning the default and a flag "" meaning none', () => {
+    assert.equal(compile(undefined).config.resolvConf, '/etc/resolv.conf');
+    assert.equal(
+      compile({ resolvConf: '/run/systemd/resolve/resolv.conf' }).config.resolvConf,
+      '/run/systemd/resolve/resolv.conf',
+    );
+    // Upstream 1.20 defaulting: an empty file value is the default; the flag is applied after it.
+    assert.equal(compile({ resolvConf: '' }).config.resolvConf, '/etc/resolv.conf');
+    assert.equal(compile({ resolvConf: '/etc/a.conf' }, { resolvConf: '' }).config.resolvConf, '');
   });
 
   it('treats an empty clusterDomain and clusterDNS in the file as unset', () => {

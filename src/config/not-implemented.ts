@@ -37,7 +37,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { field: 'topologyManagerPolicyOptions', flag: 'topology-manager-policy-options' },
   { field: 'hairpinMode', flag: 'hairpin-mode' },
   { field: 'podCIDR', flag: 'pod-cidr' },
-  { field: 'resolvConf', flag: 'resolv-conf' },
   { field: 'enableControllerAttachDetach', flag: 'enable-controller-attach-detach', bool: true },
   { field: 'makeIPTablesUtilChains', flag: 'make-iptables-util-chains', bool: true },
   { field: 'iptablesMasqueradeBit', flag: 'iptables-masquerade-bit' },

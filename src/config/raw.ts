@@ -75,6 +75,7 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   nodeLeaseDurationSeconds?: number;
   registerNode?: boolean;
   registerWithTaints?: RawTaint[];
+  resolvConf?: string;
   clusterDomain?: string;
   clusterDNS?: string[];
   cgroupsPerQOS?: boolean;

@@ -91,6 +91,7 @@ export async function connectCluster(
     logger,
     recorder,
     nodeName: config.nodeName,
+    registerNode: config.registerNode,
     ...(config.nodeIP ? { nodeIP: config.nodeIP.split(',')[0]?.trim() } : {}),
     maxPods: config.maxPods,
     rootDir: config.rootDir,

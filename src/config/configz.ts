@@ -39,7 +39,6 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     eventRecordQPS: c.eventRecordQPS,
     eventBurst: c.eventBurst,
     enableDebuggingHandlers: s.enableDebuggingHandlers,
-    enableContentionProfiling: s.enableContentionProfiling,
     healthzPort: c.healthzPort,
     healthzBindAddress: c.healthzBindAddress,
     resolvConf: c.resolvConf,

@@ -130,7 +130,6 @@ export const DEFAULT_AUTHENTICATION_ANONYMOUS = false; // authentication.anonymo
 export const DEFAULT_AUTHENTICATION_WEBHOOK = true; // authentication.webhook.enabled
 export const DEFAULT_AUTHORIZATION_MODE = 'Webhook'; // authorization.mode
 export const DEFAULT_ENABLE_DEBUGGING_HANDLERS = true; // enableDebuggingHandlers
-export const DEFAULT_ENABLE_CONTENTION_PROFILING = false; // enableContentionProfiling
 export const DEFAULT_ENABLE_SYSTEM_LOG_HANDLER = true; // enableSystemLogHandler
 
 /** pkg/kubelet/runonce.go */

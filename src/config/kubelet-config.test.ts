@@ -67,7 +67,6 @@ describe('compileConfig defaults', () => {
         authentication: { anonymous: false, webhook: true, webhookCacheTTLMs: 120_000 },
         authorization: { mode: 'Webhook', cacheAuthorizedTTLMs: 300_000, cacheUnauthorizedTTLMs: 30_000 },
         enableDebuggingHandlers: true,
-        enableContentionProfiling: false,
         enableSystemLogHandler: true,
         streamingConnectionIdleTimeoutMs: 4 * 3600_000,
         containerLogMaxSizeBytes: 10 * 1024 * 1024,

@@ -19,6 +19,8 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { flag: 'experimental-mounter-path' },
   { flag: 'experimental-allocatable-ignore-eviction', bool: true },
   { field: 'failSwapOn', flag: 'fail-swap-on', bool: true },
+  // Contention profiling needs the pprof handlers, which tskubelet does not serve.
+  { field: 'enableContentionProfiling', flag: 'contention-profiling', bool: true },
   { field: 'imageServiceEndpoint', flag: 'image-service-endpoint' },
   { field: 'serverTLSBootstrap', flag: 'rotate-server-certificates', bool: true },
   { field: 'rotateCertificates', flag: 'rotate-certificates', bool: true },

@@ -34,7 +34,6 @@ export interface RawServerConfiguration {
     webhook?: { cacheAuthorizedTTL?: string; cacheUnauthorizedTTL?: string };
   };
   enableDebuggingHandlers?: boolean;
-  enableContentionProfiling?: boolean;
   enableSystemLogHandler?: boolean;
   streamingConnectionIdleTimeout?: string;
   containerLogMaxSize?: string;

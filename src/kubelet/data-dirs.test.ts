@@ -85,7 +85,7 @@ describe('the kubelet data directories', () => {
   it('keep a pod’s directories private from the first sync, even in a root dir that was 0755 (the serving certificate no longer makes it 0700 by chance)', async (t) => {
     const s = await fakeCriKubelet(t);
     await chmod(s.dir, 0o755);
-    const k = s.start();
+    const k = await s.start();
     const pod: KubeletPod = {
       metadata: {
         name: 'web',

@@ -234,7 +234,7 @@ export async function runKubelet(
   if (config.healthzPort > 0) {
     server = createLocalServer(
       { host: config.healthzBindAddress, port: config.healthzPort },
-      { healthz: () => kubelet.healthz(), pods: () => kubelet.pods() },
+      { healthz: () => kubelet.healthz() },
       logger,
     );
     try {

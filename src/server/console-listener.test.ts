@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { nullLogger } from '../util/logger.ts';
 import { request } from '../util/node-http.ts';
 import { createApiHandlers, type ApiHandlers } from './api-handlers.ts';
-import { createConsoleListener, isLoopbackHost, type ConsoleListener } from './console-listener.ts';
+import { createConsoleListener, type ConsoleListener } from './console-listener.ts';
+import { isLoopbackHost } from './host-check.ts';
 import type { Route } from './routes.ts';
 import { fakeHost } from './testing.ts';
 

@@ -11,6 +11,7 @@ import { createServer as createHttpServer } from '../util/node-http.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiHandlers } from './api-handlers.ts';
+import { isLoopbackHost } from './host-check.ts';
 import { sendText } from './http-util.ts';
 import { matchRoute } from './routes.ts';
 
@@ -46,13 +47,6 @@ export interface ConsoleListener {
   /** The bound port (0 while not bound). */
   port(): number;
   close(): Promise<void>;
-}
-
-/** Host header values a browser sends for a loopback address (any port). */
-export function isLoopbackHost(host: string | undefined): boolean {
-  if (!host) return false;
-  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d+$/, '');
-  return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
 }
 
 export function createConsoleListener(opts: ConsoleListenerOptions): ConsoleListener {

@@ -432,7 +432,7 @@ describe('kubelet API endpoints', () => {
     }
   });
 
-  it('serves only read-only routes, without authentication, on the read-only port', async () => {
+  it('serves only read-only routes, without authentication, on the read-only port (debugging ones 405 as upstream)', async () => {
     const { server, readOnly } = await start({ readOnlyPort: 0 });
     await server.close();
     // Port 0 means "off" for the read-only listener: start one on a free port instead.
@@ -447,8 +447,8 @@ describe('kubelet API endpoints', () => {
     try {
       const plain = (path: string) => fetch(`http://127.0.0.1:${free}${path}`);
       assert.equal((await plain('/pods')).status, 200);
-      assert.equal((await plain('/exec/default/web/c?output=1')).status, 404);
-      assert.equal((await plain('/containerLogs/default/web/c')).status, 404);
+      assert.equal((await plain('/exec/default/web/c?output=1')).status, 405);
+      assert.equal((await plain('/containerLogs/default/web/c')).status, 405);
     } finally {
       await started.server.close();
     }

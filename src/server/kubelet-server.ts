@@ -1,7 +1,8 @@
 /**
- * The kubelet API listeners: HTTPS on address:port, every request authenticated and authorized
- * before any handler runs, and (when readOnlyPort > 0) plain HTTP for the read-only routes without
- * authentication, as upstream.
+ * The kubelet API listeners (upstream pkg/kubelet/server/server.go ListenAndServeKubeletServer,
+ * ListenAndServeKubeletReadOnlyServer): HTTPS on address:port, every request authenticated and
+ * authorized before any handler runs, and (when readOnlyPort > 0) plain HTTP for upstream's
+ * read-only routes without authentication (routes.ts READ_ONLY_ROUTES; its debugging routes 405).
  *
  * Unlike upstream (which exits when the port is taken), a listener that cannot bind logs the
  * error and retries every few seconds: pods keep running and the API appears once the port frees.
@@ -17,7 +18,7 @@ import type { ApiHandlers } from './api-handlers.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import { requestAttributes, type Authorizer } from './auth/authorizer.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
-import { matchRoute, READ_ONLY_ROUTES, type Route } from './routes.ts';
+import { DEBUG_ENDPOINTS_DISABLED, matchRoute, readOnlyDisposition, type Route } from './routes.ts';
 
 export interface KubeletServerOptions {
   address: string;
@@ -164,9 +165,14 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
             return;
           }
           const { url, route } = parsed;
-          const allowed = READ_ONLY_ROUTES.has(route.kind) ? route : ({ kind: 'not-found' } as const);
+          const disposition = readOnlyDisposition(route.kind);
+          if (disposition === 'debugging-disabled') {
+            sendText(res, 405, DEBUG_ENDPOINTS_DISABLED);
+            return;
+          }
+          const served = disposition === 'serve' ? route : ({ kind: 'not-found' } as const);
           opts.handlers
-            .request(req, res, allowed, url)
+            .request(req, res, served, url)
             .catch((err: unknown) => failed(res, url.pathname, err));
         })
       : undefined;

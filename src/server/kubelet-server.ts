@@ -16,6 +16,7 @@ import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiHandlers } from './api-handlers.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import type { ClientCA } from './auth/client-ca.ts';
 import { requestAttributes, type Authorizer } from './auth/authorizer.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
 import { DEBUG_ENDPOINTS_DISABLED, matchRoute, readOnlyDisposition, type Route } from './routes.ts';
@@ -28,8 +29,11 @@ export interface KubeletServerOptions {
   tls: {
     cert: Buffer;
     key: Buffer;
-    /** Client CA bundle: client certificates are requested (not required) and verified against it. */
-    clientCA?: Buffer;
+    /**
+     * Client CA bundle: client certificates are requested (not required) and verified against it;
+     * a reloading one (auth/client-ca.ts) is put in force for new connections as it changes.
+     */
+    clientCA?: Buffer | Pick<ClientCA, 'current' | 'onChange'>;
     ciphers?: readonly string[];
     minVersion?: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
   };
@@ -102,13 +106,19 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     else res.destroy();
   }
 
+  const clientCA = opts.tls.clientCA;
+  /** The TLS context's options (setSecureContext takes them all again when the client CA changes). */
+  const context = (ca: Buffer | undefined) => ({
+    cert: opts.tls.cert,
+    key: opts.tls.key,
+    ...(ca ? { ca } : {}),
+    ...(opts.tls.ciphers && opts.tls.ciphers.length > 0 ? { ciphers: opts.tls.ciphers.join(':') } : {}),
+    ...(opts.tls.minVersion ? { minVersion: opts.tls.minVersion } : {}),
+  });
   const secure = createHttpsServer(
     {
-      cert: opts.tls.cert,
-      key: opts.tls.key,
-      ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
-      ...(opts.tls.ciphers && opts.tls.ciphers.length > 0 ? { ciphers: opts.tls.ciphers.join(':') } : {}),
-      ...(opts.tls.minVersion ? { minVersion: opts.tls.minVersion } : {}),
+      ...context(clientCA === undefined || Buffer.isBuffer(clientCA) ? clientCA : clientCA.current()),
+      ...(clientCA ? { requestCert: true, rejectUnauthorized: false } : {}),
     },
     (req, res) => {
       const parsed = parse(req);
@@ -128,6 +138,11 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
         .catch((err: unknown) => failed(res, url.pathname, err));
     },
   );
+  if (clientCA && !Buffer.isBuffer(clientCA)) {
+    // New handshakes verify against the new bundle; connections made before it are checked per
+    // request by the authenticator (its chain's root must still be in the bundle).
+    clientCA.onChange((ca) => secure.setSecureContext(context(ca)));
+  }
   /** Upgraded sockets (streams, refused upgrades): the HTTP server no longer tracks them. */
   const upgraded = new Set<Duplex>();
   secure.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -6,3 +6,4 @@ export { createLocalServer, type LocalServer, type ServerHandlers } from './serv
 export { createKubeletApi, type KubeletApiOptions } from './kubelet-api.ts';
 export type { KubeletServer } from './kubelet-server.ts';
 export type { HostPod, KubeletApiHost, TextBody } from './host.ts';
+export { requestUser } from './request-user.ts';

@@ -19,6 +19,7 @@ import type { Authenticator } from './auth/authenticator.ts';
 import type { ClientCA } from './auth/client-ca.ts';
 import { requestAttributes, type Authorizer } from './auth/authorizer.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
+import { setRequestUser } from './request-user.ts';
 import { DEBUG_ENDPOINTS_DISABLED, matchRoute, readOnlyDisposition, type Route } from './routes.ts';
 
 export interface KubeletServerOptions {
@@ -67,6 +68,7 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
       log.debug('unauthenticated request', { path, reason: authn.reason });
       return { ok: false, status: 401, body: 'Unauthorized' };
     }
+    setRequestUser(req, authn.user);
     const attrs = requestAttributes(authn.user, req.method, path, opts.nodeName);
     const what = `user=${attrs.user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource}`;
     try {

@@ -44,7 +44,8 @@ export interface AuthenticatorOptions {
   monotonic?: () => number;
 }
 
-const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+/** The user of a request without credentials, when anonymous requests are enabled (upstream's). */
+export const ANONYMOUS_USER: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
 const AUTHENTICATED_GROUP = 'system:authenticated';
 /** How long a TokenReview may take before the request is answered 401 (the API server may be down). */
 const TOKEN_REVIEW_TIMEOUT_MS = 5_000;
@@ -117,7 +118,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
           return { ok: false, reason: `TokenReview failed: ${describeError(err)}` };
         }
       }
-      if (opts.anonymous) return { ok: true, method: 'anonymous', user: ANONYMOUS };
+      if (opts.anonymous) return { ok: true, method: 'anonymous', user: ANONYMOUS_USER };
       return {
         ok: false,
         reason: 'no client certificate or bearer token, and anonymous requests are disabled',

@@ -77,7 +77,6 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
   const authenticator = createAuthenticator({
     anonymous: s.authentication.anonymous,
     x509: clientCA !== undefined,
-    ...(clientCA ? { clientCA } : {}),
     ...(s.authentication.webhook && opts.api
       ? { tokenReview: { api: opts.api, cacheTTLMs: s.authentication.webhookCacheTTLMs } }
       : {}),

@@ -17,6 +17,7 @@ import type { Logger } from '../util/logger.ts';
 import type { ApiHandlers } from './api-handlers.ts';
 import type { Authenticator } from './auth/authenticator.ts';
 import type { ClientCA } from './auth/client-ca.ts';
+import { trackClientCAConnections } from './client-ca-connections.ts';
 import { requestAttributes, type Authorizer } from './auth/authorizer.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
 import { setRequestUser } from './request-user.ts';
@@ -123,6 +124,7 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
       ...(clientCA ? { requestCert: true, rejectUnauthorized: false } : {}),
     },
     (req, res) => {
+      if (closedAsStale(req)) return;
       const parsed = parse(req);
       if (!parsed) {
         sendText(res, 400, MALFORMED, { connection: 'close' });
@@ -140,16 +142,27 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
         .catch((err: unknown) => failed(res, url.pathname, err));
     },
   );
-  if (clientCA && !Buffer.isBuffer(clientCA)) {
-    // New handshakes verify against the new bundle; connections made before it are checked per
-    // request by the authenticator (its chain's root must still be in the bundle).
-    clientCA.onChange((ca) => secure.setSecureContext(context(ca)));
+  // A reloading client CA: the new bundle for new handshakes, and the connections verified
+  // against an older one closed (client-ca-connections.ts).
+  const caConnections =
+    clientCA && !Buffer.isBuffer(clientCA)
+      ? trackClientCAConnections(secure, clientCA, (ca) => secure.setSecureContext(context(ca)))
+      : undefined;
+  /** Closes the request's connection when its client certificate was verified by an older bundle. */
+  function closedAsStale(req: IncomingMessage): boolean {
+    if (!caConnections?.isStale(req)) return false;
+    log.info('closing a connection whose client certificate was verified against the previous client CA', {
+      remote: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
+    });
+    req.socket.destroy();
+    return true;
   }
   /** Upgraded sockets (streams, refused upgrades): the HTTP server no longer tracks them. */
   const upgraded = new Set<Duplex>();
   secure.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgraded.add(socket);
     socket.once('close', () => upgraded.delete(socket));
+    if (closedAsStale(req)) return;
     const parsed = parse(req);
     socket.on('error', (err) =>
       log.debug('upgrade socket error', { path: parsed?.url.pathname, err: describeError(err) }),

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import type { ApiClient } from '../../api/client-types.ts';
 import { describeError } from '../../util/errors.ts';
 import { createReviewCache } from './review-cache.ts';
@@ -32,12 +32,6 @@ export interface AuthenticatorOptions {
   anonymous: boolean;
   /** Whether client certificates are requested and verified (a client CA is configured). */
   x509: boolean;
-  /**
-   * The client CA in force (auth/client-ca.ts): a verified chain's root must be one of its
-   * certificates, so a connection made before the CA file changed keeps no identity the new
-   * bundle would refuse. Absent: the TLS verification alone decides.
-   */
-  clientCA?: { trusts(fingerprint256: string): boolean };
   /** TokenReview client; absent: bearer tokens are refused. */
   tokenReview?: { api: ApiClient; cacheTTLMs: number; timeoutMs?: number };
   /** Monotonic ms for the cache TTL; default util/clock's. */
@@ -97,7 +91,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
   return {
     async authenticate(req) {
       if (opts.x509) {
-        const cert = clientCertificate(req, opts.clientCA);
+        const cert = clientCertificate(req);
         if (cert.present) {
           if (!cert.verified) return { ok: false, reason: `client certificate rejected: ${cert.error}` };
           return { ok: true, method: 'x509', user: withAuthenticated(cert.user) };
@@ -207,20 +201,13 @@ type ClientCert =
   | { present: true; verified: false; error: string }
   | { present: true; verified: true; user: UserInfo };
 
-function clientCertificate(req: IncomingMessage, clientCA: AuthenticatorOptions['clientCA']): ClientCert {
+function clientCertificate(req: IncomingMessage): ClientCert {
   const socket = req.socket as Partial<TLSSocket>;
   if (typeof socket.getPeerCertificate !== 'function') return { present: false };
-  const cert = socket.getPeerCertificate(clientCA !== undefined);
+  const cert = socket.getPeerCertificate();
   if (!cert || Object.keys(cert).length === 0) return { present: false };
   if (!socket.authorized) {
     return { present: true, verified: false, error: String(socket.authorizationError ?? 'not verified') };
-  }
-  if (clientCA && !clientCA.trusts(chainRoot(cert as DetailedPeerCertificate).fingerprint256)) {
-    return {
-      present: true,
-      verified: false,
-      error: 'the CA that signed it is no longer in the client CA file (verified before a reload)',
-    };
   }
   const subject = cert.subject as unknown as Record<string, string | string[] | undefined>;
   const list = (v: string | string[] | undefined): string[] =>
@@ -228,15 +215,4 @@ function clientCertificate(req: IncomingMessage, clientCA: AuthenticatorOptions[
   const cn = list(subject.CN)[0] ?? '';
   if (cn === '') return { present: true, verified: false, error: 'certificate has no common name' };
   return { present: true, verified: true, user: { name: cn, groups: list(subject.O) } };
-}
-
-/**
- * The last certificate of a verified chain: its trust anchor, a certificate of the client CA bundle
- * the handshake used (Node completes the chain from that context's store; a self-signed
- * certificate is its own issuer).
- */
-function chainRoot(cert: DetailedPeerCertificate): DetailedPeerCertificate {
-  let c = cert;
-  for (let i = 0; i < 16 && c.issuerCertificate && c.issuerCertificate !== c; i++) c = c.issuerCertificate;
-  return c;
 }

@@ -23,8 +23,6 @@ interface Bundle {
 export interface ClientCA {
   /** The bundle in force, as read from the file. */
   current(): Buffer;
-  /** Whether a certificate, by SHA-256 fingerprint as Node prints it, is one of the bundle's. */
-  trusts(fingerprint256: string): boolean;
   /** `listener` gets every new bundle once it is in force. */
   onChange(listener: (pem: Buffer) => void): void;
   /** Watches the file and re-reads it every `checkPeriodMs`. */
@@ -153,7 +151,6 @@ export async function loadClientCA(opts: ClientCAOptions): Promise<ClientCA> {
 
   return {
     current: () => bundle.pem,
-    trusts: (fp) => bundle.fingerprints.has(fp),
     onChange(listener) {
       listeners.push(listener);
     },

@@ -163,7 +163,7 @@ void describe('SSE hub', () => {
     hub.open(undefined, res, []);
     // Two heartbeats come, however slowly a loaded machine runs the timers (bounded at 5 s).
     const beats = () => res.chunks.filter((c) => c === ': heartbeat\n\n').length;
-    for (const deadline = Date.now() + 5_000; beats() < 2 && Date.now() < deadline; ) await sleep(10);
+    for (const deadline = Date.now() + 5_000; beats() < 2 && Date.now() < deadline;) await sleep(10);
     assert.ok(beats() >= 2, JSON.stringify(res.chunks));
     hub.close();
     const n = res.chunks.length;

@@ -12,7 +12,7 @@ import type { ContainerManager } from '../cm/index.ts';
 import type { QosUpdater } from '../cm/qos-updater.ts';
 import type { PodWorkers } from './pod-workers.ts';
 import type { PodState } from './pod-state.ts';
-import { isStaticPod } from './mirror-pods.ts';
+import { isStaticPod } from '../api/pod-source.ts';
 
 export interface HousekeepingDeps {
   state: PodState;

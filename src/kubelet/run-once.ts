@@ -12,6 +12,7 @@ import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { findContainerStatus } from '../runtime/runtime-pod.ts';
 import type { AdmitResult } from './admission.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { backoffSteps } from '../util/backoff.ts';
 
 export interface RunOnceResult {
   pod: string;
@@ -53,7 +54,7 @@ async function runPod(host: RunOnceHost, pod: KubeletPod, signal: AbortSignal): 
     ok,
     detail,
   });
-  let delay = RUN_ONCE_RETRY_DELAY_MS;
+  const delays = backoffSteps({ initialMs: RUN_ONCE_RETRY_DELAY_MS, factor: RUN_ONCE_RETRY_DELAY_BACKOFF });
   for (let attempt = 0; ; attempt++) {
     const o = outcome(pod, await host.podStatus(pod, signal));
     if (o === 'running' || o === 'succeeded') return result(true, o);
@@ -62,8 +63,7 @@ async function runPod(host: RunOnceHost, pod: KubeletPod, signal: AbortSignal): 
       return result(false, `timeout: containers not running after ${RUN_ONCE_MAX_RETRIES} retries`);
     }
     await host.syncPod(pod, signal);
-    await sleep(delay, signal);
-    delay *= RUN_ONCE_RETRY_DELAY_BACKOFF;
+    await sleep(delays.step(), signal);
   }
 }
 

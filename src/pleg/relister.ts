@@ -6,6 +6,7 @@ import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { PLEG_RELIST_THRESHOLD_MS } from '../config/defaults.ts';
 import { diffPod, statesOfStatus, statesOfSummary, statusMatches, summaryOfStatus } from './diff.ts';
 import type { PlegMetrics, PodLifecycleEvent, PodStatusCache, State } from './types.ts';
+import { backoffDelay } from '../util/backoff.ts';
 
 /** After a relist that could not read everything, the next one comes at most this much later. */
 export const FAILED_RELIST_RETRY_MS = 1_000;
@@ -228,7 +229,7 @@ export function createRelister(deps: RelisterDeps): Relister {
           seen: state,
         });
       } else {
-        again = Math.max(again, EXPECT_RETRY_INITIAL_MS * 2 ** exp.tries);
+        again = Math.max(again, backoffDelay(exp.tries, { initialMs: EXPECT_RETRY_INITIAL_MS }));
         exp.tries++;
       }
     }

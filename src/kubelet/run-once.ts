@@ -1,3 +1,4 @@
+import { restartPolicy } from '../api/pod-util.ts';
 import type { KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
@@ -41,8 +42,8 @@ function outcome(pod: KubeletPod, rs: RuntimePodStatus): 'running' | 'succeeded'
   const states = pod.spec.containers.map((c) => findContainerStatus(rs, c.name));
   if (states.every((s) => s?.state === 'running')) return 'running';
   if (states.every((s) => s?.state === 'exited' && s.exitCode === 0)) return 'succeeded';
-  const policy = pod.spec.restartPolicy ?? 'Always';
-  if (policy === 'Never' && states.some((s) => s?.state === 'exited' && s.exitCode !== 0)) return 'failed';
+  if (restartPolicy(pod) === 'Never' && states.some((s) => s?.state === 'exited' && s.exitCode !== 0))
+    return 'failed';
   return 'pending';
 }
 

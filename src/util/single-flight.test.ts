@@ -2,20 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { singleFlight } from './single-flight.ts';
 
-function deferred<T>(): { promise: Promise<T>; resolve(v: T): void; reject(e: unknown): void } {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
 describe('singleFlight', () => {
   it('joins a call made while a pass runs instead of starting a second one', async () => {
     const flight = singleFlight<number>();
-    const gate = deferred<number>();
+    const gate = Promise.withResolvers<number>();
     let runs = 0;
     const pass = (): Promise<number> => {
       runs++;
@@ -33,7 +23,7 @@ describe('singleFlight', () => {
 
   it('hands a rejection to every caller, frees the slot, and idle() still resolves', async () => {
     const flight = singleFlight<void>();
-    const gate = deferred<void>();
+    const gate = Promise.withResolvers<void>();
     const a = flight.run(() => gate.promise);
     const b = flight.run(() => Promise.resolve());
     const idle = flight.idle();

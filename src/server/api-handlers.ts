@@ -166,6 +166,11 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
         sendJSON(res, asPodList(await host.runningPods(ac.signal)));
         return;
       case 'configz':
+        // Upstream installs /configz with the debugging handlers only: without them it is unknown.
+        if (!opts.enableDebuggingHandlers) {
+          sendText(res, 404, '404 page not found');
+          return;
+        }
         if (!methodAllowed(req, res, ['GET'])) return;
         sendJSON(res, { kubeletconfig: host.configz() });
         return;

@@ -83,6 +83,11 @@ describe('enableDebuggingHandlers: false', () => {
       assert.equal((await get(port, path)).status, 200, path);
     }
   });
+
+  it('does not know /configz, installed with the debugging handlers upstream (it was served)', async () => {
+    const res = await get(port, '/configz');
+    assert.deepEqual([res.status, res.body], [404, '404 page not found\n']);
+  });
 });
 
 describe('enableDebuggingHandlers: true (the default)', () => {

@@ -20,8 +20,8 @@ import {
 import { isCriNotFound } from '../runtime/cri/errors.ts';
 import { singleFlight } from '../util/single-flight.ts';
 import type { CallOptions, Container, PodSandbox, RuntimeService } from '../runtime/cri/types.ts';
-import { intAnnotation } from '../runtime/labels.ts';
-import { gracePeriodFor } from '../runtime/pod-killer.ts';
+import { intAnnotation } from '../runtime/kuberuntime/labels.ts';
+import { gracePeriodFor } from '../runtime/kuberuntime/pod-killer.ts';
 import {
   containersToEvict,
   sandboxesToEvict,

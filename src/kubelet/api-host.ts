@@ -7,7 +7,7 @@ import type { KubeletPod, Pod } from '../api/types.ts';
 import { isCriNotFound } from '../runtime/cri/index.ts';
 import { combineSignals } from '../util/abort.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';
-import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
+import type { RuntimePodSummary } from '../runtime/kuberuntime/runtime-manager.ts';
 import type { HostPod, KubeletApiHost, TextBody } from '../server/host.ts';
 import type { PodWhy } from '../why/index.ts';
 import type { PodView } from './kubelet.ts';

@@ -7,7 +7,7 @@ import type { BackoffStore } from '../util/backoff-store.ts';
 import { describeError } from '../util/errors.ts';
 import { singleFlight } from '../util/single-flight.ts';
 import { PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS } from '../config/defaults.ts';
-import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
+import type { RuntimePodSummary } from '../runtime/kuberuntime/runtime-manager.ts';
 import type { VolumeManager } from '../volume/index.ts';
 import type { ContainerManager } from '../cm/index.ts';
 import type { QosUpdater } from '../cm/qos-updater.ts';

@@ -9,13 +9,13 @@ import {
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
-import { createImageManager } from '../runtime/image-manager.ts';
-import { createNodeCredentials } from '../runtime/node-credentials.ts';
-import { createRuntimeManager, type RuntimeManager } from '../runtime/runtime-manager.ts';
-import { createRuntimePacer, unpacedRuntime } from '../runtime/pacer.ts';
-import { makeEnvironment } from '../runtime/env.ts';
-import { readHostDNS } from '../runtime/sandbox-config.ts';
-import { seccompProfileRoot } from '../runtime/security-profiles.ts';
+import { createImageManager } from '../runtime/images/image-manager.ts';
+import { createNodeCredentials } from '../runtime/images/node-credentials.ts';
+import { createRuntimeManager, type RuntimeManager } from '../runtime/kuberuntime/runtime-manager.ts';
+import { createRuntimePacer, unpacedRuntime } from '../runtime/kuberuntime/pacer.ts';
+import { makeEnvironment } from '../runtime/env/env.ts';
+import { readHostDNS } from '../runtime/kuberuntime/sandbox-config.ts';
+import { seccompProfileRoot } from '../runtime/kuberuntime/security-profiles.ts';
 import { createPleg, type Pleg } from '../pleg/pleg.ts';
 import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
 import {

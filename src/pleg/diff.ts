@@ -1,5 +1,5 @@
-import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
-import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import type { RuntimePodSummary } from '../runtime/kuberuntime/runtime-manager.ts';
+import type { RuntimePodStatus } from '../runtime/kuberuntime/runtime-pod.ts';
 import type { PodLifecycleEvent, State } from './types.ts';
 
 export function generateEvents(

@@ -1,5 +1,5 @@
-import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
-import type { RuntimeContainerState, RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import type { RuntimePodSummary } from '../runtime/kuberuntime/runtime-manager.ts';
+import type { RuntimeContainerState, RuntimePodStatus } from '../runtime/kuberuntime/runtime-pod.ts';
 
 export type PodLifecycleEventType =
   'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged';

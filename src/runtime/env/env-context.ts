@@ -3,10 +3,10 @@
  * makeEnvironmentVariables' inputs): the context one container's environment is computed in, the
  * warning shape, the error naming the variable, and readers for the untyped `valueFrom` refs.
  */
-import type { Container, KubeletPod } from '../api/types.ts';
-import type { Logger } from '../util/logger.ts';
-import { KubeletError, type ErrorCode } from '../util/errors.ts';
-import type { VolumeObjectSource } from '../volume/index.ts';
+import type { Container, KubeletPod } from '../../api/types.ts';
+import type { Logger } from '../../util/logger.ts';
+import { KubeletError, type ErrorCode } from '../../util/errors.ts';
+import type { VolumeObjectSource } from '../../volume/index.ts';
 import type { ServiceLister } from './service-env.ts';
 
 /** Something about the environment worth an Event on the pod, that does not stop the container. */

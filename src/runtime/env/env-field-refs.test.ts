@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, EnvVar } from '../api/types.ts';
+import type { Container, EnvVar } from '../../api/types.ts';
 import { makeEnvironment } from './env.ts';
 import { sortPodIPs } from './env-field-refs.ts';
-import { envContext, envPod, rejectsWithCode } from './testing.ts';
+import { envContext, envPod, rejectsWithCode } from '../testing.ts';
 
 // Facts below follow upstream TestMakeEnvironmentVariables (pkg/kubelet/kubelet_pods_test.go) and the
 // downward API resource tests.

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, EnvVar } from '../api/types.ts';
-import { KubeletError } from '../util/errors.ts';
-import { b64, fakeObjectSource, type FakeObjectSource } from '../volume/testing.ts';
+import type { Container, EnvVar } from '../../api/types.ts';
+import { KubeletError } from '../../util/errors.ts';
+import { b64, fakeObjectSource, type FakeObjectSource } from '../../volume/testing.ts';
 import type { EnvWarning } from './env-context.ts';
 import { makeEnvironment, resolveEnvironment } from './env.ts';
 import { isEnvVarName } from './env-objects.ts';
-import { envContext, rejectsWithCode, sortedByKey, svc } from './testing.ts';
+import { envContext, rejectsWithCode, sortedByKey, svc } from '../testing.ts';
 
 // Facts below follow upstream TestMakeEnvironmentVariables (pkg/kubelet/kubelet_pods_test.go).
 

@@ -3,10 +3,10 @@
  * its configMapKeyRef/secretKeyRef cases): each object read once per container start, secrets
  * base64-decoded, optional references skipped when missing, envFrom keys checked as names.
  */
-import type { Container } from '../api/types.ts';
-import { abortReason, combineSignals, untilAborted } from '../util/abort.ts';
-import { describeError, isKubeletError } from '../util/errors.ts';
-import type { ConfigMap, Secret } from '../volume/index.ts';
+import type { Container } from '../../api/types.ts';
+import { abortReason, combineSignals, untilAborted } from '../../util/abort.ts';
+import { describeError, isKubeletError } from '../../util/errors.ts';
+import type { ConfigMap, Secret } from '../../volume/index.ts';
 import { envError, obj, str, type EnvContext, type EnvWarning } from './env-context.ts';
 
 const REASON_INVALID_ENV_NAMES = 'InvalidEnvironmentVariableNames';

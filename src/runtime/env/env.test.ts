@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container } from '../api/types.ts';
-import { hasCode } from '../util/errors.ts';
-import { fakeObjectSource } from '../volume/testing.ts';
-import { generateContainerConfig } from './container-config.ts';
+import type { Container } from '../../api/types.ts';
+import { hasCode } from '../../util/errors.ts';
+import { fakeObjectSource } from '../../volume/testing.ts';
+import { generateContainerConfig } from '../kuberuntime/container-config.ts';
 import { literalEnvironment, makeEnvironment } from './env.ts';
-import { envContext, rejectsWithCode, svc } from './testing.ts';
+import { envContext, rejectsWithCode, svc } from '../testing.ts';
 
 // Facts below follow upstream TestMakeEnvironmentVariables (pkg/kubelet/kubelet_pods_test.go).
 

@@ -8,8 +8,8 @@
  * variable defined before it (envFrom, earlier env) or a service variable; `$$` escapes a `$`, and an
  * unknown reference stays verbatim.
  */
-import type { Container, EnvVar } from '../api/types.ts';
-import type { KeyValue } from './cri/types.ts';
+import type { Container, EnvVar } from '../../api/types.ts';
+import type { KeyValue } from '../cri/types.ts';
 import { envError, obj, type EnvContext, type EnvWarning } from './env-context.ts';
 import { fieldRefValue, resourceFieldRefValue } from './env-field-refs.ts';
 import { ObjectCache, envFromVariables, keyRefValue } from './env-objects.ts';

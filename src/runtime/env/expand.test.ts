@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { expandSubPathExpr, expandVars } from './expand.ts';
-import { hasCode } from '../util/errors.ts';
+import { hasCode } from '../../util/errors.ts';
 
 // The case table follows upstream third_party/forked/golang/expansion expand_test.go (doExpansionTest).
 const context: Record<string, string> = {

@@ -1,4 +1,4 @@
-import { KubeletError } from '../util/errors.ts';
+import { KubeletError } from '../../util/errors.ts';
 
 /**
  * Kubernetes `$(VAR)` expansion (upstream third_party/forked/golang/expansion): `$(NAME)` is replaced

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container } from '../api/types.ts';
-import type { KeyValue } from './cri/types.ts';
+import type { Container } from '../../api/types.ts';
+import type { KeyValue } from '../cri/types.ts';
 import { makeEnvironment } from './env.ts';
 import { serviceEnvVars, type Service } from './service-env.ts';
-import { envContext, envPod, listerOf, rejectsWithCode, sortedByKey, svc } from './testing.ts';
+import { envContext, envPod, listerOf, rejectsWithCode, sortedByKey, svc } from '../testing.ts';
 
 // Facts below follow upstream TestMakeEnvironmentVariables (pkg/kubelet/kubelet_pods_test.go) and
 // TestFromServices (pkg/kubelet/envvars).

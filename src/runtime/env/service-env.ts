@@ -3,9 +3,9 @@
  * getServiceEnvVarMap): the Docker-link style variables of the master services and, with
  * enableServiceLinks, of the services of the pod's namespace.
  */
-import type { Pod } from '../api/types.ts';
-import { isStaticPod } from '../api/pod-source.ts';
-import type { KeyValue } from './cri/types.ts';
+import type { Pod } from '../../api/types.ts';
+import { isStaticPod } from '../../api/pod-source.ts';
+import type { KeyValue } from '../cri/types.ts';
 import { envError } from './env-context.ts';
 
 /** A Service in its wire shape; only what service-link variables read (a client-node V1Service fits). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeletError } from '../util/errors.ts';
+import { KubeletError } from '../../util/errors.ts';
 import { ImageError } from './image-manager.ts';
 import {
   DOCKER_CONFIG_JSON_KEY,
@@ -16,7 +16,7 @@ import {
   imageErrorReason,
   imageManagerSetup,
   imagePod,
-} from './testing.ts';
+} from '../testing.ts';
 
 void describe('pull secrets', () => {
   const image = '127.0.0.1:5001/team/app:1';

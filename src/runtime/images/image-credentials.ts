@@ -2,10 +2,10 @@
  * The credentials an image is pulled with (upstream MakeDockerKeyring and its lookup): the pod's
  * imagePullSecrets first, then the node's own credentials, those matching the image's repository.
  */
-import type { KubeletPod } from '../api/types.ts';
-import { untilAborted } from '../util/abort.ts';
-import { describeError } from '../util/errors.ts';
-import type { Logger } from '../util/logger.ts';
+import type { KubeletPod } from '../../api/types.ts';
+import { untilAborted } from '../../util/abort.ts';
+import { describeError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
 import {
   EMPTY_KEYRING,
   keyringFromSecrets,

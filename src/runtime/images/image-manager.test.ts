@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { PullPolicy } from '../api/types.ts';
-import { KubeletError } from '../util/errors.ts';
-import { flush } from '../util/testing.ts';
+import type { PullPolicy } from '../../api/types.ts';
+import { KubeletError } from '../../util/errors.ts';
+import { flush } from '../../util/testing.ts';
 import { ImageError, shouldPullImage } from './image-manager.ts';
-import { SANDBOX_CONFIG, imageContainer, imageErrorReason, imageManagerSetup, imagePod } from './testing.ts';
+import { SANDBOX_CONFIG, imageContainer, imageErrorReason, imageManagerSetup, imagePod } from '../testing.ts';
 
 void describe('pull policy', () => {
   const table: [PullPolicy, boolean, boolean][] = [

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { fakeTimeline } from '../timeline/testing.ts';
-import { SANDBOX_CONFIG, imageContainer, imageErrorReason, imageManagerSetup, imagePod } from './testing.ts';
+import { fakeTimeline } from '../../timeline/testing.ts';
+import { SANDBOX_CONFIG, imageContainer, imageErrorReason, imageManagerSetup, imagePod } from '../testing.ts';
 
 void describe('the image steps of the timeline', () => {
   void it('a present image is image-pull-done with cached: true and its size, without a pull', async () => {

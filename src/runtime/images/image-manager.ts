@@ -3,20 +3,20 @@
  * per-image pull back-off (upstream images.ImageManager EnsureImageExists). References are parsed in
  * image-reference.ts, credentials found in image-credentials.ts, pulls run in image-puller.ts.
  */
-import type { Container, KubeletPod, PullPolicy } from '../api/types.ts';
-import { podFullName } from '../api/types.ts';
-import type { EventRecorder } from '../api/events.ts';
-import type { PodSandboxConfig } from './cri/types.ts';
-import { createBackoff, type Backoff } from '../util/backoff.ts';
-import { IMAGE_BACKOFF_INITIAL_MS, IMAGE_BACKOFF_MAX_MS } from '../config/defaults.ts';
-import { formatGoDuration } from '../config/duration.ts';
-import { describeError, isCanceled } from '../util/errors.ts';
-import { nullLogger, type Logger } from '../util/logger.ts';
+import type { Container, KubeletPod, PullPolicy } from '../../api/types.ts';
+import { podFullName } from '../../api/types.ts';
+import type { EventRecorder } from '../../api/events.ts';
+import type { PodSandboxConfig } from '../cri/types.ts';
+import { createBackoff, type Backoff } from '../../util/backoff.ts';
+import { IMAGE_BACKOFF_INITIAL_MS, IMAGE_BACKOFF_MAX_MS } from '../../config/defaults.ts';
+import { formatGoDuration } from '../../config/duration.ts';
+import { describeError, isCanceled } from '../../util/errors.ts';
+import { nullLogger, type Logger } from '../../util/logger.ts';
 import { createImageCredentials, type ImageCredentialsDeps } from './image-credentials.ts';
 import { createImagePuller, type ImagePullerDeps } from './image-puller.ts';
 import { defaultPullPolicyFor, parseImageReference, type ImageReference } from './image-reference.ts';
-import { monotonicNow } from '../util/clock.ts';
-import { noopTimeline, type TimelineRecorder } from '../timeline/index.ts';
+import { monotonicNow } from '../../util/clock.ts';
+import { noopTimeline, type TimelineRecorder } from '../../timeline/index.ts';
 
 /** Why a container could not get its image; these strings become the waiting reason in pod status. */
 export type ImageErrorReason =

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { imageContainer, imageErrorReason, imageManagerSetup, imagePod, SANDBOX_CONFIG } from './testing.ts';
+import { imageContainer, imageErrorReason, imageManagerSetup, imagePod, SANDBOX_CONFIG } from '../testing.ts';
 
 describe('image pull state for why (ImageManager.pullState)', () => {
   it('reports a pull in flight with when it started, and nothing once it is done', async () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { createRateLimiter, type RateLimiter } from '../api/rate-limiter.ts';
-import { KubeletError } from '../util/errors.ts';
-import { flush } from '../util/testing.ts';
+import { createRateLimiter, type RateLimiter } from '../../api/rate-limiter.ts';
+import { KubeletError } from '../../util/errors.ts';
+import { flush } from '../../util/testing.ts';
 import type { PullSecret } from './pull-secrets.ts';
-import { SANDBOX_CONFIG, dockerSecret, imageContainer, imageManagerSetup, imagePod } from './testing.ts';
+import { SANDBOX_CONFIG, dockerSecret, imageContainer, imageManagerSetup, imagePod } from '../testing.ts';
 
 void describe('parallel pulls', () => {
   void it('runs at most maxParallelPulls at once, starting the next when one ends', async () => {

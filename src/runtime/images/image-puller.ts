@@ -4,17 +4,17 @@
  * one pull shared by everyone asking for the same image with the same credentials.
  */
 import { createHash } from 'node:crypto';
-import { createRateLimiter, type RateLimiter } from '../api/rate-limiter.ts';
+import { createRateLimiter, type RateLimiter } from '../../api/rate-limiter.ts';
 import {
   DEFAULT_MAX_PARALLEL_IMAGE_PULLS,
   DEFAULT_REGISTRY_BURST,
   DEFAULT_REGISTRY_PULL_QPS,
   IMAGE_PULL_TIMEOUT_MS,
-} from '../config/defaults.ts';
-import { abortReason, combineSignals, untilAborted } from '../util/abort.ts';
-import { KubeletError, describeError } from '../util/errors.ts';
-import type { Logger } from '../util/logger.ts';
-import type { AuthConfig, ImageService, PodSandboxConfig } from './cri/types.ts';
+} from '../../config/defaults.ts';
+import { abortReason, combineSignals, untilAborted } from '../../util/abort.ts';
+import { KubeletError, describeError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { AuthConfig, ImageService, PodSandboxConfig } from '../cri/types.ts';
 import { toAuthConfig, type RegistryCredential } from './pull-secrets.ts';
 
 /** The image service and the limits pulls run under. */

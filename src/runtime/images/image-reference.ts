@@ -2,7 +2,7 @@
  * Image references as docker's reference.ParseNormalizedNamed parses and normalizes them, and the pull
  * policy the API server defaults from one (upstream SetDefaults_Container).
  */
-import type { PullPolicy } from '../api/types.ts';
+import type { PullPolicy } from '../../api/types.ts';
 
 /** An image reference, parsed and normalized as docker's reference.ParseNormalizedNamed does. */
 export interface ImageReference {

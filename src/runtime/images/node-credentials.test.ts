@@ -9,7 +9,7 @@ import {
   readNodeDockerConfig,
   type DockerConfigLocations,
 } from './node-credentials.ts';
-import { recordingLogger } from '../util/testing.ts';
+import { recordingLogger } from '../../util/testing.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const auth = (user: string, password = 'pw') => ({ auth: b64(`${user}:${password}`) });

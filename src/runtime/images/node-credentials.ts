@@ -14,9 +14,9 @@
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { NODE_DOCKER_CONFIG_CACHE_MS } from '../config/defaults.ts';
-import { describeError } from '../util/errors.ts';
-import { nullLogger, type Logger } from '../util/logger.ts';
+import { NODE_DOCKER_CONFIG_CACHE_MS } from '../../config/defaults.ts';
+import { describeError } from '../../util/errors.ts';
+import { nullLogger, type Logger } from '../../util/logger.ts';
 import {
   EMPTY_KEYRING,
   keyringFromEntries,
@@ -25,8 +25,8 @@ import {
   type Keyring,
   type RegistryCredential,
 } from './pull-secrets.ts';
-import { monotonicNow } from '../util/clock.ts';
-import { singleFlight } from '../util/single-flight.ts';
+import { monotonicNow } from '../../util/clock.ts';
+import { singleFlight } from '../../util/single-flight.ts';
 
 export const DOCKER_CONFIG_JSON_FILE = 'config.json';
 export const DOCKERCFG_FILE = '.dockercfg';

@@ -19,7 +19,7 @@ import {
   unionKeyring,
   type PullSecret,
 } from './pull-secrets.ts';
-import { KubeletError } from '../util/errors.ts';
+import { KubeletError } from '../../util/errors.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, Pod, RestartPolicy } from '../api/types.ts';
+import type { Container, Pod, RestartPolicy } from '../../api/types.ts';
 import {
   computePodActions,
   podSandboxChanged,

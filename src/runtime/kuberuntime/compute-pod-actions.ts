@@ -1,6 +1,6 @@
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, Pod } from '../../api/types.ts';
 import { hashContainer } from './hash.ts';
-import { isRestartableInitContainer, restartPolicy } from '../api/pod-util.ts';
+import { isRestartableInitContainer, restartPolicy } from '../../api/pod-util.ts';
 import {
   findContainerStatus,
   shouldContainerBeRestarted,

@@ -1,18 +1,18 @@
-import { KubeletError } from '../util/errors.ts';
+import { KubeletError } from '../../util/errors.ts';
 import { totalmem } from 'node:os';
-import type { Container, KubeletPod, Pod } from '../api/types.ts';
-import { milliCPU, parseQuantity } from '../api/quantity.ts';
-import { podQOSClass } from '../api/qos.ts';
+import type { Container, KubeletPod, Pod } from '../../api/types.ts';
+import { milliCPU, parseQuantity } from '../../api/quantity.ts';
+import { podQOSClass } from '../../api/qos.ts';
 import type {
   ContainerConfig,
   KeyValue,
   LinuxContainerResources,
   LinuxContainerSecurityContext,
   Mount,
-} from './cri/types.ts';
+} from '../cri/types.ts';
 import { containerAnnotations, containerLabels } from './labels.ts';
-import { expandVars } from './expand.ts';
-import { literalEnvironment } from './env.ts';
+import { expandVars } from '../env/expand.ts';
+import { literalEnvironment } from '../env/env.ts';
 import { podNamespaceOptions } from './sandbox-config.ts';
 import {
   containerAppArmorProfile,
@@ -27,7 +27,7 @@ import {
   CGROUP_SHARES_PER_CPU,
   DEFAULT_ROOT_DIR,
   DEFAULT_SECCOMP_DEFAULT,
-} from '../config/defaults.ts';
+} from '../../config/defaults.ts';
 
 const DEFAULT_SECCOMP_OPTIONS: SeccompOptions = {
   profileRoot: seccompProfileRoot(DEFAULT_ROOT_DIR),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { Container, KubeletPod } from '../api/types.ts';
-import { flush } from '../util/testing.ts';
+import type { Container, KubeletPod } from '../../api/types.ts';
+import { flush } from '../../util/testing.ts';
 import type { ImageUser } from './container-config.ts';
 import { createContainerSetup } from './container-setup.ts';
 import { createContainerStarter, type ContainerStartFailure, type StartStep } from './container-starter.ts';
@@ -9,8 +9,8 @@ import { createPodKiller, type KillContainerRequest } from './pod-killer.ts';
 import { createPodStatusReader } from './pod-status-reader.ts';
 import { podIPs } from './runtime-pod.ts';
 import { generateSandboxConfig } from './sandbox-config.ts';
-import { containerOf, fakeRuntimeDeps, makePod } from './testing.ts';
-import type { Clock } from '../util/clock.ts';
+import { containerOf, fakeRuntimeDeps, makePod } from '../testing.ts';
+import type { Clock } from '../../util/clock.ts';
 import { unpacedRuntime } from './pacer.ts';
 
 /**

@@ -4,22 +4,22 @@
  * typed failure (the waiting reason the pod status shows) or hands its result to the next. Only an
  * abort or an unexpected error rejects.
  */
-import type { Container, KubeletPod } from '../api/types.ts';
-import { podFullName } from '../api/types.ts';
-import type { EventRecorder } from '../api/events.ts';
-import type { Logger } from '../util/logger.ts';
-import type { Backoff } from '../util/backoff.ts';
-import { describeError } from '../util/errors.ts';
-import { abortReason } from '../util/abort.ts';
-import type { ContainerConfig, PodSandboxConfig, RuntimeService } from './cri/types.ts';
+import type { Container, KubeletPod } from '../../api/types.ts';
+import { podFullName } from '../../api/types.ts';
+import type { EventRecorder } from '../../api/events.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { Backoff } from '../../util/backoff.ts';
+import { describeError } from '../../util/errors.ts';
+import { abortReason } from '../../util/abort.ts';
+import type { ContainerConfig, PodSandboxConfig, RuntimeService } from '../cri/types.ts';
 import type { ContainerSetup } from './container-setup.ts';
-import { postStartTimeoutSeconds, type HookRunner } from './hooks.ts';
-import { hookPodIP } from './hook-pod-ip.ts';
-import { ImageError, type ImageErrorReason, type ImageManager } from './image-manager.ts';
+import { postStartTimeoutSeconds, type HookRunner } from '../lifecycle/hooks.ts';
+import { hookPodIP } from '../lifecycle/hook-pod-ip.ts';
+import { ImageError, type ImageErrorReason, type ImageManager } from '../images/image-manager.ts';
 import type { KillContainerRequest } from './pod-killer.ts';
 import { findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from './runtime-pod.ts';
 import type { RuntimePacer } from './pacer.ts';
-import { noopTimeline, type TimelineRecorder, type TimelineStep } from '../timeline/index.ts';
+import { noopTimeline, type TimelineRecorder, type TimelineStep } from '../../timeline/index.ts';
 
 /** Why a container did not start; the strings are upstream's waiting reasons. */
 export type ContainerStartFailure =

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { KubeletPod, Pod } from '../api/types.ts';
+import type { KubeletPod, Pod } from '../../api/types.ts';
 import { ensureEtcHostsMount, managedHostsContent, podHostDomain, wantsEtcHosts } from './etc-hosts.ts';
 
 const pod = (spec: Partial<Pod['spec']> = {}): KubeletPod => ({

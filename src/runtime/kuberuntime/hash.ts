@@ -3,7 +3,7 @@
  * `io.kubernetes.container.hash` annotation.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../util/json.ts';
+import { canonicalJson } from '../../util/json.ts';
 
 /**
  * A short hash of the container spec (sha256 of its canonical JSON, 8 hex digits). A running

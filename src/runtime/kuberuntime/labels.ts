@@ -1,4 +1,4 @@
-import type { Container, KubeletPod } from '../api/types.ts';
+import type { Container, KubeletPod } from '../../api/types.ts';
 import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_CONTAINER_PORTS,
@@ -13,7 +13,7 @@ import {
   LABEL_POD_NAME,
   LABEL_POD_NAMESPACE,
   LABEL_POD_UID,
-} from '../config/defaults.ts';
+} from '../../config/defaults.ts';
 import { hashContainer } from './hash.ts';
 
 /** Upstream newPodLabels: the pod's own labels plus the three identity labels. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { KubeletError } from '../util/errors.ts';
-import { flush } from '../util/testing.ts';
+import { KubeletError } from '../../util/errors.ts';
+import { flush } from '../../util/testing.ts';
 import { createRuntimePacer, type PacedStep } from './pacer.ts';
 
 /** A call the test finishes by hand, on a clock the test moves. */

@@ -22,8 +22,8 @@
  * slow call inflates nothing but its own sample; the waiting list holds at most the calls of the
  * pods being started (bounded by maxPods × containers), each wait ends with its pod's AbortSignal.
  */
-import { KubeletError } from '../util/errors.ts';
-import { monotonicNow } from '../util/clock.ts';
+import { KubeletError } from '../../util/errors.ts';
+import { monotonicNow } from '../../util/clock.ts';
 
 export type PacedStep = 'RunPodSandbox' | 'CreateContainer' | 'StartContainer';
 

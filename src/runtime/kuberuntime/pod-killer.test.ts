@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { KubeletPod } from '../api/types.ts';
-import { hasCode } from '../util/errors.ts';
-import { flush } from '../util/testing.ts';
+import type { KubeletPod } from '../../api/types.ts';
+import { hasCode } from '../../util/errors.ts';
+import { flush } from '../../util/testing.ts';
 import { createPodKiller, gracePeriodFor } from './pod-killer.ts';
 import { createRuntimeManager } from './runtime-manager.ts';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './runtime-pod.ts';
-import { fakeRuntimeDeps, makePod, START, stateOf } from './testing.ts';
+import { fakeRuntimeDeps, makePod, START, stateOf } from '../testing.ts';
 
 /** The kill path on the fake CRI; pods are brought up by a runtime manager on the same fakes. */
 async function setup(t: TestContext) {

@@ -4,24 +4,24 @@
  * grace period, stops and removes sandboxes, and removes exited containers no status needs.
  * It never starts anything.
  */
-import type { Container, KubeletPod } from '../api/types.ts';
-import { podFullName } from '../api/types.ts';
-import type { EventRecorder } from '../api/events.ts';
-import type { Logger } from '../util/logger.ts';
-import { describeError } from '../util/errors.ts';
-import { abortReason, combineSignals } from '../util/abort.ts';
+import type { Container, KubeletPod } from '../../api/types.ts';
+import { podFullName } from '../../api/types.ts';
+import type { EventRecorder } from '../../api/events.ts';
+import type { Logger } from '../../util/logger.ts';
+import { describeError } from '../../util/errors.ts';
+import { abortReason, combineSignals } from '../../util/abort.ts';
 import {
   DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS,
   LABEL_POD_NAME,
   LABEL_POD_NAMESPACE,
   LABEL_POD_UID,
   MIN_GRACE_PERIOD_SECONDS,
-} from '../config/defaults.ts';
-import type { ContainerStatus, RuntimeService } from './cri/types.ts';
-import { graceAfterPreStop, restoreHookSpec, type HookRunner } from './hooks.ts';
-import { hookPodIP } from './hook-pod-ip.ts';
+} from '../../config/defaults.ts';
+import type { ContainerStatus, RuntimeService } from '../cri/types.ts';
+import { graceAfterPreStop, restoreHookSpec, type HookRunner } from '../lifecycle/hooks.ts';
+import { hookPodIP } from '../lifecycle/hook-pod-ip.ts';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './runtime-pod.ts';
-import type { TimelineRecorder } from '../timeline/index.ts';
+import type { TimelineRecorder } from '../../timeline/index.ts';
 
 /** The part of a container's status a kill needs. */
 export type KillTarget = Pick<

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, it, type TestContext } from 'node:test';
-import type { KubeletPod } from '../api/types.ts';
+import type { KubeletPod } from '../../api/types.ts';
 import { createPodStatusReader } from './pod-status-reader.ts';
 import { createRuntimeManager } from './runtime-manager.ts';
-import { fakeRuntimeDeps, makePod, START } from './testing.ts';
+import { fakeRuntimeDeps, makePod, START } from '../testing.ts';
 
 /** A status reader on the fake CRI; pods are brought up by a runtime manager on the same fakes. */
 async function setup(t: TestContext) {

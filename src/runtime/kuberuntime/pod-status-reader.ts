@@ -14,9 +14,9 @@ import {
   LABEL_POD_NAME,
   LABEL_POD_NAMESPACE,
   LABEL_POD_UID,
-} from '../config/defaults.ts';
-import type { ContainerState, ContainerStatus, PodSandboxStatus, RuntimeService } from './cri/types.ts';
-import { isCriNotFound } from './cri/errors.ts';
+} from '../../config/defaults.ts';
+import type { ContainerState, ContainerStatus, PodSandboxStatus, RuntimeService } from '../cri/types.ts';
+import { isCriNotFound } from '../cri/errors.ts';
 import { intAnnotation } from './labels.ts';
 import type {
   RuntimeContainerState,
@@ -25,7 +25,7 @@ import type {
   RuntimeSandboxStatus,
 } from './runtime-pod.ts';
 import { exitedContainerMessage } from './termination-message.ts';
-import { monotonicNow } from '../util/clock.ts';
+import { monotonicNow } from '../../util/clock.ts';
 
 /** One pod as seen by a cheap relist: sandboxes and containers with their states. */
 export interface RuntimePodSummary {

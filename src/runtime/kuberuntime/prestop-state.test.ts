@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { flush } from '../util/testing.ts';
+import { flush } from '../../util/testing.ts';
 import { createPodKiller } from './pod-killer.ts';
 import { createRuntimeManager } from './runtime-manager.ts';
-import { fakeRuntimeDeps, makePod } from './testing.ts';
+import { fakeRuntimeDeps, makePod } from '../testing.ts';
 
 describe('preStop hooks running, for why (PodKiller.preStopsRunning)', () => {
   it('lists a preStop hook while it runs, with when it started, and forgets it once it ends', async (t) => {

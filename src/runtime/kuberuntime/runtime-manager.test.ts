@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import type { KubeletPod } from '../api/types.ts';
-import { hasCode } from '../util/errors.ts';
-import { flush } from '../util/testing.ts';
+import type { KubeletPod } from '../../api/types.ts';
+import { hasCode } from '../../util/errors.ts';
+import { flush } from '../../util/testing.ts';
 import { createRuntimeManager, type PodSyncResult } from './runtime-manager.ts';
-import { fakeRuntimeDeps, makePod, START, stateOf } from './testing.ts';
+import { fakeRuntimeDeps, makePod, START, stateOf } from '../testing.ts';
 
 /**
  * A runtime manager on the fake CRI with the real image manager and back-off. Time is node:test's

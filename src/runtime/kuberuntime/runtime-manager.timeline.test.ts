@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { flush } from '../util/testing.ts';
-import { fakeTimeline } from '../timeline/testing.ts';
+import { flush } from '../../util/testing.ts';
+import { fakeTimeline } from '../../timeline/testing.ts';
 import { createRuntimeManager } from './runtime-manager.ts';
-import { fakeRuntimeDeps, makePod } from './testing.ts';
+import { fakeRuntimeDeps, makePod } from '../testing.ts';
 
 it('records a failed sandbox, then sandbox, network and container steps, then the kill and removal steps', async (t) => {
   const f = await fakeRuntimeDeps(t);

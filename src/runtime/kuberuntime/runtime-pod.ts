@@ -3,9 +3,9 @@
  * every container the runtime holds for one pod UID, newest first, with the kubelet's bookkeeping
  * (hash, restart count) decoded from the CRI labels and annotations it wrote at creation.
  */
-import { monotonicNow } from '../util/clock.ts';
-import type { Container, Pod } from '../api/types.ts';
-import { isRestartableInitContainer, restartPolicy } from '../api/pod-util.ts';
+import { monotonicNow } from '../../util/clock.ts';
+import type { Container, Pod } from '../../api/types.ts';
+import { isRestartableInitContainer, restartPolicy } from '../../api/pod-util.ts';
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
 export interface RuntimeContainerStatus {

@@ -3,8 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { KubeletPod } from '../api/types.ts';
-import type { DNSConfig } from './cri/types.ts';
+import type { KubeletPod } from '../../api/types.ts';
+import type { DNSConfig } from '../cri/types.ts';
 import type { ClusterDNS, DNSWarning } from './sandbox-config.ts';
 import {
   generateSandboxConfig,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeletPod, Pod } from '../api/types.ts';
-import type { DNSConfig, NamespaceOption, PodSandboxConfig, PortMapping } from './cri/types.ts';
+import type { KubeletPod, Pod } from '../../api/types.ts';
+import type { DNSConfig, NamespaceOption, PodSandboxConfig, PortMapping } from '../cri/types.ts';
 import { sandboxAnnotations, sandboxLabels } from './labels.ts';
 import {
   DEFAULT_DNS_OPTIONS,
@@ -9,9 +9,9 @@ import {
   MAX_DNS_SEARCH_LIST_CHARS,
   MAX_DNS_SEARCH_PATHS,
   MAX_DNS_SEARCH_PATH_LENGTH,
-} from '../config/defaults.ts';
+} from '../../config/defaults.ts';
 import { sandboxSeccompProfile } from './security-profiles.ts';
-import { sysctlToDots } from '../api/sysctl-names.ts';
+import { sysctlToDots } from '../../api/sysctl-names.ts';
 
 /** Upstream BuildPodLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>`. */
 export function podLogsDirectory(podLogsDir: string, pod: KubeletPod): string {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Container, KubeletPod } from '../api/types.ts';
-import { hasCode } from '../util/errors.ts';
+import type { Container, KubeletPod } from '../../api/types.ts';
+import { hasCode } from '../../util/errors.ts';
 import {
   appArmorProfileOf,
   appArmorRequired,

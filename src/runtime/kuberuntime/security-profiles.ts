@@ -8,15 +8,15 @@
  * which the runtime manager reports as CreateContainerConfigError.
  */
 import { join } from 'node:path';
-import type { Container, Pod } from '../api/types.ts';
+import type { Container, Pod } from '../../api/types.ts';
 import {
   APPARMOR_CONTAINER_ANNOTATION_KEY_PREFIX,
   SECCOMP_CONTAINER_ANNOTATION_KEY_PREFIX,
   SECCOMP_POD_ANNOTATION_KEY,
   SECCOMP_PROFILE_DIR_NAME,
-} from '../config/defaults.ts';
-import { KubeletError } from '../util/errors.ts';
-import type { SecurityProfile } from './cri/types.ts';
+} from '../../config/defaults.ts';
+import { KubeletError } from '../../util/errors.ts';
+import type { SecurityProfile } from '../cri/types.ts';
 
 /** The API's seccompProfile / appArmorProfile: `{type, localhostProfile}`. */
 export interface ApiSecurityProfile {

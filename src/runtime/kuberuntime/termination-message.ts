@@ -9,14 +9,14 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
-import type { Mount } from './cri/types.ts';
-import { describeError } from '../util/errors.ts';
+import { KUBELET_DIR_MODE } from '../../util/private-dir.ts';
+import type { Mount } from '../cri/types.ts';
+import { describeError } from '../../util/errors.ts';
 import {
   MAX_TERMINATION_MESSAGE_BYTES,
   MAX_TERMINATION_MESSAGE_LOG_BYTES,
   MAX_TERMINATION_MESSAGE_LOG_LINES,
-} from '../config/defaults.ts';
+} from '../../config/defaults.ts';
 
 /** Upstream getPodContainerDir: `<rootDir>/pods/<uid>/containers/<containerName>`. */
 export function podContainerDir(rootDir: string, podUID: string, containerName: string): string {

@@ -2,10 +2,10 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Container, KubeletPod } from '../api/types.ts';
-import { createMemoryRecorder } from '../api/events.ts';
-import type { ExecSyncResult } from './cri/types.ts';
-import { abortReason } from '../util/abort.ts';
+import type { Container, KubeletPod } from '../../api/types.ts';
+import { createMemoryRecorder } from '../../api/events.ts';
+import type { ExecSyncResult } from '../cri/types.ts';
+import { abortReason } from '../../util/abort.ts';
 import {
   buildHttpGetRequest,
   createHookRunner,

@@ -5,7 +5,7 @@
  * FailedPostStartHook/FailedPreStopHook and never decides budgets: the runtime manager does.
  */
 import type { IncomingMessage } from 'node:http';
-import { request as httpRequest } from '../util/node-http.ts';
+import { request as httpRequest } from '../../util/node-http.ts';
 import { request as httpsRequest } from 'node:https';
 import { isIPv6 } from 'node:net';
 import type {
@@ -15,12 +15,12 @@ import type {
   KubeletPod,
   LifecycleHandler,
   Pod,
-} from '../api/types.ts';
-import type { EventRecorder } from '../api/events.ts';
-import type { ExecSyncResult } from './cri/types.ts';
-import { abortReason, combineSignals, sleep as abortableSleep } from '../util/abort.ts';
-import { describeError } from '../util/errors.ts';
-import { nullLogger, type Logger } from '../util/logger.ts';
+} from '../../api/types.ts';
+import type { EventRecorder } from '../../api/events.ts';
+import type { ExecSyncResult } from '../cri/types.ts';
+import { abortReason, combineSignals, sleep as abortableSleep } from '../../util/abort.ts';
+import { describeError } from '../../util/errors.ts';
+import { nullLogger, type Logger } from '../../util/logger.ts';
 import {
   ANNOTATION_CONTAINER_PORTS,
   ANNOTATION_CONTAINER_PRESTOP_HANDLER,
@@ -29,7 +29,7 @@ import {
   LIFECYCLE_HTTP_MAX_RESPONSE_BYTES,
   MIN_GRACE_PERIOD_SECONDS,
   POST_START_HOOK_MIN_TIMEOUT_SECONDS,
-} from '../config/defaults.ts';
+} from '../../config/defaults.ts';
 
 /** What a hook runs against. For orphans `pod`/`container` are stubs restored from CRI annotations. */
 export interface HookTarget {

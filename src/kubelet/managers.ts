@@ -9,14 +9,18 @@ import {
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
-import { createImageManager } from '../runtime/images/image-manager.ts';
-import { createNodeCredentials } from '../runtime/images/node-credentials.ts';
-import { createRuntimeManager, type RuntimeManager } from '../runtime/kuberuntime/runtime-manager.ts';
-import { createRuntimePacer, unpacedRuntime } from '../runtime/kuberuntime/pacer.ts';
-import { makeEnvironment } from '../runtime/env/env.ts';
-import { readHostDNS } from '../runtime/kuberuntime/sandbox-config.ts';
-import { seccompProfileRoot } from '../runtime/kuberuntime/security-profiles.ts';
-import { createPleg, type Pleg } from '../pleg/pleg.ts';
+import {
+  createImageManager,
+  createNodeCredentials,
+  createRuntimeManager,
+  type RuntimeManager,
+  createRuntimePacer,
+  unpacedRuntime,
+  makeEnvironment,
+  readHostDNS,
+  seccompProfileRoot,
+} from '../runtime/index.ts';
+import { createPleg, type Pleg } from '../pleg/index.ts';
 import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
 import {
   createTokenManager,

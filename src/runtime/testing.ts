@@ -29,7 +29,11 @@ import type {
 import type { EnvContext } from './env/env-context.ts';
 import { createHookRunner, type HookRunner } from './lifecycle/hooks.ts';
 import { ImageError, createImageManager, type ImageManagerDeps } from './images/image-manager.ts';
-import { DOCKER_CONFIG_JSON_KEY, SECRET_TYPE_DOCKER_CONFIG_JSON, type PullSecret } from './images/pull-secrets.ts';
+import {
+  DOCKER_CONFIG_JSON_KEY,
+  SECRET_TYPE_DOCKER_CONFIG_JSON,
+  type PullSecret,
+} from './images/pull-secrets.ts';
 import type { RuntimeManagerDeps } from './kuberuntime/runtime-manager.ts';
 import type { RuntimePodStatus } from './kuberuntime/runtime-pod.ts';
 import type { Service, ServiceLister } from './env/service-env.ts';

@@ -9,7 +9,7 @@
  * unknown reference stays verbatim.
  */
 import type { Container, EnvVar } from '../../api/types.ts';
-import type { KeyValue } from '../cri/types.ts';
+import type { KeyValue } from '../cri/index.ts';
 import { envError, obj, type EnvContext, type EnvWarning } from './env-context.ts';
 import { fieldRefValue, resourceFieldRefValue } from './env-field-refs.ts';
 import { ObjectCache, envFromVariables, keyRefValue } from './env-objects.ts';

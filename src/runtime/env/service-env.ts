@@ -5,7 +5,7 @@
  */
 import type { Pod } from '../../api/types.ts';
 import { isStaticPod } from '../../api/pod-source.ts';
-import type { KeyValue } from '../cri/types.ts';
+import type { KeyValue } from '../cri/index.ts';
 import { envError } from './env-context.ts';
 
 /** A Service in its wire shape; only what service-link variables read (a client-node V1Service fits). */

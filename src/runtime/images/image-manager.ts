@@ -6,7 +6,7 @@
 import type { Container, KubeletPod, PullPolicy } from '../../api/types.ts';
 import { podFullName } from '../../api/types.ts';
 import type { EventRecorder } from '../../api/events.ts';
-import type { PodSandboxConfig } from '../cri/types.ts';
+import type { PodSandboxConfig } from '../cri/index.ts';
 import { createBackoff, type Backoff } from '../../util/backoff.ts';
 import { IMAGE_BACKOFF_INITIAL_MS, IMAGE_BACKOFF_MAX_MS } from '../../config/defaults.ts';
 import { formatGoDuration } from '../../config/duration.ts';

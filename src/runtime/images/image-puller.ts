@@ -14,7 +14,7 @@ import {
 import { abortReason, combineSignals, untilAborted } from '../../util/abort.ts';
 import { KubeletError, describeError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import type { AuthConfig, ImageService, PodSandboxConfig } from '../cri/types.ts';
+import type { AuthConfig, ImageService, PodSandboxConfig } from '../cri/index.ts';
 import { toAuthConfig, type RegistryCredential } from './pull-secrets.ts';
 
 /** The image service and the limits pulls run under. */

@@ -4,7 +4,7 @@
  * keyring; looking an image up in it yields every credential whose registry location matches, most
  * specific location first, and the image manager tries them in that order.
  */
-import type { AuthConfig } from '../cri/types.ts';
+import type { AuthConfig } from '../cri/index.ts';
 import { KubeletError } from '../../util/errors.ts';
 
 /** v1.SecretTypeDockerConfigJson and its data key v1.DockerConfigJsonKey. */

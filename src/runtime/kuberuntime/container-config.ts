@@ -9,10 +9,9 @@ import type {
   LinuxContainerResources,
   LinuxContainerSecurityContext,
   Mount,
-} from '../cri/types.ts';
+} from '../cri/index.ts';
 import { containerAnnotations, containerLabels } from './labels.ts';
-import { expandVars } from '../env/expand.ts';
-import { literalEnvironment } from '../env/env.ts';
+import { expandVars, literalEnvironment } from '../env/index.ts';
 import { podNamespaceOptions } from './sandbox-config.ts';
 import {
   containerAppArmorProfile,

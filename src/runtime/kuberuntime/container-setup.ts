@@ -11,7 +11,7 @@ import type { Container, KubeletPod } from '../../api/types.ts';
 import type { Logger } from '../../util/logger.ts';
 import { describeError } from '../../util/errors.ts';
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from '../../config/defaults.ts';
-import type { ContainerConfig, KeyValue, Mount, RuntimeService } from '../cri/types.ts';
+import type { ContainerConfig, KeyValue, Mount, RuntimeService } from '../cri/index.ts';
 import {
   generateContainerConfig,
   requiresNonRoot,
@@ -19,7 +19,7 @@ import {
   type ImageUser,
 } from './container-config.ts';
 import { ensureEtcHostsMount, wantsEtcHosts } from './etc-hosts.ts';
-import { expandSubPathExpr } from '../env/expand.ts';
+import { expandSubPathExpr } from '../env/index.ts';
 import { podHostname, podLogsDirectory, type ClusterDNS } from './sandbox-config.ts';
 import type { SeccompOptions } from './security-profiles.ts';
 import { createTerminationMessageMount, podContainerDir } from './termination-message.ts';

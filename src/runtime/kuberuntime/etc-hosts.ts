@@ -10,7 +10,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KUBELET_DIR_MODE } from '../../util/private-dir.ts';
 import type { Container, KubeletPod, Pod } from '../../api/types.ts';
-import type { Mount } from '../cri/types.ts';
+import type { Mount } from '../cri/index.ts';
 
 export const ETC_HOSTS_PATH = '/etc/hosts';
 const MANAGED_HEADER = '# Kubernetes-managed hosts file.\n';

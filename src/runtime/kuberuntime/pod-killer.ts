@@ -17,9 +17,8 @@ import {
   LABEL_POD_UID,
   MIN_GRACE_PERIOD_SECONDS,
 } from '../../config/defaults.ts';
-import type { ContainerStatus, RuntimeService } from '../cri/types.ts';
-import { graceAfterPreStop, restoreHookSpec, type HookRunner } from '../lifecycle/hooks.ts';
-import { hookPodIP } from '../lifecycle/hook-pod-ip.ts';
+import type { ContainerStatus, RuntimeService } from '../cri/index.ts';
+import { graceAfterPreStop, restoreHookSpec, type HookRunner, hookPodIP } from '../lifecycle/index.ts';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './runtime-pod.ts';
 import type { TimelineRecorder } from '../../timeline/index.ts';
 

@@ -15,8 +15,13 @@ import {
   LABEL_POD_NAMESPACE,
   LABEL_POD_UID,
 } from '../../config/defaults.ts';
-import type { ContainerState, ContainerStatus, PodSandboxStatus, RuntimeService } from '../cri/types.ts';
-import { isCriNotFound } from '../cri/errors.ts';
+import {
+  type ContainerState,
+  type ContainerStatus,
+  type PodSandboxStatus,
+  type RuntimeService,
+  isCriNotFound,
+} from '../cri/index.ts';
 import { intAnnotation } from './labels.ts';
 import type {
   RuntimeContainerState,

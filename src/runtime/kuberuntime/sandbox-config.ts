@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeletPod, Pod } from '../../api/types.ts';
-import type { DNSConfig, NamespaceOption, PodSandboxConfig, PortMapping } from '../cri/types.ts';
+import type { DNSConfig, NamespaceOption, PodSandboxConfig, PortMapping } from '../cri/index.ts';
 import { sandboxAnnotations, sandboxLabels } from './labels.ts';
 import {
   DEFAULT_DNS_OPTIONS,

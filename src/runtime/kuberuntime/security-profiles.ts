@@ -16,7 +16,7 @@ import {
   SECCOMP_PROFILE_DIR_NAME,
 } from '../../config/defaults.ts';
 import { KubeletError } from '../../util/errors.ts';
-import type { SecurityProfile } from '../cri/types.ts';
+import type { SecurityProfile } from '../cri/index.ts';
 
 /** The API's seccompProfile / appArmorProfile: `{type, localhostProfile}`. */
 export interface ApiSecurityProfile {

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KUBELET_DIR_MODE } from '../../util/private-dir.ts';
-import type { Mount } from '../cri/types.ts';
+import type { Mount } from '../cri/index.ts';
 import { describeError } from '../../util/errors.ts';
 import {
   MAX_TERMINATION_MESSAGE_BYTES,

@@ -1,5 +1,5 @@
 import type { Pod } from '../../api/types.ts';
-import type { RuntimeService } from '../cri/types.ts';
+import type { RuntimeService } from '../cri/index.ts';
 
 /**
  * The pod IP a lifecycle hook's httpGet goes to (upstream: the runtime's pod status IP), asked only

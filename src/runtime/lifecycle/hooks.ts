@@ -17,7 +17,7 @@ import type {
   Pod,
 } from '../../api/types.ts';
 import type { EventRecorder } from '../../api/events.ts';
-import type { ExecSyncResult } from '../cri/types.ts';
+import type { ExecSyncResult } from '../cri/index.ts';
 import { abortReason, combineSignals, sleep as abortableSleep } from '../../util/abort.ts';
 import { describeError } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/logger.ts';

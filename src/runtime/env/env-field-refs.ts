@@ -6,7 +6,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Pod } from '../../api/types.ts';
 import { describeError } from '../../util/errors.ts';
-import { containerResourceValue, podFieldValue } from '../../volume/downward-api.ts';
+import { containerResourceValue, podFieldValue } from '../../api/fieldpath.ts';
 import { envError, str, type EnvContext } from './env-context.ts';
 
 /** Field paths the API accepts for a pod (downward API conversion); others are rejected. */

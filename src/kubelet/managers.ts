@@ -21,7 +21,12 @@ import {
   seccompProfileRoot,
 } from '../runtime/index.ts';
 import { createPleg, type Pleg } from '../pleg/index.ts';
-import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
+import {
+  createStatusManager,
+  type StatusManager,
+  createStatusSyncer,
+  type StatusSyncer,
+} from '../status/index.ts';
 import {
   createTokenManager,
   createVolumeManager,
@@ -30,7 +35,6 @@ import {
   type VolumeObjectSource,
 } from '../volume/index.ts';
 import { createProbeManager, type ProbeManager } from '../prober/index.ts';
-import { createStatusSyncer, type StatusSyncer } from '../status/api-syncer.ts';
 import {
   createContainerGC,
   createImageFsUsage,

@@ -7,8 +7,12 @@ import { describeError } from '../util/errors.ts';
 import { POD_WORKER_RESYNC_AFTER_ERROR_MS } from '../config/defaults.ts';
 import type { RuntimeManager, RuntimePodStatus } from '../runtime/index.ts';
 import type { PodStatusCache } from '../pleg/index.ts';
-import { computePodStatus, isTerminalPhase, type WaitingReason } from '../status/pod-status.ts';
-import type { StatusManager } from '../status/status-manager.ts';
+import {
+  computePodStatus,
+  isTerminalPhase,
+  type WaitingReason,
+  type StatusManager,
+} from '../status/index.ts';
 import type { VolumeManager } from '../volume/index.ts';
 import type { ProbeContainer, ProbeManager } from '../prober/index.ts';
 import type { ContainerManager, QosUpdater } from '../cm/index.ts';

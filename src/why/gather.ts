@@ -9,7 +9,7 @@ import { podFullName } from '../api/types.ts';
 import { readContainerLogs } from '../logs/index.ts';
 import type { ProbeState } from '../prober/index.ts';
 import { type ImagePullState, backoffKey, gracePeriodFor, type RuntimePodStatus } from '../runtime/index.ts';
-import type { WaitingReason } from '../status/pod-status.ts';
+import type { WaitingReason } from '../status/index.ts';
 import { combineSignals } from '../util/abort.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';

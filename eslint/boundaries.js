@@ -121,6 +121,7 @@ const rule = {
     messages: {
       layer: '{{from}}/ may not import {{to}}/ (docs/architecture.md, "Map"; eslint/boundaries.js)',
       contract: "import {{to}}/ through its contract '{{index}}', not '{{target}}'",
+      unmapped: '{{from}}/ is not in the folder map: give it a row in FOLDERS (eslint/boundaries.js)',
     },
   },
   create(context) {
@@ -152,8 +153,11 @@ const rule = {
         return;
       }
       const rules = FOLDERS[from];
+      if (!rules) {
+        context.report({ node, messageId: 'unmapped', data: { from } });
+        return;
+      }
       const allowed =
-        !rules ||
         rules.uses.includes('*') ||
         rules.uses.includes(to) ||
         (isTypeOnly(node) && rules.types.includes(to)) ||

@@ -94,6 +94,16 @@ describe('the folder-map lint rule', { timeout: 120_000 }, () => {
     for (const [file, code] of cases) assert.deepEqual(await folderMap(file, code), [], `${file}: ${code}`);
   });
 
+  it('reports an import from a folder the map does not know yet', async () => {
+    const messages = await folderMap(
+      'src/certificate/lint-probe.ts',
+      "import { createPleg } from '../pleg/index.ts';\nexport const f = createPleg;\n",
+    );
+    assert.deepEqual(messages, [
+      'certificate/ is not in the folder map: give it a row in FOLDERS (eslint/boundaries.js)',
+    ]);
+  });
+
   it('lets tests import anything', async () => {
     const messages = await folderMap(
       'src/runtime/kuberuntime/lint-probe.test.ts',

@@ -1,6 +1,7 @@
 // Lint rules: typescript-eslint's recommended type-aware set, plus the habits DESIGN.md asks for.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import boundaries from './eslint/boundaries.js';
 
 export default tseslint.config(
   {
@@ -54,6 +55,12 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // The folder map: layers and index.ts contracts (eslint/boundaries.js).
+    files: ['src/**/*.ts'],
+    plugins: { tskubelet: boundaries },
+    rules: { 'tskubelet/folder-map': 'error' },
   },
   {
     files: ['**/*.js'],

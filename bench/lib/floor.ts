@@ -8,8 +8,12 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { KubeletPod } from '../../src/api/types.ts';
 import type { CriClient } from '../../src/runtime/cri/index.ts';
-import { generateSandboxConfig, podLogsDirectory, readHostDNS } from '../../src/runtime/sandbox-config.ts';
-import { generateContainerConfig } from '../../src/runtime/container-config.ts';
+import {
+  generateSandboxConfig,
+  podLogsDirectory,
+  readHostDNS,
+} from '../../src/runtime/kuberuntime/sandbox-config.ts';
+import { generateContainerConfig } from '../../src/runtime/kuberuntime/container-config.ts';
 import { DEFAULT_POD_LOGS_DIR } from '../../src/config/defaults.ts';
 import { KubeletError } from '../../src/util/errors.ts';
 import { BENCH_COMMAND } from './pods.ts';

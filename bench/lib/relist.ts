@@ -7,8 +7,8 @@
  * kubelet's other work in its own event loop.
  */
 import type { CriClient } from '../../src/runtime/cri/index.ts';
-import { createRuntimeManager } from '../../src/runtime/runtime-manager.ts';
-import { createImageManager } from '../../src/runtime/image-manager.ts';
+import { createRuntimeManager } from '../../src/runtime/kuberuntime/runtime-manager.ts';
+import { createImageManager } from '../../src/runtime/images/image-manager.ts';
 import { createPleg } from '../../src/pleg/pleg.ts';
 import { createLoggingRecorder } from '../../src/api/events.ts';
 import { createBackoff } from '../../src/util/backoff.ts';

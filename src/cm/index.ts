@@ -9,3 +9,6 @@ export type { NodeResources, ResourceConfig } from './resources.ts';
 export { resourceConfigForPod, milliCPUToShares, milliCPUToQuota, cpuSharesToWeight } from './resources.ts';
 export { qosCgroupNames, podCgroupName } from './names.ts';
 export type { QOSCgroupNames } from './names.ts';
+export { createQosUpdater, type QosUpdater } from './qos-updater.ts';
+export { detectLayout, type CgroupLayout } from './cgroup-layout.ts';
+export { parsePodCgroupDirName } from './names.ts';

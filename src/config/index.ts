@@ -28,6 +28,7 @@ export type {
 } from './kubelet-config.ts';
 export { ALL_FIELDS, KUBELET_FIELDS } from './fields.ts';
 export { SERVER_FIELDS } from './server-fields.ts';
+export { toKubeletConfiguration } from './configz.ts';
 export { NOT_IMPLEMENTED } from './not-implemented.ts';
 export type { FieldKind, FieldSpec, FlagSpec, KindValues } from './fields.ts';
 export type { ServerFlagValues } from './raw.ts';

@@ -12,8 +12,8 @@ import type { ServerSettings } from './server-config.ts';
 import type { CHANGE_DETECTION_STRATEGIES } from './defaults.ts';
 
 export type { LogFormat } from '../util/logger.ts';
-export type { Taint, TaintEffect } from '../node/types.ts';
-import type { Taint } from '../node/types.ts';
+export type { Taint, TaintEffect } from '../node/index.ts';
+import type { Taint } from '../node/index.ts';
 import type { Threshold } from '../eviction/signals.ts';
 
 export { compileConfig } from './compile.ts';

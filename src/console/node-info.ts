@@ -3,7 +3,7 @@
  * conditions, capacity, allocatable, system info); standalone, the same fields computed from what
  * the kubelet knows (runtime readiness, eviction pressure, the machine's size).
  */
-import type { Node } from '../node/types.ts';
+import type { Node } from '../node/index.ts';
 import type { ConsoleCondition, ConsoleNode } from './model.ts';
 
 export type NodeWithoutUsage = Omit<ConsoleNode, 'usage'>;

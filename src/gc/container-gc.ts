@@ -17,11 +17,15 @@ import {
   LABEL_POD_NAMESPACE,
   LABEL_POD_UID,
 } from '../config/defaults.ts';
-import { isCriNotFound } from '../runtime/cri/errors.ts';
+import {
+  isCriNotFound,
+  type CallOptions,
+  type Container,
+  type PodSandbox,
+  type RuntimeService,
+} from '../runtime/cri/index.ts';
 import { singleFlight } from '../util/single-flight.ts';
-import type { CallOptions, Container, PodSandbox, RuntimeService } from '../runtime/cri/types.ts';
-import { intAnnotation } from '../runtime/labels.ts';
-import { gracePeriodFor } from '../runtime/pod-killer.ts';
+import { intAnnotation, gracePeriodFor } from '../runtime/index.ts';
 import {
   containersToEvict,
   sandboxesToEvict,

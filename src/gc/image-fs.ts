@@ -7,7 +7,7 @@
 import { statfs } from 'node:fs/promises';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
-import type { CallOptions, ImageService } from '../runtime/cri/types.ts';
+import type { CallOptions, ImageService } from '../runtime/cri/index.ts';
 
 /** Bytes of the filesystem holding the images, and bytes an unprivileged writer can still use. */
 export interface ImageFsUsage {

@@ -8,7 +8,7 @@
 import type { Logger } from '../util/logger.ts';
 import { abortReason, combineSignals } from '../util/abort.ts';
 import { describeError } from '../util/errors.ts';
-import type { CallOptions, Image, ImageService, RuntimeService } from '../runtime/cri/types.ts';
+import type { CallOptions, Image, ImageService, RuntimeService } from '../runtime/cri/index.ts';
 import type { ImageFsUsageFn } from './image-fs.ts';
 import { singleFlight } from '../util/single-flight.ts';
 import { monotonicNow } from '../util/clock.ts';

@@ -4,11 +4,10 @@
  * URLs from CRI. The server package never sees the kubelet itself, only this object.
  */
 import type { KubeletPod, Pod } from '../api/types.ts';
-import { isCriNotFound } from '../runtime/cri/index.ts';
+import { isCriNotFound, type RuntimeService } from '../runtime/cri/index.ts';
 import { combineSignals } from '../util/abort.ts';
-import type { RuntimeService } from '../runtime/cri/types.ts';
-import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
-import type { HostPod, KubeletApiHost, TextBody } from '../server/host.ts';
+import type { RuntimePodSummary } from '../runtime/index.ts';
+import type { HostPod, KubeletApiHost, TextBody } from '../server/index.ts';
 import type { PodWhy } from '../why/index.ts';
 import type { PodView } from './kubelet.ts';
 import type { PodTimeline } from '../timeline/index.ts';

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Pod } from '../api/types.ts';
-import { appArmorProfileOf, appArmorRequired } from '../runtime/security-profiles.ts';
+import { appArmorProfileOf, appArmorRequired } from '../runtime/index.ts';
 import { describeError } from '../util/errors.ts';
 import type { PodAdmitHandler } from './admission.ts';
 

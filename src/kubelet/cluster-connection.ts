@@ -5,7 +5,7 @@
 import type { KubeletConfig } from '../config/index.ts';
 import type { Logger } from '../util/logger.ts';
 import { monotonicNow } from '../util/clock.ts';
-import type { ImageService } from '../runtime/cri/types.ts';
+import type { ImageService } from '../runtime/cri/index.ts';
 import type { EventType } from '../api/events.ts';
 import { createApiSource, type PodSource } from '../podsource/index.ts';
 import type { Kubelet } from './kubelet.ts';

@@ -7,3 +7,6 @@
 export { newKubelet, type AssembledKubelet, type Dependencies } from './new-kubelet.ts';
 export type { Kubelet, KubeletDependencies, NodeEventSink, PodView } from './types.ts';
 export type { RunOnceResult } from './run-once.ts';
+// Hook types the folders below implement (type-only imports up the map: eslint/boundaries.js).
+export type { PodAdmitHandler } from './admission.ts';
+export type { PodWorkerMetrics } from './pod-workers.ts';

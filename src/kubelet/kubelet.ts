@@ -11,7 +11,7 @@ import {
   SYNC_LOOP_TICK_MS,
 } from '../config/defaults.ts';
 import { createPodConfig, type PodSourceName } from '../podsource/index.ts';
-import { createQosUpdater } from '../cm/qos-updater.ts';
+import { createQosUpdater } from '../cm/index.ts';
 import { createPodWorkers } from './pod-workers.ts';
 import { createWorkQueue } from './work-queue.ts';
 import { createPodState } from './pod-state.ts';

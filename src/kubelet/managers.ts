@@ -9,15 +9,24 @@ import {
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
-import { createImageManager } from '../runtime/image-manager.ts';
-import { createNodeCredentials } from '../runtime/node-credentials.ts';
-import { createRuntimeManager, type RuntimeManager } from '../runtime/runtime-manager.ts';
-import { createRuntimePacer, unpacedRuntime } from '../runtime/pacer.ts';
-import { makeEnvironment } from '../runtime/env.ts';
-import { readHostDNS } from '../runtime/sandbox-config.ts';
-import { seccompProfileRoot } from '../runtime/security-profiles.ts';
-import { createPleg, type Pleg } from '../pleg/pleg.ts';
-import { createStatusManager, type StatusManager } from '../status/status-manager.ts';
+import {
+  createImageManager,
+  createNodeCredentials,
+  createRuntimeManager,
+  type RuntimeManager,
+  createRuntimePacer,
+  unpacedRuntime,
+  makeEnvironment,
+  readHostDNS,
+  seccompProfileRoot,
+} from '../runtime/index.ts';
+import { createPleg, type Pleg } from '../pleg/index.ts';
+import {
+  createStatusManager,
+  type StatusManager,
+  createStatusSyncer,
+  type StatusSyncer,
+} from '../status/index.ts';
 import {
   createTokenManager,
   createVolumeManager,
@@ -26,7 +35,6 @@ import {
   type VolumeObjectSource,
 } from '../volume/index.ts';
 import { createProbeManager, type ProbeManager } from '../prober/index.ts';
-import { createStatusSyncer, type StatusSyncer } from '../status/api-syncer.ts';
 import {
   createContainerGC,
   createImageFsUsage,

@@ -3,7 +3,7 @@ import { hasPodIdentity, podFullName } from '../api/types.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import { isAlreadyExists } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
-import type { StatusTarget } from '../status/api-syncer.ts';
+import type { StatusTarget } from '../status/index.ts';
 import { describeError, isNotFound } from '../util/errors.ts';
 import { isStaticPod } from '../api/pod-source.ts';
 import {

@@ -11,8 +11,7 @@
  * resolves once `stop()` has finished; `runOnce()` runs the sources' pods once (--runonce).
  */
 import { createLoggingRecorder } from '../api/events.ts';
-import type { KubeletConfig } from '../config/index.ts';
-import { parseConsoleAddress } from '../config/index.ts';
+import { type KubeletConfig, parseConsoleAddress } from '../config/index.ts';
 import { DEFAULT_IMAGE_FS_PATH } from '../config/defaults.ts';
 import { createContainerManager } from '../cm/index.ts';
 import { createEventRing, tapNodeEvent, tapRecorder, type EventRing } from '../console/index.ts';
@@ -25,8 +24,7 @@ import {
 } from '../metrics/index.ts';
 import { createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
 import { createContainerdEvents } from '../runtime/containerd-events/index.ts';
-import { createCriClient } from '../runtime/cri/index.ts';
-import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
+import { createCriClient, type ImageService, type RuntimeService } from '../runtime/cri/index.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
 import { createStatsProvider, type StatsProvider } from '../stats/index.ts';
 import { createTimelineRecorder, registerStepDurationHistogram } from '../timeline/index.ts';

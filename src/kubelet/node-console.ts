@@ -14,7 +14,7 @@ import {
 } from '../console/index.ts';
 import type { Kubelet } from './kubelet.ts';
 import { goArch } from './node-view.ts';
-import type { Node } from '../node/types.ts';
+import type { Node } from '../node/index.ts';
 import { requestUser } from '../server/index.ts';
 import type { StatsProvider } from '../stats/index.ts';
 import { untilAborted } from '../util/abort.ts';

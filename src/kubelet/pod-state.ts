@@ -1,5 +1,5 @@
 import type { KubeletPod } from '../api/types.ts';
-import type { WaitingReason } from '../status/pod-status.ts';
+import type { WaitingReason } from '../status/index.ts';
 import type { WorkerPhase } from './pod-workers.ts';
 
 /**

@@ -9,8 +9,7 @@ import {
   RUN_ONCE_RETRY_DELAY_BACKOFF,
   RUN_ONCE_RETRY_DELAY_MS,
 } from '../config/defaults.ts';
-import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
-import { findContainerStatus } from '../runtime/runtime-pod.ts';
+import { type RuntimePodStatus, findContainerStatus } from '../runtime/index.ts';
 import type { AdmitResult } from './admission.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { backoffSteps } from '../util/backoff.ts';

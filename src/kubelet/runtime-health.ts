@@ -1,4 +1,4 @@
-import type { RuntimeService } from '../runtime/cri/types.ts';
+import type { RuntimeService } from '../runtime/cri/index.ts';
 import { describeError } from '../util/errors.ts';
 import { RUNTIME_STATUS_PERIOD_MS } from '../config/defaults.ts';
 

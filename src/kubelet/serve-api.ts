@@ -3,13 +3,12 @@
  * the host functions the handlers call, metrics and stats providers, the listeners.
  */
 import type { ApiClient } from '../api/client-types.ts';
-import { toKubeletConfiguration } from '../config/configz.ts';
-import type { KubeletConfig } from '../config/index.ts';
+import { toKubeletConfiguration, type KubeletConfig } from '../config/index.ts';
 import { createApiHost } from './api-host.ts';
 import type { Kubelet } from './kubelet.ts';
 import { createContainerLogManager, type ContainerLogManager } from '../logs/index.ts';
 import { readMachineInfo, type MachineInfo } from '../node/index.ts';
-import type { RuntimeService } from '../runtime/cri/types.ts';
+import type { RuntimeService } from '../runtime/cri/index.ts';
 import { createKubeletApi, type KubeletServer, type TextBody } from '../server/index.ts';
 import type { Logger } from '../util/logger.ts';
 import type { NodeConsole } from '../console/index.ts';

@@ -5,15 +5,17 @@ import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
 import { describeError } from '../util/errors.ts';
 import { POD_WORKER_RESYNC_AFTER_ERROR_MS } from '../config/defaults.ts';
-import type { RuntimeManager } from '../runtime/runtime-manager.ts';
-import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
-import type { PodStatusCache } from '../pleg/pleg.ts';
-import { computePodStatus, isTerminalPhase, type WaitingReason } from '../status/pod-status.ts';
-import type { StatusManager } from '../status/status-manager.ts';
+import type { RuntimeManager, RuntimePodStatus } from '../runtime/index.ts';
+import type { PodStatusCache } from '../pleg/index.ts';
+import {
+  computePodStatus,
+  isTerminalPhase,
+  type WaitingReason,
+  type StatusManager,
+} from '../status/index.ts';
 import type { VolumeManager } from '../volume/index.ts';
 import type { ProbeContainer, ProbeManager } from '../prober/index.ts';
-import type { ContainerManager } from '../cm/index.ts';
-import type { QosUpdater } from '../cm/qos-updater.ts';
+import type { ContainerManager, QosUpdater } from '../cm/index.ts';
 import type { KubeletMetrics } from '../metrics/index.ts';
 import type { PodSyncHandlers, SyncOutcome } from './pod-workers.ts';
 import type { PodState } from './pod-state.ts';

@@ -10,7 +10,7 @@ import {
   LABEL_POD_NAMESPACE,
   LABEL_POD_UID,
 } from '../config/defaults.ts';
-import type { CallOptions, Container, RuntimeService } from '../runtime/cri/types.ts';
+import type { CallOptions, Container, RuntimeService } from '../runtime/cri/index.ts';
 import { combineSignals, untilAborted } from '../util/abort.ts';
 import { describeError, isNotFound, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';

@@ -1,4 +1,4 @@
-import type { ImageService, RuntimeService } from '../runtime/cri/types.ts';
+import type { ImageService, RuntimeService } from '../runtime/cri/index.ts';
 import type { RuntimeOperationMetrics } from './kubelet-metrics.ts';
 
 /**

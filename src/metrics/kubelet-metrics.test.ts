@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { register as globalRegistry } from 'prom-client';
 import type { Pod } from '../api/types.ts';
-import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
+import type { RuntimePodSummary } from '../runtime/kuberuntime/runtime-manager.ts';
 import { createKubeletMetrics } from './kubelet-metrics.ts';
 import { metricsText } from './metrics-text.ts';
 

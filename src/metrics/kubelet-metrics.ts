@@ -1,9 +1,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Pod } from '../api/types.ts';
-import type { PodWorkerMetrics } from '../kubelet/pod-workers.ts';
-import type { PlegMetrics } from '../pleg/pleg.ts';
-import type { ProbeMetrics } from '../prober/types.ts';
-import type { PodSyncResult, RuntimePodSummary } from '../runtime/runtime-manager.ts';
+import type { PodWorkerMetrics } from '../kubelet/index.ts';
+import type { PlegMetrics } from '../pleg/index.ts';
+import type { ProbeMetrics } from '../prober/index.ts';
+import type { PodSyncResult, RuntimePodSummary } from '../runtime/index.ts';
 import { DEF_BUCKETS, REST_CLIENT_BUCKETS, RUNTIME_OPERATION_BUCKETS } from './buckets.ts';
 import { restClientURLTemplate } from './rest-client.ts';
 

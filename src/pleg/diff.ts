@@ -1,5 +1,4 @@
-import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
-import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import type { RuntimePodSummary, RuntimePodStatus } from '../runtime/index.ts';
 import type { PodLifecycleEvent, State } from './types.ts';
 
 export function generateEvents(

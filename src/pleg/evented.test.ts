@@ -18,7 +18,7 @@ import type {
 } from '../runtime/containerd-events/index.ts';
 import { exitEnvelope, FakeEventService } from '../runtime/containerd-events/testing.ts';
 import { FakeRuntimeService } from '../runtime/cri/testing.ts';
-import { createPodStatusReader } from '../runtime/pod-status-reader.ts';
+import { createPodStatusReader } from '../runtime/kuberuntime/pod-status-reader.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createPleg, type EventedStats, type Pleg, type PodLifecycleEvent } from './pleg.ts';
 import { EXPECT_MAX_TRIES } from './relister.ts';

@@ -2,8 +2,12 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { Pod } from '../api/types.ts';
 import { PLEG_RELIST_THRESHOLD_MS } from '../config/defaults.ts';
-import type { PodSyncResult, RuntimeManager, RuntimePodSummary } from '../runtime/runtime-manager.ts';
-import type { RuntimeContainerState, RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import type {
+  PodSyncResult,
+  RuntimeManager,
+  RuntimePodSummary,
+} from '../runtime/kuberuntime/runtime-manager.ts';
+import type { RuntimeContainerState, RuntimePodStatus } from '../runtime/kuberuntime/runtime-pod.ts';
 import { KubeletError } from '../util/errors.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createPleg, generateEvents, type PodLifecycleEvent, type PodLifecycleEventType } from './pleg.ts';

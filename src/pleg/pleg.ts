@@ -1,5 +1,5 @@
 import type { Logger } from '../util/logger.ts';
-import type { RuntimeManager } from '../runtime/runtime-manager.ts';
+import type { RuntimeManager } from '../runtime/index.ts';
 import type { RuntimeEventSource } from '../runtime/containerd-events/index.ts';
 import { PLEG_EVENTED_RELIST_PERIOD_MS, PLEG_RELIST_PERIOD_MS } from '../config/defaults.ts';
 import { monotonicNow } from '../util/clock.ts';

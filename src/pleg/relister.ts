@@ -1,8 +1,7 @@
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import { singleFlight } from '../util/single-flight.ts';
-import type { RuntimeManager, RuntimePodSummary } from '../runtime/runtime-manager.ts';
-import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import type { RuntimeManager, RuntimePodSummary, RuntimePodStatus } from '../runtime/index.ts';
 import { PLEG_RELIST_THRESHOLD_MS } from '../config/defaults.ts';
 import { diffPod, statesOfStatus, statesOfSummary, statusMatches, summaryOfStatus } from './diff.ts';
 import type { PlegMetrics, PodLifecycleEvent, PodStatusCache, State } from './types.ts';

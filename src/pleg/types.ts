@@ -1,5 +1,4 @@
-import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
-import type { RuntimeContainerState, RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import type { RuntimePodSummary, RuntimeContainerState, RuntimePodStatus } from '../runtime/index.ts';
 
 export type PodLifecycleEventType =
   'ContainerStarted' | 'ContainerDied' | 'ContainerRemoved' | 'ContainerChanged';

@@ -1,6 +1,6 @@
 import type { Container, Probe } from '../api/types.ts';
 import { DEFAULT_PROBE_TIMEOUT_SECONDS } from '../config/defaults.ts';
-import { expandVars } from '../runtime/expand.ts';
+import { expandVars } from '../runtime/index.ts';
 import { KubeletError } from '../util/errors.ts';
 import { execProbe, type ExecFn } from './exec-probe.ts';
 import { grpcProbe } from './grpc-probe.ts';

@@ -26,13 +26,17 @@ import type {
   KeyValue,
   PodSandboxConfig,
 } from './cri/types.ts';
-import type { EnvContext } from './env-context.ts';
-import { createHookRunner, type HookRunner } from './hooks.ts';
-import { ImageError, createImageManager, type ImageManagerDeps } from './image-manager.ts';
-import { DOCKER_CONFIG_JSON_KEY, SECRET_TYPE_DOCKER_CONFIG_JSON, type PullSecret } from './pull-secrets.ts';
-import type { RuntimeManagerDeps } from './runtime-manager.ts';
-import type { RuntimePodStatus } from './runtime-pod.ts';
-import type { Service, ServiceLister } from './service-env.ts';
+import type { EnvContext } from './env/env-context.ts';
+import { createHookRunner, type HookRunner } from './lifecycle/hooks.ts';
+import { ImageError, createImageManager, type ImageManagerDeps } from './images/image-manager.ts';
+import {
+  DOCKER_CONFIG_JSON_KEY,
+  SECRET_TYPE_DOCKER_CONFIG_JSON,
+  type PullSecret,
+} from './images/pull-secrets.ts';
+import type { RuntimeManagerDeps } from './kuberuntime/runtime-manager.ts';
+import type { RuntimePodStatus } from './kuberuntime/runtime-pod.ts';
+import type { Service, ServiceLister } from './env/service-env.ts';
 
 /** The mock clock's start. */
 export const START = Date.parse('2026-01-10T08:00:00Z');

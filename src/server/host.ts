@@ -3,7 +3,7 @@
  * Kubelet's PodHandlerConfig habit), so the server is testable without a kubelet or a runtime.
  */
 import type { KubeletPod, Pod, PodStatus } from '../api/types.ts';
-import type { RuntimeService } from '../runtime/cri/types.ts';
+import type { RuntimeService } from '../runtime/cri/index.ts';
 import type { PodWhy } from '../why/index.ts';
 import type { PodTimeline } from '../timeline/index.ts';
 

@@ -7,7 +7,7 @@
 import { podFullName, type KubeletPod } from '../api/types.ts';
 import { LOGIND_RECONNECT_PERIOD_MS } from '../config/defaults.ts';
 import { formatGoDuration } from '../config/duration.ts';
-import type { PodAdmitHandler } from '../kubelet/admission.ts';
+import type { PodAdmitHandler } from '../kubelet/index.ts';
 import { sleep } from '../util/abort.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';

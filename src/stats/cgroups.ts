@@ -4,8 +4,7 @@
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { detectLayout, type CgroupLayout } from '../cm/cgroup-layout.ts';
-import { parsePodCgroupDirName } from '../cm/names.ts';
+import { detectLayout, type CgroupLayout, parsePodCgroupDirName } from '../cm/index.ts';
 import { parseKeyValues } from './procfs.ts';
 
 /** cadvisor treats a memory limit above 2^62 as no limit (v1 writes 2^63 − page size). */

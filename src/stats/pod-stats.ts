@@ -12,7 +12,7 @@ import type {
   PodSandbox,
   PodSandboxStats,
   UInt64Value,
-} from '../runtime/cri/types.ts';
+} from '../runtime/cri/index.ts';
 import type { CgroupReader } from './cgroups.ts';
 import type { CpuRates } from './cpu-rates.ts';
 import { DEFAULT_INTERFACE, cgroupMemoryStats, networkStats } from './host-stats.ts';

@@ -1,12 +1,12 @@
 import { stat } from 'node:fs/promises';
 import type { KubeletPod } from '../api/types.ts';
-import type { MetricsText } from '../metrics/metrics-text.ts';
+import type { MetricsText } from '../metrics/index.ts';
 import type {
   ContainerStats as CriContainerStats,
   ImageService,
   PodSandboxStats,
   RuntimeService,
-} from '../runtime/cri/types.ts';
+} from '../runtime/cri/index.ts';
 import { describeError, hasCode } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import { createCgroupReader, type CgroupReader } from './cgroups.ts';

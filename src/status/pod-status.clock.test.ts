@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod, PodStatus } from '../api/types.ts';
-import type { RuntimeContainerStatus, RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import type { RuntimeContainerStatus, RuntimePodStatus } from '../runtime/kuberuntime/runtime-pod.ts';
 import { computePodStatus, type WaitingReason } from './pod-status.ts';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');

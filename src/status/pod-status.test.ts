@@ -14,7 +14,7 @@ import type {
   RuntimeContainerState,
   RuntimeContainerStatus,
   RuntimePodStatus,
-} from '../runtime/runtime-pod.ts';
+} from '../runtime/kuberuntime/runtime-pod.ts';
 import {
   computePodStatus,
   containerID,

@@ -25,7 +25,7 @@ import {
   shouldContainerBeRestarted,
   type RuntimeContainerStatus,
   type RuntimePodStatus,
-} from '../runtime/runtime-pod.ts';
+} from '../runtime/index.ts';
 
 /** A container that failed to start, keyed by name (upstream ReasonCache entry). */
 export interface WaitingReason {

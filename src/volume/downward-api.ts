@@ -1,122 +1,14 @@
-import type { Container, KubeletPod, Pod } from '../api/types.ts';
-import { isQualifiedName } from '../api/names.ts';
-import { milliCPU, parseQuantity } from '../api/quantity.ts';
+/**
+ * A downward API volume's files (upstream pkg/volume/downwardapi CollectData); the values come from
+ * api/fieldpath.ts, shared with environment variables.
+ */
+import type { KubeletPod } from '../api/types.ts';
+import { containerResourceValue, podFieldValue, type NodeAllocatable } from '../api/fieldpath.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { FileProjection } from './atomic-writer.ts';
 import type { DownwardAPIVolumeFile } from './volume-sources.ts';
 
-/** Node allocatable quantities, used for a container limit that is not set (upstream does the same). */
-export type NodeAllocatable = () => Partial<Record<'cpu' | 'memory' | 'ephemeral-storage', string | number>>;
-
-const ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '"': '\\"',
-  '\\': '\\\\',
-};
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/** A double-quoted string with Go's `%q` escaping (what upstream's label/annotation files contain). */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) ?? 0;
-    const esc = ESCAPES[ch];
-    if (esc !== undefined) out += esc;
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff)
-      out += '\\ufffd'; // a lone surrogate is not valid UTF-8
-    else if (cp <= 0xffff) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return out + '"';
-}
-
-/** `key="value"` lines in key order, no trailing newline (upstream fieldpath.FormatMap). */
-export function formatMap(m: Record<string, string> | undefined): string {
-  return Object.keys(m ?? {})
-    .sort()
-    .map((k) => `${k}=${goQuote(m?.[k] ?? '')}`)
-    .join('\n');
-}
-
-/** Upstream fieldpath.ExtractFieldPathAsString for the pod fields a downward API volume may name. */
-export function podFieldValue(pod: KubeletPod, fieldPath: string): string {
-  const m = /^([^[]+)\['(.*)'\]$/s.exec(fieldPath);
-  if (m) {
-    const [, path, key = ''] = m;
-    const check = path === 'metadata.annotations' ? key.toLowerCase() : key;
-    if (path !== 'metadata.annotations' && path !== 'metadata.labels') {
-      throw new Error(`fieldPath "${fieldPath}" does not support subscript`);
-    }
-    if (!isQualifiedName(check)) throw new Error(`invalid key subscript in ${fieldPath}`);
-    return (path === 'metadata.labels' ? pod.metadata.labels : pod.metadata.annotations)?.[key] ?? '';
-  }
-  switch (fieldPath) {
-    case 'metadata.annotations':
-      return formatMap(pod.metadata.annotations);
-    case 'metadata.labels':
-      return formatMap(pod.metadata.labels);
-    case 'metadata.name':
-      return pod.metadata.name;
-    case 'metadata.namespace':
-      return pod.metadata.namespace;
-    case 'metadata.uid':
-      return pod.metadata.uid;
-    default:
-      throw new Error(`unsupported fieldPath: ${fieldPath}`);
-  }
-}
-
-function findContainer(pod: Pod, name: string | undefined): Container {
-  const all = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])];
-  const c = all.find((x) => x.name === name);
-  if (!c) throw new Error(`container ${name ?? '(unnamed)'} not found in pod`);
-  return c;
-}
-
-/**
- * Upstream ExtractContainerResourceValue with the kubelet's node-allocatable fallback: a missing
- * limit reads as the node's allocatable amount; a missing request reads as 0. The value is divided by
- * the divisor (default 1) and rounded up. cpu is compared in millicores, everything else in bytes.
- */
-export function containerResourceValue(
-  pod: Pod,
-  containerName: string | undefined,
-  resource: string,
-  divisor: string | undefined,
-  allocatable: NodeAllocatable,
-): string {
-  const container = findContainer(pod, containerName);
-  const m = /^(limits|requests)\.(.+)$/.exec(resource);
-  const [, kind, name = ''] = m ?? [];
-  const supported =
-    m &&
-    (name === 'cpu' || name === 'memory' || name === 'ephemeral-storage' || name.startsWith('hugepages-'));
-  if (!supported) throw new Error(`unsupported container resource: ${resource}`);
-  const set = kind === 'limits' ? container.resources?.limits : container.resources?.requests;
-  let value: string | number = set?.[name] ?? 0;
-  if (
-    set?.[name] === undefined &&
-    kind === 'limits' &&
-    (name === 'cpu' || name === 'memory' || name === 'ephemeral-storage')
-  ) {
-    value = allocatable()[name] ?? 0;
-  }
-  const div =
-    divisor === undefined || divisor === '' || parseQuantity(divisor, 'divisor') === 0 ? '1' : divisor;
-  if (name === 'cpu') {
-    return String(Math.ceil(milliCPU(value, resource) / milliCPU(div, 'divisor')));
-  }
-  const bytes = Math.ceil(parseQuantity(value, resource));
-  return String(Math.ceil(bytes / Math.ceil(parseQuantity(div, 'divisor'))));
-}
+export type { NodeAllocatable } from '../api/fieldpath.ts';
 
 /**
  * The files of a downward API volume (or projection): one per item, mode = item mode or the default.

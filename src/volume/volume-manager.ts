@@ -6,7 +6,7 @@ import { parseQuantity } from '../api/quantity.ts';
 import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE, ensurePrivateDir } from '../util/private-dir.ts';
-import type { Mount } from '../runtime/cri/types.ts';
+import type { Mount } from '../runtime/cri/index.ts';
 import type { NodeAllocatable } from './downward-api.ts';
 import { checkHostPath, setGroupOwnership, type HostPathType } from './host-dirs.ts';
 import { createPodSerializer, projectsObject } from './live-updates.ts';

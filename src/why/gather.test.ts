@@ -4,8 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeletPod, PodStatus } from '../api/types.ts';
-import { backoffKey } from '../runtime/runtime-manager.ts';
-import type { RuntimeContainerStatus, RuntimePodStatus } from '../runtime/runtime-pod.ts';
+import { backoffKey } from '../runtime/kuberuntime/runtime-manager.ts';
+import type { RuntimeContainerStatus, RuntimePodStatus } from '../runtime/kuberuntime/runtime-pod.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createWhyGatherer, tailLines, LOG_TAIL_BYTES, LOG_TAIL_LINES, type WhySources } from './gather.ts';
 

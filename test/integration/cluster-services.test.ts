@@ -13,7 +13,7 @@ import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod, PodList } from '../../src/api/types.ts';
-import { parseResolvConf } from '../../src/runtime/sandbox-config.ts';
+import { parseResolvConf } from '../../src/runtime/kuberuntime/sandbox-config.ts';
 
 const NODE = 'tsk-svc-itest';
 /** A fresh namespace per run: namespace deletion is asynchronous and may outlive the last run. */

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { podLogsDirectory } from '../../src/runtime/sandbox-config.ts';
+import { podLogsDirectory } from '../../src/runtime/kuberuntime/sandbox-config.ts';
 import type { KubeletPod } from '../../src/api/types.ts';
 import {
   IMAGE,

@@ -24,12 +24,12 @@ import {
   ImageError,
   type ImageManager,
   type ImageManagerDeps,
-} from '../../src/runtime/image-manager.ts';
+} from '../../src/runtime/images/image-manager.ts';
 import {
   DOCKER_CONFIG_JSON_KEY,
   SECRET_TYPE_DOCKER_CONFIG_JSON,
   type PullSecret,
-} from '../../src/runtime/pull-secrets.ts';
+} from '../../src/runtime/images/pull-secrets.ts';
 import { createMemoryRecorder } from '../../src/api/events.ts';
 import { connectNode } from '../../src/cli/node/client.ts';
 import type { Container, KubeletPod, PodList, PullPolicy } from '../../src/api/types.ts';

@@ -2,7 +2,7 @@ import { Client, credentials } from '@grpc/grpc-js';
 import { describeError } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/logger.ts';
 import { sleep } from '../../util/abort.ts';
-import { grpcTarget } from '../cri/invoker.ts';
+import { grpcTarget } from '../cri/index.ts';
 import { subscribeOnce } from './stream.ts';
 import type { RuntimeEventHandlers, RuntimeEventSource } from './types.ts';
 import { backoffSteps } from '../../util/backoff.ts';

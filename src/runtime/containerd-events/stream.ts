@@ -9,7 +9,7 @@ import {
 } from '@grpc/grpc-js';
 import type { MethodDefinition, PackageDefinition } from '@grpc/proto-loader';
 import { protoPackage } from '../../util/grpc-proto.ts';
-import { RUNTIME_PROTO_OPTIONS } from '../cri/grpc-invoker.ts';
+import { RUNTIME_PROTO_OPTIONS } from '../cri/index.ts';
 import { describeError, KubeletError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { RUNTIME_EVENT_TOPICS, type RuntimeEvent, type RuntimeEventTopic } from './types.ts';

@@ -1,3 +1,5 @@
 export { createCriClient, type CriClient, type CriClientOptions } from './client.ts';
 export { CriError, isCriError, isCriNotFound, errorCodeForGrpc } from './errors.ts';
 export type * from './types.ts';
+export { grpcTarget } from './invoker.ts';
+export { RUNTIME_PROTO_OPTIONS } from './grpc-invoker.ts';

@@ -15,11 +15,11 @@ import {
   runAdmitHandlers,
 } from '../../../src/kubelet/admission.ts';
 import { createPodStorage } from '../../../src/podsource/storage.ts';
-import { computePodActions } from '../../../src/runtime/compute-pod-actions.ts';
-import { generateContainerConfig } from '../../../src/runtime/container-config.ts';
-import { hashContainer } from '../../../src/runtime/hash.ts';
-import { emptyRuntimePodStatus } from '../../../src/runtime/runtime-pod.ts';
-import { generateSandboxConfig } from '../../../src/runtime/sandbox-config.ts';
+import { computePodActions } from '../../../src/runtime/kuberuntime/compute-pod-actions.ts';
+import { generateContainerConfig } from '../../../src/runtime/kuberuntime/container-config.ts';
+import { hashContainer } from '../../../src/runtime/kuberuntime/hash.ts';
+import { emptyRuntimePodStatus } from '../../../src/runtime/kuberuntime/runtime-pod.ts';
+import { generateSandboxConfig } from '../../../src/runtime/kuberuntime/sandbox-config.ts';
 import { readinessGatesOf } from '../../../src/status/conditions.ts';
 import { isKubeletError } from '../../../src/util/errors.ts';
 import { nullLogger } from '../../../src/util/logger.ts';

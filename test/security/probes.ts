@@ -90,6 +90,7 @@ export const READ_ONLY_SET = [
 /** Routes that show pod output or reach into containers: off with `enableDebuggingHandlers: false`. */
 export const DEBUGGING_SET = [
   'debugPodWhy',
+  'debugPodTimeline',
   'console',
   'consoleEvents',
   'exec',
@@ -108,7 +109,9 @@ export type Expect =
   /** Its status is not one of these (e.g. a control: "not refused"). */
   | { statusNot: readonly number[] }
   /** It carries this header, its value matching the pattern (case-insensitive). */
-  | { header: string; pattern: string };
+  | { header: string; pattern: string }
+  /** Nothing listens: the connection is refused. */
+  | { unreachable: true };
 
 /** The request of an HTTP probe: which routes of which listener, as whom, with what. */
 export interface HttpCheck {
@@ -565,15 +568,15 @@ export const PROBES: readonly Probe[] = [
   {
     id: 'debug-off-console-listener',
     group: 'Debugging handlers off',
-    attempt: '`enableDebuggingHandlers: false`: the console listener’s pod routes (why, console, logs)',
-    expected: '405',
+    attempt: '`enableDebuggingHandlers: false` with `--console-address`: the console listener',
+    expected: 'not started (connection refused)',
     targets: ['standalone-hostile'],
     upstream: NO_CONSOLE,
     check: {
       kind: 'http',
       listener: 'console',
-      routes: ['debugPodWhy', 'console', 'consoleEvents', 'containerLogs'],
-      expect: { status: [405] },
+      routes: ['console', 'pods'],
+      expect: { unreachable: true },
     },
   },
   // Cross-site requests (with an allowed identity: the browser's user is allowed).

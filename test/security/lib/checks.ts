@@ -69,6 +69,7 @@ export function httpActions(c: HttpCheck, t: LiveTarget): { label: string; actio
 function meets(e: Expect, r: HttpResult): boolean {
   if ('status' in e) return r.status !== undefined && e.status.includes(r.status);
   if ('statusNot' in e) return r.status !== undefined && !e.statusNot.includes(r.status);
+  if ('unreachable' in e) return r.status === undefined && /ECONNREFUSED/.test(r.error ?? '');
   const v = r.headers?.[e.header.toLowerCase()];
   return v !== undefined && new RegExp(e.pattern, 'i').test(v);
 }
@@ -101,6 +102,14 @@ async function httpCheck(c: HttpCheck, t: LiveTarget): Promise<Observation> {
     planned.map((p) => p.action),
   )) as HttpResult[];
   const header = 'header' in c.expect ? c.expect.header : undefined;
+  if ('unreachable' in c.expect) {
+    const refused = results.filter((r) => meets(c.expect, r)).length;
+    return {
+      ok: refused === results.length,
+      observed: refused === results.length ? 'connection refused' : statusSummary(results),
+      details: [],
+    };
+  }
   const details: string[] = [];
   results.forEach((r, i) => {
     if (!meets(c.expect, r)) details.push(`${planned[i]?.label ?? ''} → ${describeResult(r, header)}`);

@@ -300,11 +300,14 @@ export function defectivePod(defect: 'hostpath-dotdot' | 'hostpath-type' | 'bidi
 
 async function staticPodCheck(
   defect: 'hostpath-dotdot' | 'hostpath-type' | 'bidirectional',
+  wantEvent: boolean,
   t: LiveTarget,
 ): Promise<Observation> {
   if (!t.manifests) return fail('no static pod directory');
   const pod = defectivePod(defect);
-  const name = `bad-${defect}`;
+  // A name of its own for the event probe: a file the kubelet has not complained about yet.
+  const name = `bad-${defect}${wantEvent ? '-event' : ''}`;
+  pod.metadata.name = name;
   const file = `${name}.yaml`;
   const podName = `${name}-${t.nodeName}`;
   await writeFile(join(t.manifests, file), stringify(pod));
@@ -342,8 +345,12 @@ async function staticPodCheck(
       healthz.status === 200 ? 'healthy' : `healthz ${healthz.status ?? healthz.error ?? ''}`,
     ];
     return {
-      ok: !ran && logged !== undefined && event !== undefined && healthz.status === 200,
-      observed: parts.join(', '),
+      ok: !ran && logged !== undefined && healthz.status === 200 && (!wantEvent || event !== undefined),
+      observed: wantEvent
+        ? event
+          ? 'a Warning event'
+          : `no Warning event (${parts.join(', ')})`
+        : parts.filter((x) => !/event/.test(x)).join(', '),
       details: [logged?.slice(0, 300) ?? '', event ?? ''],
     };
   } finally {
@@ -463,7 +470,7 @@ async function otherCheck(c: OtherCheck, t: LiveTarget): Promise<Observation> {
     case 'warning':
       return warningCheck(c.about, t);
     case 'static-pod':
-      return staticPodCheck(c.defect, t);
+      return staticPodCheck(c.defect, c.event === true, t);
     case 'sse-per-user':
       return ssePerUser(t);
     case 'client-ca-reload':

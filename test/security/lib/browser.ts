@@ -12,7 +12,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { launchBrowser } from '../../../src/console/testing.ts';
 import { sleep } from '../../../src/util/abort.ts';
 import type { BrowserScenario } from '../probes.ts';
-import type { Observation } from './checks.ts';
+import { fail, type Observation } from './observation.ts';
 import { SECRET_MARKERS } from './common.ts';
 import type { LiveTarget } from './target.ts';
 
@@ -30,8 +30,6 @@ export interface BrowserSession {
   run(scenario: BrowserScenario, t: LiveTarget): Promise<Observation>;
   close(): Promise<void>;
 }
-
-const fail = (observed: string, details: string[] = []): Observation => ({ ok: false, observed, details });
 
 /** `kubectl proxy` on a free loopback port against the cluster; its base URL. */
 async function startKubectlProxy(kubeconfig: string): Promise<{ url: string; child: ChildProcess }> {

@@ -577,7 +577,7 @@ export const PROBES: readonly Probe[] = [
     id: 'browser-form-run',
     group: 'Browser',
     attempt:
-      'a page on `http://attacker.example:<port>/` auto-submits three forms (urlencoded, multipart, text/plain) to `/run/…?cmd=touch /tmp/…` through `kubectl proxy`',
+      'a page on `http://attacker.example:<port>/` auto-submits three forms (urlencoded, multipart, text/plain) to `/run/…?cmd=touch /tmp/…` through `kubectl proxy` to the API server (control: the same POST without browser headers runs)',
     expected: 'every POST refused; no file in the container',
     targets: CLUSTER,
     upstream: true,
@@ -587,7 +587,7 @@ export const PROBES: readonly Probe[] = [
     id: 'browser-websocket-exec',
     group: 'Browser',
     attempt:
-      'the same page opens a WebSocket to `/exec/…?command=touch&command=/tmp/…` through `kubectl proxy`',
+      'the same page opens a WebSocket to `/exec/…?command=touch&command=/tmp/…` through a `kubectl proxy` to the kubelet (the API server 1.20 drops an upgrade’s query on nodes/proxy; control: the same WebSocket without browser headers runs)',
     expected: 'refused; no file in the container',
     targets: CLUSTER,
     upstream: true,

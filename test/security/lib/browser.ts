@@ -2,18 +2,29 @@
  * The attacker suite's browser probes: Debian's headless chromium (puppeteer-core, as the console
  * tests launch it) with two names that resolve to 127.0.0.1 — `rebind.example` (a DNS rebinding
  * page) and `attacker.example` (a page of another site) — against the kubelet's loopback listeners
- * and, through `kubectl proxy` (as the README sends people to the console), its API.
+ * and, through `kubectl proxy`, its API.
+ *
+ * Two proxies: the README's (`kubectl proxy` to the API server, whose nodes/proxy reaches the
+ * kubelet), which the forms go through; and one whose kubeconfig names the kubelet itself with an
+ * allowed client certificate, which the WebSocket goes through — the bed's kube-apiserver 1.20
+ * drops the query of an upgrade on nodes/proxy (apimachinery's UpgradeAwareHandler.tryUpgrade
+ * dials `h.Location` without the request's RawQuery), so no exec WebSocket carries a command that
+ * way, from a page or not. Each attack has a control: the same request from a client that is not a
+ * browser, through the same proxy, must work and leave its file, so a refusal is the kubelet's.
  * No upstream counterpart.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { launchBrowser } from '../../../src/console/testing.ts';
 import { sleep } from '../../../src/util/abort.ts';
 import type { BrowserScenario } from '../probes.ts';
 import { fail, type Observation } from './observation.ts';
 import { SECRET_MARKERS } from './common.ts';
+import { runHttp } from './prober.ts';
 import type { LiveTarget } from './target.ts';
 
 const RESOLVER_RULES = '--host-resolver-rules=MAP rebind.example 127.0.0.1, MAP attacker.example 127.0.0.1';
@@ -70,6 +81,24 @@ function startPageServer(): Promise<{ port: number; pages: Map<string, string>; 
   );
 }
 
+/** A kubeconfig whose server is the kubelet's API (self-signed or not) and whose user is `cert`'s. */
+async function kubeletKubeconfig(t: LiveTarget): Promise<string> {
+  const cert = t.admin.cert;
+  if (!cert || t.ports.api === undefined) throw new Error(`${t.name}: no client certificate for the kubelet`);
+  const path = join(t.scratch, 'kubelet-proxy.kubeconfig');
+  const text = [
+    'apiVersion: v1',
+    'kind: Config',
+    `clusters: [{name: kubelet, cluster: {server: "https://127.0.0.1:${t.ports.api}", insecure-skip-tls-verify: true}}]`,
+    `users: [{name: allowed, user: {client-certificate: "${cert.cert}", client-key: "${cert.key}"}}]`,
+    'contexts: [{name: kubelet, context: {cluster: kubelet, user: allowed}}]',
+    'current-context: kubelet',
+    '',
+  ].join('\n');
+  await writeFile(path, text, { mode: 0o600 });
+  return path;
+}
+
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
 /** A page that submits one form per encoding, each into its own frame, as soon as it loads. */
@@ -99,7 +128,8 @@ async function markersIn(t: LiveTarget, prefix: string): Promise<string[]> {
 
 export function createBrowserSession(): BrowserSession {
   let browser: Promise<Browser> | undefined;
-  let proxy: Promise<{ url: string; child: ChildProcess }> | undefined;
+  let apiProxy: Promise<{ url: string; child: ChildProcess }> | undefined;
+  let kubeletProxy: Promise<{ url: string; child: ChildProcess }> | undefined;
   let site: Promise<{ port: number; pages: Map<string, string>; server: Server }> | undefined;
 
   const getBrowser = () => (browser ??= launchBrowser([RESOLVER_RULES]));
@@ -135,17 +165,15 @@ export function createBrowserSession(): BrowserSession {
   }
 
   async function formRun(t: LiveTarget): Promise<Observation> {
-    const base = (await getProxy(t)).url;
+    const base = (await getApiProxy(t)).url;
     const s = await getSite();
     await t.execInPod(['sh', '-c', 'rm -f /tmp/sec-form-*']);
     const { namespace, name, container } = t.pod;
-    s.pages.set(
-      '/form',
-      formPage(
-        (marker) =>
-          `${base}${proxyPath(t, `/run/${namespace}/${name}/${container}`)}?cmd=${encodeURIComponent(`touch ${marker}`)}`,
-      ),
-    );
+    const runUrl = (marker: string) =>
+      `${base}${proxyPath(t, `/run/${namespace}/${name}/${container}`)}?cmd=${encodeURIComponent(`touch ${marker}`)}`;
+    // The control: the same POST from a client that is no browser runs.
+    const control = await runHttp({ op: 'http', url: runUrl('/tmp/sec-form-control'), method: 'POST' });
+    s.pages.set('/form', formPage(runUrl));
     const statuses = await withPage(async (page) => {
       const seen: number[] = [];
       page.on('response', (r) => {
@@ -158,21 +186,37 @@ export function createBrowserSession(): BrowserSession {
     });
     await sleep(1_000);
     const made = await markersIn(t, 'sec-form-');
-    const refused = statuses.filter((s) => s >= 400).length;
+    const controlRan = control.status === 200 && made.includes('sec-form-control');
+    const attacks = made.filter((f) => f !== 'sec-form-control');
+    const refused = statuses.filter((x) => x >= 400).length;
     return {
-      ok: statuses.length === FORM_ENCODINGS.length && refused === statuses.length && made.length === 0,
-      observed: `POSTs answered ${statuses.join(', ') || 'nothing'}; ${made.length === 0 ? 'no file in the container' : `created ${made.join(' ')}`}`,
+      ok:
+        controlRan &&
+        statuses.length === FORM_ENCODINGS.length &&
+        refused === statuses.length &&
+        attacks.length === 0,
+      observed:
+        `page's POSTs answered ${statuses.join(', ') || 'nothing'}; ` +
+        `${attacks.length === 0 ? 'no file in the container' : `created ${attacks.join(' ')}`}` +
+        ` (control without browser headers: ${control.status ?? control.error ?? ''}${controlRan ? ', ran' : ', DID NOT RUN'})`,
       details: [],
     };
   }
 
   async function websocketExec(t: LiveTarget): Promise<Observation> {
-    const base = (await getProxy(t)).url.replace(/^http/, 'ws');
+    const base = (await getKubeletProxy(t)).url;
     const s = await getSite();
-    await t.execInPod(['rm', '-f', '/tmp/sec-ws-exec']);
+    await t.execInPod(['sh', '-c', 'rm -f /tmp/sec-ws-*']);
     const { namespace, name, container } = t.pod;
-    const url = `${base}${proxyPath(t, `/exec/${namespace}/${name}/${container}`)}?command=touch&command=/tmp/sec-ws-exec&output=1`;
-    s.pages.set('/ws', websocketPage(url));
+    const execPath = (marker: string) =>
+      `/exec/${namespace}/${name}/${container}?command=touch&command=${marker}&output=1`;
+    const control = await runHttp({
+      op: 'http',
+      url: `${base}${execPath('/tmp/sec-ws-control')}`,
+      method: 'GET',
+      websocket: { protocols: ['v4.channel.k8s.io'], holdMs: 1_000 },
+    });
+    s.pages.set('/ws', websocketPage(`${base.replace(/^http/, 'ws')}${execPath('/tmp/sec-ws-exec')}`));
     const { outcome, handshake, console } = await withPage(async (page) => {
       const cdp = await page.createCDPSession();
       await cdp.send('Network.enable');
@@ -187,17 +231,21 @@ export function createBrowserSession(): BrowserSession {
       return { outcome: result, handshake: status, console: messages };
     });
     await sleep(1_000);
-    const made = await markersIn(t, 'sec-ws-exec');
+    const made = await markersIn(t, 'sec-ws-');
+    const controlRan = control.status === 101 && made.includes('sec-ws-control');
     const code = handshake ?? /response code: (\d+)/.exec(console.join(' '))?.[1];
     return {
-      ok: outcome !== 'open' && made.length === 0,
-      observed: `WebSocket ${outcome}${code !== undefined ? ` (${code})` : ''}; ${made.length === 0 ? 'no file in the container' : 'the command ran'}`,
+      ok: controlRan && outcome !== 'open' && !made.includes('sec-ws-exec'),
+      observed:
+        `page's WebSocket ${outcome}${code !== undefined ? ` (${code})` : ''}; ` +
+        `${made.includes('sec-ws-exec') ? 'the command ran' : 'no file in the container'}` +
+        ` (control without browser headers: ${control.status ?? control.error ?? ''}${controlRan ? ', ran' : ', DID NOT RUN'})`,
       details: console.slice(0, 5),
     };
   }
 
   async function consoleSameOrigin(t: LiveTarget): Promise<Observation> {
-    const base = (await getProxy(t)).url;
+    const base = (await getApiProxy(t)).url;
     return withPage(async (page) => {
       const problems: string[] = [];
       page.on('pageerror', (e) => problems.push(String(e)));
@@ -216,9 +264,12 @@ export function createBrowserSession(): BrowserSession {
     });
   }
 
-  function getProxy(t: LiveTarget): Promise<{ url: string; child: ChildProcess }> {
+  function getApiProxy(t: LiveTarget): Promise<{ url: string; child: ChildProcess }> {
     if (!t.adminKubeconfig) return Promise.reject(new Error(`${t.name}: no cluster`));
-    return (proxy ??= startKubectlProxy(t.adminKubeconfig));
+    return (apiProxy ??= startKubectlProxy(t.adminKubeconfig));
+  }
+  function getKubeletProxy(t: LiveTarget): Promise<{ url: string; child: ChildProcess }> {
+    return (kubeletProxy ??= kubeletKubeconfig(t).then(startKubectlProxy));
   }
   const getSite = () => (site ??= startPageServer());
 
@@ -238,11 +289,14 @@ export function createBrowserSession(): BrowserSession {
       }
     },
     async close() {
+      // What failed to start was reported by the probe that started it; only the rest is stopped.
       const b = browser;
       browser = undefined;
       await (await b?.catch(() => undefined))?.close();
-      const p = await proxy?.catch(() => undefined);
-      p?.child.kill('SIGTERM');
+      for (const proxy of [apiProxy, kubeletProxy]) {
+        const p = await proxy?.catch(() => undefined);
+        p?.child.kill('SIGTERM');
+      }
       const s = await site?.catch(() => undefined);
       s?.server.closeAllConnections();
       await new Promise<void>((r) => (s ? s.server.close(() => r()) : r()));

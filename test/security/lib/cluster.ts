@@ -7,6 +7,7 @@
  * identities (tokens, certificates with and without RBAC) are made here. No upstream counterpart.
  */
 import { mkdir, readFile } from 'node:fs/promises';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../../harness/cluster/index.ts';
 import { pkiPaths } from '../../harness/cluster/control-plane.ts';
@@ -109,6 +110,15 @@ spec:
   - {name: data, emptyDir: {}}
   - {name: mem, emptyDir: {medium: Memory}}
 `;
+}
+
+/** The machine's first non-loopback IPv4 address (the upstream node's address). */
+function hostAddress(): string {
+  for (const addrs of Object.values(networkInterfaces())) {
+    const a = addrs?.find((x) => x.family === 'IPv4' && !x.internal);
+    if (a) return a.address;
+  }
+  throw new Error('no non-loopback IPv4 address for the upstream node');
 }
 
 async function cleanNode(k: Kubectl, node: string): Promise<void> {
@@ -226,6 +236,9 @@ export async function startClusterTarget(kind: 'tskubelet' | 'upstream'): Promis
         logFile,
         clientCAFile: cluster.caFile,
         readOnlyPort: readOnly,
+        // Upstream 1.20 reports no address for a loopback node IP ("nodeIP can't be loopback
+        // address"), and the API server then cannot reach it (no kubectl proxy, no logs).
+        extraArgs: [`--node-ip=${hostAddress()}`],
       });
       await upstream.ready(120_000);
     }

@@ -30,8 +30,11 @@ export interface HttpAction {
   headers?: Record<string, string>;
   body?: string;
   cert?: ClientCert;
-  /** Send an RFC 6455 WebSocket handshake (the answer is 101 when accepted). */
-  websocket?: { protocols: readonly string[] };
+  /**
+   * Send an RFC 6455 WebSocket handshake (the answer is 101 when accepted); an accepted stream is
+   * held open `holdMs` (default 0) before it is closed.
+   */
+  websocket?: { protocols: readonly string[]; holdMs?: number };
   /** How long to wait for the status line (a stream's body is never waited for). */
   timeoutMs?: number;
   /** Body bytes kept (default 2 KiB) and how long the body is read after the status (default 400 ms). */
@@ -195,8 +198,12 @@ export function runHttp(a: HttpAction): Promise<HttpResult> {
     });
     req.once('error', (err) => finish({ op: 'http', error: errorText(err) }));
     req.once('upgrade', (res: IncomingMessage, socket) => {
-      socket.destroy();
-      finish({ op: 'http', status: res.statusCode ?? 0, headers: flatHeaders(res.headers), body: '' });
+      socket.on('error', () => socket.destroy());
+      socket.resume();
+      setTimeout(() => {
+        socket.destroy();
+        finish({ op: 'http', status: res.statusCode ?? 0, headers: flatHeaders(res.headers), body: '' });
+      }, a.websocket?.holdMs ?? 0);
     });
     req.once('response', (res: IncomingMessage) => {
       void readSome(res, a.maxBody ?? BODY_BYTES, a.bodyWaitMs ?? BODY_WAIT_MS).then((body) =>
@@ -262,7 +269,6 @@ export function runTls(a: TlsAction): Promise<TlsResult> {
       maxVersion: a.maxVersion,
       // Level 0: the client itself must be willing to offer the weak protocol or cipher.
       ciphers: a.ciphers ?? 'DEFAULT:@SECLEVEL=0',
-      servername: undefined,
     });
     const timer = setTimeout(() => {
       s.destroy();

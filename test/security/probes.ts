@@ -14,6 +14,9 @@ const CLUSTER: readonly TargetName[] = ['cluster'];
 const BOTH: readonly TargetName[] = ['standalone', 'cluster'];
 const UPGRADES = ['exec', 'attach', 'portForward'] as const;
 const FOREIGN_ORIGIN = 'http://attacker.example';
+/** What chromium sends: every browser's User-Agent starts `Mozilla/`, and no page can change it. */
+const BROWSER =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36';
 const NO_CONSOLE = 'upstream has no node console';
 const NO_SOCKET = 'upstream has no local API socket';
 
@@ -434,7 +437,8 @@ export const PROBES: readonly Probe[] = [
   {
     id: 'xsite-origin-post',
     group: 'Cross-site requests',
-    attempt: '`POST /run`, allowed user, `Origin: http://attacker.example`, no `Sec-Fetch-Site`',
+    attempt:
+      '`POST /run` from a browser (`User-Agent: Mozilla/…`), allowed user, `Origin: http://attacker.example`, no `Sec-Fetch-Site`',
     expected: '403',
     targets: BOTH,
     upstream: true,
@@ -443,14 +447,14 @@ export const PROBES: readonly Probe[] = [
       listener: 'api',
       who: 'authorized',
       routes: ['run'],
-      headers: { origin: FOREIGN_ORIGIN },
+      headers: { origin: FOREIGN_ORIGIN, 'user-agent': BROWSER },
       expect: { status: [403] },
     },
   },
   {
     id: 'xsite-origin-upgrade',
     group: 'Cross-site requests',
-    attempt: 'exec, attach, port-forward WebSocket upgrades, allowed user, foreign `Origin`',
+    attempt: 'exec, attach, port-forward WebSocket upgrades from a browser, allowed user, foreign `Origin`',
     expected: '403',
     targets: BOTH,
     upstream: true,
@@ -459,15 +463,32 @@ export const PROBES: readonly Probe[] = [
       listener: 'api',
       who: 'authorized',
       routes: UPGRADES,
-      headers: { origin: FOREIGN_ORIGIN },
+      headers: { origin: FOREIGN_ORIGIN, 'user-agent': BROWSER },
       expect: { status: [403] },
+    },
+  },
+  {
+    id: 'xsite-origin-client-control',
+    group: 'Cross-site requests',
+    attempt:
+      'exec upgrade, allowed user, a foreign `Origin` from a client that is not a browser (the Python client sends the address it dialled; control)',
+    expected: '101',
+    targets: BOTH,
+    upstream: true,
+    check: {
+      kind: 'http',
+      listener: 'api',
+      who: 'authorized',
+      routes: ['exec'],
+      headers: { origin: 'https://127.0.0.1:6443', 'user-agent': 'Python-urllib/3.11' },
+      expect: { status: [101] },
     },
   },
   {
     id: 'xsite-origin-get-control',
     group: 'Cross-site requests',
     attempt:
-      '`GET /pods`, allowed user, foreign `Origin` (control: a read the browser would not let the page see)',
+      '`GET /pods` from a browser, allowed user, foreign `Origin` (control: a read the browser would not let the page see)',
     expected: '200',
     targets: BOTH,
     upstream: true,
@@ -476,7 +497,7 @@ export const PROBES: readonly Probe[] = [
       listener: 'api',
       who: 'authorized',
       routes: ['pods'],
-      headers: { origin: FOREIGN_ORIGIN },
+      headers: { origin: FOREIGN_ORIGIN, 'user-agent': BROWSER },
       expect: { status: [200] },
     },
   },

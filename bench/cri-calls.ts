@@ -1,5 +1,5 @@
 /**
- * CRI calls per pod in a static batch: the whole kubelet core (createKubelet, real managers) on the
+ * CRI calls per pod in a static batch: the whole kubelet core (newKubelet, real managers) on the
  * in-memory fake CRI (src/runtime/cri/testing.ts), N one-container pods sent at once, calls counted
  * by method until every pod reports Running, then over `--settle` more seconds (the relists that
  * follow). The fake answers at once, so this counts calls, not time; what a call costs is
@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createMemoryRecorder } from '../src/api/events.ts';
 import type { KubeletPod } from '../src/api/types.ts';
-import { createKubelet } from '../src/kubelet/kubelet.ts';
+import { newKubelet } from '../src/kubelet/index.ts';
+import { testKubeletConfig } from '../src/config/testing.ts';
 import { FakeKmsg } from '../src/oom/testing.ts';
 import type { PodSource } from '../src/podsource/index.ts';
 import { FakeImageService, FakeRuntimeService } from '../src/runtime/cri/testing.ts';
@@ -59,16 +60,11 @@ const source: PodSource = {
   },
   stop: () => Promise.resolve(),
 };
-const k = createKubelet(
+const k = await newKubelet(
+  testKubeletConfig({ rootDir: dir, podLogsDir: join(dir, 'logs'), maxPods: 250, syncFrequencyMs: 60_000 }),
   {
-    nodeName: 'node-a',
+    version: 'bench',
     nodeIP: '192.0.2.10',
-    rootDir: dir,
-    podLogsDir: join(dir, 'logs'),
-    maxPods: 250,
-    syncFrequencyMs: 60_000,
-  },
-  {
     runtimeService: cri,
     imageService: images,
     sources: [source],

@@ -115,6 +115,7 @@ export function compileConfig(
     registerNode: value('registerNode'),
     registerWithTaints: toTaints(value('registerWithTaints')),
     nodeLabels: value('nodeLabels'),
+    resolvConf: value('resolvConf'),
     clusterDomain: value('clusterDomain'),
     clusterDNS: value('clusterDNS'),
     ...podCgroupSettings(field, errors),

@@ -16,6 +16,7 @@ export const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = 120_000; // runtimeRequestTime
 export const DEFAULT_CONTAINER_RUNTIME_ENDPOINT = 'unix:///run/containerd/containerd.sock'; // containerRuntimeEndpoint
 export const DEFAULT_ROOT_DIR = '/var/lib/kubelet'; // --root-dir
 export const DEFAULT_POD_LOGS_DIR = '/var/log/pods'; // podLogsDir
+export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf'; // resolvConf (kubetypes.ResolvConfDefault)
 export const DEFAULT_NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000; // nodeStatusUpdateFrequency
 
 /** pkg/kubelet/kubelet.go */
@@ -129,7 +130,6 @@ export const DEFAULT_AUTHENTICATION_ANONYMOUS = false; // authentication.anonymo
 export const DEFAULT_AUTHENTICATION_WEBHOOK = true; // authentication.webhook.enabled
 export const DEFAULT_AUTHORIZATION_MODE = 'Webhook'; // authorization.mode
 export const DEFAULT_ENABLE_DEBUGGING_HANDLERS = true; // enableDebuggingHandlers
-export const DEFAULT_ENABLE_CONTENTION_PROFILING = false; // enableContentionProfiling
 export const DEFAULT_ENABLE_SYSTEM_LOG_HANDLER = true; // enableSystemLogHandler
 
 /** pkg/kubelet/runonce.go */

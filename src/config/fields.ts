@@ -482,6 +482,15 @@ export const KUBELET_FIELDS = {
       'labels for the Node when it registers; repeatable. In the kubernetes.io and k8s.io ' +
       'namespaces only [*.]kubelet.kubernetes.io/, [*.]node.kubernetes.io/ and the well-known node labels',
   },
+  resolvConf: {
+    kind: 'string',
+    file: 'resolvConf',
+    flag: { name: 'resolv-conf', arg: '<file>' },
+    // Upstream 1.20 defaulting: an empty file value becomes the default; the flag's "" is kept.
+    fileZero: 'default',
+    default: d.DEFAULT_RESOLV_CONF,
+    help: 'resolver configuration file the DNS of Default-policy pods (and the search list of ClusterFirst pods) is based on; "" for none',
+  },
   clusterDomain: {
     kind: 'string',
     file: 'clusterDomain',

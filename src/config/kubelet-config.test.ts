@@ -67,7 +67,6 @@ describe('compileConfig defaults', () => {
         authentication: { anonymous: false, webhook: true, webhookCacheTTLMs: 120_000 },
         authorization: { mode: 'Webhook', cacheAuthorizedTTLMs: 300_000, cacheUnauthorizedTTLMs: 30_000 },
         enableDebuggingHandlers: true,
-        enableContentionProfiling: false,
         enableSystemLogHandler: true,
         streamingConnectionIdleTimeoutMs: 4 * 3600_000,
         containerLogMaxSizeBytes: 10 * 1024 * 1024,
@@ -111,6 +110,7 @@ describe('compileConfig defaults', () => {
       registerNode: true,
       registerWithTaints: [],
       nodeLabels: {},
+      resolvConf: '/etc/resolv.conf',
       clusterDomain: '',
       clusterDNS: [],
       cgroupsPerQOS: true,
@@ -1280,6 +1280,17 @@ describe('compileConfig clusterDNS and clusterDomain', () => {
     );
     assert.deepEqual(config.clusterDNS, ['10.0.0.10']);
     assert.equal(config.clusterDomain, 'example.internal');
+  });
+
+  it('reads resolvConf from the file and --resolv-conf, a file "" meaning the default and a flag "" meaning none', () => {
+    assert.equal(compile(undefined).config.resolvConf, '/etc/resolv.conf');
+    assert.equal(
+      compile({ resolvConf: '/run/systemd/resolve/resolv.conf' }).config.resolvConf,
+      '/run/systemd/resolve/resolv.conf',
+    );
+    // Upstream 1.20 defaulting: an empty file value is the default; the flag is applied after it.
+    assert.equal(compile({ resolvConf: '' }).config.resolvConf, '/etc/resolv.conf');
+    assert.equal(compile({ resolvConf: '/etc/a.conf' }, { resolvConf: '' }).config.resolvConf, '');
   });
 
   it('treats an empty clusterDomain and clusterDNS in the file as unset', () => {

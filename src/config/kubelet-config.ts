@@ -90,6 +90,8 @@ export interface KubeletConfig {
   readonly registerWithTaints: readonly Taint[];
   /** Labels the Node is created with (`--node-labels`); validated, namespace rules applied. */
   readonly nodeLabels: Readonly<Record<string, string>>;
+  /** The host resolv.conf pods' DNS is based on (upstream resolvConf); '' means none. */
+  readonly resolvConf: string;
   /** DNS domain of the cluster (e.g. `cluster.local`) for ClusterFirst pods' search list; '' = none. */
   readonly clusterDomain: string;
   /** Nameserver IPs of ClusterFirst pods; empty: they fall back to the host's resolv.conf. */

@@ -19,6 +19,8 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { flag: 'experimental-mounter-path' },
   { flag: 'experimental-allocatable-ignore-eviction', bool: true },
   { field: 'failSwapOn', flag: 'fail-swap-on', bool: true },
+  // Contention profiling needs the pprof handlers, which tskubelet does not serve.
+  { field: 'enableContentionProfiling', flag: 'contention-profiling', bool: true },
   { field: 'imageServiceEndpoint', flag: 'image-service-endpoint' },
   { field: 'serverTLSBootstrap', flag: 'rotate-server-certificates', bool: true },
   { field: 'rotateCertificates', flag: 'rotate-certificates', bool: true },
@@ -37,7 +39,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { field: 'topologyManagerPolicyOptions', flag: 'topology-manager-policy-options' },
   { field: 'hairpinMode', flag: 'hairpin-mode' },
   { field: 'podCIDR', flag: 'pod-cidr' },
-  { field: 'resolvConf', flag: 'resolv-conf' },
   { field: 'enableControllerAttachDetach', flag: 'enable-controller-attach-detach', bool: true },
   { field: 'makeIPTablesUtilChains', flag: 'make-iptables-util-chains', bool: true },
   { field: 'iptablesMasqueradeBit', flag: 'iptables-masquerade-bit' },

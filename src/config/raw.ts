@@ -34,7 +34,6 @@ export interface RawServerConfiguration {
     webhook?: { cacheAuthorizedTTL?: string; cacheUnauthorizedTTL?: string };
   };
   enableDebuggingHandlers?: boolean;
-  enableContentionProfiling?: boolean;
   enableSystemLogHandler?: boolean;
   streamingConnectionIdleTimeout?: string;
   containerLogMaxSize?: string;
@@ -75,6 +74,7 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   nodeLeaseDurationSeconds?: number;
   registerNode?: boolean;
   registerWithTaints?: RawTaint[];
+  resolvConf?: string;
   clusterDomain?: string;
   clusterDNS?: string[];
   cgroupsPerQOS?: boolean;

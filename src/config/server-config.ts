@@ -43,8 +43,6 @@ export interface ServerSettings {
   };
   /** logs, exec, attach, port-forward, run, runningpods; off: those answer 405 as upstream. */
   readonly enableDebuggingHandlers: boolean;
-  /** Accepted for compatibility; Go's block profiler has no Node.js counterpart. */
-  readonly enableContentionProfiling: boolean;
   /** `/logs/` (files under /var/log); only with enableDebuggingHandlers, as upstream. */
   readonly enableSystemLogHandler: boolean;
   readonly streamingConnectionIdleTimeoutMs: number;
@@ -178,7 +176,6 @@ export function compileServerSettings(
       cacheUnauthorizedTTLMs: field('authorizationWebhookCacheUnauthorizedTTL').value,
     },
     enableDebuggingHandlers: field('enableDebuggingHandlers').value,
-    enableContentionProfiling: field('contentionProfiling').value,
     enableSystemLogHandler: field('enableSystemLogHandler').value,
     streamingConnectionIdleTimeoutMs: field('streamingConnectionIdleTimeout').value,
     containerLogMaxSizeBytes,

@@ -126,14 +126,6 @@ export const SERVER_FIELDS = {
     default: d.DEFAULT_ENABLE_DEBUGGING_HANDLERS,
     help: `serve logs, exec, attach, port-forward and run (default ${d.DEFAULT_ENABLE_DEBUGGING_HANDLERS})`,
   },
-  contentionProfiling: {
-    kind: 'bool',
-    file: 'enableContentionProfiling',
-    flag: { name: 'contention-profiling' },
-    fileZero: 'kept',
-    default: d.DEFAULT_ENABLE_CONTENTION_PROFILING,
-    help: 'accepted for compatibility; has no effect',
-  },
   enableSystemLogHandler: {
     kind: 'bool',
     file: 'enableSystemLogHandler',

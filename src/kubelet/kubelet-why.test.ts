@@ -9,7 +9,7 @@ import { fakeCriKubelet, untilWithin } from './testing.ts';
 /** A running kubelet with 1 CPU allocatable (the admission test asks for 2), its source started. */
 async function setup(t: TestContext) {
   const s = await fakeCriKubelet(t, { milliCPU: 1000 });
-  const k = s.start();
+  const k = await s.start();
   await until('source started', () => s.source.started);
   return { k, cri: s.cri, send: (pods: KubeletPod[]) => s.source.send(pods) };
 }

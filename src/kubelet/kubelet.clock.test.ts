@@ -5,42 +5,19 @@
  * plus an offset the test steps, the monotonic clock is the machine's.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { createMemoryRecorder } from '../api/events.ts';
 import type { KubeletPod, PodStatus } from '../api/types.ts';
-import { FakeKmsg } from '../oom/testing.ts';
-import type { PodSource } from '../podsource/index.ts';
 import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
 import { sleep } from '../util/abort.ts';
 import { monotonicNow } from '../util/clock.ts';
-import { nullLogger } from '../util/logger.ts';
-import { createKubelet, type Kubelet } from './kubelet.ts';
+import type { Kubelet } from './types.ts';
+import { fakeCriKubelet } from './testing.ts';
 
 const H = 3_600_000;
 
 function steppingWall() {
   let offset = 0;
   return { now: () => Date.now() + offset, step: (ms: number) => (offset += ms) };
-}
-
-function source(): PodSource & { send(pods: KubeletPod[]): void } {
-  let deliver: ((pods: KubeletPod[]) => void) | undefined;
-  let last: KubeletPod[] | undefined;
-  return {
-    name: 'file',
-    start(send) {
-      deliver = send;
-      if (last) send(last);
-    },
-    stop: () => Promise.resolve(),
-    send(pods) {
-      last = pods;
-      deliver?.(pods);
-    },
-  };
 }
 
 /** A volume manager with nothing to mount that counts pod syncs (each sync sets volumes up). */
@@ -59,44 +36,22 @@ function countingVolumes() {
 }
 
 async function setup(t: TestContext, syncFrequencyMs = 60_000) {
-  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-clock-'));
   const wall = steppingWall();
   const cri = new FakeRuntimeService({ clock: { now: wall.now, sleep } });
-  const src = source();
   const volumes = countingVolumes();
-  const kubelet: Kubelet = createKubelet(
-    {
-      nodeName: 'node-a',
-      nodeIP: '192.0.2.10',
-      rootDir: dir,
-      podLogsDir: join(dir, 'logs'),
-      maxPods: 110,
-      syncFrequencyMs,
-    },
-    {
+  const s = await fakeCriKubelet(t, {
+    options: { syncFrequencyMs },
+    deps: {
       runtimeService: cri,
       imageService: new FakeImageService({ clock: { now: wall.now, sleep } }),
-      sources: [src],
-      recorder: createMemoryRecorder(),
-      logger: nullLogger,
-      openKmsg: new FakeKmsg().opener,
-      node: () => ({
-        name: 'node-a',
-        labels: {},
-        allocatable: { milliCPU: 2000, memory: 4 << 30, pods: 110 },
-      }),
       now: wall.now,
       monotonic: monotonicNow,
       managers: { volumes },
       random: () => 0,
     },
-  );
-  t.after(async () => {
-    await kubelet.stop();
-    await rm(dir, { recursive: true, force: true });
   });
-  void kubelet.run();
-  return { cri, src, kubelet, wall, volumes };
+  const kubelet: Kubelet = await s.start();
+  return { cri, src: s.source, kubelet, wall, volumes };
 }
 
 async function until<T>(what: string, get: () => T | undefined | false, timeoutMs = 8_000): Promise<T> {

@@ -42,7 +42,7 @@ describe('the kubelet core on a fake CRI', () => {
       sourceName: 'api',
       options: { shutdownGracePeriodMs: 6_000, shutdownGracePeriodCriticalPodsMs: 3_000 },
     });
-    const k = s.start();
+    const k = await s.start();
     const web = makePod('web');
     const critical = makePod('dns', (p) => (p.spec.priority = 2_000_000_000));
     s.source.send([web, critical]);
@@ -84,7 +84,7 @@ describe('the kubelet core on a fake CRI', () => {
 
   void it('takes a pod through its whole life: Running, then killed and removed once its source drops it', async (t) => {
     const s = await fakeCriKubelet(t);
-    const k = s.start();
+    const k = await s.start();
     const pod = makePod('web');
     s.source.send([pod]);
     const running = await until(
@@ -109,7 +109,7 @@ describe('the kubelet core on a fake CRI', () => {
 
   void it("reads a started pod's status once: the relist that sees it started neither reads it again nor makes its worker read it", async (t) => {
     const s = await fakeCriKubelet(t);
-    const k = s.start();
+    const k = await s.start();
     s.source.send([makePod('web')]);
     await until('Running', () => statusOf(k, 'uid-web')?.phase === 'Running');
     const sandboxId = [...s.cri.sandboxes.keys()][0];
@@ -125,7 +125,7 @@ describe('the kubelet core on a fake CRI', () => {
   void it("removes a dropped pod's log directory on the container GC's period", async (t) => {
     t.mock.timers.enable({ apis: ['setInterval'] });
     const s = await fakeCriKubelet(t);
-    const k = s.start();
+    const k = await s.start();
     s.source.send([makePod('web')]);
     await until('Running', () => statusOf(k, 'uid-web')?.phase === 'Running');
     const logDir = join(s.dir, 'logs', 'ns_web_uid-web');
@@ -140,7 +140,7 @@ describe('the kubelet core on a fake CRI', () => {
 
   void it('rejects a pod at admission: Failed with the reason and an event, never in the runtime', async (t) => {
     const s = await fakeCriKubelet(t);
-    const k = s.start();
+    const k = await s.start();
     const pod = makePod('tuned', (p) => {
       p.spec.securityContext = { sysctls: [{ name: 'kernel.msgmax', value: '1' }] };
     });
@@ -155,14 +155,14 @@ describe('the kubelet core on a fake CRI', () => {
 
   void it('kills and removes a runtime pod no source claims, once every source has spoken (housekeeping)', async (t) => {
     const s = await fakeCriKubelet(t);
-    const first = s.start();
+    const first = await s.start();
     s.source.send([makePod('left-behind')]);
     await until('Running', () => statusOf(first, 'uid-left-behind')?.phase === 'Running');
     await first.stop(); // a kubelet restart: its containers keep running
 
     assert.equal(liveContainers(s.cri, 'uid-left-behind').length, 1);
     s.source.send([]); // the manifest went away while the kubelet was down
-    s.start();
+    await s.start();
     await until(
       'the orphan removed',
       () => s.cri.containers.size === 0 && s.cri.sandboxes.size === 0,
@@ -192,7 +192,7 @@ describe('the kubelet core on a fake CRI', () => {
       },
     };
     const s = await fakeCriKubelet(t, { deps: { cluster: { api, mirrorPods } } });
-    const k = s.start();
+    const k = await s.start();
     const staticPod = makePod('static-web', (p) => {
       p.metadata.annotations = { 'kubernetes.io/config.source': 'file' };
     });
@@ -219,7 +219,7 @@ describe('the kubelet core on a fake CRI', () => {
       reconcile: () => Promise.resolve(),
     };
     const s = await fakeCriKubelet(t, { deps: { cluster: { api, mirrorPods } }, sourceName: 'api' });
-    const k = s.start();
+    const k = await s.start();
     const pod = makePod('doomed');
     s.source.send([pod]);
     await until('Running', () => statusOf(k, 'uid-doomed')?.phase === 'Running');
@@ -245,7 +245,7 @@ describe('the kubelet core on a fake CRI', () => {
 
   void it('run-once admits, syncs each pod until its containers run, and reports per pod', async (t) => {
     const s = await fakeCriKubelet(t);
-    const k = s.make();
+    const k = await s.make();
     s.source.send([
       makePod('once'),
       makePod('refused', (p) => {

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeletPod } from '../api/types.ts';
 import { AsyncQueue } from '../util/async-queue.ts';
@@ -31,14 +30,16 @@ import {
 import { createStopPod } from './stop-pod.ts';
 import { createOomWatcher, describeOom, ROOT_CGROUP } from '../oom/index.ts';
 import { runOnce } from './run-once.ts';
-import type { Kubelet, KubeletDependencies, KubeletOptions } from './types.ts';
+import { STATE_DIR_NAME, setupDataDirs } from './data-dirs.ts';
+import type { KubeletConfig } from '../config/index.ts';
+import type { Kubelet, KubeletDependencies } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { createWhyGatherer } from '../why/index.ts';
 import { noopTimeline } from '../timeline/index.ts';
 
 export type { LoopEvent } from './sync-loop.ts';
 export type { KubeletManagers } from './managers.ts';
-export type { Kubelet, KubeletDependencies, KubeletOptions, PodView } from './types.ts';
+export type { Kubelet, KubeletDependencies, NodeEventSink, PodView } from './types.ts';
 
 /** Loop queue capacity (upstream plegChannelCapacity is 1000; config updates share it here). */
 const LOOP_QUEUE_CAPACITY = 4096;
@@ -46,9 +47,11 @@ const LOOP_QUEUE_CAPACITY = 4096;
 const LOOP_STALL_MS = 3 * 60_000;
 
 /**
- * Wires the managers; starts nothing (upstream NewMainKubelet). `run()` (or `runOnce()`) starts.
+ * The kubelet core: wires the managers from the compiled config; starts nothing (upstream
+ * NewMainKubelet). `run()` (or `runOnce()`) starts. Assembled by `newKubelet` (new-kubelet.ts),
+ * which builds the dependencies; nothing else calls it.
  */
-export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): Kubelet {
+export function createKubelet(config: KubeletConfig, deps: KubeletDependencies): Kubelet {
   const now = deps.now ?? Date.now;
   const monotonic = deps.monotonic ?? monotonicNow;
   const log = deps.logger;
@@ -58,13 +61,13 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   const backoff = createBackoff();
   const backoffStore = createBackoffStore(
     backoff,
-    join(opts.rootDir, 'tskubelet', 'container-backoff.json'),
+    join(config.rootDir, STATE_DIR_NAME, 'container-backoff.json'),
     log,
     { now, monotonic },
   );
   const cm = deps.containerManager?.enabled ? deps.containerManager : undefined;
   let cgroupsStarted = false;
-  const { volumes, runtime, pleg, probes, statuses } = buildManagers(opts, deps, {
+  const { volumes, runtime, pleg, probes, statuses } = buildManagers(config, deps, {
     backoff,
     onProbeChange: (uid) => queue.push({ kind: 'probe', uid }),
     // Only once the container manager started (run, run-once): until then the runtime's default.
@@ -101,8 +104,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     recorder: deps.recorder,
     logger: log,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
-    nodeIP: opts.nodeIP,
-    syncFrequencyMs: opts.syncFrequencyMs,
+    nodeIP: deps.nodeIP,
+    syncFrequencyMs: config.syncFrequencyMs,
     now,
     monotonic,
     ...(deps.random ? { random: deps.random } : {}),
@@ -139,14 +142,14 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
       ? { reconcileMirrors: (statics, signal) => cluster.mirrorPods.reconcile(statics, signal) }
       : {}),
     volumes,
-    rootDir: opts.rootDir,
+    rootDir: config.rootDir,
     cm,
     qos,
     signal: stopSignal.signal,
     logger: log,
     monotonic,
   });
-  const { containerGC, imageGC } = buildGCs(opts, deps, {
+  const { containerGC, imageGC } = buildGCs(config, deps, {
     sourcesReady,
     isPodDeleted: (uid) => state.isDeleted(uid, workers.phase(uid)),
     // Upstream IsPodTerminated: gone from every source, or its worker finished it.
@@ -155,9 +158,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
   });
   // Upstream oomWatcher: SystemOOM node events from the kernel log; container OOMs are logged.
   const oomWatcher = createOomWatcher({
-    nodeEvent:
-      deps.nodeEvent ??
-      ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
+    nodeEvent: deps.nodeEvent,
     onOom: (oom) => {
       if (oom.victimContainerName !== ROOT_CGROUP) log.info('container OOM kill', describeOom(oom));
     },
@@ -165,8 +166,8 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     ...(deps.openKmsg ? { openKmsg: deps.openKmsg } : {}),
   });
   const stopPod = createStopPod(queue, workers, stopSignal.signal);
-  const shutdown = buildShutdown(opts, deps, { activePods: () => loop.activePods(), killPod: stopPod });
-  const eviction = buildEviction(opts, deps, {
+  const shutdown = buildShutdown(config, deps, { activePods: () => loop.activePods(), killPod: stopPod });
+  const eviction = buildEviction(config, deps, {
     activePods: () => loop.activePods(),
     killPod: stopPod,
     podCleanedUp: (uid) => workers.settled(uid),
@@ -181,7 +182,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
     statuses,
     cache: pleg.cache,
     handler,
-    admitHandlers: defaultAdmitHandlers(opts, deps.node, eviction, shutdown),
+    admitHandlers: defaultAdmitHandlers(config, deps.node, eviction, shutdown),
     housekeeping,
     qos,
     ...(cluster && statusSyncer
@@ -222,8 +223,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
 
   /** Directories, saved back-off, cgroups: what both run modes need before the first sync. */
   async function prepare(): Promise<void> {
-    await mkdir(join(opts.rootDir, 'pods'), { recursive: true });
-    await mkdir(opts.podLogsDir, { recursive: true });
+    await setupDataDirs({ rootDir: config.rootDir, podLogsDir: config.podLogsDir }, log);
     await backoffStore.load();
     if (cm) {
       await cm.start(stopSignal.signal);
@@ -234,7 +234,7 @@ export function createKubelet(opts: KubeletOptions, deps: KubeletDependencies): 
 
   return {
     async run() {
-      log.info('starting tskubelet', { nodeName: opts.nodeName, nodeIP: opts.nodeIP });
+      log.info('starting tskubelet', { nodeName: config.nodeName, nodeIP: deps.nodeIP });
       await prepare();
       void shutdown?.start(stopSignal.signal);
       oomWatcher.start();

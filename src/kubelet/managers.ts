@@ -35,21 +35,13 @@ import {
   type ContainerGCDeps,
   type ImageGC,
 } from '../gc/index.ts';
-import {
-  DEFAULT_MAX_CONTAINER_COUNT,
-  DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
-  DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
-  DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT,
-  DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
-  DEFAULT_MINIMUM_GC_AGE_MS,
-  DEFAULT_POD_SANDBOX_IMAGE,
-  DEFAULT_IMAGE_FS_PATH,
-} from '../config/defaults.ts';
+import { DEFAULT_POD_SANDBOX_IMAGE, DEFAULT_IMAGE_FS_PATH } from '../config/defaults.ts';
 import { generalPredicatesAdmitHandler, type NodeView, type PodAdmitHandler } from './admission.ts';
 import { sysctlAdmitHandler } from './sysctl-admission.ts';
 import { appArmorAdmitHandler } from './apparmor-admission.ts';
 import { statusTargetFor } from './mirror-pods.ts';
-import type { KubeletDependencies, KubeletOptions } from './types.ts';
+import type { KubeletConfig } from '../config/index.ts';
+import type { KubeletDependencies } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
 
 /** The managers the kubelet core drives; each can be replaced through KubeletDependencies.managers. */
@@ -75,7 +67,7 @@ export interface ManagerHooks {
  * the dependencies do not already supply it. Starts nothing.
  */
 export function buildManagers(
-  opts: KubeletOptions,
+  config: KubeletConfig,
   deps: KubeletDependencies,
   hooks: ManagerHooks,
 ): KubeletManagers {
@@ -88,7 +80,7 @@ export function buildManagers(
   const volumes =
     given.volumes ??
     createVolumeManager({
-      rootDir: opts.rootDir,
+      rootDir: config.rootDir,
       logger: log,
       recorder: deps.recorder,
       ...(deps.timeline ? { timeline: deps.timeline } : {}),
@@ -97,7 +89,7 @@ export function buildManagers(
         ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, monotonic }) }
         : {}),
     });
-  const runtime = given.runtime ?? defaultRuntime(opts, deps, hooks, volumes);
+  const runtime = given.runtime ?? defaultRuntime(config, deps, hooks, volumes);
   const pleg =
     given.pleg ??
     createPleg({
@@ -105,7 +97,7 @@ export function buildManagers(
       logger: log,
       monotonic,
       ...(deps.metrics ? { metrics: deps.metrics.pleg } : {}),
-      ...(opts.eventedPleg && deps.runtimeEvents ? { events: deps.runtimeEvents } : {}),
+      ...(config.eventedPleg && deps.runtimeEvents ? { events: deps.runtimeEvents } : {}),
     });
   const probes =
     given.probes ??
@@ -125,7 +117,7 @@ export function buildManagers(
 }
 
 function defaultRuntime(
-  opts: KubeletOptions,
+  config: KubeletConfig,
   deps: KubeletDependencies,
   hooks: ManagerHooks,
   volumes: VolumeManager,
@@ -136,7 +128,7 @@ function defaultRuntime(
   // The node's own docker config (config.json / .dockercfg), root dir first (upstream sets its
   // preferred docker config path to the root directory).
   const nodeCredentials = createNodeCredentials({
-    rootDir: opts.rootDir,
+    rootDir: config.rootDir,
     logger: log,
     monotonic: deps.monotonic ?? monotonicNow,
   });
@@ -147,30 +139,30 @@ function defaultRuntime(
     logger: log,
     monotonic: deps.monotonic ?? monotonicNow,
     nodeCredentials: () => nodeCredentials.keyring(),
-    ...(opts.maxParallelImagePulls !== undefined ? { maxParallelPulls: opts.maxParallelImagePulls } : {}),
-    ...(opts.registryPullQPS !== undefined ? { registryPullQPS: opts.registryPullQPS } : {}),
-    ...(opts.registryBurst !== undefined ? { registryBurst: opts.registryBurst } : {}),
+    // Absent in the config means no limit (serializeImagePulls false, no maxParallelImagePulls).
+    maxParallelPulls: config.maxParallelImagePulls ?? Infinity,
+    registryPullQPS: config.registryPullQPS,
+    registryBurst: config.registryBurst,
     ...(objects ? { pullSecrets: pullSecretsFor(objects, log) } : {}),
   });
   return createRuntimeManager({
     runtime: deps.runtimeService,
-    pacer:
-      opts.runtimePacing === false
-        ? unpacedRuntime
-        : createRuntimePacer({ monotonic: deps.monotonic ?? monotonicNow }),
+    pacer: !config.runtimePacing
+      ? unpacedRuntime
+      : createRuntimePacer({ monotonic: deps.monotonic ?? monotonicNow }),
     images,
     recorder: deps.recorder,
     ...(deps.timeline ? { timeline: deps.timeline } : {}),
     logger: log,
     backoff: hooks.backoff,
-    podLogsDir: opts.podLogsDir,
-    rootDir: opts.rootDir,
+    podLogsDir: config.podLogsDir,
+    rootDir: config.rootDir,
     seccomp: {
-      profileRoot: seccompProfileRoot(opts.rootDir),
-      defaultToRuntimeDefault: opts.seccompDefault ?? false,
+      profileRoot: seccompProfileRoot(config.rootDir),
+      defaultToRuntimeDefault: config.seccompDefault,
     },
-    hostDNS: () => readHostDNS(opts.resolvConf ?? '/etc/resolv.conf'),
-    clusterDNS: { servers: opts.clusterDNS ?? [], domain: opts.clusterDomain ?? '' },
+    hostDNS: () => readHostDNS(config.resolvConf),
+    clusterDNS: { servers: config.clusterDNS, domain: config.clusterDomain },
     ...(hooks.podCgroupParent ? { podCgroupParent: hooks.podCgroupParent } : {}),
     mountsFor: (pod, container) => volumes.mountsFor(pod, container),
     imageUser: async (imageRef, signal) => {
@@ -183,9 +175,9 @@ function defaultRuntime(
         pod,
         container,
         // Upstream: a host-network pod's IPs are the node's.
-        podIPs: pod.spec.hostNetwork && opts.nodeIP ? [opts.nodeIP] : podIPs,
-        ...(opts.nodeIP ? { hostIP: opts.nodeIP } : {}),
-        nodeName: opts.nodeName,
+        podIPs: pod.spec.hostNetwork && deps.nodeIP ? [deps.nodeIP] : podIPs,
+        ...(deps.nodeIP ? { hostIP: deps.nodeIP } : {}),
+        nodeName: config.nodeName,
         ...(objects ? { objects } : {}),
         nodeAllocatable: { cpu: `${node.allocatable.milliCPU}m`, memory: String(node.allocatable.memory) },
         ...(deps.cluster?.services ? { services: deps.cluster.services } : {}),
@@ -222,14 +214,14 @@ function pullSecretsFor(objects: VolumeObjectSource, log: Logger) {
 
 /** The admit handlers in upstream's order around the general predicates (eviction's first). */
 export function defaultAdmitHandlers(
-  opts: KubeletOptions,
+  config: KubeletConfig,
   node: () => NodeView,
   eviction?: EvictionManager,
   shutdown?: ShutdownManager,
 ): PodAdmitHandler[] {
   return [
     ...(eviction ? [{ name: 'eviction', admit: (pod: Pod) => eviction.admit(pod) }] : []),
-    sysctlAdmitHandler({ allowedUnsafeSysctls: opts.allowedUnsafeSysctls ?? [] }),
+    sysctlAdmitHandler({ allowedUnsafeSysctls: config.allowedUnsafeSysctls }),
     generalPredicatesAdmitHandler(node),
     ...(shutdown ? [shutdown.admitHandler] : []),
     appArmorAdmitHandler(),
@@ -259,19 +251,25 @@ export function buildStatusSyncer(
   });
 }
 
-/** The eviction manager when the options configure one and the dependencies supply stats. */
+/** The eviction manager when the config has thresholds and the dependencies supply stats. */
 export function buildEviction(
-  opts: KubeletOptions,
+  config: KubeletConfig,
   deps: KubeletDependencies,
   hooks: Pick<EvictionDeps, 'activePods' | 'killPod' | 'podCleanedUp'> & {
     containerGC: ContainerGC;
     imageGC: ImageGC;
   },
 ): EvictionManager | undefined {
-  if (!opts.eviction || !deps.stats) return undefined;
+  // No thresholds: nothing to observe or enforce (tests' configs; an operator's `evictionHard: {}`).
+  if (!deps.stats || config.evictionThresholds.length === 0) return undefined;
   const log = deps.logger;
   const stats = deps.stats;
-  return createEvictionManager(opts.eviction, {
+  const eviction = {
+    thresholds: config.evictionThresholds,
+    pressureTransitionPeriodMs: config.evictionPressureTransitionPeriodMs,
+    maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriodSeconds,
+  };
+  return createEvictionManager(eviction, {
     summary: (signal) => stats.summary(signal),
     hasDedicatedImageFs: (signal) => stats.hasDedicatedImageFs(signal),
     activePods: hooks.activePods,
@@ -286,9 +284,7 @@ export function buildEviction(
       if (r.errors.length > 0) throw new Error(r.errors.slice(0, 3).join('; '));
     },
     recorder: deps.recorder,
-    nodeEvent:
-      deps.nodeEvent ??
-      ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
+    nodeEvent: deps.nodeEvent,
     ...(deps.metrics ? { recordEviction: (signal: string) => deps.metrics?.recordEviction(signal) } : {}),
     logger: log,
     ...(deps.now ? { now: deps.now } : {}),
@@ -297,14 +293,14 @@ export function buildEviction(
 
 /** The graceful node shutdown manager when shutdownGracePeriod is set (upstream nodeshutdown). */
 export function buildShutdown(
-  opts: KubeletOptions,
+  config: KubeletConfig,
   deps: KubeletDependencies,
   hooks: Pick<ShutdownManagerOptions, 'activePods' | 'killPod'>,
 ): ShutdownManager | undefined {
-  if (!opts.shutdownGracePeriodMs) return undefined;
+  if (!config.shutdownGracePeriodMs) return undefined;
   return createShutdownManager({
-    shutdownGracePeriodMs: opts.shutdownGracePeriodMs,
-    shutdownGracePeriodCriticalPodsMs: opts.shutdownGracePeriodCriticalPodsMs ?? 0,
+    shutdownGracePeriodMs: config.shutdownGracePeriodMs,
+    shutdownGracePeriodCriticalPodsMs: config.shutdownGracePeriodCriticalPodsMs,
     logind: deps.logind ?? createSystemdLogind({ logger: deps.logger }),
     activePods: hooks.activePods,
     killPod: hooks.killPod,
@@ -315,57 +311,55 @@ export function buildShutdown(
 
 /** The container and image GCs, with the configured policies (upstream's defaults when none is given). */
 export function buildGCs(
-  opts: KubeletOptions,
+  config: KubeletConfig,
   deps: KubeletDependencies,
   hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'isPodTerminated' | 'signal'>,
 ): { containerGC: ContainerGC; imageGC: ImageGC } {
   return {
-    containerGC: buildContainerGC(opts, deps, hooks),
-    imageGC: buildImageGC(opts, deps, hooks.signal),
+    containerGC: buildContainerGC(config, deps, hooks),
+    imageGC: buildImageGC(config, deps, hooks.signal),
   };
 }
 
 function buildContainerGC(
-  opts: KubeletOptions,
+  config: KubeletConfig,
   deps: KubeletDependencies,
   hooks: Pick<ContainerGCDeps, 'sourcesReady' | 'isPodDeleted' | 'isPodTerminated' | 'signal'>,
 ): ContainerGC {
   return createContainerGC({
     runtime: deps.runtimeService,
-    policy: opts.containerGC ?? {
-      minAgeMs: DEFAULT_MINIMUM_GC_AGE_MS,
-      maxPerPodContainer: DEFAULT_MAX_PER_POD_CONTAINER_COUNT,
-      maxContainers: DEFAULT_MAX_CONTAINER_COUNT,
+    policy: {
+      minAgeMs: config.minimumGCAgeMs,
+      maxPerPodContainer: config.maxPerPodContainerCount,
+      maxContainers: config.maxContainerCount,
     },
-    podLogsDir: opts.podLogsDir,
+    podLogsDir: config.podLogsDir,
     ...hooks,
     logger: deps.logger,
     now: deps.now ?? Date.now,
   });
 }
 
-function buildImageGC(opts: KubeletOptions, deps: KubeletDependencies, signal: AbortSignal): ImageGC {
+function buildImageGC(config: KubeletConfig, deps: KubeletDependencies, signal: AbortSignal): ImageGC {
   const log = deps.logger;
   return createImageGC({
     images: deps.imageService,
     runtime: deps.runtimeService,
-    policy: opts.imageGC ?? {
-      highThresholdPercent: DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
-      lowThresholdPercent: DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT,
-      minAgeMs: DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
+    policy: {
+      highThresholdPercent: config.imageGCHighThresholdPercent,
+      lowThresholdPercent: config.imageGCLowThresholdPercent,
+      minAgeMs: config.imageMinimumGCAgeMs,
     },
-    sandboxImage: opts.sandboxImage ?? DEFAULT_POD_SANDBOX_IMAGE,
+    sandboxImage: DEFAULT_POD_SANDBOX_IMAGE,
     imageFsUsage:
       deps.imageFsUsage ??
       createImageFsUsage({
         images: deps.imageService,
-        fallbackPath: opts.imageFsPath ?? DEFAULT_IMAGE_FS_PATH,
+        fallbackPath: DEFAULT_IMAGE_FS_PATH,
         logger: log,
         callTimeoutMs: 60_000,
       }),
-    nodeEvent:
-      deps.nodeEvent ??
-      ((type, reason, message) => log.warn(message, { node: opts.nodeName, event: reason, type })),
+    nodeEvent: deps.nodeEvent,
     signal,
     logger: log,
     monotonic: deps.monotonic ?? monotonicNow,

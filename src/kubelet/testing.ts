@@ -14,7 +14,10 @@ import type { PodSource } from '../podsource/index.ts';
 import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
 import { sleep } from '../util/abort.ts';
 import { nullLogger } from '../util/logger.ts';
-import { createKubelet, type Kubelet, type KubeletDependencies, type KubeletOptions } from './kubelet.ts';
+import type { KubeletConfig } from '../config/index.ts';
+import { testKubeletConfig } from '../config/testing.ts';
+import { newKubelet, type AssembledKubelet } from './new-kubelet.ts';
+import type { KubeletDependencies } from './types.ts';
 
 /**
  * A pod source the test drives: `send` delivers a snapshot (the first one marks the source ready);
@@ -47,9 +50,9 @@ export function testSource(
 }
 
 export interface FakeCriKubeletOptions {
-  /** Over the defaults (node-a at 192.0.2.10, 110 pods, a 60 s sync period). */
-  options?: Partial<KubeletOptions>;
-  /** Over the fake CRI, the source, a memory recorder, the null logger and a fake /dev/kmsg. */
+  /** Over testKubeletConfig's (node-a, 110 pods, a 60 s sync period, no listeners). */
+  options?: Partial<KubeletConfig>;
+  /** Over the fake CRI, the source, a memory recorder, the null logger, a fake /dev/kmsg, 192.0.2.10. */
   deps?: Partial<KubeletDependencies>;
   sourceName?: PodSource['name'];
   /** The node's allocatable CPU as admission sees it (4 GiB of memory, `maxPods` pods beside it). */
@@ -72,23 +75,23 @@ export async function fakeCriKubelet(
   const recorder = createMemoryRecorder();
   const source = testSource(sourceName);
   const maxPods = options.maxPods ?? 110;
-  const started: Kubelet[] = [];
+  const started: AssembledKubelet[] = [];
   t.after(async () => {
     for (const k of started) await k.stop();
     await rm(dir, { recursive: true, force: true });
   });
-  const make = (): Kubelet =>
-    createKubelet(
-      {
-        nodeName: 'node-a',
-        nodeIP: '192.0.2.10',
+  const make = (): Promise<AssembledKubelet> =>
+    newKubelet(
+      testKubeletConfig({
         rootDir: dir,
         podLogsDir: join(dir, 'logs'),
-        maxPods,
         syncFrequencyMs: 60_000,
         ...options,
-      },
+        maxPods,
+      }),
       {
+        version: 'test',
+        nodeIP: '192.0.2.10',
         runtimeService: cri,
         imageService: images,
         sources: [source],
@@ -110,9 +113,9 @@ export async function fakeCriKubelet(
     recorder,
     source,
     make,
-    /** Creates and runs a kubelet (stopped after the test). */
-    start(): Kubelet {
-      const k = make();
+    /** Assembles and runs a kubelet (stopped after the test). */
+    async start(): Promise<AssembledKubelet> {
+      const k = await make();
       started.push(k);
       void k.run();
       return k;

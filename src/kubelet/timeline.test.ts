@@ -12,7 +12,7 @@ async function setup(t: TestContext, maxPods = 110) {
   const timeline = createTimelineRecorder({ observe: (step, s) => observed.push([step, s]) });
   const s = await fakeCriKubelet(t, { options: { maxPods }, deps: { timeline } });
   s.images.addImage('busybox:1.29', { size: 4242 });
-  return { cri: s.cri, source: s.source, kubelet: s.start(), observed };
+  return { cri: s.cri, source: s.source, kubelet: await s.start(), observed };
 }
 
 const until = untilWithin(10_000);

@@ -9,69 +9,28 @@ import type { ServiceLister } from '../runtime/service-env.ts';
 import type { PodSource } from '../podsource/index.ts';
 import type { VolumeObjectSource } from '../volume/index.ts';
 import type { ContainerManager } from '../cm/index.ts';
-import type { ContainerGCPolicy, ImageFsUsageFn, ImageGCPolicy } from '../gc/index.ts';
+import type { ImageFsUsageFn } from '../gc/index.ts';
 import type { KubeletMetrics } from '../metrics/index.ts';
 import type { NodeView } from './admission.ts';
 import type { MirrorPods } from './mirror-pods.ts';
 import type { KubeletManagers } from './managers.ts';
 import type { RunOnceResult } from './run-once.ts';
-import type { EvictionConfig, EvictionDeps, PressureState } from '../eviction/index.ts';
+import type { EvictionDeps, PressureState } from '../eviction/index.ts';
 import type { Logind } from '../shutdown/index.ts';
 import type { OpenKmsg } from '../oom/index.ts';
 import type { PodWhy } from '../why/index.ts';
 import type { PodTimeline, TimelineRecorder } from '../timeline/index.ts';
 
+/** Records an event on the kubelet's Node object (upstream's nodeRef recorder). */
+export type NodeEventSink = (type: EventType, reason: string, message: string) => void;
+
 /** What the eviction manager reads: the stats summary and whether the image filesystem is separate. */
 export type EvictionStats = Pick<EvictionDeps, 'summary' | 'hasDedicatedImageFs'>;
 
-/** The settings the kubelet core needs (compiled from KubeletConfiguration + flags by the CLI). */
-export interface KubeletOptions {
-  nodeName: string;
-  nodeIP: string | undefined;
-  rootDir: string;
-  podLogsDir: string;
-  maxPods: number;
-  syncFrequencyMs: number;
-  resolvConf?: string;
-  /** KubeletConfiguration clusterDNS / clusterDomain (ClusterFirst pods); absent or empty: host DNS. */
-  clusterDNS?: readonly string[];
-  clusterDomain?: string;
-  /**
-   * Image pulls at once across pods (1 = serializeImagePulls; `Infinity` = no limit). Absent: the
-   * image manager's default (DEFAULT_MAX_PARALLEL_IMAGE_PULLS).
-   */
-  maxParallelImagePulls?: number;
-  /** registryPullQPS (0 = no limit) and registryBurst; absent: upstream defaults 5 / 10. */
-  registryPullQPS?: number;
-  registryBurst?: number;
-  /** KubeletConfiguration seccompDefault: RuntimeDefault for containers that set no profile. */
-  seccompDefault?: boolean;
-  /**
-   * Pace RunPodSandbox / CreateContainer / StartContainer across pods with an adaptive concurrency
-   * limit (src/runtime/pacer.ts; tskubelet only, `--runtime-pacing`). Absent: on.
-   */
-  runtimePacing?: boolean;
-  /** Drive the PLEG from `deps.runtimeEvents` (tskubelet only, `--evented-pleg`). Absent: off. */
-  eventedPleg?: boolean;
-  /** KubeletConfiguration allowedUnsafeSysctls (validated; names or `prefix*`). */
-  allowedUnsafeSysctls?: readonly string[];
-  /** Dead container GC policy (the three GC flags); absent: upstream's defaults (0s, 1, -1). */
-  containerGC?: ContainerGCPolicy;
-  /** Image GC policy (imageGC* settings); absent: upstream's defaults (85%, 80%, 2m). */
-  imageGC?: ImageGCPolicy;
-  /** The sandbox (pause) image image GC keeps; absent: DEFAULT_POD_SANDBOX_IMAGE. */
-  sandboxImage?: string;
-  /** statfs'd for image GC when CRI ImageFsInfo names no filesystem; absent: `/var/lib/containerd`. */
-  imageFsPath?: string;
-  /** Node-pressure eviction; absent: no eviction manager (no pressure conditions, no admission checks). */
-  eviction?: EvictionConfig;
-  /** shutdownGracePeriod / shutdownGracePeriodCriticalPods (ms); absent or 0: no graceful shutdown. */
-  shutdownGracePeriodMs?: number;
-  shutdownGracePeriodCriticalPodsMs?: number;
-}
-
 /** Everything from outside the kubelet, in one object that tests replace (upstream Dependencies). */
 export interface KubeletDependencies {
+  /** The node's primary IP (config nodeIP's first, else detected); host-network pods' IP, hostIP. */
+  nodeIP: string | undefined;
   runtimeService: RuntimeService;
   /** containerd's event stream, for the evented PLEG (used when `eventedPleg` is on). */
   runtimeEvents?: RuntimeEventSource;
@@ -96,8 +55,8 @@ export interface KubeletDependencies {
   metrics?: KubeletMetrics;
   /** Managers to use instead of the default ones (tests: fakes; see managers.ts). */
   managers?: Partial<KubeletManagers>;
-  /** Records an event on the Node (cluster mode); absent: only logged. */
-  nodeEvent?: (type: EventType, reason: string, message: string) => void;
+  /** Records an event on the Node (the API's recorder in cluster mode; standalone, logged). */
+  nodeEvent: NodeEventSink;
   /** systemd-logind for graceful node shutdown (tests: a fake); absent: the real one (systemd tools). */
   logind?: Logind;
   /** Called when the node starts or stops shutting down (the node status is synced at once). */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
@@ -147,6 +147,29 @@ describe('rotation of one log file', () => {
       );
       assert.deepEqual((await readdir(dir)).sort(), ['0.log', '0.log.20240101-000001']);
       assert.equal(openFds(), before);
+    });
+  });
+
+  it('compresses a rotated log to a file others cannot read (0640, as the runtime writes the log), whatever the umask', async () => {
+    await withTmpDir(async (dir) => {
+      const path = join(dir, '0.log');
+      await writeFile(`${path}.20240101-000001`, 'secret output\n', { mode: 0o640 });
+      await writeFile(path, 'live\n', { mode: 0o640 });
+      const umask = process.umask(0);
+      try {
+        await rotateLog({
+          path,
+          maxFiles: 5,
+          now: T0,
+          reopen: () => writeFile(path, ''),
+          signal: new AbortController().signal,
+          logger: recordingLogger(),
+        });
+      } finally {
+        process.umask(umask);
+      }
+      assert.equal((await stat(`${path}.20240101-000001.gz`)).mode & 0o777, 0o640);
+      assert.equal((await stat(`${path}.20240102-030405`)).mode & 0o777, 0o640, 'renamed, mode kept');
     });
   });
 });

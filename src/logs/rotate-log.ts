@@ -129,9 +129,17 @@ export async function rotateLog(req: RotateLogRequest): Promise<{ rotatedTo: str
 async function compressLog(log: string, signal: AbortSignal, logger: Logger, op: string): Promise<void> {
   const tmp = log + ROTATED_LOG_TMP_SUFFIX;
   try {
-    await pipeline(createReadStream(log), createGzip(), createWriteStream(tmp, { flags: 'w', mode: 0o644 }), {
-      signal,
-    });
+    // Upstream writes 0644; a container's log is for root (and the log dir's group) only, as the
+    // runtime's own log file is (containerd: 0640). 'wx': a leftover tmp was removed above, and an
+    // existing file would keep its old mode.
+    await pipeline(
+      createReadStream(log),
+      createGzip(),
+      createWriteStream(tmp, { flags: 'wx', mode: 0o640 }),
+      {
+        signal,
+      },
+    );
     await rename(tmp, log + ROTATED_LOG_COMPRESS_SUFFIX);
   } catch (err) {
     try {

@@ -37,6 +37,11 @@ export interface NodeAgentDeps {
   /** Node events (Starting, NodeReady, …); logged only when absent. */
   recorder?: NodeEventRecorder;
   nodeName: string;
+  /**
+   * Create the Node when it does not exist (upstream registerNode, default true). False: only an
+   * existing Node of this name is adopted; until one exists the agent waits (and says so).
+   */
+  registerNode?: boolean;
   /** `kubernetes.io/hostname` label and Hostname address; defaults to nodeName. */
   hostname?: string;
   /** --node-ip; detected (first non-container interface IPv4) when absent. */

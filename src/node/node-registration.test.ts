@@ -60,6 +60,31 @@ describe('node registration', () => {
     assert.equal(readyOf(stored)?.status, 'True');
   });
 
+  it('with registerNode false never creates the Node: it waits for one to exist, then adopts it as it is', async () => {
+    const { cluster, agent, clock, logger, signal } = setup({ registerNode: false });
+    const round = agent.syncNodeStatus(signal);
+    // Attempts at 100, 200, 400 ms find no Node; then one appears.
+    for (let i = 0; i < 8; i++) await clock.advance(100);
+    assert.equal(agent.node(), undefined);
+    cluster.nodes.set('node-a', {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'node-a', uid: 'made-by-hand', resourceVersion: '1', labels: { team: 'x' } },
+      status: {},
+    });
+    for (let i = 0; i < 20; i++) await clock.advance(100);
+    assert.equal(await round, 'ok');
+    assert.equal(cluster.calls().filter((c) => c.startsWith('POST')).length, 0, 'never POSTed a Node');
+    assert.equal(agent.node()?.metadata.uid, 'made-by-hand');
+    assert.ok(
+      logger.lines.some(
+        (l) => l.msg === 'registerNode is false and the Node does not exist; waiting for it to be created',
+      ),
+    );
+    // Adopted as it is: no label reconciliation (upstream reconciles only when it registers).
+    assert.equal(cluster.nodes.get('node-a')?.metadata.labels?.['kubernetes.io/hostname'], undefined);
+  });
+
   it('retries registration with back-off (100 ms doubling) and logs each failure', async () => {
     const { cluster, clock, logger, round } = setup();
     cluster.failNext('POST', '/api/v1/nodes', apiError(503, 'ServiceUnavailable', 'etcd is down'));

@@ -5,7 +5,7 @@
  */
 import { isAlreadyExists } from '../api/client-types.ts';
 import { NODE_REGISTER_INITIAL_STEP_MS, NODE_REGISTER_MAX_STEP_MS } from '../config/defaults.ts';
-import { describeError } from '../util/errors.ts';
+import { describeError, isNotFound } from '../util/errors.ts';
 import type { AgentContext } from './agent-context.ts';
 import { initialNode, reconcileExistingNode } from './initial-node.ts';
 import { nodeStatusPatch } from './patch.ts';
@@ -44,6 +44,7 @@ export function createRegistrar(
       return false;
     }
     for (const w of built.warnings) log.warn(w);
+    if (deps.registerNode === false) return adoptOnly(built, signal);
     log.info('attempting to register node');
     try {
       const created = await deps.api.request<Node>({
@@ -92,6 +93,27 @@ export function createRegistrar(
     markRegistered(existing);
     ctx.recordAll(built.events);
     return true;
+  }
+
+  /** registerNode false: the Node must exist; it is adopted as it is (its status is ours to keep). */
+  async function adoptOnly(built: ReturnType<typeof initialNode>, signal: AbortSignal): Promise<boolean> {
+    try {
+      const existing = await deps.api.request<Node>({ method: 'GET', path: nodePath, signal });
+      log.info('registerNode is false: adopting the existing node', { uid: existing.metadata.uid });
+      markRegistered(existing);
+      ctx.recordAll(built.events);
+      return true;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (isNotFound(err)) {
+        log.error('registerNode is false and the Node does not exist; waiting for it to be created', {
+          node: deps.nodeName,
+        });
+      } else {
+        log.error('unable to get the node from the API server', { err: describeError(err) });
+      }
+      return false;
+    }
   }
 
   async function registerWithBackoff(signal: AbortSignal): Promise<void> {

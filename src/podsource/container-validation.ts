@@ -1,6 +1,7 @@
 /**
  * Validation of one container (upstream validateContainers / validateInitContainers and what they
- * call): name and image, ports, env names, volume mounts, probes and lifecycle handlers.
+ * call): name and image, ports, env names, volume mounts (mount propagation included), probes and
+ * lifecycle handlers.
  */
 import type { Container, ContainerPort, LifecycleHandler, Probe } from '../api/types.ts';
 import { child, index, type FieldError } from './field-errors.ts';
@@ -105,6 +106,24 @@ function validatePorts(path: string, ports: ContainerPort[], hostNetwork: boolea
   });
 }
 
+/** Upstream's supported mount propagations, sorted as its sets.List prints them. */
+const MOUNT_PROPAGATIONS = ['Bidirectional', 'HostToContainer', 'None'] as const;
+
+/**
+ * Upstream validateMountPropagation: a known mode, and Bidirectional (mounts made in the container
+ * propagate back to the host) only for a privileged container.
+ */
+function validateMountPropagation(path: string, mode: string, c: Container, errs: FieldError[]): void {
+  oneOf(path, mode, MOUNT_PROPAGATIONS, errs);
+  if (mode === 'Bidirectional' && c.securityContext?.privileged !== true) {
+    errs.push({
+      path,
+      type: 'Forbidden',
+      detail: 'Bidirectional mount propagation is available only to privileged containers',
+    });
+  }
+}
+
 /** Appends the problems of container `c` at `path`; `volumes` are the pod's volume names. */
 export function validateContainer(
   path: string,
@@ -177,6 +196,14 @@ export function validateContainer(
         detail: 'must be unique',
       });
     } else mountPaths.add(m.mountPath);
+    // Upstream's path for this one is the list's, without the index (fldPath.Child("mountPropagation")).
+    if (m.mountPropagation !== undefined)
+      validateMountPropagation(
+        child(child(path, 'volumeMounts'), 'mountPropagation'),
+        m.mountPropagation,
+        c,
+        errs,
+      );
   });
   const regularInit = kind === 'init' && c.restartPolicy !== 'Always';
   for (const [field, probeKind] of [

@@ -1,10 +1,11 @@
 /**
- * Validation of the pod's volumes (upstream ValidateVolumes): unique DNS-label names and exactly one
- * volume source each.
+ * Validation of the pod's volumes (upstream ValidateVolumes): unique DNS-label names, exactly one
+ * volume source each, and a hostPath that is a path without `..` and of a known type
+ * (validateHostPathVolumeSource).
  */
 import type { Volume } from '../api/types.ts';
 import { child, index, type FieldError } from './field-errors.ts';
-import { dnsLabel } from './field-checks.ts';
+import { dnsLabel, oneOf } from './field-checks.ts';
 
 /** Volume source fields of core/v1 VolumeSource: a volume must set exactly one. */
 const VOLUME_SOURCES = [
@@ -60,8 +61,36 @@ export function validateVolumes(volumes: Volume[], errs: FieldError[]): Set<stri
         detail: 'may not specify more than 1 volume type',
       });
     }
-    if (v.hostPath && !v.hostPath.path)
-      errs.push({ path: child(child(p, 'hostPath'), 'path'), type: 'Required' });
+    if (v.hostPath) validateHostPath(child(p, 'hostPath'), v.hostPath, errs);
   });
   return names;
+}
+
+/** Upstream supportedHostPathTypes, sorted as upstream's sets.List prints them. */
+const HOST_PATH_TYPES = [
+  '',
+  'BlockDevice',
+  'CharDevice',
+  'Directory',
+  'DirectoryOrCreate',
+  'File',
+  'FileOrCreate',
+  'Socket',
+] as const;
+
+/** Upstream validateHostPathVolumeSource: a path, without a `..` element, and a known type. */
+function validateHostPath(path: string, hostPath: { path: string; type?: string }, errs: FieldError[]): void {
+  if (!hostPath.path) {
+    errs.push({ path: child(path, 'path'), type: 'Required' });
+    return;
+  }
+  pathNoBacksteps(child(path, 'path'), hostPath.path, errs);
+  oneOf(child(path, 'type'), hostPath.type, HOST_PATH_TYPES, errs);
+}
+
+/** Upstream validatePathNoBacksteps: one error, however many `..` elements. */
+function pathNoBacksteps(path: string, value: string, errs: FieldError[]): void {
+  if (value.split('/').includes('..')) {
+    errs.push({ path, type: 'Invalid', value, detail: "must not contain '..'" });
+  }
 }

@@ -6,6 +6,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { Container, KubeletPod } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
@@ -127,7 +128,10 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
       ...(envs ? { envs } : {}),
       ...(deps.seccomp ? { seccomp: deps.seccomp } : {}),
     });
-    await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), { recursive: true });
+    await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), {
+      recursive: true,
+      mode: KUBELET_DIR_MODE,
+    });
     return config;
   };
 }

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { Container, KubeletPod, Pod } from '../api/types.ts';
 import type { Mount } from './cri/types.ts';
 
@@ -78,7 +79,7 @@ export async function ensureEtcHostsMount(opts: {
     if (opts.podIPs.length === 0) return undefined;
     content = managedHostsContent(pod, opts.podIPs, opts.hostname, podHostDomain(pod, opts.clusterDomain));
   }
-  await mkdir(opts.podDir, { recursive: true });
+  await mkdir(opts.podDir, { recursive: true, mode: KUBELET_DIR_MODE });
   const hostPath = join(opts.podDir, 'etc-hosts');
   // Containers of a pod start concurrently: each writes a whole new file and renames it in place.
   const tmp = `${hostPath}.${randomUUID()}.tmp`;

@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { Container, KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
@@ -167,7 +168,8 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     const uid = pod.metadata.uid;
     let sandboxId: string;
     try {
-      await mkdir(config.logDirectory ?? deps.podLogsDir, { recursive: true });
+      // Upstream makes it 0755; 0750 here: the logs are only for root (and the log dir's group).
+      await mkdir(config.logDirectory ?? deps.podLogsDir, { recursive: true, mode: KUBELET_DIR_MODE });
       sandboxId = await pacer.run(
         uid,
         'RunPodSandbox',

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import type { DNSConfig } from './cri/types.ts';
@@ -11,6 +14,7 @@ import {
   podHostname,
   podLogsDirectory,
   podNamespaceOptions,
+  readHostDNS,
 } from './sandbox-config.ts';
 
 function makePod(mutate: (p: KubeletPod) => void = () => undefined): KubeletPod {
@@ -67,6 +71,17 @@ describe('parseResolvConf', () => {
       'ndots:5',
       'rotate',
     ]);
+  });
+});
+
+describe('readHostDNS (the resolvConf setting)', () => {
+  it('reads the configured file, and gives no host DNS at all for resolvConf ""', async (t) => {
+    const dir = await mkdtemp(join(tmpdir(), 'tskubelet-resolv-'));
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'resolv.conf');
+    await writeFile(file, 'nameserver 192.0.2.53\nsearch example.internal\n');
+    assert.deepEqual(readHostDNS(file).servers, ['192.0.2.53']);
+    assert.deepEqual(readHostDNS(''), {});
   });
 });
 

@@ -45,6 +45,8 @@ export function parseResolvConf(text: string): DNSConfig {
 }
 
 export function readHostDNS(resolvConfPath: string): DNSConfig {
+  // resolvConf "": no host DNS at all (upstream skips the file).
+  if (resolvConfPath === '') return {};
   try {
     return parseResolvConf(readFileSync(resolvConfPath, 'utf8'));
   } catch {

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { Mount } from './cri/types.ts';
 import { describeError } from '../util/errors.ts';
 import {
@@ -30,7 +31,7 @@ export async function createTerminationMessageMount(
   containerDir: string,
   containerPath: string,
 ): Promise<Mount> {
-  await mkdir(containerDir, { recursive: true, mode: 0o750 });
+  await mkdir(containerDir, { recursive: true, mode: KUBELET_DIR_MODE });
   const hostPath = join(containerDir, randomBytes(4).toString('hex'));
   await writeFile(hostPath, '', { flag: 'wx' });
   await chmod(hostPath, 0o666);

@@ -11,7 +11,8 @@ import type { Logger } from '../util/logger.ts';
 import { podFullName, type Pod, type PodList } from '../api/types.ts';
 import { serveContainerLogs } from './container-logs.ts';
 import type { KubeletApiHost } from './host.ts';
-import { rejectUpgrade, sendJSON, sendText } from './http-util.ts';
+import { crossSiteMessage, crossSiteVerdict, quoteHeader, simpleBodyType } from './cross-site.ts';
+import { POD_OUTPUT_HEADERS, rejectUpgrade, sendJSON, sendText, writeHead } from './http-util.ts';
 import { DEBUGGING_ROUTES, type Route } from './routes.ts';
 import { proxyUpgrade } from './stream-proxy.ts';
 import { serveSystemLogs } from './system-logs.ts';
@@ -119,7 +120,28 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
     return false;
   }
 
+  /** The 403 body when the request comes from another site's page (cross-site.ts), logged. */
+  function crossSiteRefusal(req: IncomingMessage, url: URL, upgrade: boolean): string | undefined {
+    const verdict = crossSiteVerdict({ method: req.method, upgrade, headers: req.headers });
+    if (verdict.ok) return undefined;
+    const header = (v: string | string[] | undefined) => quoteHeader(Array.isArray(v) ? v.join(', ') : v);
+    // Path only: the query may hold a command (`/run?cmd=`) or other request data.
+    logger.warn('cross-site request refused', {
+      method: (req.method ?? '').slice(0, 20),
+      path: url.pathname.slice(0, 200),
+      upgrade,
+      origin: header(req.headers.origin),
+      secFetchSite: header(req.headers['sec-fetch-site']),
+    });
+    return crossSiteMessage(verdict.reason);
+  }
+
   async function request(req: IncomingMessage, res: ServerResponse, route: Route, url: URL): Promise<void> {
+    const refused = crossSiteRefusal(req, url, false);
+    if (refused !== undefined) {
+      sendText(res, 403, refused);
+      return;
+    }
     if (DEBUGGING_ROUTES.has(route.kind) && !opts.enableDebuggingHandlers) {
       sendText(res, 405, 'Debug endpoints are disabled.');
       return;
@@ -158,7 +180,7 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
       case 'metrics': {
         if (!methodAllowed(req, res, ['GET'])) return;
         const text = await host.metrics(route.which);
-        res.writeHead(200, { 'content-type': text.contentType });
+        writeHead(res, 200, { 'content-type': text.contentType });
         res.end(text.body);
         return;
       }
@@ -172,10 +194,22 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
         if (!methodAllowed(req, res, ['GET'])) return;
         await serveContainerLogs(res, route, url.searchParams, host, logger);
         return;
-      case 'run':
+      case 'run': {
         if (!methodAllowed(req, res, ['POST'])) return;
+        // The command comes from the query only (upstream also reads it from a form body): a form
+        // or no-cors body from a web page is refused before anything runs.
+        const form = simpleBodyType(req.headers['content-type']);
+        if (form !== undefined) {
+          sendText(
+            res,
+            415,
+            `/run does not take a ${form} body: pass the command in the query (?cmd=...), with no body`,
+          );
+          return;
+        }
         await run(res, route, url.searchParams, ac.signal);
         return;
+      }
       case 'exec':
       case 'attach':
       case 'portForward': {
@@ -240,10 +274,19 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
       const r = await host.runtime.execSync(id, cmd, 0, { signal, timeoutMs: 10 * 60_000 });
       const out = Buffer.concat([r.stdout, r.stderr]);
       if (r.exitCode !== 0) {
-        sendText(res, 500, `command '${cmd.join(' ')}' exited with ${r.exitCode}: ${out.toString('utf8')}`);
+        sendText(
+          res,
+          500,
+          `command '${cmd.join(' ')}' exited with ${r.exitCode}: ${out.toString('utf8')}`,
+          POD_OUTPUT_HEADERS,
+        );
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': out.length });
+      writeHead(res, 200, {
+        ...POD_OUTPUT_HEADERS,
+        'content-type': 'application/json',
+        'content-length': out.length,
+      });
       res.end(out);
     } catch (err) {
       sendText(res, 500, describeError(err));
@@ -305,6 +348,11 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
     route: Route,
     url: URL,
   ): Promise<void> {
+    const refused = crossSiteRefusal(req, url, true);
+    if (refused !== undefined) {
+      rejectUpgrade(socket, 403, refused);
+      return;
+    }
     if (route.kind !== 'exec' && route.kind !== 'attach' && route.kind !== 'portForward') {
       rejectUpgrade(socket, route.kind === 'not-found' ? 404 : 400, 'this endpoint does not upgrade');
       return;

@@ -99,6 +99,14 @@ describe('GET /containerLogs', () => {
     assert.equal((await get(port, '/containerLogs/default/web/c?follow=true&tailLines=1')).body, 'three\n');
   });
 
+  it('sends a log as UTF-8 text a browser never sniffs or runs (nosniff, a sandbox CSP)', async () => {
+    const res = await get(port, '/containerLogs/default/web/c');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+    assert.equal(res.headers['x-content-type-options'], 'nosniff');
+    assert.equal(res.headers['content-security-policy'], "default-src 'none'; sandbox");
+  });
+
   it('answers 404 for an unknown pod or container and 400/422 for bad options', async () => {
     const unknownPod = await get(port, '/containerLogs/default/nope/c');
     assert.equal(unknownPod.status, 404);

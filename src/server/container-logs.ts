@@ -9,7 +9,7 @@ import type { Pod, PodStatus } from '../api/types.ts';
 import { parseLogOptions, readContainerLogs } from '../logs/index.ts';
 import { describeError, isNotFound } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { sendText } from './http-util.ts';
+import { POD_OUTPUT_HEADERS, sendText, writeHead } from './http-util.ts';
 import type { KubeletApiHost } from './host.ts';
 
 export type LogTarget = { ok: true; containerID: string } | { ok: false; message: string };
@@ -109,7 +109,11 @@ export async function serveContainerLogs(
       sendText(res, 400, message);
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' });
+    writeHead(res, 200, {
+      ...POD_OUTPUT_HEADERS,
+      'content-type': 'text/plain; charset=utf-8',
+      'transfer-encoding': 'chunked',
+    });
     res.flushHeaders();
     await readContainerLogs({
       path,

@@ -1,7 +1,33 @@
-/** Small response helpers shared by the kubelet API handlers. */
-import type { ServerResponse } from 'node:http';
+/**
+ * Small response helpers shared by the kubelet API handlers (upstream: go-restful's response
+ * writers). Every response header block of the API is written here, so every response carries
+ * API_HEADERS.
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { STATUS_CODES } from '../util/node-http.ts';
 import type { Duplex } from 'node:stream';
+
+/**
+ * On every response of the kubelet API: a browser takes the declared type as it is and never
+ * sniffs a body (a log line, a pod name) into HTML or script.
+ */
+export const API_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff' };
+
+/**
+ * On responses whose body is a pod's bytes (container logs, `/run` output) or node files
+ * (`/logs/`): opened in a browser, such a response is a sandboxed document that loads nothing and
+ * runs nothing, whatever it holds. The console reads logs with fetch(), which a response CSP does
+ * not affect.
+ */
+export const POD_OUTPUT_HEADERS: Readonly<Record<string, string>> = {
+  ...API_HEADERS,
+  'content-security-policy': "default-src 'none'; sandbox",
+};
+
+/** `res.writeHead` with API_HEADERS under the given headers (which may add to or override them). */
+export function writeHead(res: ServerResponse, status: number, headers: OutgoingHttpHeaders = {}): void {
+  res.writeHead(status, { ...API_HEADERS, ...headers });
+}
 
 export function sendText(
   res: ServerResponse,
@@ -14,17 +40,13 @@ export function sendText(
     res.end();
     return;
   }
-  res.writeHead(status, {
-    'content-type': 'text/plain; charset=utf-8',
-    'x-content-type-options': 'nosniff',
-    ...headers,
-  });
+  writeHead(res, status, { 'content-type': 'text/plain; charset=utf-8', ...headers });
   res.end(body.endsWith('\n') ? body : `${body}\n`);
 }
 
 export function sendJSON(res: ServerResponse, body: unknown, status = 200): void {
   const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
+  writeHead(res, status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
   res.end(data);
 }
 
@@ -51,7 +73,7 @@ export function rejectUpgrade(
     'Content-Type: text/plain; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(text)}`,
     'Connection: close',
-    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ...Object.entries({ ...API_HEADERS, ...headers }).map(([k, v]) => `${k}: ${v}`),
   ];
   socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
   socket.resume();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { lstat, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -131,4 +131,81 @@ describe('the local socket', () => {
     await assert.rejects(server(path).start(), /exists and is not a socket/);
     assert.ok((await lstat(path)).isFile());
   });
+
+  it('is never connectable by another user while it starts, even with umask 000 (bound in a private dir, then renamed)', async () => {
+    // Another user (nobody) connects in a tight loop to every name in the socket's directory — the
+    // final path, the predictable temporary name an earlier version bound first, and whatever else
+    // shows up — while the socket is started and closed again and again with a umask of 000.
+    const open = await mkdtemp(join(tmpdir(), 'tsk-sock-race-'));
+    await chmod(open, 0o755); // the attacker may look in: only the socket's own protection counts
+    const path = join(open, 'r.sock');
+    const attacker = spawn(
+      'runuser',
+      ['-u', 'nobody', '--', 'python3', '-c', ATTACKER, open, `.r.sock.${process.pid}.tmp`],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    attacker.stdout.setEncoding('utf8');
+    attacker.stdout.on('data', (c: string) => (out += c));
+    const exited = new Promise<void>((resolve) => attacker.once('exit', () => resolve()));
+    const oldUmask = process.umask(0);
+    try {
+      await waitFor(() => out.includes('READY'));
+      for (let i = 0; i < 150; i++) {
+        const s = server(path);
+        await s.start();
+        assert.equal((await stat(path)).mode & 0o777, 0o600);
+        await s.close();
+      }
+      assert.deepEqual(
+        (await readdir(open)).filter((n) => n !== 'r.sock'),
+        [],
+        'no temporary directory or socket is left behind',
+      );
+    } finally {
+      process.umask(oldUmask);
+      attacker.stdin.end(); // stops the loop
+      await exited;
+      await rm(open, { recursive: true, force: true });
+    }
+    assert.match(out, /attempts=[1-9]/, 'the attacker did try');
+    assert.doesNotMatch(out, /CONNECTED/, out);
+  });
 });
+
+/** Polls `ready` every 10 ms, for at most 10 s. */
+async function waitFor(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !ready(); i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(ready(), 'timed out');
+}
+
+/**
+ * The attacker, run as nobody: connects over and over to every entry of the directory (and to
+ * `<entry>/s`, a socket inside a subdirectory) and to the given predictable name, until stdin closes.
+ * A connection that succeeds asks for /pods and prints `CONNECTED <path> <status line>`.
+ */
+const ATTACKER = `
+import os, socket, sys, threading
+d, guess = sys.argv[1], sys.argv[2]
+stop = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+print('READY', flush=True)
+attempts = 0
+while not stop.is_set():
+    try:
+        names = os.listdir(d)
+    except OSError:
+        names = []
+    for p in [os.path.join(d, guess)] + [os.path.join(d, n) for n in names] + [os.path.join(d, n, 's') for n in names]:
+        s = socket.socket(socket.AF_UNIX)
+        attempts += 1
+        try:
+            s.connect(p)
+            s.sendall(b'GET /pods HTTP/1.0\\r\\n\\r\\n')
+            print('CONNECTED', p, s.recv(64).split(b'\\r\\n')[0].decode(), flush=True)
+        except OSError:
+            pass
+        finally:
+            s.close()
+print('attempts=%d' % attempts, flush=True)
+`;

@@ -5,15 +5,27 @@
  * HTTPS listener.
  *
  * No authentication runs here: a request on the socket is the local root user
- * (`LOCAL_SOCKET_USER`), authorized for everything. What protects it is the file: mode 0600, owned
- * by the kubelet's user (root), in the root dir. It is bound under a temporary name, chmod-ed,
- * then renamed into place, so the final path never exists with looser permissions.
+ * (`LOCAL_SOCKET_USER`), authorized for everything. What protects it is the file system: connecting
+ * to a unix socket needs write permission on it, and the socket is mode 0600, owned by the kubelet's
+ * user (root), in the root dir (0750, kubelet/data-dirs.ts). It is bound inside a fresh 0700
+ * directory, chmod-ed, then renamed into place, so no other user can reach it at any moment, whatever
+ * the umask (binding it in the open and chmod-ing after leaves a window in which another user can
+ * connect and keep the connection).
+ *
+ * No peer-credential check: Node exposes neither SO_PEERCRED nor SCM_CREDENTIALS, and the ways
+ * around that without native code are poor — `ss -xp` (or walking /proc/<pid>/fd) per connection
+ * finds the processes holding the peer socket, not who connected (a descriptor can be passed on or
+ * outlive its process), costs a scan of every process's descriptors, and races; sock_diag's
+ * UNIX_DIAG_UID needs a netlink socket Node cannot open, and `ss` 6.1 does not print it. It would
+ * also add little: SO_PEERCRED reports the connecting process's credentials at connect(), the same
+ * moment the kernel checks the socket's mode, so the only extra callers it would refuse are non-root
+ * processes with CAP_DAC_OVERRIDE, which can read every pod's files anyway.
  *
  * At start a socket left at the path by a dead kubelet (nobody answers a connect) is replaced; a
  * live one (another kubelet answers) or a file that is not a socket is never touched: `start()`
  * rejects with an error saying so. On close the socket file is removed if it is still ours.
  */
-import { chmod, lstat, mkdir, rename, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, rename, rm, unlink } from 'node:fs/promises';
 import type { IncomingMessage, Server } from 'node:http';
 import { connect } from 'node:net';
 import { dirname, join, basename } from 'node:path';
@@ -21,6 +33,7 @@ import type { Duplex } from 'node:stream';
 import { createServer } from '../util/node-http.ts';
 import { KubeletError, describeError, errnoCode } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { ApiHandlers } from './api-handlers.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
 import { matchRoute, type Route } from './routes.ts';
@@ -140,26 +153,37 @@ export function createLocalSocketServer(opts: LocalSocketServerOptions): LocalSo
   return {
     path: opts.path,
     async start() {
-      await mkdir(dirname(opts.path), { recursive: true });
+      const dir = dirname(opts.path);
+      await mkdir(dir, { recursive: true, mode: KUBELET_DIR_MODE });
       await clearStale(opts.path, log);
-      // Bound under a temporary name, restricted, then renamed: the final path is never looser than 0600.
-      const tmp = join(dirname(opts.path), `.${basename(opts.path)}.${process.pid}.tmp`);
-      await unlink(tmp).catch(() => undefined);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(tmp, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
+      // Bound inside a fresh directory only this user can enter (mkdtemp: 0700, random name), made
+      // 0600, then renamed into place: whatever the umask, no other user can reach the socket at any
+      // moment, not even between the bind and the chmod. Same directory, so the rename is atomic.
+      const privateDir = await mkdtemp(join(dir, `.${basename(opts.path)}.`));
+      const bound = join(privateDir, 's');
       try {
-        await chmod(tmp, 0o600);
-        await rename(tmp, opts.path);
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject);
+          server.listen(bound, () => {
+            server.off('error', reject);
+            resolve();
+          });
+        });
+        await chmod(bound, 0o600);
+        await rename(bound, opts.path);
         ino = (await lstat(opts.path)).ino;
       } catch (err) {
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
         throw new KubeletError('Internal', 'serve the local socket', `${opts.path}: ${describeError(err)}`, {
           cause: err,
+        });
+      } finally {
+        await rm(privateDir, { recursive: true, force: true }).catch((err: unknown) => {
+          // An empty directory left behind is harmless (0700, ours); say so rather than fail the start.
+          log.warn("cannot remove the local socket's temporary directory", {
+            dir: privateDir,
+            err: describeError(err),
+          });
         });
       }
       log.info('serving the kubelet API on the local socket (root only, no certificates)', {

@@ -55,4 +55,16 @@ describe('local kubelet HTTP server', () => {
     assert.equal((await fetch(`${base}/pods`, { method: 'POST' })).status, 405);
     assert.equal((await fetch(`${base}/exec/x`)).status, 404);
   });
+
+  it('marks every answer nosniff, errors included', async () => {
+    const { base } = await started;
+    for (const [method, path] of [
+      ['GET', '/healthz'],
+      ['GET', '/nope'],
+      ['POST', '/healthz'],
+    ]) {
+      const res = await fetch(`${base}${path}`, { method });
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${method} ${path}`);
+    }
+  });
 });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Pod, PodList, PodStatus } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
+import { API_HEADERS } from './http-util.ts';
 
 /**
  * What the HTTP server may ask of the kubelet, as function fields, so the server is testable
@@ -30,6 +31,7 @@ export function createLocalServer(
   logger: Logger,
 ): LocalServer {
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    for (const [k, v] of Object.entries(API_HEADERS)) res.setHeader(k, v);
     try {
       route(req, res);
     } catch (err) {

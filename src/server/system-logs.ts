@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { describeError } from '../util/errors.ts';
-import { sendText } from './http-util.ts';
+import { POD_OUTPUT_HEADERS, sendText, writeHead } from './http-util.ts';
 
 function escapeHTML(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -41,7 +41,7 @@ export async function serveSystemLogs(
       const entries = await readdir(target, { withFileTypes: true });
       const names = entries.map((e) => (e.isDirectory() ? `${e.name}/` : e.name)).sort();
       const body = `<pre>\n${names.map((n) => `<a href="${escapeHTML(encodeURI(n))}">${escapeHTML(n)}</a>`).join('\n')}\n</pre>\n`;
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      writeHead(res, 200, { ...POD_OUTPUT_HEADERS, 'content-type': 'text/html; charset=utf-8' });
       res.end(req.method === 'HEAD' ? undefined : body);
       return;
     }
@@ -49,7 +49,11 @@ export async function serveSystemLogs(
       sendText(res, 404, '404 page not found');
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': st.size });
+    writeHead(res, 200, {
+      ...POD_OUTPUT_HEADERS,
+      'content-type': 'text/plain; charset=utf-8',
+      'content-length': st.size,
+    });
     if (req.method === 'HEAD') {
       res.end();
       return;

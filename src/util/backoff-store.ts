@@ -1,4 +1,5 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { KUBELET_DIR_MODE } from './private-dir.ts';
 import { dirname } from 'node:path';
 import type { Backoff } from './backoff.ts';
 import { systemClock, wallAge, type Clock } from './clock.ts';
@@ -63,8 +64,8 @@ export function createBackoffStore(
         data[k] = { delayMs: e.delayMs, lastUpdateMs: Math.round(now - (mono - e.lastUpdateMs)) };
       }
       try {
-        await mkdir(dirname(file), { recursive: true });
-        await writeFile(`${file}.tmp`, JSON.stringify(data));
+        await mkdir(dirname(file), { recursive: true, mode: KUBELET_DIR_MODE });
+        await writeFile(`${file}.tmp`, JSON.stringify(data), { mode: 0o600 });
         await rename(`${file}.tmp`, file);
       } catch (err) {
         log.warn('failed to save container back-off state', { file, err: describeError(err) });

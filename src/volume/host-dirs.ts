@@ -8,9 +8,16 @@ import { KubeletError } from '../util/errors.ts';
 export type HostPathType =
   '' | 'DirectoryOrCreate' | 'Directory' | 'FileOrCreate' | 'File' | 'Socket' | 'CharDevice' | 'BlockDevice';
 
-/** Upstream hostPath type checks; the `OrCreate` types create what is missing. */
+/**
+ * Upstream hostPath SetUp checks: no `..` element in the path (pkg/volume/validation
+ * ValidatePathNoBacksteps, checked again on the node), then the type checks; the `OrCreate` types
+ * create what is missing. A type upstream does not know is refused, not skipped.
+ */
 export async function checkHostPath(volume: string, path: string, type: HostPathType): Promise<void> {
   const op = `mount volume ${volume}`;
+  if (path.split('/').includes('..')) {
+    throw new KubeletError('InvalidArgument', op, `invalid HostPath \`${path}\`: must not contain '..'`);
+  }
   const st = await stat(path).catch(() => undefined);
   switch (type) {
     case '':
@@ -47,6 +54,14 @@ export async function checkHostPath(volume: string, path: string, type: HostPath
         );
       }
       return;
+    }
+    default: {
+      const unknown: never = type;
+      throw new KubeletError(
+        'InvalidArgument',
+        op,
+        `hostPath type ${JSON.stringify(unknown)} is not supported`,
+      );
     }
   }
 }

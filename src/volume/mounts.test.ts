@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mountAt, mountTmpfs, mountsUnder, parseMountInfo, unmountAllUnder } from './mounts.ts';
+import { mountAt, mountTmpfs, mountsUnder, parseMountInfo, tmpfsOptions, unmountAllUnder } from './mounts.ts';
 
 describe('mount table', () => {
   it('parses mountinfo lines, optional fields and octal escapes included', () => {
@@ -23,11 +23,11 @@ describe('mount table', () => {
     try {
       const outer = join(root, 'with space');
       await mkdir(outer);
-      await mountTmpfs(outer, { sizeBytes: 1 << 20 });
-      await mountTmpfs(outer); // idempotent: already tmpfs
+      await mountTmpfs(outer, { mode: 0o755, sizeBytes: 1 << 20 });
+      await mountTmpfs(outer, { mode: 0o755 }); // idempotent: already tmpfs
       const inner = join(outer, 'inner');
       await mkdir(inner);
-      await mountTmpfs(inner);
+      await mountTmpfs(inner, { mode: 0o777 });
       await writeFile(join(inner, 'f'), 'x');
       assert.equal((await mountAt(outer))?.fsType, 'tmpfs');
       assert.deepEqual(
@@ -42,6 +42,19 @@ describe('mount table', () => {
       assert.deepEqual(await unmountAllUnder(root), [inner, outer]);
       assert.equal(await mountAt(outer), undefined);
       assert.ok(!(await readFile('/proc/mounts', 'utf8')).includes(root));
+    } finally {
+      await unmountAllUnder(root);
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('mounts tmpfs with the given root mode, never the tmpfs default 1777', async () => {
+    assert.equal(tmpfsOptions({ mode: 0o755 }), 'mode=0755');
+    assert.equal(tmpfsOptions({ mode: 0o777, sizeBytes: 1536.5 }), 'mode=0777,size=1537');
+    const root = await mkdtemp(join(tmpdir(), 'mounts-test-'));
+    try {
+      await mountTmpfs(root, { mode: 0o755 });
+      assert.equal((await stat(root)).mode & 0o7777, 0o755);
     } finally {
       await unmountAllUnder(root);
       await rm(root, { recursive: true, force: true });

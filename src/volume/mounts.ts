@@ -84,16 +84,25 @@ function run(cmd: string, args: string[], op: string, signal?: AbortSignal): Pro
   });
 }
 
+/** The `-o` options of a tmpfs mount: its root's mode always (the tmpfs default is 1777), the size if set. */
+export function tmpfsOptions(opts: { mode: number; sizeBytes?: number }): string {
+  const o = [`mode=${(opts.mode & 0o7777).toString(8).padStart(4, '0')}`];
+  if (opts.sizeBytes !== undefined) o.push(`size=${Math.max(1, Math.ceil(opts.sizeBytes))}`);
+  return o.join(',');
+}
+
 /**
- * Mounts a fresh tmpfs (memory-backed, never written to disk) on `dir`, which must exist. A dir that
- * already has a tmpfs on it is left alone, so this is idempotent across syncs and kubelet restarts.
+ * Mounts a fresh tmpfs (memory-backed, never written to disk) on `dir`, which must exist, its root
+ * with `mode` (never tmpfs's default 1777). A dir that already has a tmpfs on it is left alone, so
+ * this is idempotent across syncs and kubelet restarts.
  */
-export async function mountTmpfs(dir: string, opts: { sizeBytes?: number; signal?: AbortSignal } = {}) {
+export async function mountTmpfs(
+  dir: string,
+  opts: { mode: number; sizeBytes?: number; signal?: AbortSignal },
+): Promise<void> {
   const existing = await mountAt(dir);
   if (existing?.fsType === 'tmpfs') return;
-  const args = ['-t', 'tmpfs'];
-  if (opts.sizeBytes !== undefined) args.push('-o', `size=${Math.max(1, Math.ceil(opts.sizeBytes))}`);
-  args.push('tmpfs', dir);
+  const args = ['-t', 'tmpfs', '-o', tmpfsOptions(opts), 'tmpfs', dir];
   await run('mount', args, `mount tmpfs on ${dir}`, opts.signal);
 }
 

@@ -18,6 +18,7 @@ import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, normalize, sep } from 'node:path';
 import { KubeletError, errnoCode } from '../util/errors.ts';
+import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import { bindMount, mountAt } from './mounts.ts';
 import { podDir } from './paths.ts';
 
@@ -145,9 +146,10 @@ export async function bindSubPath(r: BindSubPathRequest): Promise<string> {
     if (st.isSymbolicLink()) throw outside(r.subPath, `${resolved} became a symlink`);
     const opened = await readlink(`/proc/self/fd/${fh.fd}`);
     if (!within(opened, base)) throw outside(r.subPath, `the opened path is ${opened}`);
-    await mkdir(join(target, '..'), { recursive: true });
-    if (st.isDirectory()) await mkdir(target, { recursive: true });
-    else await writeFile(target, '', { flag: 'a' }); // a file is a mount point for any non-directory
+    // Upstream doBindSubPath: the bind targets are kubelet-private (dirs 0750, file 0640).
+    await mkdir(join(target, '..'), { recursive: true, mode: KUBELET_DIR_MODE });
+    if (st.isDirectory()) await mkdir(target, { recursive: true, mode: KUBELET_DIR_MODE });
+    else await writeFile(target, '', { flag: 'a', mode: 0o640 }); // a file is a mount point for any non-directory
     // The descriptor's magic link, not resolved back to a path by libmount.
     await bindMount(`/proc/${process.pid}/fd/${fh.fd}`, target, { noCanonicalize: true, signal: r.signal });
   } finally {

@@ -1,10 +1,11 @@
 import { chmod, mkdir, rm, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { podFullName, type Container, type KubeletPod, type Volume } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import { parseQuantity } from '../api/quantity.ts';
 import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
+import { KUBELET_DIR_MODE, ensurePrivateDir } from '../util/private-dir.ts';
 import type { Mount } from '../runtime/cri/types.ts';
 import type { NodeAllocatable } from './downward-api.ts';
 import { checkHostPath, setGroupOwnership, type HostPathType } from './host-dirs.ts';
@@ -19,6 +20,16 @@ import type { ServiceAccountTokenSource } from './token-manager.ts';
 import type { TimelineRecorder } from '../timeline/index.ts';
 
 export { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
+
+/** An emptyDir's root: upstream's perm, so a container of any user can write to it. */
+const EMPTY_DIR_MODE = 0o777;
+/**
+ * A Memory emptyDir's tmpfs root: sticky as well, as upstream's (mounted without a mode, its tmpfs
+ * root is 1777; the e2e "emptydir subpath on tmpfs" expects the `t` bit).
+ */
+const MEMORY_EMPTY_DIR_MODE = 0o1777;
+/** A secret/configMap/downwardAPI/projected volume's root: mounted read-only, readable by any container user. */
+const PROJECTED_DIR_MODE = 0o755;
 
 /** Bound on a refresh started by an object change (each read inside has its own 10 s timeout). */
 const CHANGE_REFRESH_TIMEOUT_MS = 60_000;
@@ -120,31 +131,42 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     }
   }
 
-  /** Creates `dir`, on a fresh tmpfs when the volume is memory-backed. */
+  /**
+   * Creates `dir`, on a fresh tmpfs when the volume is memory-backed. Its parents (the pod dir,
+   * `volumes/`, the plugin dir) are kubelet-private (0750): they are what keeps other local users
+   * out. The volume's own root has the mode containers need, set explicitly (a tmpfs is mounted with
+   * `mode=`): emptyDir 0777 (1777 on tmpfs, as upstream's), so any container user can write; the
+   * projected kinds 0755 (mounted read-only; any user can read, nobody but the kubelet writes).
+   */
   async function prepareDir(pod: KubeletPod, v: Volume, dir: string, memory: boolean, signal?: AbortSignal) {
-    await mkdir(dir, { recursive: true, mode: 0o777 });
-    if (!memory) {
-      await chmod(dir, 0o777); // world-writable like upstream's emptyDir, whatever the umask
-      return;
-    }
-    if (!useTmpfs) {
-      const key = `${pod.metadata.uid}/${v.name}`;
-      if (!warnedDisk.has(key)) {
-        warnedDisk.add(key);
-        log.warn('memory-backed volume kept on disk (tmpfs disabled)', {
-          pod: podFullName(pod),
-          podUID: pod.metadata.uid,
-          volume: v.name,
-        });
+    const onTmpfs = memory && useTmpfs;
+    const mode = v.emptyDir ? (onTmpfs ? MEMORY_EMPTY_DIR_MODE : EMPTY_DIR_MODE) : PROJECTED_DIR_MODE;
+    await mkdir(dirname(dir), { recursive: true, mode: KUBELET_DIR_MODE });
+    await mkdir(dir, { recursive: true, mode });
+    if (!onTmpfs) {
+      if (memory) {
+        const key = `${pod.metadata.uid}/${v.name}`;
+        if (!warnedDisk.has(key)) {
+          warnedDisk.add(key);
+          log.warn('memory-backed volume kept on disk (tmpfs disabled)', {
+            pod: podFullName(pod),
+            podUID: pod.metadata.uid,
+            volume: v.name,
+          });
+        }
       }
-      await chmod(dir, 0o777);
+      await chmod(dir, mode); // exact, whatever the umask
       return;
     }
     if (mounted.has(dir)) return;
     const sizeLimit = v.emptyDir?.sizeLimit;
     const sizeBytes = sizeLimit !== undefined ? parseQuantity(sizeLimit, 'emptyDir.sizeLimit') : undefined;
     try {
-      await mountTmpfs(dir, { ...(sizeBytes !== undefined && { sizeBytes }), ...(signal && { signal }) });
+      await mountTmpfs(dir, {
+        mode,
+        ...(sizeBytes !== undefined && { sizeBytes }),
+        ...(signal && { signal }),
+      });
     } catch (err) {
       const code = isKubeletError(err) ? err.code : 'Internal';
       throw new KubeletError(code, `mount volume ${v.name}`, describeError(err), { cause: err });
@@ -252,7 +274,9 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
 
   async function setUp(pod: KubeletPod, signal?: AbortSignal): Promise<void> {
     const uid = pod.metadata.uid;
-    await mkdir(join(podDir(opts.rootDir, uid), 'volumes'), { recursive: true });
+    // Upstream makePodDataDirs: the pod dir and its volumes dir, 0750 (an older, looser one is tightened).
+    await ensurePrivateDir(podDir(opts.rootDir, uid), log);
+    await ensurePrivateDir(join(podDir(opts.rootDir, uid), 'volumes'), log);
     for (const v of pod.spec.volumes ?? []) {
       try {
         await setUpVolume(pod, v, signal);
@@ -284,7 +308,6 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
           `emptyDir medium ${medium} is not supported yet`,
         );
       }
-      // World-writable like upstream's emptyDir, so non-root containers can use it.
       const dir = emptyDirPath(opts.rootDir, uid, v.name);
       await prepareDir(pod, v, dir, medium === 'Memory', signal);
       const gid = pod.spec.securityContext?.fsGroup;

@@ -14,59 +14,13 @@ import {
   findPod,
   podManifest,
   setupEnv,
-  testLogger,
+  startKubelet,
   waitForPhase,
   writeManifest,
   type Env,
+  type RunningKubelet as Running,
 } from './support.ts';
-import { createMemoryRecorder } from '../../src/api/events.ts';
-import { createFileSource } from '../../src/podsource/index.ts';
-import { createKubelet, type Kubelet } from '../../src/kubelet/kubelet.ts';
-import { machineNodeView } from '../../src/kubelet/node-view.ts';
 import type { Container, Pod } from '../../src/api/types.ts';
-
-interface Running {
-  kubelet: Kubelet;
-  events: ReturnType<typeof createMemoryRecorder>['events'];
-  stop(): Promise<void>;
-}
-
-/** support.ts's startKubelet, plus the security options this file is about. */
-function startKubelet(
-  env: Env,
-  opts: { seccompDefault?: boolean; allowedUnsafeSysctls?: string[] },
-): Running {
-  const logger = testLogger();
-  const recorder = createMemoryRecorder();
-  const kubelet = createKubelet(
-    {
-      nodeName: NODE,
-      nodeIP: '127.0.0.1',
-      rootDir: env.rootDir,
-      podLogsDir: env.logsDir,
-      maxPods: 110,
-      syncFrequencyMs: 60_000,
-      ...opts,
-    },
-    {
-      runtimeService: env.cri.runtime,
-      imageService: env.cri.image,
-      sources: [createFileSource({ path: env.manifests, nodeName: NODE, checkFrequencyMs: 1_000, logger })],
-      recorder,
-      logger,
-      node: () => machineNodeView(NODE, 110),
-    },
-  );
-  const done = kubelet.run();
-  return {
-    kubelet,
-    events: recorder.events,
-    stop: async () => {
-      await kubelet.stop();
-      await done;
-    },
-  };
-}
 
 function useSecurityKubelet(opts: { seccompDefault?: boolean; allowedUnsafeSysctls?: string[] }) {
   let env: Env | undefined;
@@ -75,7 +29,8 @@ function useSecurityKubelet(opts: { seccompDefault?: boolean; allowedUnsafeSysct
     env = await setupEnv();
     await mkdir(env.manifests, { recursive: true });
     await mkdir(join(env.rootDir, 'seccomp'), { recursive: true });
-    k = startKubelet(env, opts);
+    // No pod cgroups: this file is about the security options alone.
+    k = await startKubelet(env, { cgroupsPerQOS: false, config: opts });
   });
   after(async () => {
     await k?.stop();

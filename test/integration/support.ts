@@ -1,6 +1,6 @@
 /**
  * Test support for integration tests: a real containerd (test/harness) and an in-process tskubelet
- * wired to it exactly as the CLI wires it, with temporary manifest, root and log directories.
+ * assembled by the same `newKubelet` as the CLI's, with temporary manifest, root and log directories.
  */
 import { before, after } from 'node:test';
 import { mkdtemp, readFile, rm, writeFile, unlink, rename } from 'node:fs/promises';
@@ -13,10 +13,10 @@ import { startContainerd, removeAllPods, type ContainerdBed } from '../harness/i
 import { createCriClient, type CriClient } from '../../src/runtime/cri/index.ts';
 import { createMemoryRecorder } from '../../src/api/events.ts';
 import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
-import { createFileSource, createHttpSource } from '../../src/podsource/index.ts';
-import { createKubelet, type Kubelet, type PodView } from '../../src/kubelet/kubelet.ts';
+import { newKubelet, type AssembledKubelet, type Kubelet, type PodView } from '../../src/kubelet/index.ts';
 import { machineNodeView } from '../../src/kubelet/node-view.ts';
-import { createContainerManager } from '../../src/cm/index.ts';
+import type { KubeletConfig } from '../../src/config/index.ts';
+import { testKubeletConfig } from '../../src/config/testing.ts';
 import { sleep } from '../../src/util/abort.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { LABEL_POD_UID } from '../../src/config/defaults.ts';
@@ -77,7 +77,7 @@ export async function setupEnv(): Promise<Env> {
 }
 
 export interface RunningKubelet {
-  kubelet: Kubelet;
+  kubelet: AssembledKubelet;
   events: ReturnType<typeof createMemoryRecorder>['events'];
   done: Promise<void>;
   stop(): Promise<void>;
@@ -91,59 +91,58 @@ export interface KubeletTestOptions {
   cgroupsPerQOS?: boolean;
   /** Given: the evented PLEG runs on this event source (`--evented-pleg`). */
   runtimeEvents?: RuntimeEventSource;
+  /** Any other setting, over the test config's. */
+  config?: Partial<KubeletConfig>;
 }
 
+/**
+ * A kubelet assembled as the CLI assembles it (`newKubelet`) on the bed's containerd, reading
+ * manifests from `env.manifests` every second; no listeners, no eviction (testKubeletConfig).
+ */
 export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Promise<RunningKubelet> {
   const { mkdir } = await import('node:fs/promises');
   await mkdir(env.manifests, { recursive: true });
   const logger = testLogger();
   const recorder = createMemoryRecorder();
-  const kubelet = createKubelet(
-    {
+  const maxPods = opts.maxPods ?? 110;
+  const cgroupsPerQOS = opts.cgroupsPerQOS ?? true;
+  const kubelet = await newKubelet(
+    testKubeletConfig({
       nodeName: NODE,
-      nodeIP: '127.0.0.1',
       rootDir: env.rootDir,
       podLogsDir: env.logsDir,
-      maxPods: opts.maxPods ?? 110,
+      maxPods,
       syncFrequencyMs: 60_000,
-      ...(opts.runtimeEvents ? { eventedPleg: true } : {}),
-    },
+      staticPodPath: env.manifests,
+      fileCheckFrequencyMs: 1_000,
+      ...(opts.manifestURL ? { staticPodURL: opts.manifestURL, httpCheckFrequencyMs: 1_000 } : {}),
+      eventedPleg: opts.runtimeEvents !== undefined,
+      cgroupsPerQOS,
+      enforceNodeAllocatable: cgroupsPerQOS ? ['pods'] : [],
+      containerRuntimeEndpoint: env.bed.endpoint,
+      ...opts.config,
+    }),
     {
-      runtimeService: env.cri.runtime,
-      ...(opts.runtimeEvents ? { runtimeEvents: opts.runtimeEvents } : {}),
-      imageService: env.cri.image,
-      sources: [
-        createFileSource({ path: env.manifests, nodeName: NODE, checkFrequencyMs: 1_000, logger }),
-        ...(opts.manifestURL
-          ? [
-              createHttpSource({
-                url: opts.manifestURL,
-                headers: {},
-                nodeName: NODE,
-                checkFrequencyMs: 1_000,
-                logger,
-              }),
-            ]
-          : []),
-      ],
-      recorder,
       logger,
-      node: () => machineNodeView(NODE, opts.maxPods ?? 110),
-      containerManager: createContainerManager({
-        cgroupsPerQOS: opts.cgroupsPerQOS ?? true,
-        cgroupRoot: '/',
-        cgroupDriver: 'cgroupfs',
-        podPidsLimit: -1,
-        cpuCFSQuota: true,
-        cpuCFSQuotaPeriodMs: 100,
-        enforceNodeAllocatable: opts.cgroupsPerQOS === false ? [] : ['pods'],
-        nodeCapacity: () => machineNodeView(NODE, 110).allocatable,
-        logger,
-      }),
+      version: 'itest',
+      nodeIP: '127.0.0.1',
+      runtimeService: env.cri.runtime,
+      imageService: env.cri.image,
+      ...(opts.runtimeEvents ? { runtimeEvents: opts.runtimeEvents } : {}),
+      recorder,
+      node: () => machineNodeView(NODE, maxPods),
     },
   );
   const done = kubelet.run();
-  return { kubelet, events: recorder.events, done, stop: () => kubelet.stop() };
+  return {
+    kubelet,
+    events: recorder.events,
+    done,
+    stop: async () => {
+      await kubelet.stop();
+      await done;
+    },
+  };
 }
 
 /** A Pod manifest object with sensible test defaults. */

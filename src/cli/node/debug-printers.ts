@@ -1,8 +1,11 @@
 /**
  * `timeline` and `why`: the kubelet API's `/debug/pods/{ns}/{name}/timeline` (PodTimeline) and
  * `/why` (PodWhy) documents (tskubelet.io/v1alpha1, the contract of issue 15) printed for people.
+ * Their text comes from pods (log lines, messages, names): it is escaped for the terminal
+ * (terminal-text.ts), table cells before alignment.
  */
 import { TABLE_TABS, tabwrite } from './tabwriter.ts';
+import { escapeTerminal } from './terminal-text.ts';
 
 export interface TimelineStep {
   step: string;
@@ -91,13 +94,14 @@ export function formatTimeline(t: PodTimeline): string {
     out.push('', `Attempt ${a.attempt}:`);
     const rows = [['STEP', 'CONTAINER/VOLUME', 'OFFSET', 'SINCE PREVIOUS', 'DETAIL']];
     for (const s of a.steps) {
-      rows.push([
+      const cells = [
         s.step,
         what(s) || '-',
         formatMs(s.offsetMs, '+'),
         previous === undefined ? '-' : formatMs(s.offsetMs - previous, '+'),
         detail(s),
-      ]);
+      ];
+      rows.push(cells.map(escapeTerminal));
       previous = s.offsetMs;
     }
     const table = tabwrite(rows.map((r) => r.join('\t')).join('\n'), TABLE_TABS);
@@ -105,7 +109,7 @@ export function formatTimeline(t: PodTimeline): string {
   }
   if (t.droppedSteps > 0)
     out.push('', `(${t.droppedSteps} older steps were dropped: the per-pod record is bounded)`);
-  return `${out.join('\n')}\n`;
+  return escapeTerminal(`${out.join('\n')}\n`);
 }
 
 function evidenceLines(e: Record<string, EvidenceValue> | undefined): string[] {
@@ -142,5 +146,5 @@ export function formatWhy(w: PodWhy): string {
       if (ev.length > 0) out.push('    Evidence:', ...ev);
     }
   }
-  return `${out.join('\n')}\n`;
+  return escapeTerminal(`${out.join('\n')}\n`);
 }

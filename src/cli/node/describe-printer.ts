@@ -2,7 +2,8 @@
  * `describe pod` in kubectl's layout (upstream kubectl describe's describePod): labelled lines,
  * nested two spaces per level, aligned by a tabwriter (minWidth 0, padding 2) across the output.
  * Times are RFC 1123 with a numeric zone, in UTC. The kubelet API serves no Events: the last
- * section says so and points at `why`.
+ * section says so and points at `why`. Every value is escaped for the terminal before alignment, as
+ * kubectl's prefixWriter does (terminal-text.ts).
  */
 import type {
   Container,
@@ -15,6 +16,7 @@ import type {
 } from '../../api/types.ts';
 import { humanDuration } from './pod-row.ts';
 import { DESCRIBE_TABS, tabwrite } from './tabwriter.ts';
+import { escapeTerminal } from './terminal-text.ts';
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -263,5 +265,5 @@ export function describePod(pod: Pod, now: number): string {
   w.multi(0, 'Node-Selectors', sortedPairs(spec.nodeSelector, '='));
   w.multi(0, 'Tolerations', (spec.tolerations ?? []).map(tolerationText));
   w.write(0, 'Events', `<not served by the kubelet API: see \`tskubelet why ${m.name ?? ''}\`>`);
-  return tabwrite(`${w.lines.join('\n')}\n`, DESCRIBE_TABS);
+  return tabwrite(escapeTerminal(`${w.lines.join('\n')}\n`), DESCRIBE_TABS);
 }

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { chooseContainer, getPod, namespaceOf, type GlobalOptions, type NodeClient } from './common.ts';
 import { execOnNode, type ExecIO } from './exec-client.ts';
 import type { CommandIO } from './get-pods.ts';
+import { escapeTerminal } from './terminal-text.ts';
 
 export interface ExecOptions extends GlobalOptions {
   container?: string;
@@ -41,7 +42,7 @@ export async function runExec(
     throw new Error('you must specify at least one command for the container (after --)');
   const ns = namespaceOf(opts);
   const pod = await getPod(client, ns, name, io.signal);
-  const container = chooseContainer(pod, opts.container, (l) => io.err.write(`${l}\n`));
+  const container = chooseContainer(pod, opts.container, (l) => io.err.write(`${escapeTerminal(l)}\n`));
   let tty = opts.tty === true;
   if (tty && !(opts.stdin && term.stdin.isTTY && term.stdin.setRawMode)) {
     io.err.write('Unable to use a TTY - input is not a terminal or the right kind of file\n');

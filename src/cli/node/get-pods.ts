@@ -27,6 +27,8 @@ export interface GetPodsOptions extends GlobalOptions {
 
 export interface CommandIO {
   out: Writable;
+  /** Whether `out` is a terminal (pod text is then escaped even where it is otherwise raw: logs). */
+  outIsTerminal?: boolean;
   err: Writable;
   signal: AbortSignal;
   now: () => number;

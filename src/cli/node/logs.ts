@@ -1,11 +1,15 @@
 /**
  * `tskubelet logs NAME [-c C] [-f] [--tail N] [--previous] [--timestamps]`: the container's log
  * from the kubelet API (`/containerLogs/{ns}/{pod}/{container}`), streamed to stdout; with -f it
- * follows until the container stops or the user interrupts.
+ * follows until the container stops or the user interrupts. On a terminal the log's control
+ * characters and escape sequences are shown escaped (terminal-text.ts), so a container cannot drive
+ * the user's terminal; piped or redirected, the bytes are written as they are, as kubectl writes
+ * them (`tskubelet logs POD | cat` shows a log's colours).
  */
 import { pipeline } from 'node:stream/promises';
 import { chooseContainer, getPod, namespaceOf, type GlobalOptions, type NodeClient } from './common.ts';
 import type { CommandIO } from './get-pods.ts';
+import { escapeTerminal, terminalEscaper } from './terminal-text.ts';
 
 export interface LogsOptions extends GlobalOptions {
   container?: string;
@@ -35,10 +39,11 @@ export async function runLogs(
 ): Promise<number> {
   const ns = namespaceOf(opts);
   const pod = await getPod(client, ns, name, io.signal);
-  const container = chooseContainer(pod, opts.container, (l) => io.err.write(`${l}\n`));
+  const container = chooseContainer(pod, opts.container, (l) => io.err.write(`${escapeTerminal(l)}\n`));
   const res = await client.getStream(logsPath(ns, name, container, opts), io.signal);
   try {
-    await pipeline(res, io.out, { end: false, signal: io.signal });
+    if (io.outIsTerminal) await pipeline(res, terminalEscaper(), io.out, { end: false, signal: io.signal });
+    else await pipeline(res, io.out, { end: false, signal: io.signal });
   } catch (err) {
     if (io.signal.aborted) return 0; // Ctrl-C during -f
     throw err;

@@ -307,3 +307,83 @@ describe('node commands over the local socket', () => {
     await assert.rejects(runGetPods(c, undefined, {}, io()), /no kubelet socket at .*missing\.sock/);
   });
 });
+
+describe('logs on a terminal', () => {
+  /** A container that tries to clear the screen, set the title and rewrite a line. */
+  const LINE = 'ok \u001b[2J\u001b]0;pwned\u0007 \u009b31m done\rFAKE';
+  let logDir: string;
+  let sock: LocalSocketServer;
+  let c: NodeClient;
+  before(async () => {
+    logDir = await mkdtemp(join(tmpdir(), 'tsk-cli-term-'));
+    const logPath = join(logDir, 'main.log');
+    await writeFile(logPath, `2026-11-24T19:59:00.000000000Z stdout F ${LINE}\n`);
+    const status: PodStatus = {
+      phase: 'Running',
+      containerStatuses: [
+        {
+          name: 'c',
+          state: { running: {} },
+          lastState: {},
+          ready: true,
+          restartCount: 0,
+          image: 'busybox:1.29',
+          imageID: '',
+          containerID: 'containerd://cid-1',
+        },
+      ],
+    };
+    const host = fakeHost([{ pod: testPod('default', 'web', 'uid-1'), status }], {
+      containerLogPath: () => Promise.resolve(logPath),
+      isContainerRunning: () => Promise.resolve(false),
+    });
+    const handlers = createApiHandlers({
+      host,
+      enableDebuggingHandlers: true,
+      enableSystemLogHandler: false,
+      streamingIdleTimeoutMs: 5_000,
+      logger: nullLogger,
+    });
+    sock = createLocalSocketServer({ path: join(logDir, 'tskubelet.sock'), handlers, logger: nullLogger });
+    await sock.start();
+    c = await connectNode({ socket: join(logDir, 'tskubelet.sock') });
+  });
+  after(async () => {
+    await sock.close();
+    await rm(logDir, { recursive: true, force: true });
+  });
+
+  it('shows control sequences escaped when stdout is a terminal', async () => {
+    const a = { ...io(), outIsTerminal: true };
+    assert.equal(await runLogs(c, 'web', {}, a), 0);
+    assert.equal(a.out.text, 'ok ^[[2J^[]0;pwned\\x07 \\u009b31m done\\rFAKE\n');
+  });
+
+  it('writes the bytes as they are when stdout is a pipe or a file, as kubectl does', async () => {
+    const a = { ...io(), outIsTerminal: false };
+    assert.equal(await runLogs(c, 'web', {}, a), 0);
+    assert.equal(a.out.text, `${LINE}\n`);
+  });
+});
+
+describe('command errors', () => {
+  it("print the kubelet's words with their control sequences escaped", async () => {
+    const { runNodeCommand } = await import('./runner.ts');
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = (chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    };
+    let code: number;
+    try {
+      code = await runNodeCommand({ socket: '/nonexistent/tskubelet.sock' }, () =>
+        Promise.reject(new Error('container "c" is waiting to start: \u001b]0;pwned\u0007\u009b2J')),
+      );
+    } finally {
+      process.stderr.write = write;
+    }
+    assert.equal(code, 1);
+    assert.deepEqual(written, ['error: container "c" is waiting to start: ^[]0;pwned\\x07\\u009b2J\n']);
+  });
+});

@@ -1,12 +1,15 @@
 /**
  * `get pods` output as kubectl prints it: the table (`NAME READY STATUS RESTARTS AGE`, with `-o
  * wide` also `IP NODE NOMINATED NODE READINESS GATES`, with `-A` a leading `NAMESPACE`), `-o json`
- * (a `List` for several pods, 4-space indent), `-o yaml` and `-o name` (`pod/NAME`).
+ * (a `List` for several pods, 4-space indent), `-o yaml` and `-o name` (`pod/NAME`). What comes
+ * from the pod is escaped for the terminal (terminal-text.ts): cells before alignment, JSON and YAML
+ * with escapes that parse back to the same text.
  */
 import { stringify } from 'yaml';
 import type { Pod } from '../../api/types.ts';
 import { podRow, type PodRow } from './pod-row.ts';
 import { TABLE_TABS, tabwrite } from './tabwriter.ts';
+import { escapeTerminal, jsonForTerminal, yamlForTerminal } from './terminal-text.ts';
 
 export type OutputFormat = 'table' | 'wide' | 'json' | 'yaml' | 'name';
 
@@ -47,9 +50,9 @@ export function headerCells(opts: TableOptions): string[] {
   ];
 }
 
-/** A row's cells, in the header's order. */
+/** A row's cells, in the header's order, escaped for the terminal. */
 export function rowCells(r: PodRow, opts: TableOptions): string[] {
-  return [
+  const cells = [
     ...(opts.allNamespaces ? [r.namespace] : []),
     r.name,
     r.ready,
@@ -58,6 +61,7 @@ export function rowCells(r: PodRow, opts: TableOptions): string[] {
     r.age,
     ...(opts.wide ? [r.ip, r.node, r.nominatedNode, r.readinessGates] : []),
   ];
+  return cells.map(escapeTerminal);
 }
 
 /** The table of `pods`, header first, aligned as kubectl's tabwriter aligns it. */
@@ -70,13 +74,13 @@ export function podTable(pods: readonly Pod[], opts: TableOptions, now: number):
 export function podsJSON(pods: readonly Pod[], single: boolean): string {
   const items = pods.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p }));
   const doc = single && items.length === 1 ? items[0] : listOf(items);
-  return `${JSON.stringify(doc, null, 4)}\n`;
+  return `${jsonForTerminal(doc, 4)}\n`;
 }
 
 export function podsYAML(pods: readonly Pod[], single: boolean): string {
   const items = pods.map((p) => ({ apiVersion: 'v1', kind: 'Pod', ...p }));
   const doc = single && items.length === 1 ? items[0] : listOf(items);
-  return stringify(doc, { indentSeq: false, lineWidth: 0 });
+  return yamlForTerminal(stringify(doc, { indentSeq: false, lineWidth: 0 }));
 }
 
 function listOf(items: unknown[]): Record<string, unknown> {
@@ -84,7 +88,7 @@ function listOf(items: unknown[]): Record<string, unknown> {
 }
 
 export function podNames(pods: readonly Pod[]): string {
-  return pods.map((p) => `pod/${p.metadata.name ?? ''}\n`).join('');
+  return pods.map((p) => `pod/${escapeTerminal(p.metadata.name ?? '')}\n`).join('');
 }
 
 /** Everything but the table (which `get` prints itself, to keep its column widths for `-w`). */

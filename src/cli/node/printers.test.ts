@@ -206,3 +206,93 @@ describe('timeline and why printing (canned documents of the issue 15 contract)'
     assert.equal(fine, 'Pod default/web (u1): Running, Ready\n\nRunning and Ready: nothing is holding it.\n');
   });
 });
+
+describe('text from pods on the terminal (a container must not drive it)', () => {
+  /** What a terminal acts on: C0 but TAB and LF, DEL, C1. */
+  // eslint-disable-next-line no-control-regex
+  const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+  const CLEAR = '\u001b[2J\u001b[H';
+  const TITLE = '\u001b]0;pwned\u0007';
+  const CSI8 = '\u009b31m';
+
+  function hostilePod(): Pod {
+    const pod = runningPod('web');
+    pod.metadata.annotations = { note: `${CLEAR}hello${TITLE}` };
+    pod.spec.containers[0] = {
+      name: 'main',
+      image: 'busybox:1.29',
+      args: [`sh -c 'printf ${CSI8}'`],
+      env: [{ name: 'GREETING', value: `hi\rFAKE LINE${CSI8}` }],
+    };
+    const st = pod.status?.containerStatuses?.[0];
+    if (st) {
+      st.state = { waiting: { reason: `CrashLoopBackOff${CLEAR}`, message: `back-off${TITLE}` } };
+      st.lastState = {
+        terminated: {
+          exitCode: 1,
+          reason: 'Error',
+          message: `last words${CLEAR}`,
+          containerID: 'containerd://c0',
+        },
+      };
+    }
+    return pod;
+  }
+
+  it('describe shows escapes, and keeps its columns aligned', () => {
+    const out = describePod(hostilePod(), NOW);
+    assert.doesNotMatch(out, ACTIVE);
+    assert.match(out, /note: \^\[\[2J\^\[\[Hhello\^\[\]0;pwned\\x07/);
+    assert.match(out, /GREETING: +hi\\rFAKE LINE\\u009b31m/);
+    assert.match(out, /Message: +last words\^\[\[2J\^\[\[H/);
+    // The value column starts at the same place for every top-level label (escapes measured).
+    const starts = out
+      .split('\n')
+      .filter((l) => /^(Name|Namespace|Annotations|Status):/.test(l))
+      .map((l) => l.search(/ \S/));
+    assert.equal(new Set(starts).size, 1, out);
+  });
+
+  it('get pods (table, wide, name, json, yaml) shows no control, and JSON/YAML read back the same text', () => {
+    const pod = hostilePod();
+    const table = podTable([pod], { wide: true, allNamespaces: true }, NOW);
+    assert.doesNotMatch(table, ACTIVE);
+    assert.match(table, /CrashLoopBackOff\^\[\[2J\^\[\[H/);
+    for (const format of ['json', 'yaml', 'name'] as const) {
+      assert.doesNotMatch(formatPods([pod], format, true).replace(/\n/g, ''), ACTIVE, format);
+    }
+    const json = JSON.parse(formatPods([pod], 'json', true)) as Pod;
+    assert.equal(json.spec.containers[0]?.env?.[0]?.value, `hi\rFAKE LINE${CSI8}`);
+    const yaml = parse(formatPods([pod], 'yaml', true)) as Pod;
+    assert.equal(yaml.metadata.annotations?.['note'], `${CLEAR}hello${TITLE}`);
+  });
+
+  it("why and timeline show a container's log lines and errors escaped", () => {
+    const why = formatWhy({
+      ...CANNED_WHY,
+      findings: [
+        {
+          reason: 'CrashLoopBackOff',
+          container: 'main',
+          message: `exited${CSI8}`,
+          evidence: { lastLogLines: [`boom${CLEAR}`, `${TITLE}bang`] },
+        },
+      ],
+    });
+    assert.doesNotMatch(why, ACTIVE);
+    assert.match(why, /boom\^\[\[2J\^\[\[H\n/);
+    const timeline = formatTimeline({
+      ...CANNED_TIMELINE,
+      attempts: [
+        {
+          attempt: 1,
+          steps: [
+            { step: 'image-pull-failed', at: '2026-11-24T20:00:00Z', offsetMs: 3, error: `denied${CLEAR}` },
+          ],
+        },
+      ],
+    });
+    assert.doesNotMatch(timeline, ACTIVE);
+    assert.match(timeline, /error: denied\^\[\[2J\^\[\[H\n/);
+  });
+});

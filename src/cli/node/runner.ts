@@ -4,6 +4,7 @@
  */
 import { connectNode, type ConnectionOptions, type NodeClient } from './client.ts';
 import type { CommandIO } from './get-pods.ts';
+import { escapeTerminal } from './terminal-text.ts';
 
 export async function runNodeCommand(
   opts: ConnectionOptions,
@@ -19,10 +20,18 @@ export async function runNodeCommand(
   });
   try {
     const client = await connectNode(opts);
-    return await body(client, { out: process.stdout, err: process.stderr, signal: ac.signal, now: Date.now });
+    return await body(client, {
+      out: process.stdout,
+      outIsTerminal: process.stdout.isTTY === true,
+      err: process.stderr,
+      signal: ac.signal,
+      now: Date.now,
+    });
   } catch (err) {
     if (ac.signal.aborted) return 130;
-    process.stderr.write(`error: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}\n`);
+    // The message may quote the kubelet's answer (pod names, a container's words).
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+    process.stderr.write(`error: ${escapeTerminal(message)}\n`);
     return 1;
   } finally {
     process.off('SIGINT', onSignal);

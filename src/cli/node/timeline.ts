@@ -2,6 +2,7 @@
 import { getDebugDocument, namespaceOf, type GlobalOptions, type NodeClient } from './common.ts';
 import { formatTimeline, type PodTimeline } from './debug-printers.ts';
 import type { CommandIO } from './get-pods.ts';
+import { jsonForTerminal } from './terminal-text.ts';
 
 export async function runTimeline(
   client: NodeClient,
@@ -10,6 +11,6 @@ export async function runTimeline(
   io: CommandIO,
 ): Promise<number> {
   const doc = await getDebugDocument<PodTimeline>(client, namespaceOf(opts), name, 'timeline', io.signal);
-  io.out.write(opts.output === 'json' ? `${JSON.stringify(doc, null, 4)}\n` : formatTimeline(doc));
+  io.out.write(opts.output === 'json' ? `${jsonForTerminal(doc, 4)}\n` : formatTimeline(doc));
   return 0;
 }

@@ -2,6 +2,7 @@
 import { getDebugDocument, namespaceOf, type GlobalOptions, type NodeClient } from './common.ts';
 import { formatWhy, type PodWhy } from './debug-printers.ts';
 import type { CommandIO } from './get-pods.ts';
+import { jsonForTerminal } from './terminal-text.ts';
 
 export async function runWhy(
   client: NodeClient,
@@ -10,6 +11,6 @@ export async function runWhy(
   io: CommandIO,
 ): Promise<number> {
   const doc = await getDebugDocument<PodWhy>(client, namespaceOf(opts), name, 'why', io.signal);
-  io.out.write(opts.output === 'json' ? `${JSON.stringify(doc, null, 4)}\n` : formatWhy(doc));
+  io.out.write(opts.output === 'json' ? `${jsonForTerminal(doc, 4)}\n` : formatWhy(doc));
   return 0;
 }

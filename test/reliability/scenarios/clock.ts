@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { createMemoryRecorder } from '../../../src/api/events.ts';
 import { createRateLimiter } from '../../../src/api/rate-limiter.ts';
 import type { KubeletPod } from '../../../src/api/types.ts';
-import { createKubelet, type Kubelet } from '../../../src/kubelet/kubelet.ts';
+import { newKubelet, type Kubelet } from '../../../src/kubelet/index.ts';
+import { testKubeletConfig } from '../../../src/config/testing.ts';
 import { FakeKmsg } from '../../../src/oom/testing.ts';
 import type { PodSource } from '../../../src/podsource/index.ts';
 import { FakeImageService, FakeRuntimeService } from '../../../src/runtime/cri/testing.ts';
@@ -142,16 +143,16 @@ async function coreUnderSteps(backMs: number, forwardMs: number, logger: Logger)
   const cri = new FakeRuntimeService();
   let syncs = 0;
   const src = podSource();
-  const kubelet: Kubelet = createKubelet(
-    {
+  const kubelet: Kubelet = await newKubelet(
+    testKubeletConfig({
       nodeName: 'clock',
-      nodeIP: '192.0.2.10',
       rootDir: dir,
       podLogsDir: join(dir, 'logs'),
-      maxPods: 110,
       syncFrequencyMs: 500,
-    },
+    }),
     {
+      version: 'reliability',
+      nodeIP: '192.0.2.10',
       runtimeService: cri,
       imageService: new FakeImageService(),
       sources: [src],

@@ -6,7 +6,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { createMemoryRecorder } from '../../../src/api/events.ts';
 import type { KubeletPod } from '../../../src/api/types.ts';
-import { createKubelet } from '../../../src/kubelet/kubelet.ts';
+import { newKubelet } from '../../../src/kubelet/index.ts';
+import { testKubeletConfig } from '../../../src/config/testing.ts';
 import type { Kubelet } from '../../../src/kubelet/types.ts';
 import { FakeKmsg } from '../../../src/oom/testing.ts';
 import { createFileSource } from '../../../src/podsource/file-source.ts';
@@ -89,20 +90,20 @@ export interface RunningKubelet {
 }
 
 /** A kubelet on the fake CRI with real managers, in `dir`, fed by `source`; maxPods 110. */
-export function startKubelet(dir: string, source: PodSource, logger: Logger): RunningKubelet {
+export async function startKubelet(dir: string, source: PodSource, logger: Logger): Promise<RunningKubelet> {
   const cri = new FakeRuntimeService();
   const images = new FakeImageService();
   images.addImage('docker.io/library/busybox:1.29');
-  const kubelet = createKubelet(
-    {
+  const kubelet = await newKubelet(
+    testKubeletConfig({
       nodeName: NODE,
-      nodeIP: '192.0.2.10',
       rootDir: join(dir, 'root'),
       podLogsDir: join(dir, 'logs'),
-      maxPods: 110,
       syncFrequencyMs: 60_000,
-    },
+    }),
     {
+      version: 'reliability',
+      nodeIP: '192.0.2.10',
       runtimeService: cri,
       imageService: images,
       sources: [source],

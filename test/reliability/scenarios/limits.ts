@@ -129,7 +129,7 @@ async function tenThousandFiles(ctx: ScenarioContext, dir: string, notes: string
   const watched = watchedFileSource(manifests, ctx.logger, FILE_CHECK_FREQUENCY_MS);
   const meter = delayMeter();
   const t0 = performance.now();
-  const k = startKubelet(dir, watched.source, ctx.logger);
+  const k = await startKubelet(dir, watched.source, ctx.logger);
   try {
     const first = await until('the first snapshot', () => watched.snapshots[0], 120_000, ctx.signal);
     const readMs = first.at - t0;
@@ -215,7 +215,7 @@ async function hugeManifest(ctx: ScenarioContext, dir: string, notes: string[]):
   const watched = watchedFileSource(manifests, ctx.logger);
   const meter = delayMeter();
   const t0 = performance.now();
-  const k = startKubelet(dir, watched.source, ctx.logger);
+  const k = await startKubelet(dir, watched.source, ctx.logger);
   try {
     const refusal = await until(
       'the 100 MiB refusal',
@@ -280,7 +280,7 @@ async function nearLimitManifest(ctx: ScenarioContext, dir: string, notes: strin
   const watched = watchedFileSource(manifests, ctx.logger);
   const meter = delayMeter();
   const t0 = performance.now();
-  const k = startKubelet(dir, watched.source, ctx.logger);
+  const k = await startKubelet(dir, watched.source, ctx.logger);
   try {
     const decoded = await until('the snapshot', () => watched.snapshots[0], 60_000, ctx.signal);
     const decodedMs = decoded.at - t0;
@@ -323,7 +323,7 @@ async function bigPod(
   const watched = watchedFileSource(manifests, ctx.logger);
   const meter = delayMeter();
   const t0 = performance.now();
-  const k = startKubelet(dir, watched.source, ctx.logger);
+  const k = await startKubelet(dir, watched.source, ctx.logger);
   try {
     await until(
       `${what}: all containers running`,

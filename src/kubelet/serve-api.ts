@@ -5,8 +5,8 @@
 import type { ApiClient } from '../api/client-types.ts';
 import { toKubeletConfiguration } from '../config/configz.ts';
 import type { KubeletConfig } from '../config/index.ts';
-import { createApiHost } from '../kubelet/api-host.ts';
-import type { Kubelet } from '../kubelet/kubelet.ts';
+import { createApiHost } from './api-host.ts';
+import type { Kubelet } from './kubelet.ts';
 import { createContainerLogManager, type ContainerLogManager } from '../logs/index.ts';
 import { readMachineInfo, type MachineInfo } from '../node/index.ts';
 import type { RuntimeService } from '../runtime/cri/types.ts';

@@ -12,8 +12,8 @@ import {
   type EventRing,
   type NodeConsole,
 } from '../console/index.ts';
-import type { Kubelet } from '../kubelet/kubelet.ts';
-import { goArch } from '../kubelet/node-view.ts';
+import type { Kubelet } from './kubelet.ts';
+import { goArch } from './node-view.ts';
 import type { Node } from '../node/types.ts';
 import type { StatsProvider } from '../stats/index.ts';
 import { untilAborted } from '../util/abort.ts';

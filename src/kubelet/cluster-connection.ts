@@ -8,13 +8,13 @@ import { monotonicNow } from '../util/clock.ts';
 import type { ImageService } from '../runtime/cri/types.ts';
 import type { EventType } from '../api/events.ts';
 import { createApiSource, type PodSource } from '../podsource/index.ts';
-import type { Kubelet } from '../kubelet/kubelet.ts';
+import type { Kubelet } from './kubelet.ts';
 import { createApiClient } from '../api/client.ts';
 import { createApiEventRecorder, type ApiEventRecorder } from '../api/event-recorder.ts';
 import { createApiObjectSource, objectTTLSeconds, type PodObjectManager } from '../api/object-source.ts';
 import { registerSnapshots } from '../api/pod-registration.ts';
 import { createServiceInformer } from '../api/service-informer.ts';
-import { createMirrorPods } from '../kubelet/mirror-pods.ts';
+import { createMirrorPods } from './mirror-pods.ts';
 import { createNodeAgent } from '../node/index.ts';
 import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
 import type { KubeletMetrics, RestClientRequest } from '../metrics/index.ts';
@@ -91,6 +91,7 @@ export async function connectCluster(
     logger,
     recorder,
     nodeName: config.nodeName,
+    registerNode: config.registerNode,
     ...(config.nodeIP ? { nodeIP: config.nodeIP.split(',')[0]?.trim() } : {}),
     maxPods: config.maxPods,
     rootDir: config.rootDir,

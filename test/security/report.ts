@@ -49,6 +49,7 @@ function tskubeletCell(p: Probe, runs: readonly NodeRun[]): string {
       if (!r) return `${SHORT[t]}: not run`;
       return `${SHORT[t]}: ${r.observed} ${r.ok ? '✔' : '**✘**'}`;
     })
+    .concat(p.knownGap ? [`known gap: ${p.knownGap}`] : [])
     .join('<br>');
 }
 

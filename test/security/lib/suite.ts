@@ -21,7 +21,8 @@ export function probeSuite(name: TargetName, start: () => Promise<LiveTarget>): 
       await target?.stop();
     });
     for (const p of probesFor(name)) {
-      void it(`${p.id}: ${p.attempt} → ${p.expected}`, async () => {
+      const opts = p.knownGap ? { todo: `known gap: ${p.knownGap}` } : {};
+      void it(`${p.id}: ${p.attempt} → ${p.expected}`, opts, async () => {
         if (!target) throw new Error('the node did not start (see before())');
         const r = await runProbe(p, target, browser);
         assert.ok(r.ok, explain(p, r));

@@ -127,7 +127,10 @@ async function tlsCheck(version: 'TLSv1' | 'TLSv1.1', t: LiveTarget): Promise<Ob
   ])) as [TlsResult, TlsResult];
   if (!control.handshake) return fail(`no handshake at all: ${control.error ?? ''}`);
   if (weak.handshake) return fail(`accepted (${weak.protocol ?? ''}, ${weak.cipher ?? ''})`);
-  return { ok: true, observed: 'refused', details: [weak.error ?? ''] };
+  // The server's alert, not the client's own refusal to offer the version, is the answer.
+  const alert = /alert ([a-z ]+?)(?::|$)/i.exec(weak.error ?? '')?.[1];
+  if (!alert) return fail(`no server alert: ${weak.error ?? ''}`);
+  return { ok: true, observed: `refused (alert ${alert})`, details: [weak.error ?? ''] };
 }
 
 /** The kubelet's log lines at warning level (tskubelet's JSON; upstream's klog `W…`). */

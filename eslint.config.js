@@ -4,15 +4,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: [
-      'node_modules/',
-      'bench/results/',
-      'bench/lib/cri-connect/gen/',
-      '.tmp/',
-      'dist/',
-      'dist.next/',
-      'dist.old/',
-    ],
+    ignores: ['node_modules/', 'bench/results/', '.tmp/', 'dist/', 'dist.next/', 'dist.old/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

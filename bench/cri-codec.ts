@@ -1,10 +1,10 @@
 /**
- * CPU per CRI call and memory per stack: @grpc/grpc-js + @grpc/proto-loader (protobufjs parsing
- * api.proto at runtime) against @connectrpc/connect-node's gRPC transport over node:http2 with
- * code generated ahead of time by protoc-gen-es (@bufbuild/protobuf), and, as a third stack, gRPC
- * unary calls written directly on node:http2 with today's protobufjs codec (bench/lib/cri-h2). All
- * run behind the same CRI services (src/runtime/cri/services.ts), so a call includes everything
- * the kubelet pays: request conversion, encoding, HTTP/2, decoding, and conversion to types.ts.
+ * CPU per CRI call and memory of the kubelet's CRI client stack: @grpc/grpc-js + @grpc/proto-loader
+ * (protobufjs parsing api.proto at runtime), behind the CRI services (src/runtime/cri/services.ts),
+ * so a call includes everything the kubelet pays: request conversion, encoding, HTTP/2, decoding,
+ * and conversion to types.ts. A candidate stack is measured against it by adding it to STACKS
+ * (an invoker factory); the connect-es and node:http2 stacks measured on 2026-11-24 were not adopted
+ * and are gone (bench/results/2026-11-24-cri-codec*.md).
  *
  *   node bench/cri-codec.ts [--rounds 3] [--pods 110] [--from build|src] [--scale 1] [--out FILE]
  *   node bench/cri-codec.ts --endpoint unix:///run/containerd/containerd.sock   (reads only)
@@ -14,7 +14,7 @@
  * responses, or a real runtime with --endpoint (then only the read calls run, on what exists).
  * CPU is process.cpuUsage() (user + system) over N sequential calls after a warm-up; memory is
  * RSS and V8 heap after a full GC, before and after importing the stack, after one call, and
- * after the workload. Both stacks are compiled to JavaScript first, as bin/tskubelet runs the
+ * after the workload. The stacks are compiled to JavaScript first, as bin/tskubelet runs the
  * kubelet (`--from src` runs the .ts sources instead, with Node's type stripping).
  */
 import { spawn, execFileSync } from 'node:child_process';
@@ -25,13 +25,11 @@ import { parseArgs } from 'node:util';
 import { summarize } from './lib/stats.ts';
 import { containerConfig, sandboxConfig } from './lib/cri-fixtures.ts';
 
-type Stack = 'grpc-js' | 'connect' | 'h2';
-const STACKS: Stack[] = ['grpc-js', 'connect', 'h2'];
+type Stack = 'grpc-js';
+const STACKS: Stack[] = ['grpc-js'];
 /** Each stack's module and invoker factory. */
 const STACK_MODULES: Record<Stack, [file: string, factory: string]> = {
   'grpc-js': ['src/runtime/cri/grpc-invoker', 'createGrpcJsInvoker'],
-  connect: ['bench/lib/cri-connect/connect-invoker', 'createConnectInvoker'],
-  h2: ['bench/lib/cri-h2/h2-invoker', 'createH2Invoker'],
 };
 const ROOT = path.resolve(import.meta.dirname, '..');
 const NODE_FLAGS = ['--expose-gc', '--max-semi-space-size=2'];
@@ -51,7 +49,7 @@ function moduleFile(from: string, p: string): string {
   return from === 'src' ? path.join(ROOT, `${p}.ts`) : path.join(ROOT, BUILD_DIR, `${p}.js`);
 }
 
-/** The modules both stacks share (loaded before the memory baseline). */
+/** The modules every stack shares (loaded before the memory baseline). */
 async function loadCommon(from: string) {
   const services = (await import(moduleFile(from, 'src/runtime/cri/services'))) as {
     createRuntimeService(inv: unknown, timeoutMs: number): CriLike['runtime'];
@@ -81,7 +79,7 @@ async function loadStack(
 }
 
 /**
- * Compiles both stacks as scripts/build.sh compiles the kubelet (tsconfig.build.json: transpile
+ * Compiles the stacks as scripts/build.sh compiles the kubelet (tsconfig.build.json: transpile
  * only), into BUILD_DIR, so what is measured is the JS bin/tskubelet would run, without Node's type
  * stripping in the memory figures.
  */
@@ -100,8 +98,6 @@ function compile(): void {
         '../../src/runtime/cri/services.ts',
         '../../src/runtime/cri/grpc-invoker.ts',
         '../../src/util/logger.ts',
-        '../../bench/lib/cri-connect/connect-invoker.ts',
-        '../../bench/lib/cri-h2/h2-invoker.ts',
       ],
     }),
   );
@@ -263,12 +259,19 @@ function report(
     '### CPU per call (µs, user+system, client process; median of rounds [min–max]) and wall latency (ms, all rounds pooled)',
     '',
   );
-  const others = STACKS.filter((s) => s !== 'grpc-js');
+  const others: Stack[] = STACKS.filter((s) => s !== 'grpc-js');
+  const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
   lines.push(
-    `| call | n/round | ${STACKS.map((s) => `${s} CPU`).join(' | ')} | ${others.map((s) => `${s}/grpc-js`).join(' | ')} | ${STACKS.map((s) => `${s} p50 / p99`).join(' | ')} |`,
+    row([
+      'call',
+      'n/round',
+      ...STACKS.map((s) => `${s} CPU`),
+      ...others.map((s) => `${s}/grpc-js`),
+      ...STACKS.map((s) => `${s} p50 / p99`),
+    ]),
   );
   lines.push(
-    `|---|---|${STACKS.map(() => '---|').join('')}${others.map(() => '---|').join('')}${STACKS.map(() => '---|').join('')}`,
+    row(['---', '---', ...STACKS.map(() => '---'), ...others.map(() => '---'), ...STACKS.map(() => '---')]),
   );
   const names = (cpu['grpc-js'][0] ?? []).map((r) => r.name);
   for (const name of names) {
@@ -289,7 +292,13 @@ function report(
     >;
     const base = cells['grpc-js'];
     lines.push(
-      `| ${name} | ${base.n} | ${STACKS.map((s) => cells[s].text).join(' | ')} | ${others.map((s) => (cells[s].med / base.med).toFixed(2)).join(' | ')} | ${STACKS.map((s) => cells[s].wall).join(' | ')} |`,
+      row([
+        name,
+        String(base.n),
+        ...STACKS.map((s) => cells[s].text),
+        ...others.map((s) => (cells[s].med / base.med).toFixed(2)),
+        ...STACKS.map((s) => cells[s].wall),
+      ]),
     );
   }
   lines.push('', '### Memory (MiB after a full GC; median of rounds): added over the common modules by', '');
@@ -337,12 +346,8 @@ async function main() {
   const real = typeof values.endpoint === 'string';
   const endpoint = real ? (values.endpoint as string) : `unix://${path.join(dir, 'cri.sock')}`;
   const stop = real ? () => {} : await startServer(endpoint.slice('unix://'.length), Number(values.pods));
-  const cpu: Record<Stack, CpuResult[][]> = { 'grpc-js': [], connect: [], h2: [] };
-  const mem: Record<Stack, { base: Mem; imported: Mem; firstCall: Mem; worked: Mem }[]> = {
-    'grpc-js': [],
-    connect: [],
-    h2: [],
-  };
+  const cpu: Record<Stack, CpuResult[][]> = { 'grpc-js': [] };
+  const mem: Record<Stack, { base: Mem; imported: Mem; firstCall: Mem; worked: Mem }[]> = { 'grpc-js': [] };
   try {
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? STACKS : [...STACKS].reverse();

@@ -12,7 +12,7 @@
  *   its first start, staggered by 0.37 s per pod so exits fall anywhere in the relist's second
  *   (restartPolicy Always: the first restart is immediate, no back-off). Measured per pod:
  *   create → Running (manifest written → the container's CRI startedAt; and → the kubelet's `/pods`
- *   on its local healthz server shows it running, polled every 100 ms) and exit → restarted (the first
+ *   on its read-only port shows it running, polled every 100 ms) and exit → restarted (the first
  *   container's CRI finishedAt → the second's startedAt; and → `/pods` shows restartCount 1 running).
  * - then idle pods up to `--pods`, 10 s to settle, and the kubelet's CPU (utime + stime, /proc)
  *   and containerd's over `--window` seconds with no observer polling.
@@ -30,7 +30,7 @@ import { sleep } from '../src/util/abort.ts';
 import { describeError } from '../src/util/errors.ts';
 import { BUSYBOX_IMAGE } from '../test/harness/images.ts';
 import { removeAllBenchPods, restartBenchContainerd, stopBenchContainerd } from './lib/containerd.ts';
-import { BENCH_HEALTHZ_PORT, removeKubeletDir, removePodLogDirs, startKubelet } from './lib/kubelets.ts';
+import { BENCH_READONLY_PORT, removeKubeletDir, removePodLogDirs, startKubelet } from './lib/kubelets.ts';
 import { sampleProc } from './lib/proc.ts';
 import { staticManifest } from './lib/pods.ts';
 import { cores, summarize, table } from './lib/stats.ts';
@@ -139,7 +139,7 @@ async function poll(cri: CriClient, times: Map<string, PodTimes>, asked: Set<str
       if (attempt === 1 && st.startedAt > 0) t.started1 ??= st.startedAt / 1e6;
     }),
   );
-  const res = await fetch(`http://127.0.0.1:${BENCH_HEALTHZ_PORT}/pods`, {
+  const res = await fetch(`http://127.0.0.1:${BENCH_READONLY_PORT}/pods`, {
     signal: AbortSignal.timeout(2_000),
   });
   const list = (await res.json()) as { items?: ReportedPod[] };
@@ -166,6 +166,8 @@ async function runOnce(variant: Variant, index: number): Promise<RunResult> {
     endpoint: bed.endpoint,
     rootDir: join(work, 'root'),
     manifestDir: manifests,
+    // `/pods` without credentials (the healthz port serves /healthz only), as the churn benchmark.
+    readOnlyPort: BENCH_READONLY_PORT,
     logFile: join(LOG_DIR, `${variant}-${index + 1}.log`),
     extraArgs: ['--evented-pleg', variant === 'events-on' ? 'true' : 'false'],
   });

@@ -16,15 +16,19 @@ if [[ "${1:-}" == "--clean" ]]; then
   exit 0
 fi
 
-# Once the example web pod runs, say where to reach it.
+root_dir=/var/lib/tskubelet
+socket="$root_dir/tskubelet.sock"
+
+# Once the example web pod runs, say where to reach it. The pods are read from the kubelet API on
+# its root-only local socket (the healthz port serves /healthz only).
 (
   for _ in $(seq 1 60); do
     sleep 1
-    ip="$(curl -fsS http://127.0.0.1:10248/pods 2>/dev/null |
+    ip="$(curl -fsS --unix-socket "$socket" http://localhost/pods 2>/dev/null |
       node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const l=JSON.parse(s);const p=l.items.find(i=>i.metadata.name.startsWith("web-")&&i.status&&i.status.phase==="Running");if(p)console.log(p.status.podIP)})' || true)"
     if [[ -n "$ip" ]]; then
       echo
-      echo ">>> example web pod is running: curl http://$ip:8080/   (pods: curl http://127.0.0.1:10248/pods)"
+      echo ">>> example web pod is running: curl http://$ip:8080/   (pods: bin/tskubelet get pods --socket $socket)"
       echo
       break
     fi
@@ -34,5 +38,5 @@ fi
 exec bin/tskubelet run \
   --pod-manifest-path "$PWD/examples" \
   --container-runtime-endpoint "$endpoint" \
-  --root-dir /var/lib/tskubelet \
+  --root-dir "$root_dir" \
   --log-format text "$@"

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { sleep } from '../../src/util/abort.ts';
 import { BUSYBOX_IMAGE } from '../../test/harness/images.ts';
 import {
-  BENCH_READONLY_PORT,
   isTskubelet,
   maxPodsFor,
   removeKubeletDir,
@@ -91,8 +90,6 @@ export async function staticRun(env: BenchEnv, kind: KubeletKind, n: number): Pr
       eldFile: d.eld,
       nodeOptions: env.nodeOptions,
       maxPods: maxPodsFor(n),
-      // tskubelet's timelines are read there after the batch (timeline-breakdown.ts).
-      ...(isTskubelet(kind) ? { readOnlyPort: BENCH_READONLY_PORT } : {}),
     });
     const obs = observeCri(cri, { prefix, intervalMs: OBSERVE_MS, onError: env.log });
     try {
@@ -130,7 +127,9 @@ export async function staticRun(env: BenchEnv, kind: KubeletKind, n: number): Pr
         last = Number.isNaN(last) ? s : Math.max(last, s);
       }
       // After the batch's numbers are taken: outside the timed path.
-      const steps = isTskubelet(kind) ? await stepBreakdown('default', [...written.keys()]) : undefined;
+      const steps = isTskubelet(kind)
+        ? await stepBreakdown(d.root, 'default', [...written.keys()])
+        : undefined;
       await sleep(SETTLE_MS);
       const tDel = Date.now();
       for (const f of files) rmSync(f);
@@ -167,10 +166,7 @@ export async function clusterRun(
   const prefix = `bk-c${n}-`;
   const d = kubeletDirs(env, `cluster-n${n}`, kind);
   return withFreshContainerd(env, `cluster ${kind} N=${n}`, async (bed, cri) => {
-    const k = await startClusterKubelet(env, ctx, kind, bed, d, {
-      maxPods: maxPodsFor(n),
-      ...(isTskubelet(kind) ? { readOnlyPort: BENCH_READONLY_PORT } : {}),
-    });
+    const k = await startClusterKubelet(env, ctx, kind, bed, d, { maxPods: maxPodsFor(n) });
     const obs = observeCri(cri, { prefix, intervalMs: OBSERVE_MS, onError: env.log });
     const watch = await watchPods(ctx.admin, NAMESPACE, NODE[kind], env.log);
     try {
@@ -205,7 +201,9 @@ export async function clusterRun(
         if (s !== undefined) criLatencies.push(s - c);
       }
       // After the batch's numbers are taken: outside the timed path.
-      const steps = isTskubelet(kind) ? await stepBreakdown(NAMESPACE, names, watch.running) : undefined;
+      const steps = isTskubelet(kind)
+        ? await stepBreakdown(d.root, NAMESPACE, names, watch.running)
+        : undefined;
       await sleep(SETTLE_MS);
       const tDel = Date.now();
       await deletePods(ctx.admin, NAMESPACE, names);
@@ -232,13 +230,15 @@ export async function clusterRun(
   });
 }
 
-/** The batch's per-step breakdown from tskubelet's timelines (read-only port), after the batch. */
+/** The batch's per-step breakdown from tskubelet's timelines (its local socket), after the batch. */
 async function stepBreakdown(
+  rootDir: string,
   namespace: string,
   names: readonly string[],
   runningSeenAt?: ReadonlyMap<string, number>,
 ): Promise<Pick<StartupRow, 'steps' | 'stepsMissing'>> {
-  const { timelines, missing } = await fetchTimelines(BENCH_READONLY_PORT, namespace, names);
+  const socket = join(rootDir, 'tskubelet.sock');
+  const { timelines, missing } = await fetchTimelines(socket, namespace, names);
   return {
     steps: breakdown(timelines, runningSeenAt),
     ...(missing.length > 0 ? { stepsMissing: missing } : {}),

@@ -1,7 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { PodTimeline, TimelineStepView } from '../../src/timeline/index.ts';
 import {
   breakdown,
@@ -149,20 +151,22 @@ describe('fetchTimelines', () => {
       res.writeHead(tl ? 200 : 404, { 'content-type': 'application/json' });
       res.end(JSON.stringify(tl ?? { kind: 'Status', code: 404 }));
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const dir = await mkdtemp(join(tmpdir(), 'bench-tl-'));
+    const socket = join(dir, 'tskubelet.sock');
+    await new Promise<void>((r) => server.listen(socket, r));
     try {
-      const { port } = server.address() as AddressInfo;
-      const got = await fetchTimelines(port, 'default', ['a', 'b']);
+      const got = await fetchTimelines(socket, 'default', ['a', 'b']);
       assert.deepEqual(
         got.timelines.map((t) => t.name),
         ['a'],
       );
       assert.deepEqual(got.missing, ['b: HTTP 404']);
-      const closed = await fetchTimelines(1, 'default', ['a'], { timeoutMs: 1_000 });
+      const closed = await fetchTimelines(join(dir, 'none.sock'), 'default', ['a'], { timeoutMs: 1_000 });
       assert.equal(closed.timelines.length, 0);
       assert.equal(closed.missing.length, 1);
     } finally {
       await new Promise((r) => server.close(r));
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

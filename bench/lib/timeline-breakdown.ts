@@ -1,14 +1,15 @@
 /**
  * The per-step breakdown of a tskubelet batch (issue 15): after the batch, every pod's startup
- * timeline is read from the kubelet's read-only port (`/debug/pods/{ns}/{name}/timeline`) and cut
+ * timeline is read from the kubelet's local socket (`/debug/pods/{ns}/{name}/timeline`) and cut
  * into phases, summarised as p50 / p99 across the pods. Reading happens after the batch's
  * latencies, CPU and ELD are taken, so it is outside the timed path.
  *
- * Why the read-only port: the static scenario's tskubelet is standalone (no API server, so no
- * webhook authorization) and refuses anonymous HTTPS requests; the plain read-only port serves
- * `/pods` and the timeline without credentials, to loopback only in the bench, and costs an idle
- * listener.
+ * Why the local socket: the static scenario's tskubelet is standalone (no API server, so no
+ * webhook authorization) and refuses anonymous HTTPS requests; the root-only local socket
+ * (`<root-dir>/tskubelet.sock`) serves the whole API without credentials and costs no listener
+ * (the read-only port no longer serves the timeline, as it serves upstream's routes only).
  */
+import { connectNode, NodeApiError } from '../../src/cli/node/client.ts';
 import type { PodTimeline, TimelineStepView } from '../../src/timeline/index.ts';
 import { msText, pct, table } from './stats.ts';
 
@@ -124,7 +125,7 @@ export interface FetchedTimelines {
  * Never rejects: a pod that cannot be read is listed in `missing`.
  */
 export async function fetchTimelines(
-  port: number,
+  socket: string,
   namespace: string,
   names: readonly string[],
   opts: { concurrency?: number; timeoutMs?: number } = {},
@@ -132,15 +133,18 @@ export async function fetchTimelines(
   const timelines: PodTimeline[] = [];
   const missing: string[] = [];
   const queue = [...names];
+  const client = await connectNode({ socket });
   const worker = async (): Promise<void> => {
     for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-      const url = `http://127.0.0.1:${port}/debug/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/timeline`;
+      const path = `/debug/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/timeline`;
       try {
-        const res = await fetch(url, { signal: AbortSignal.timeout(opts.timeoutMs ?? 5_000) });
-        if (res.ok) timelines.push((await res.json()) as PodTimeline);
-        else missing.push(`${name}: HTTP ${res.status}`);
+        timelines.push(await client.getJSON<PodTimeline>(path, AbortSignal.timeout(opts.timeoutMs ?? 5_000)));
       } catch (err) {
-        missing.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+        missing.push(
+          err instanceof NodeApiError
+            ? `${name}: HTTP ${err.status}`
+            : `${name}: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
     }
   };

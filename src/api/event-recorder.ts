@@ -5,6 +5,7 @@ import { podFullName } from './types.ts';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import { sleep } from '../util/abort.ts';
+import { singleFlight } from '../util/single-flight.ts';
 import { ApiError, retryAfterMs } from './client-types.ts';
 import { createRateLimiter } from './rate-limiter.ts';
 
@@ -57,7 +58,7 @@ export function createApiEventRecorder(opts: {
   const limiter = createRateLimiter(opts.qps, opts.burst);
   const queue: { ref: ObjectReference; type: EventType; reason: string; message: string; at: string }[] = [];
   const stop = new AbortController();
-  let draining: Promise<void> | undefined;
+  const draining = singleFlight<void>();
   let dropped = 0;
 
   async function post(e: (typeof queue)[number]): Promise<void> {
@@ -139,9 +140,7 @@ export function createApiEventRecorder(opts: {
       return;
     }
     queue.push({ ref, type, reason, message, at: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') });
-    draining ??= drain().finally(() => {
-      draining = undefined;
-    });
+    void draining.run(drain);
   }
 
   return {
@@ -163,7 +162,7 @@ export function createApiEventRecorder(opts: {
     eventFor: (ref, type, reason, message) => enqueue(ref, type, reason, message),
     async stop() {
       stop.abort();
-      await draining;
+      await draining.idle();
     },
   };
 }

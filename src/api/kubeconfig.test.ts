@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { loadKubeconfig } from './kubeconfig.ts';
+import { loadKubeconfig, readKubeconfig } from './kubeconfig.ts';
 
 describe('kubeconfig loading', () => {
   let dir: string;
@@ -76,5 +76,36 @@ describe('kubeconfig loading', () => {
       loadKubeconfig(await write(base({ 'client-certificate': 'missing.crt' }))),
       /missing\.crt/,
     );
+  });
+
+  it('reads a named context, else the current one, else the first', async () => {
+    const doc = base({ token: 'abc' });
+    assert.equal((await readKubeconfig(await write(doc), 'other')).server, 'https://elsewhere');
+    const { 'current-context': _current, ...noCurrent } = doc;
+    assert.equal((await readKubeconfig(await write(noCurrent))).server, 'https://elsewhere');
+  });
+
+  it("takes inline data before a file, as client-go's dataFromSliceOrFile", async () => {
+    const c = await loadKubeconfig(
+      await write(base({}, { 'certificate-authority-data': Buffer.from('INLINE-CA').toString('base64') })),
+    );
+    assert.equal(c.ca?.toString(), 'INLINE-CA');
+  });
+
+  it('refuses a client certificate without its key', async () => {
+    await assert.rejects(
+      readKubeconfig(
+        await write(base({ 'client-certificate-data': Buffer.from('CERT').toString('base64') })),
+      ),
+      /client certificate without a key/,
+    );
+  });
+
+  it('leaves the server to the caller: the node CLI reads credentials from a kubeconfig without one', async () => {
+    const doc = base({ token: 'abc' }, { server: undefined });
+    const c = await readKubeconfig(await write(doc));
+    assert.equal(c.server, undefined);
+    assert.equal(c.token, 'abc');
+    await assert.rejects(loadKubeconfig(await write(doc)), /has no server/);
   });
 });

@@ -6,11 +6,8 @@
 import { parseQuantity } from './quantity.ts';
 import type { Container, Pod } from './types.ts';
 
-import {
-  ANNOTATION_CONFIG_MIRROR as CONFIG_MIRROR_ANNOTATION,
-  ANNOTATION_CONFIG_SOURCE as CONFIG_SOURCE_ANNOTATION,
-  SYSTEM_CRITICAL_PRIORITY,
-} from '../config/defaults.ts';
+import { SYSTEM_CRITICAL_PRIORITY } from '../config/defaults.ts';
+import { isMirrorPod, isStaticPod } from './pod-source.ts';
 
 export { SYSTEM_CRITICAL_PRIORITY };
 
@@ -49,9 +46,6 @@ export function podPriority(pod: Pod): number {
 
 /** upstream IsCriticalPod: a static pod, a mirror pod, or system-critical priority. */
 export function isCriticalPod(pod: Pod): boolean {
-  const a = pod.metadata.annotations ?? {};
-  const source = a[CONFIG_SOURCE_ANNOTATION];
-  if (source !== undefined && source !== 'api') return true;
-  if (a[CONFIG_MIRROR_ANNOTATION] !== undefined) return true;
+  if (isStaticPod(pod) || isMirrorPod(pod)) return true;
   return podPriority(pod) >= SYSTEM_CRITICAL_PRIORITY;
 }

@@ -17,6 +17,7 @@ import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import { sleep } from '../util/abort.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { backoffDelay } from '../util/backoff.ts';
 
 /** The part of every API object a reflector reads. */
 export interface ObjectWithMeta {
@@ -147,7 +148,7 @@ export function createReflector<T extends ObjectWithMeta>(opts: ReflectorOptions
     failures++;
     const initial = opts.backoffInitialMs ?? DEFAULT_BACKOFF_INITIAL_MS;
     const max = opts.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS;
-    const base = Math.min(max, initial * 2 ** Math.min(failures - 1, 16));
+    const base = backoffDelay(failures - 1, { initialMs: initial, maxMs: max });
     await sleep(Math.max(base * (0.5 + Math.random()), retryAfterMs(err)), stop.signal);
   }
 

@@ -12,6 +12,7 @@ import { createCgroupDirs, writeResources } from './cgroup-setup.ts';
 import { errnoCode } from '../util/errors.ts';
 import { fsError, readCgroupFile, type CgroupFsOps } from './cgroupfs-ops.ts';
 import type { ResourceConfig } from './resources.ts';
+import { backoffSteps } from '../util/backoff.ts';
 
 /** Operations on cgroups by absolute cgroupfs name (e.g. `/kubepods/burstable`). */
 export interface Cgroups {
@@ -113,7 +114,7 @@ export function createCgroups(layout: CgroupLayout, ops: CgroupFsOps, log: Logge
   }
 
   async function removeDir(dir: string, signal?: AbortSignal): Promise<void> {
-    let delay = RMDIR_FIRST_DELAY_MS;
+    const delays = backoffSteps({ initialMs: RMDIR_FIRST_DELAY_MS });
     for (let attempt = 1; ; attempt++) {
       try {
         await ops.rmdir(dir);
@@ -126,8 +127,7 @@ export function createCgroups(layout: CgroupLayout, ops: CgroupFsOps, log: Logge
           throw fsError(err, `remove cgroup ${dir}`);
         }
       }
-      await sleep(delay, signal);
-      delay *= 2;
+      await sleep(delays.step(), signal);
     }
   }
 

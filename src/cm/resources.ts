@@ -4,6 +4,7 @@
  * node_container_manager getCgroupConfig), and the cgroup v1 → v2 value conversions runc applies.
  * Pure functions: no file system.
  */
+import { isRestartableInitContainer } from '../api/pod-util.ts';
 import type { Container, Pod } from '../api/types.ts';
 import { milliCPU, parseQuantity } from '../api/quantity.ts';
 import { podQOSClass } from '../api/qos.ts';
@@ -86,7 +87,7 @@ export function podTotals(pod: Pod, kind: 'requests' | 'limits', each?: (a: Amou
   let init = NONE;
   for (const c of pod.spec.initContainers ?? []) {
     let r = read(c.resources?.[kind], field(c));
-    if (c.restartPolicy === 'Always') {
+    if (isRestartableInitContainer(c)) {
       total = add(total, r);
       sidecars = add(sidecars, r);
       r = sidecars;

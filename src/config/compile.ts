@@ -29,6 +29,7 @@ import type {
 } from './kubelet-config.ts';
 import type { DecodedConfigFile, FlagValues, RawKubeletConfiguration } from './raw.ts';
 import { fileValueAt, resolveField } from './resolve.ts';
+import { isLoopbackIP } from './console-address.ts';
 import { compileServerSettings } from './server-config.ts';
 import { cleanPath, clientLimit, normalizeRuntimeEndpoint, toTaints, type Chosen } from './validate.ts';
 
@@ -135,6 +136,7 @@ export function compileConfig(
     ...shutdownSettings(field, errors),
   };
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
+  warnings.push(...listenerWarnings(fields, server.enableServer));
 
   if (errors.length > 0) {
     const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
@@ -142,6 +144,32 @@ export function compileConfig(
   }
   const config: KubeletConfig = withoutUndefined({ configFile: file?.path, ...fields, server });
   return { config: deepFreeze(structuredClone(config)), warnings };
+}
+
+/**
+ * The plain-HTTP listeners without authentication that upstream opens without a word: still taken
+ * (upstream compatibility), each reported.
+ */
+function listenerWarnings(
+  c: Pick<KubeletConfig, 'healthzPort' | 'healthzBindAddress' | 'address' | 'readOnlyPort'>,
+  enableServer: boolean,
+): string[] {
+  const out: string[] = [];
+  if (c.healthzPort > 0 && !isLoopbackIP(c.healthzBindAddress)) {
+    out.push(
+      `healthz listener: ${c.healthzBindAddress} (--healthz-bind-address / healthzBindAddress) is not a ` +
+        `loopback address: /healthz on port ${c.healthzPort} answers anyone who can reach it, ` +
+        'unauthenticated plain HTTP, without the loopback Host check that refuses DNS rebinding',
+    );
+  }
+  if (enableServer && c.readOnlyPort > 0) {
+    out.push(
+      `kubelet API: the read-only port ${c.readOnlyPort} (--read-only-port / readOnlyPort) is enabled: ` +
+        `unauthenticated, plain HTTP on ${c.address}; anyone who reaches it reads every pod's spec and ` +
+        "status (env values included) at /pods, and the node's stats and metrics",
+    );
+  }
+  return out;
 }
 
 /** The checked value (the row's check reports anything else; the default stands in until then). */

@@ -60,8 +60,6 @@ export const DEFAULT_POD_SANDBOX_IMAGE = 'registry.k8s.io/pause:3.6';
 export const MIN_GRACE_PERIOD_SECONDS = 2; // minimumGracePeriodInSeconds
 export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30; // DefaultTerminationGracePeriodSeconds
 export const CRI_MAX_MESSAGE_BYTES = 16 * 1024 * 1024; // maxMsgSize in remote runtime client
-export const CRI_CONNECT_TIMEOUT_MS = 2 * 60_000; // defaultConnectionTimeout / runtimeRequestTimeout
-export const POD_INFRA_CONTAINER_NAME = 'POD'; // leaky.PodInfraContainerName
 
 /** Upstream CRI labels and annotations (pkg/kubelet/types/labels.go, kuberuntime/labels.go). */
 export const LABEL_POD_NAME = 'io.kubernetes.pod.name';
@@ -133,7 +131,6 @@ export const DEFAULT_ENABLE_DEBUGGING_HANDLERS = true; // enableDebuggingHandler
 export const DEFAULT_ENABLE_SYSTEM_LOG_HANDLER = true; // enableSystemLogHandler
 
 /** pkg/kubelet/runonce.go */
-export const RUN_ONCE_MANIFEST_DELAY_MS = 1_000; // runOnceManifestDelay (wait for the first pod update)
 export const RUN_ONCE_MAX_RETRIES = 10; // runOnceMaxRetries (per-pod "is it running yet?" checks)
 export const RUN_ONCE_RETRY_DELAY_MS = 1_000; // runOnceRetryDelay (first delay between checks)
 export const RUN_ONCE_RETRY_DELAY_BACKOFF = 2; // runOnceRetryDelayBackoff (delay multiplier per retry)

@@ -196,7 +196,10 @@ describe('compileConfig file values and flags', () => {
 
   it('uses every supported file value, durations converted to ms', () => {
     const { config, warnings } = compile(file);
-    assert.deepEqual(warnings, []);
+    // The two plain-HTTP listeners without authentication the file opens (listenerWarnings).
+    assert.equal(warnings.length, 2);
+    assert.match(warnings[0] ?? '', /^healthz listener: 0\.0\.0\.0 /);
+    assert.match(warnings[1] ?? '', /^kubelet API: the read-only port 10355 /);
     assert.equal(config.configFile, '/etc/kubernetes/kubelet.yaml');
     assert.equal(config.staticPodPath, '/etc/kubernetes/manifests');
     assert.equal(config.staticPodURL, 'https://example.test/pods');

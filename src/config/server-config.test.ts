@@ -70,6 +70,33 @@ describe('kubelet API settings', () => {
     assert.equal(warnings.filter((w) => /AlwaysAllow/.test(w)).length, 1);
   });
 
+  it('warns when the read-only port is enabled (it was taken silently)', async () => {
+    const { config, warnings } = await parseRunArgs(['--read-only-port', '10255'], opts);
+    assert.equal(config.readOnlyPort, 10255);
+    assert.deepEqual(warnings, [
+      'kubelet API: the read-only port 10255 (--read-only-port / readOnlyPort) is enabled: ' +
+        "unauthenticated, plain HTTP on 0.0.0.0; anyone who reaches it reads every pod's spec and " +
+        "status (env values included) at /pods, and the node's stats and metrics",
+    ]);
+    assert.deepEqual(compile({}).warnings, []);
+    // No listener without the API server: nothing to warn about.
+    assert.deepEqual(compile({ readOnlyPort: 10255, enableServer: false }).warnings, []);
+  });
+
+  it('warns when healthz is bound to a non-loopback address (it was taken silently)', async () => {
+    const { config, warnings } = await parseRunArgs(['--healthz-bind-address', '0.0.0.0'], opts);
+    assert.equal(config.healthzBindAddress, '0.0.0.0');
+    assert.deepEqual(warnings, [
+      'healthz listener: 0.0.0.0 (--healthz-bind-address / healthzBindAddress) is not a loopback ' +
+        'address: /healthz on port 10248 answers anyone who can reach it, unauthenticated plain HTTP, ' +
+        'without the loopback Host check that refuses DNS rebinding',
+    ]);
+    for (const quiet of [{ healthzBindAddress: '127.0.0.2' }, { healthzBindAddress: '::1' }]) {
+      assert.deepEqual(compile(quiet).warnings, [], JSON.stringify(quiet));
+    }
+    assert.deepEqual(compile({ healthzBindAddress: '10.0.0.1', healthzPort: 0 }).warnings, []);
+  });
+
   it('lets flags override the file field by field', () => {
     const { config } = compileConfig(
       decode({ authentication: { webhook: { enabled: true } }, authorization: { mode: 'AlwaysAllow' } }),

@@ -41,7 +41,10 @@ export interface ServerSettings {
     readonly cacheAuthorizedTTLMs: number;
     readonly cacheUnauthorizedTTLMs: number;
   };
-  /** logs, exec, attach, port-forward, run, runningpods; off: those answer 405 as upstream. */
+  /**
+   * logs, exec, attach, port-forward, run, runningpods, and tskubelet's console, why and timeline;
+   * off: those answer 405 as upstream's (server/routes.ts DEBUGGING_ROUTES).
+   */
   readonly enableDebuggingHandlers: boolean;
   /** `/logs/` (files under /var/log); only with enableDebuggingHandlers, as upstream. */
   readonly enableSystemLogHandler: boolean;

@@ -3,6 +3,7 @@
  * shows, computed from the kubelet's own state (the pods and their computed statuses).
  */
 import type { ContainerStatus, KubeletPod, PodStatus } from '../api/types.ts';
+import { podSource } from '../api/pod-source.ts';
 
 export type ContainerStateName = 'waiting' | 'running' | 'terminated' | 'unknown';
 
@@ -128,7 +129,7 @@ export function consolePod(pod: KubeletPod, status: PodStatus | undefined): Cons
     uid: pod.metadata.uid,
     namespace: pod.metadata.namespace,
     name: pod.metadata.name,
-    source: pod.metadata.annotations?.['kubernetes.io/config.source'] ?? 'api',
+    source: podSource(pod) ?? 'api',
     phase: status?.phase ?? 'Pending',
     ready,
     restarts: [...initContainers, ...containers].reduce((n, c) => n + c.restartCount, 0),

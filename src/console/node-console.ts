@@ -26,6 +26,8 @@ export interface ConsoleSource {
 export interface ConsoleLimits {
   /** Console streams open at once (default 16). */
   maxStreams: number;
+  /** Console streams one user may hold at once (default 4): nobody takes every slot. */
+  maxStreamsPerUser: number;
   /** Unsent bytes after which a stream client is dropped (default 1 MiB). */
   maxBufferedBytes: number;
   /** Default 15 s. */
@@ -38,6 +40,7 @@ export interface ConsoleLimits {
 
 export const DEFAULT_CONSOLE_LIMITS: Readonly<ConsoleLimits> = {
   maxStreams: 16,
+  maxStreamsPerUser: 4,
   maxBufferedBytes: 1024 * 1024,
   heartbeatMs: 15_000,
   podPollMs: 1_000,
@@ -60,6 +63,11 @@ export interface NodeConsoleOptions {
   logger: Logger;
   limits?: Partial<ConsoleLimits>;
   staticDir?: string;
+  /**
+   * Who made a request (the authenticated user's name, from the listener that admitted it), for the
+   * per-user stream limit; undefined or absent: every unknown requester counts as one user.
+   */
+  userOf?: (req: IncomingMessage) => string | undefined;
 }
 
 const USAGE_TIMEOUT_MS = 10_000;
@@ -94,6 +102,7 @@ export function createNodeConsole(opts: NodeConsoleOptions): NodeConsole {
 
   const hub = createSseHub({
     maxClients: limits.maxStreams,
+    maxClientsPerUser: limits.maxStreamsPerUser,
     maxBufferedBytes: limits.maxBufferedBytes,
     heartbeatMs: limits.heartbeatMs,
     logger: log,
@@ -179,7 +188,7 @@ export function createNodeConsole(opts: NodeConsoleOptions): NodeConsole {
     const node = currentNode();
     const initial: SseMessage[] = [{ event: 'snapshot', data: { node, pods, events: opts.events.list() } }];
     const wasIdle = hub.clients === 0;
-    const opened = hub.open(req, withSecurityHeaders(res), initial);
+    const opened = hub.open(req, withSecurityHeaders(res), initial, opts.userOf?.(req) ?? '');
     if (!opened.ok) {
       sendPlain(res, opened.status, opened.reason, { 'retry-after': '5' });
       return;

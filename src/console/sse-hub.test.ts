@@ -92,6 +92,29 @@ void describe('SSE hub', () => {
     hub.close();
   });
 
+  void it('holds each user to maxClientsPerUser with 429, leaving the other slots to others (one user took all)', () => {
+    const hub = createSseHub({ ...hubOptions, maxClients: 4, maxClientsPerUser: 2 });
+    const alice = [fakeSink(), fakeSink()];
+    for (const s of alice) assert.deepEqual(hub.open(undefined, s, [], 'alice'), { ok: true });
+    const third = fakeSink();
+    assert.deepEqual(hub.open(undefined, third, [], 'alice'), {
+      ok: false,
+      status: 429,
+      reason: 'too many console streams open for user "alice" (2 per user); close one and retry',
+    });
+    assert.equal(third.status, 0, 'nothing written to a refused stream');
+    assert.deepEqual(hub.open(undefined, fakeSink(), [], 'bob'), { ok: true });
+    // Unknown requesters ('') count as one user.
+    assert.equal(hub.open(undefined, fakeSink(), []).ok, true);
+    assert.equal(hub.clients, 4);
+    // All four slots taken: 503 for everyone, whatever their share.
+    const full = hub.open(undefined, fakeSink(), [], 'carol');
+    assert.equal(!full.ok && full.status, 503);
+    alice[0]?.hangUp();
+    assert.equal(hub.open(undefined, fakeSink(), [], 'alice').ok, true, 'a slot freed counts for its user');
+    hub.close();
+  });
+
   void it('drops a client that does not read once its unsent bytes pass the bound; the others keep receiving', () => {
     const hub = createSseHub(hubOptions);
     const slow = fakeSink({ stalled: true });
@@ -138,8 +161,10 @@ void describe('SSE hub', () => {
     const hub = createSseHub({ ...hubOptions, heartbeatMs: 20 });
     const res = fakeSink();
     hub.open(undefined, res, []);
-    await sleep(70);
-    assert.ok(res.chunks.filter((c) => c === ': heartbeat\n\n').length >= 2, JSON.stringify(res.chunks));
+    // Two heartbeats come, however slowly a loaded machine runs the timers (bounded at 5 s).
+    const beats = () => res.chunks.filter((c) => c === ': heartbeat\n\n').length;
+    for (const deadline = Date.now() + 5_000; beats() < 2 && Date.now() < deadline;) await sleep(10);
+    assert.ok(beats() >= 2, JSON.stringify(res.chunks));
     hub.close();
     const n = res.chunks.length;
     await sleep(50);

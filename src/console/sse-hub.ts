@@ -3,7 +3,9 @@
  * not read yet stays in its response's buffers; once that passes a bound the client is dropped (its
  * connection destroyed), never buffered without end: a browser tab that stalls costs at most the
  * bound. A comment line every `heartbeatMs` keeps proxies from timing an idle stream out and finds
- * dead peers. `close()` ends every stream (kubelet shutdown) and refuses new ones.
+ * dead peers. `close()` ends every stream (kubelet shutdown) and refuses new ones. Slots are shared
+ * by everyone up to `maxClients`, and each user holds at most `maxClientsPerUser` of them, so one
+ * user cannot take them all. No upstream counterpart (the kubelet serves no event streams).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '../util/logger.ts';
@@ -29,6 +31,8 @@ export interface SseSink {
 export interface SseHubOptions {
   /** Streams open at once; one more is answered 503. */
   maxClients: number;
+  /** Streams one user may hold at once; one more is answered 429. Default: `maxClients`. */
+  maxClientsPerUser?: number;
   /** A client whose unsent bytes pass this is dropped. */
   maxBufferedBytes: number;
   heartbeatMs: number;
@@ -39,17 +43,23 @@ export interface SseHubOptions {
   onIdle?: () => void;
 }
 
-export type OpenResult = { ok: true } | { ok: false; status: 503; reason: string };
+/**
+ * 503: no slot (all taken, or the hub is closed); 429: this user holds their share. Nothing is
+ * written on a refusal: the caller answers it.
+ */
+export type OpenResult = { ok: true } | { ok: false; status: 503 | 429; reason: string };
 
 export interface SseHub {
   /**
-   * Starts a stream on `res`: headers, then `initial` (a snapshot). Refused (nothing written) when
-   * `maxClients` streams are open or the hub is closed.
+   * Starts a stream on `res` for `user` (the authenticated user's name; '' when unknown, which
+   * counts as one user): headers, then `initial` (a snapshot). Refused (nothing written) when the
+   * user holds `maxClientsPerUser` streams, when `maxClients` are open, or when the hub is closed.
    */
   open(
     req: Pick<IncomingMessage, 'socket'> | undefined,
     res: SseSink,
     initial: readonly SseMessage[],
+    user?: string,
   ): OpenResult;
   /** Sends one event to every client. */
   broadcast(message: SseMessage): void;
@@ -77,13 +87,21 @@ export function formatSse(message: SseMessage): string {
 const RETRY_MS = 2_000;
 
 export function createSseHub(opts: SseHubOptions): SseHub {
-  const clients = new Set<SseSink>();
+  /** Each open stream and the user it is counted for. */
+  const clients = new Map<SseSink, string>();
+  const perUser = new Map<string, number>();
+  const maxPerUser = opts.maxClientsPerUser ?? opts.maxClients;
   let closed = false;
   let dropped = 0;
   let heartbeat: NodeJS.Timeout | undefined;
 
   function remove(res: SseSink): void {
-    if (!clients.delete(res)) return;
+    const user = clients.get(res);
+    if (user === undefined) return;
+    clients.delete(res);
+    const held = (perUser.get(user) ?? 1) - 1;
+    if (held > 0) perUser.set(user, held);
+    else perUser.delete(user);
     if (clients.size === 0) {
       if (heartbeat) clearInterval(heartbeat);
       heartbeat = undefined;
@@ -111,7 +129,7 @@ export function createSseHub(opts: SseHubOptions): SseHub {
   }
 
   return {
-    open(req, res, initial) {
+    open(req, res, initial, user = '') {
       if (closed) return { ok: false, status: 503, reason: 'the kubelet is shutting down' };
       if (clients.size >= opts.maxClients) {
         return {
@@ -120,14 +138,22 @@ export function createSseHub(opts: SseHubOptions): SseHub {
           reason: `too many console streams open (${opts.maxClients}); close one and retry`,
         };
       }
+      if ((perUser.get(user) ?? 0) >= maxPerUser) {
+        return {
+          ok: false,
+          status: 429,
+          reason: `too many console streams open for user ${JSON.stringify(user)} (${maxPerUser} per user); close one and retry`,
+        };
+      }
       // Nagle would hold small events back; a stream wants each event out at once.
       req?.socket.setNoDelay(true);
       res.writeHead(200, { ...SSE_HEADERS });
-      clients.add(res);
+      clients.set(res, user);
+      perUser.set(user, (perUser.get(user) ?? 0) + 1);
       res.once('close', () => remove(res));
       if (clients.size === 1) {
         heartbeat = setInterval(() => {
-          for (const c of [...clients]) send(c, ': heartbeat\n\n');
+          for (const c of [...clients.keys()]) send(c, ': heartbeat\n\n');
         }, opts.heartbeatMs);
         heartbeat.unref();
         opts.onActive?.();
@@ -138,7 +164,7 @@ export function createSseHub(opts: SseHubOptions): SseHub {
     broadcast(message) {
       if (clients.size === 0) return;
       const chunk = formatSse(message);
-      for (const c of [...clients]) send(c, chunk);
+      for (const c of [...clients.keys()]) send(c, chunk);
     },
     get clients() {
       return clients.size;
@@ -148,7 +174,7 @@ export function createSseHub(opts: SseHubOptions): SseHub {
     },
     close() {
       closed = true;
-      for (const c of [...clients]) {
+      for (const c of [...clients.keys()]) {
         remove(c);
         c.end();
       }

@@ -68,7 +68,11 @@ export function fakeKubelet(): FakeKubelet {
 
 export function fakeConsole(
   kubelet: FakeKubelet,
-  opts: { limits?: Partial<ConsoleLimits>; events?: EventRing } = {},
+  opts: {
+    limits?: Partial<ConsoleLimits>;
+    events?: EventRing;
+    userOf?: (req: IncomingMessage) => string | undefined;
+  } = {},
 ): { console: NodeConsole; events: EventRing } {
   const events = opts.events ?? createEventRing();
   const nodeConsole = createNodeConsole({
@@ -95,6 +99,7 @@ export function fakeConsole(
     events,
     logger: nullLogger,
     limits: { podPollMs: 50, nodePollMs: 200, ...opts.limits },
+    ...(opts.userOf ? { userOf: opts.userOf } : {}),
   });
   return { console: nodeConsole, events };
 }

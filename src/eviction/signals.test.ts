@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  formatThresholdValue,
   isHardThreshold,
   isSignal,
   parseThresholds,
@@ -452,11 +451,5 @@ describe('threshold values', () => {
       { ...base, gracePeriodMs: 60_000 },
     ].map((t) => thresholdKey(t as Threshold));
     assert.equal(new Set(keys).size, keys.length);
-  });
-
-  it('formats a quantity as a number and a percentage with a % sign', () => {
-    assert.equal(formatThresholdValue({ quantity: 150 * Mi }), String(150 * Mi));
-    assert.equal(formatThresholdValue({ percentage: 0.1 }), '10%');
-    assert.equal(formatThresholdValue({ percentage: 0.075 }), '7.5%');
   });
 });

@@ -73,10 +73,6 @@ export function thresholdKey(t: Threshold): string {
   return `${t.signal}<${v}/${t.gracePeriodMs}`;
 }
 
-export function formatThresholdValue(v: ThresholdValue): string {
-  return 'quantity' in v ? String(v.quantity) : `${Math.round(v.percentage * 10000) / 100}%`;
-}
-
 export interface ThresholdConfig {
   evictionHard: Readonly<Record<string, string>>;
   evictionSoft: Readonly<Record<string, string>>;

@@ -18,7 +18,7 @@ import {
   LABEL_POD_UID,
 } from '../config/defaults.ts';
 import { isCriNotFound } from '../runtime/cri/errors.ts';
-import { singlePass, type SinglePass } from './single-pass.ts';
+import { singleFlight } from '../util/single-flight.ts';
 import type { CallOptions, Container, PodSandbox, RuntimeService } from '../runtime/cri/types.ts';
 import { intAnnotation } from '../runtime/labels.ts';
 import { gracePeriodFor } from '../runtime/pod-killer.ts';
@@ -75,7 +75,11 @@ export interface GCPassResult {
  * deleted pod all of them, of any other pod all but the newest; (3) the log directories of deleted
  * pods with no container left. A failing item is logged and skipped (retried next pass).
  */
-export interface ContainerGC extends SinglePass<GCPassResult> {
+export interface ContainerGC {
+  /** One pass, or joins the one in flight (the timer fires whether or not it has finished). Never rejects. */
+  collect(): Promise<GCPassResult>;
+  /** Resolves when no pass is running. */
+  idle(): Promise<void>;
   /**
    * Upstream DeleteAllUnusedContainers (the eviction manager's reclaim under disk pressure): one
    * pass after any pass in flight, in which terminated pods' containers and sandboxes go as well as
@@ -356,17 +360,23 @@ export function createContainerGC(deps: ContainerGCDeps): ContainerGC {
     return result;
   }
 
-  const failed = (err: unknown): GCPassResult => ({ ...emptyResult(), errors: [describeError(err)] });
-  const regular = singlePass(() => run(false), failed, log, 'container GC');
-  const all = singlePass(() => run(true), failed, log, 'container GC (all unused)');
+  // A pass that rejects is a bug (each step catches its own errors): logged, answered as a failed pass.
+  const failed =
+    (what: string) =>
+    (err: unknown): GCPassResult => {
+      log.error(`${what}: pass failed`, { err: describeError(err) });
+      return { ...emptyResult(), errors: [describeError(err)] };
+    };
+  const regular = singleFlight<GCPassResult>();
+  const all = singleFlight<GCPassResult>();
   return {
-    collect: () => regular.collect(),
+    collect: () => regular.run(() => run(false).catch(failed('container GC'))),
     async idle() {
       await Promise.all([regular.idle(), all.idle()]);
     },
     async deleteAllUnused() {
       await regular.idle();
-      return all.collect();
+      return all.run(() => run(true).catch(failed('container GC (all unused)')));
     },
   };
 }

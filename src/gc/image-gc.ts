@@ -10,7 +10,7 @@ import { abortReason, combineSignals } from '../util/abort.ts';
 import { describeError } from '../util/errors.ts';
 import type { CallOptions, Image, ImageService, RuntimeService } from '../runtime/cri/types.ts';
 import type { ImageFsUsageFn } from './image-fs.ts';
-import { singlePass, type SinglePass } from './single-pass.ts';
+import { singleFlight } from '../util/single-flight.ts';
 import { monotonicNow } from '../util/clock.ts';
 
 /** Deadline of each CRI call of a pass. */
@@ -71,7 +71,11 @@ export interface ImageGCPassResult {
  * which are in use (upstream detectImages), then measures the image filesystem and, at or above
  * the high threshold, removes images (upstream GarbageCollect → freeSpace).
  */
-export interface ImageGC extends SinglePass<ImageGCPassResult> {
+export interface ImageGC {
+  /** One pass, or joins the one in flight (the timer fires whether or not it has finished). Never rejects. */
+  collect(): Promise<ImageGCPassResult>;
+  /** Resolves when no pass is running. */
+  idle(): Promise<void>;
   /**
    * Upstream DeleteUnusedImages (the eviction manager's reclaim under disk pressure): after any
    * pass in flight, removes every unused image old enough, whatever the thresholds say.
@@ -304,17 +308,24 @@ export function createImageGC(deps: ImageGCDeps): ImageGC {
     return result;
   }
 
-  const failed = (err: unknown): ImageGCPassResult => ({ ...emptyResult(), errors: [describeError(err)] });
-  const passes = singlePass(() => run(false), failed, log, 'image GC');
-  const allUnused = singlePass(() => run(true), failed, log, 'image GC (all unused)');
+  // A pass that rejects is a bug (each step catches its own errors): logged, answered as a failed pass.
+  const failed =
+    (what: string) =>
+    (err: unknown): ImageGCPassResult => {
+      log.error(`${what}: pass failed`, { err: describeError(err) });
+      return { ...emptyResult(), errors: [describeError(err)] };
+    };
+  const passes = singleFlight<ImageGCPassResult>();
+  const allUnused = singleFlight<ImageGCPassResult>();
   return {
-    collect: () => (disabled ? Promise.resolve(emptyResult()) : passes.collect()),
+    collect: () =>
+      disabled ? Promise.resolve(emptyResult()) : passes.run(() => run(false).catch(failed('image GC'))),
     async idle() {
       await Promise.all([passes.idle(), allUnused.idle()]);
     },
     async deleteUnusedImages() {
       await passes.idle();
-      return allUnused.collect();
+      return allUnused.run(() => run(true).catch(failed('image GC (all unused)')));
     },
   };
 }

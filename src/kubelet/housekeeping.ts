@@ -5,6 +5,7 @@ import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
 import type { BackoffStore } from '../util/backoff-store.ts';
 import { describeError } from '../util/errors.ts';
+import { singleFlight } from '../util/single-flight.ts';
 import { PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS } from '../config/defaults.ts';
 import type { RuntimePodSummary } from '../runtime/runtime-manager.ts';
 import type { VolumeManager } from '../volume/index.ts';
@@ -12,7 +13,7 @@ import type { ContainerManager } from '../cm/index.ts';
 import type { QosUpdater } from '../cm/qos-updater.ts';
 import type { PodWorkers } from './pod-workers.ts';
 import type { PodState } from './pod-state.ts';
-import { isStaticPod } from './mirror-pods.ts';
+import { isStaticPod } from '../api/pod-source.ts';
 
 export interface HousekeepingDeps {
   state: PodState;
@@ -50,9 +51,9 @@ export interface Housekeeping {
 
 export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
   const { state, workers, logger: log } = deps;
-  let mirrorPass: Promise<void> | undefined;
-  let dirCleanup: Promise<void> | undefined;
-  let cgroupCleanup: Promise<void> | undefined;
+  const mirrorPass = singleFlight<void>();
+  const dirCleanup = singleFlight<void>();
+  const cgroupCleanup = singleFlight<void>();
 
   function killUnclaimed(): void {
     for (const uid of workers.uids()) {
@@ -72,13 +73,13 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
 
   function reconcileMirrors(): void {
     const reconcile = deps.reconcileMirrors;
-    if (!reconcile || mirrorPass) return;
+    if (!reconcile || mirrorPass.busy) return;
     const statics = [...state.desired.values()].filter(isStaticPod);
-    mirrorPass = reconcile(statics, deps.signal)
-      .catch((err: unknown) => log.warn('mirror pod pass failed', { err: describeError(err) }))
-      .finally(() => {
-        mirrorPass = undefined;
-      });
+    void mirrorPass.run(() =>
+      reconcile(statics, deps.signal).catch((err: unknown) =>
+        log.warn('mirror pod pass failed', { err: describeError(err) }),
+      ),
+    );
   }
 
   /**
@@ -88,9 +89,9 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
    */
   function cleanupOrphanedPodDirs(): void {
     const runtimePods = deps.runtimePods();
-    if (dirCleanup || runtimePods === undefined) return;
+    if (dirCleanup.busy || runtimePods === undefined) return;
     const runtimeUids = new Set(runtimePods.map((p) => p.uid));
-    dirCleanup = (async () => {
+    void dirCleanup.run(async () => {
       const uids = await readdir(join(deps.rootDir, 'pods')).catch(() => [] as string[]);
       for (const uid of uids) {
         if (state.desired.has(uid) || workers.phase(uid) !== undefined || runtimeUids.has(uid)) continue;
@@ -104,8 +105,6 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
           });
         }
       }
-    })().finally(() => {
-      dirCleanup = undefined;
     });
   }
 
@@ -117,7 +116,7 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
   function cleanupPodCgroups(): void {
     const runtimePods = deps.runtimePods();
     const cm = deps.cm;
-    if (!cm || cgroupCleanup || runtimePods === undefined) return;
+    if (!cm || cgroupCleanup.busy || runtimePods === undefined) return;
     const live = new Set(
       runtimePods
         .filter(
@@ -134,17 +133,16 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
       if (state.syncable(uid)) return true;
       return live.has(uid);
     };
-    cgroupCleanup = cm
-      .cleanupOrphanedPodCgroups(isActive, deps.signal)
-      .then((removed) => {
-        if (removed.length > 0) void deps.qos.update();
-      })
-      .catch((err: unknown) => {
-        if (!deps.signal.aborted) log.warn('pod cgroup cleanup failed', { err: describeError(err) });
-      })
-      .finally(() => {
-        cgroupCleanup = undefined;
-      });
+    void cgroupCleanup.run(() =>
+      cm
+        .cleanupOrphanedPodCgroups(isActive, deps.signal)
+        .then((removed) => {
+          if (removed.length > 0) void deps.qos.update();
+        })
+        .catch((err: unknown) => {
+          if (!deps.signal.aborted) log.warn('pod cgroup cleanup failed', { err: describeError(err) });
+        }),
+    );
   }
 
   return {
@@ -160,7 +158,7 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
         void deps.qos.update();
     },
     async idle() {
-      await Promise.all([mirrorPass, dirCleanup, cgroupCleanup]);
+      await Promise.all([mirrorPass.idle(), dirCleanup.idle(), cgroupCleanup.idle()]);
     },
   };
 }

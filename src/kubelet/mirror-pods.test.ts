@@ -9,7 +9,7 @@ import {
   ANNOTATION_CONFIG_SEEN,
   ANNOTATION_CONFIG_SOURCE,
 } from '../config/defaults.ts';
-import { createMirrorPods, isStaticPod, mirrorPodFor } from './mirror-pods.ts';
+import { createMirrorPods, mirrorPodFor } from './mirror-pods.ts';
 
 const PODS = '/api/v1/namespaces/kube-system/pods';
 
@@ -219,17 +219,5 @@ describe('mirror pods', () => {
       },
     ]);
     assert.equal(mirrors.mirrorFor(sp), undefined, 'same name in another namespace');
-  });
-
-  it('recognises static pods by their config source', () => {
-    const sp = staticPod('etcd', 'h');
-    assert.equal(isStaticPod(sp), true);
-    const http = structuredClone(sp);
-    http.metadata.annotations = { [ANNOTATION_CONFIG_SOURCE]: 'http' };
-    assert.equal(isStaticPod(http), true);
-    const api = structuredClone(sp);
-    api.metadata.annotations = { [ANNOTATION_CONFIG_SOURCE]: 'api' };
-    assert.equal(isStaticPod(api), false);
-    assert.equal(isStaticPod({ metadata: { name: 'x' }, spec: { containers: [] } }), false);
   });
 });

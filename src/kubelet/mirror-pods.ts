@@ -5,6 +5,7 @@ import { isAlreadyExists } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { StatusTarget } from '../status/api-syncer.ts';
 import { describeError, isNotFound } from '../util/errors.ts';
+import { isStaticPod } from '../api/pod-source.ts';
 import {
   ANNOTATION_CONFIG_HASH,
   ANNOTATION_CONFIG_MIRROR,
@@ -32,11 +33,6 @@ export interface MirrorPodDeps {
   nodeName: string;
   /** The Node's UID, for the owner reference NodeRestriction requires (undefined until registered). */
   nodeUID(): string | undefined;
-}
-
-export function isStaticPod(pod: Pod): boolean {
-  const source = pod.metadata.annotations?.['kubernetes.io/config.source'];
-  return source === 'file' || source === 'http';
 }
 
 function configHash(pod: KubeletPod): string {

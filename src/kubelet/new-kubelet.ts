@@ -273,7 +273,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     if (config.healthzPort <= 0) return;
     const server = createLocalServer(
       { host: config.healthzBindAddress, port: config.healthzPort },
-      { healthz: () => core.healthz(), pods: () => core.pods() },
+      { healthz: () => core.healthz() },
       logger,
     );
     try {

@@ -15,6 +15,7 @@ import {
 import type { Kubelet } from './kubelet.ts';
 import { goArch } from './node-view.ts';
 import type { Node } from '../node/types.ts';
+import { requestUser } from '../server/index.ts';
 import type { StatsProvider } from '../stats/index.ts';
 import { untilAborted } from '../util/abort.ts';
 import type { Logger } from '../util/logger.ts';
@@ -56,5 +57,7 @@ export function buildNodeConsole(opts: {
     },
     events: opts.events,
     logger: opts.logger,
+    // The user the listener admitted: one user holds at most a few of the console's stream slots.
+    userOf: (req) => requestUser(req)?.name,
   });
 }

@@ -1,5 +1,4 @@
 import type { KubeletPod } from '../api/types.ts';
-import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
 import { KubeletError, describeError, isCanceled } from '../util/errors.ts';
 import type { TimelineRecorder } from '../timeline/index.ts';
@@ -268,8 +267,4 @@ export function createPodWorkers(
       await Promise.all(loops);
     },
   };
-}
-
-export function describeWork(work: PodWork): string {
-  return work.type === 'sync' ? `sync ${podFullName(work.pod)}` : `kill ${work.uid}`;
 }

@@ -1,3 +1,4 @@
+import { restartPolicy } from '../api/pod-util.ts';
 import type { KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { Logger } from '../util/logger.ts';
@@ -12,6 +13,7 @@ import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { findContainerStatus } from '../runtime/runtime-pod.ts';
 import type { AdmitResult } from './admission.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { backoffSteps } from '../util/backoff.ts';
 
 export interface RunOnceResult {
   pod: string;
@@ -40,8 +42,8 @@ function outcome(pod: KubeletPod, rs: RuntimePodStatus): 'running' | 'succeeded'
   const states = pod.spec.containers.map((c) => findContainerStatus(rs, c.name));
   if (states.every((s) => s?.state === 'running')) return 'running';
   if (states.every((s) => s?.state === 'exited' && s.exitCode === 0)) return 'succeeded';
-  const policy = pod.spec.restartPolicy ?? 'Always';
-  if (policy === 'Never' && states.some((s) => s?.state === 'exited' && s.exitCode !== 0)) return 'failed';
+  if (restartPolicy(pod) === 'Never' && states.some((s) => s?.state === 'exited' && s.exitCode !== 0))
+    return 'failed';
   return 'pending';
 }
 
@@ -53,7 +55,7 @@ async function runPod(host: RunOnceHost, pod: KubeletPod, signal: AbortSignal): 
     ok,
     detail,
   });
-  let delay = RUN_ONCE_RETRY_DELAY_MS;
+  const delays = backoffSteps({ initialMs: RUN_ONCE_RETRY_DELAY_MS, factor: RUN_ONCE_RETRY_DELAY_BACKOFF });
   for (let attempt = 0; ; attempt++) {
     const o = outcome(pod, await host.podStatus(pod, signal));
     if (o === 'running' || o === 'succeeded') return result(true, o);
@@ -62,8 +64,7 @@ async function runPod(host: RunOnceHost, pod: KubeletPod, signal: AbortSignal): 
       return result(false, `timeout: containers not running after ${RUN_ONCE_MAX_RETRIES} retries`);
     }
     await host.syncPod(pod, signal);
-    await sleep(delay, signal);
-    delay *= RUN_ONCE_RETRY_DELAY_BACKOFF;
+    await sleep(delays.step(), signal);
   }
 }
 

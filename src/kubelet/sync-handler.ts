@@ -18,7 +18,7 @@ import type { KubeletMetrics } from '../metrics/index.ts';
 import type { PodSyncHandlers, SyncOutcome } from './pod-workers.ts';
 import type { PodState } from './pod-state.ts';
 import type { WorkQueue } from './work-queue.ts';
-import { isStaticPod } from './mirror-pods.ts';
+import { isStaticPod } from '../api/pod-source.ts';
 import { stoppedPodStatus } from './stop-pod.ts';
 import {
   activeDeadlineRemainingMs,

@@ -15,10 +15,6 @@ export const LOG_SIZE_CHECK_INTERVAL_MS = 1_000; // tskubelet: stat of known liv
 export const ROTATED_LOG_COMPRESS_SUFFIX = '.gz'; // compressSuffix
 export const ROTATED_LOG_TMP_SUFFIX = '.tmp'; // tmpSuffix
 
-/** pkg/kubelet/apis/config/v1beta1 defaults (containerLogMaxSize "10Mi", containerLogMaxFiles 5). */
-export const DEFAULT_CONTAINER_LOG_MAX_SIZE_BYTES = 10 * 1024 * 1024;
-export const DEFAULT_CONTAINER_LOG_MAX_FILES = 5;
-
 /** Ours, not upstream's: bounds for the reader and the rotation loop. */
 /** Bytes read from the log file per read(2). */
 export const READ_CHUNK_BYTES = 64 * 1024;

@@ -14,6 +14,7 @@ import type { CallOptions, Container, RuntimeService } from '../runtime/cri/type
 import { combineSignals, untilAborted } from '../util/abort.ts';
 import { describeError, isNotFound, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { singleFlight } from '../util/single-flight.ts';
 import {
   LOG_MONITOR_PERIOD_MS,
   LOG_SIZE_CHECK_INTERVAL_MS,
@@ -105,7 +106,8 @@ export function createContainerLogManager(deps: ContainerLogManagerDeps): Contai
   const stopping = new AbortController();
   let started = false;
   let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<RotationPassSummary> | undefined;
+  /** The full passes and the quick size checks' rotations share one slot: never two at once. */
+  const inFlight = singleFlight<RotationPassSummary>();
   let lastListError: string | undefined;
   /** Where the last pass stopped for the rotation bound: the next one starts after it. */
   let resumeAfter: string | undefined;
@@ -192,18 +194,31 @@ export function createContainerLogManager(deps: ContainerLogManagerDeps): Contai
         if (summary.rotated >= maxRotations) resumeAfter = order[i - 1]?.id;
         break;
       }
-      const clog = log.child(identity(c));
-      summary.checked++;
-      try {
-        if (await checkContainer(c, signal, clog)) summary.rotated++;
-      } catch (err) {
-        if (stopping.signal.aborted) break;
-        if (gone(c, err, clog)) continue;
-        summary.failed++;
-        clog.error('failed to rotate container log', { err: describeError(err) });
-      }
+      if (!(await checkCounted(c, signal, summary))) break;
     }
     return summary;
+  }
+
+  /**
+   * Checks (and maybe rotates) one container's log, counting the outcome in `summary`; a failure is
+   * logged with the container. False when the manager is stopping: the caller ends its pass.
+   */
+  async function checkCounted(
+    c: Container,
+    signal: AbortSignal,
+    summary: RotationPassSummary,
+  ): Promise<boolean> {
+    const clog = log.child(identity(c));
+    summary.checked++;
+    try {
+      if (await checkContainer(c, signal, clog)) summary.rotated++;
+    } catch (err) {
+      if (stopping.signal.aborted) return false;
+      if (gone(c, err, clog)) return true;
+      summary.failed++;
+      clog.error('failed to rotate container log', { err: describeError(err) });
+    }
+    return true;
   }
 
   /** A container removed since it was listed is not a failure: forget it, quietly. */
@@ -218,15 +233,12 @@ export function createContainerLogManager(deps: ContainerLogManagerDeps): Contai
     if (stopping.signal.aborted) {
       return Promise.reject(new KubeletError('Canceled', 'rotate container logs', 'the manager is stopped'));
     }
-    inFlight ??= pass().finally(() => {
-      inFlight = undefined;
-    });
-    return inFlight;
+    return inFlight.run(pass);
   }
 
   /** Stats the known live files; rotates the oversized ones unless a pass is already running. */
   async function quickCheck(): Promise<void> {
-    if (inFlight || known.size === 0) return;
+    if (inFlight.busy || known.size === 0) return;
     const over: Container[] = [];
     for (const { container, path } of known.values()) {
       try {
@@ -235,27 +247,13 @@ export function createContainerLogManager(deps: ContainerLogManagerDeps): Contai
         // Gone or rotated meanwhile: the next full pass looks at it again.
       }
     }
-    if (over.length === 0 || inFlight || stopping.signal.aborted) return;
+    if (over.length === 0 || inFlight.busy || stopping.signal.aborted) return;
     const signal = combineSignals([stopping.signal], passTimeoutMs);
-    inFlight = (async () => {
+    await inFlight.run(async () => {
       const summary: RotationPassSummary = { checked: 0, rotated: 0, failed: 0, deferred: 0 };
-      for (const c of over.slice(0, maxRotations)) {
-        const clog = log.child(identity(c));
-        summary.checked++;
-        try {
-          if (await checkContainer(c, signal, clog)) summary.rotated++;
-        } catch (err) {
-          if (stopping.signal.aborted) break;
-          if (gone(c, err, clog)) continue;
-          summary.failed++;
-          clog.error('failed to rotate container log', { err: describeError(err) });
-        }
-      }
+      for (const c of over.slice(0, maxRotations)) if (!(await checkCounted(c, signal, summary))) break;
       return summary;
-    })().finally(() => {
-      inFlight = undefined;
     });
-    await inFlight;
   }
 
   function loop(): void {
@@ -296,7 +294,7 @@ export function createContainerLogManager(deps: ContainerLogManagerDeps): Contai
       if (sizeTimer) clearInterval(sizeTimer);
       sizeTimer = undefined;
       // The loop has logged a failure not caused by stopping; one caused by stopping is expected.
-      await inFlight?.catch(() => undefined);
+      await inFlight.idle();
     },
     rotateNow,
     healthy() {

@@ -15,6 +15,7 @@ import { describeError, isNotFound, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { formatMicroTime } from './format.ts';
 import type { Lease } from './types.ts';
+import { backoffSteps } from '../util/backoff.ts';
 
 export interface LeaseControllerDeps {
   /** The heartbeat client (its own connection and rate limit, so pod traffic never delays it). */
@@ -140,13 +141,14 @@ export function createLeaseController(deps: LeaseControllerDeps): LeaseControlle
   async function backoffEnsureLease(
     signal: AbortSignal,
   ): Promise<{ lease: Lease | undefined; created: boolean }> {
-    let delay = 100;
+    // Upstream starts at 100 ms and doubles before the first wait: 200 ms, 400 ms, … 7 s.
+    const delays = backoffSteps({ initialMs: 200, maxMs: NODE_LEASE_MAX_BACKOFF_MS });
     for (;;) {
       try {
         return await ensureLease(signal);
       } catch (err) {
         if (signal.aborted) throw err;
-        delay = Math.min(2 * delay, NODE_LEASE_MAX_BACKOFF_MS);
+        const delay = delays.step();
         log.error('failed to ensure the node lease exists; will retry', {
           lease: path,
           retryInMs: delay,

@@ -10,6 +10,7 @@ import type { AgentContext } from './agent-context.ts';
 import { initialNode, reconcileExistingNode } from './initial-node.ts';
 import { nodeStatusPatch } from './patch.ts';
 import type { Node } from './types.ts';
+import { backoffSteps } from '../util/backoff.ts';
 
 /**
  * Returns `register(signal)`: resolves once the node is registered (then `ctx.state` holds the Node
@@ -117,10 +118,12 @@ export function createRegistrar(
   }
 
   async function registerWithBackoff(signal: AbortSignal): Promise<void> {
-    let step = NODE_REGISTER_INITIAL_STEP_MS;
+    const steps = backoffSteps({
+      initialMs: NODE_REGISTER_INITIAL_STEP_MS,
+      maxMs: NODE_REGISTER_MAX_STEP_MS,
+    });
     for (;;) {
-      await ctx.sleep(step, signal);
-      step = Math.min(step * 2, NODE_REGISTER_MAX_STEP_MS);
+      await ctx.sleep(steps.step(), signal);
       if (await tryRegister(signal)) {
         log.info('successfully registered node', { uid: ctx.state.lastNode?.metadata.uid });
         return;

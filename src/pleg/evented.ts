@@ -2,6 +2,7 @@ import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import type { RuntimeEvent, RuntimeEventSource } from '../runtime/containerd-events/index.ts';
 import type { Relister } from './relister.ts';
+import { backoffSteps } from '../util/backoff.ts';
 
 /** IDs an event named that no relist has shown yet, remembered at most this many… */
 export const UNRESOLVED_MAX = 256;
@@ -63,7 +64,10 @@ export function createEvented(deps: EventedDeps): Evented {
   const { relister, logger } = deps;
   const stats: EventedStats = { live: false, events: 0, podHints: 0, relistHints: 0, resubscribes: 0 };
   const unresolved = new Map<string, number>();
-  let retryDelay = UNRESOLVED_RETRY_INITIAL_MS;
+  const retryDelays = backoffSteps({
+    initialMs: UNRESOLVED_RETRY_INITIAL_MS,
+    maxMs: UNRESOLVED_RETRY_MAX_MS,
+  });
   let retryTimer: NodeJS.Timeout | undefined;
   let graceTimer: NodeJS.Timeout | undefined;
   const abort = new AbortController();
@@ -111,15 +115,14 @@ export function createEvented(deps: EventedDeps): Evented {
       }
     }
     if (unresolved.size === 0) {
-      retryDelay = UNRESOLVED_RETRY_INITIAL_MS;
+      retryDelays.reset();
       return;
     }
     if (retryTimer || abort.signal.aborted) return;
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       void relister.requestRelist();
-    }, retryDelay);
-    retryDelay = Math.min(retryDelay * 2, UNRESOLVED_RETRY_MAX_MS);
+    }, retryDelays.step());
   }
 
   return {

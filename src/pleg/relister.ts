@@ -1,10 +1,12 @@
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
+import { singleFlight } from '../util/single-flight.ts';
 import type { RuntimeManager, RuntimePodSummary } from '../runtime/runtime-manager.ts';
 import type { RuntimePodStatus } from '../runtime/runtime-pod.ts';
 import { PLEG_RELIST_THRESHOLD_MS } from '../config/defaults.ts';
 import { diffPod, statesOfStatus, statesOfSummary, statusMatches, summaryOfStatus } from './diff.ts';
 import type { PlegMetrics, PodLifecycleEvent, PodStatusCache, State } from './types.ts';
+import { backoffDelay } from '../util/backoff.ts';
 
 /** After a relist that could not read everything, the next one comes at most this much later. */
 export const FAILED_RELIST_RETRY_MS = 1_000;
@@ -100,18 +102,17 @@ export function createRelister(deps: RelisterDeps): Relister {
   let relistWanted = false;
   let relistWaiters: (() => void)[] = [];
   const podsWanted = new Set<string>();
-  let pumping: Promise<void> | undefined;
+  const pumping = singleFlight<void>();
   let kickSoon: NodeJS.Immediate | undefined;
   /** What events said about IDs that no read has shown yet: ID → its pod, the state, reads so far. */
   const expected = new Map<string, { uid: string; state: State; tries: number }>();
   const expectTimers = new Set<NodeJS.Timeout>();
 
   function kick(): void {
-    if (pumping || abort.signal.aborted) return;
-    pumping = pump()
-      .catch((err: unknown) => log.error('PLEG worker failed', { err: describeError(err) }))
+    if (pumping.busy || abort.signal.aborted) return;
+    void pumping
+      .run(() => pump().catch((err: unknown) => log.error('PLEG worker failed', { err: describeError(err) })))
       .finally(() => {
-        pumping = undefined;
         if (relistWanted || podsWanted.size > 0) kick();
       });
   }
@@ -228,7 +229,7 @@ export function createRelister(deps: RelisterDeps): Relister {
           seen: state,
         });
       } else {
-        again = Math.max(again, EXPECT_RETRY_INITIAL_MS * 2 ** exp.tries);
+        again = Math.max(again, backoffDelay(exp.tries, { initialMs: EXPECT_RETRY_INITIAL_MS }));
         exp.tries++;
       }
     }
@@ -331,7 +332,7 @@ export function createRelister(deps: RelisterDeps): Relister {
       for (const t of expectTimers) clearTimeout(t);
       expectTimers.clear();
       for (const w of relistWaiters.splice(0)) w();
-      await pumping?.catch(() => undefined); // its failures were logged where they happened
+      await pumping.idle(); // its failures were logged where they happened
     },
     requestRelist: request,
     hintKnown(id, expect) {

@@ -5,7 +5,8 @@ import { FakeApi, apiError, apiPod, quietWatchError } from '../api/testing.ts';
 import { ANNOTATION_CONFIG_MIRROR } from '../config/defaults.ts';
 import { KubeletError } from '../util/errors.ts';
 import { fakeTime, flush, recordingLogger } from '../util/testing.ts';
-import { createApiSource, isMirrorPod, type ApiSourceOptions } from './api-source.ts';
+import { createApiSource, type ApiSourceOptions } from './api-source.ts';
+import { isMirrorPod } from '../api/pod-source.ts';
 import { snapshotRecorder } from './testing.ts';
 
 const PODS = '/api/v1/pods';

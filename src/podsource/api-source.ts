@@ -2,7 +2,7 @@ import { hasPodIdentity, missingPodIdentity, podFullName, type KubeletPod, type 
 import type { ApiClient } from '../api/client-types.ts';
 import { createReflector, type ReflectorOptions } from '../api/reflector.ts';
 import type { Logger } from '../util/logger.ts';
-import { ANNOTATION_CONFIG_MIRROR } from '../config/defaults.ts';
+import { isMirrorPod } from '../api/pod-source.ts';
 import { isObject, stripNulls } from '../util/json.ts';
 import { formatFieldErrors, type FieldError } from './field-errors.ts';
 import { MAX_DOCUMENT_DEPTH, tooDeepAt } from '../api/nesting.ts';
@@ -19,10 +19,6 @@ export type ApiSourceOptions = {
   ReflectorOptions<Pod>,
   'minWatchTimeoutSeconds' | 'quietWatchMs' | 'backoffInitialMs' | 'backoffMaxMs'
 >;
-
-export function isMirrorPod(pod: Pod): boolean {
-  return pod.metadata.annotations?.[ANNOTATION_CONFIG_MIRROR] !== undefined;
-}
 
 /**
  * Why an object from the API server cannot be taken as a pod, or undefined when it can: upstream's

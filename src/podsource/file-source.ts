@@ -21,6 +21,7 @@ import { podFullName, type KubeletPod } from '../api/types.ts';
 import { MAX_MANIFEST_BYTES } from '../config/defaults.ts';
 import { describeError, errnoCode, KubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { singleFlight } from '../util/single-flight.ts';
 import { decodePods } from './offload.ts';
 import { createProblemLog } from './problem-log.ts';
 import type { PodSource, SourceProblem } from './types.ts';
@@ -64,7 +65,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   let periodic: NodeJS.Timeout | undefined;
   let debounce: NodeJS.Timeout | undefined;
   let watcher: { w: FSWatcher; dir: string; ino: number } | undefined;
-  let running: Promise<void> | undefined;
+  const running = singleFlight<void>();
   let again = false;
   let missingLogged = false;
 
@@ -245,11 +246,11 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
   /** Runs one re-read now, or right after the one in flight (never two at once: snapshots stay ordered). */
   function relist(): void {
     if (stopped) return;
-    if (running) {
+    if (running.busy) {
       again = true;
       return;
     }
-    running = (async () => {
+    void running.run(async () => {
       do {
         again = false;
         // Watch first, then read: a change made after the read started is then always seen.
@@ -263,8 +264,6 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
         if (stopped) return;
         if (snapshot) send?.(snapshot);
       } while (again && !stopped);
-    })().finally(() => {
-      running = undefined;
     });
   }
 
@@ -283,7 +282,7 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
       clearTimeout(debounce);
       debounce = undefined;
       closeWatch();
-      await running;
+      await running.idle();
     },
   };
 }

@@ -2,7 +2,7 @@
 export type { PodOp, PodSource, PodSourceName, PodUpdate, SourceProblem } from './types.ts';
 export { createFileSource, type FileSourceOptions } from './file-source.ts';
 export { createHttpSource, decodeHttpBody, type HttpSourceOptions } from './http-source.ts';
-export { createApiSource, isMirrorPod, type ApiSourceOptions } from './api-source.ts';
+export { createApiSource, type ApiSourceOptions } from './api-source.ts';
 export { createPodConfig, type PodConfig, type PodConfigOptions } from './pod-config.ts';
 export { createPodStorage, rfc3339Nano, type PodStorage, type PodStorageOptions } from './storage.ts';
 export {

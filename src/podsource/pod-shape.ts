@@ -82,10 +82,6 @@ const stringMap: Check = (v, p, e) => {
 /** Kubernetes resource.Quantity grammar (sign, digits, optional fraction, one suffix). */
 const QUANTITY = /^[+-]?(\d+(\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$/;
 
-export function isQuantity(s: string): boolean {
-  return QUANTITY.test(s);
-}
-
 /** Checks a quantity held at `holder[key]`, turning a YAML number into its string form. */
 function quantityAt(holder: JsonObject, key: string, p: string, e: FieldError[]): void {
   const v = holder[key];

@@ -1,19 +1,21 @@
 import path from 'node:path';
 import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
-import { loadSync, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
+import type { MethodDefinition, PackageDefinition } from '@grpc/proto-loader';
 import { PROBE_USER_AGENT } from '../config/defaults.ts';
 import { abortReason } from '../util/abort.ts';
-import { KubeletError } from '../util/errors.ts';
+import { protoPackage } from '../util/grpc-proto.ts';
 import { failure, success, type ProbeOutcome } from './outcome.ts';
 import { joinHostPort } from './port.ts';
 
-const PROTO_PATH = path.join(import.meta.dirname, 'health.proto');
-let packageDefinition: PackageDefinition | undefined;
+const HEALTH_PROTO = protoPackage([path.join(import.meta.dirname, 'health.proto')], {
+  keepCase: true,
+  enums: String,
+  defaults: true,
+});
 
-/** The parsed `health.proto` (grpc.health.v1), loaded once; tests serve the same definition. */
+/** The parsed `health.proto` (grpc.health.v1); tests serve the same definition. */
 export function healthPackageDefinition(): PackageDefinition {
-  packageDefinition ??= loadSync(PROTO_PATH, { keepCase: true, enums: String, defaults: true });
-  return packageDefinition;
+  return HEALTH_PROTO.definition();
 }
 
 interface CheckResponse {
@@ -21,10 +23,7 @@ interface CheckResponse {
 }
 
 function checkMethod(): MethodDefinition<object, CheckResponse> {
-  const svc = healthPackageDefinition()['grpc.health.v1.Health'];
-  const method = svc && !('format' in svc) ? svc['Check'] : undefined;
-  if (!method) throw new KubeletError('Internal', 'grpc probe', 'Health.Check is missing from health.proto');
-  return method;
+  return HEALTH_PROTO.method('grpc.health.v1.Health', 'Check');
 }
 
 /** Go's time.Duration formatting for whole and fractional seconds (`1s`, `1.5s`). */

@@ -1,3 +1,4 @@
+import { isRestartableInitContainer } from '../api/pod-util.ts';
 import type { Container, KubeletPod, Pod, Probe } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import { PROBE_MAX_RETRIES } from '../config/defaults.ts';
@@ -69,7 +70,7 @@ function probeOf(c: Container, type: ProbeType): Probe | undefined {
 function probedContainers(pod: Pod): { container: Container; sidecar: boolean }[] {
   const out = pod.spec.containers.map((container) => ({ container, sidecar: false }));
   for (const c of pod.spec.initContainers ?? []) {
-    if (c.restartPolicy === 'Always') out.push({ container: c, sidecar: true });
+    if (isRestartableInitContainer(c)) out.push({ container: c, sidecar: true });
   }
   return out;
 }
@@ -362,7 +363,8 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
       for (const type of ['liveness', 'startup'] as const) {
         const w = entry.workers.get(workerKey(containerName, type));
         if (w?.resultFor(c.containerId) !== 'failure') continue;
-        const sidecar = findContainer(entry.pod, containerName)?.restartPolicy === 'Always';
+        const spec = findContainer(entry.pod, containerName);
+        const sidecar = spec !== undefined && isRestartableInitContainer(spec);
         const restarts = sidecar || entry.pod.spec.restartPolicy !== 'Never';
         const grace = w.spec.terminationGracePeriodSeconds;
         return {

@@ -4,16 +4,16 @@ import type { Container, Pod, RestartPolicy } from '../api/types.ts';
 import {
   computePodActions,
   podSandboxChanged,
-  shouldContainerBeRestarted,
   type PodActions,
   type ProbeVerdicts,
 } from './compute-pod-actions.ts';
 import { hashContainer } from './hash.ts';
-import type {
-  RuntimeContainerState,
-  RuntimeContainerStatus,
-  RuntimePodStatus,
-  RuntimeSandboxStatus,
+import {
+  shouldContainerBeRestarted,
+  type RuntimeContainerState,
+  type RuntimeContainerStatus,
+  type RuntimePodStatus,
+  type RuntimeSandboxStatus,
 } from './runtime-pod.ts';
 
 // Fixtures modelled on the shape of upstream's makeBasePodAndStatus: three app containers, one ready

@@ -1,6 +1,12 @@
 import type { Container, Pod } from '../api/types.ts';
 import { hashContainer } from './hash.ts';
-import { findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from './runtime-pod.ts';
+import { isRestartableInitContainer, restartPolicy } from '../api/pod-util.ts';
+import {
+  findContainerStatus,
+  shouldContainerBeRestarted,
+  type RuntimeContainerStatus,
+  type RuntimePodStatus,
+} from './runtime-pod.ts';
 
 /**
  * What one sync must do to bring the runtime to the pod's spec (upstream podActions). Computed by a pure
@@ -25,39 +31,9 @@ export interface PodActions {
   containersToKill: { id: string; name: string; reason: string; gracePeriodSeconds?: number }[];
 }
 
-/** A sidecar: an init container with `restartPolicy: Always` (upstream IsRestartableInitContainer). */
-export function isRestartableInitContainer(container: Container): boolean {
-  return container.restartPolicy === 'Always';
-}
-
-export function restartPolicy(pod: Pod): 'Always' | 'OnFailure' | 'Never' {
-  return pod.spec.restartPolicy ?? 'Always';
-}
-
 /** Upstream shouldRestartOnFailure: anything but Never restarts a failed container. */
-export function shouldRestartOnFailure(pod: Pod): boolean {
+function shouldRestartOnFailure(pod: Pod): boolean {
   return restartPolicy(pod) !== 'Never';
-}
-
-/**
- * Upstream kubecontainer.ShouldContainerBeRestarted. A sidecar init container restarts whatever
- * the pod's restart policy says (its own policy is Always), as computePodActions restarts it.
- */
-export function shouldContainerBeRestarted(
-  container: Container,
-  pod: Pod,
-  status: RuntimePodStatus,
-): boolean {
-  if (pod.metadata.deletionTimestamp) return false;
-  const cs = findContainerStatus(status, container.name);
-  if (!cs) return true;
-  if (cs.state === 'running') return false;
-  if (cs.state === 'unknown' || cs.state === 'created') return true;
-  if (isRestartableInitContainer(container)) return true;
-  const policy = restartPolicy(pod);
-  if (policy === 'Never') return false;
-  if (policy === 'OnFailure' && cs.exitCode === 0) return false;
-  return true;
 }
 
 function containerSucceeded(container: Container, status: RuntimePodStatus): boolean {
@@ -65,7 +41,7 @@ function containerSucceeded(container: Container, status: RuntimePodStatus): boo
   return cs !== undefined && cs.state === 'exited' && cs.exitCode === 0;
 }
 
-export function isInitContainerFailed(cs: RuntimeContainerStatus): boolean {
+function isInitContainerFailed(cs: RuntimeContainerStatus): boolean {
   if (cs.reason === 'OOMKilled') return true;
   if (cs.state === 'exited' && cs.exitCode !== 0) return true;
   return cs.state === 'unknown';

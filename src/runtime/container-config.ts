@@ -20,7 +20,14 @@ import {
   seccompProfileRoot,
   type SeccompOptions,
 } from './security-profiles.ts';
-import { DEFAULT_ROOT_DIR, DEFAULT_SECCOMP_DEFAULT } from '../config/defaults.ts';
+import {
+  CGROUP_MIN_QUOTA_PERIOD_US,
+  CGROUP_MIN_SHARES,
+  CGROUP_QUOTA_PERIOD_US,
+  CGROUP_SHARES_PER_CPU,
+  DEFAULT_ROOT_DIR,
+  DEFAULT_SECCOMP_DEFAULT,
+} from '../config/defaults.ts';
 
 const DEFAULT_SECCOMP_OPTIONS: SeccompOptions = {
   profileRoot: seccompProfileRoot(DEFAULT_ROOT_DIR),
@@ -62,11 +69,6 @@ export function procMountPaths(procMount: string | undefined): { masked: string[
   return { masked: [...DEFAULT_MASKED_PATHS], readonly: [...DEFAULT_READONLY_PATHS] };
 }
 
-const MIN_SHARES = 2;
-const SHARES_PER_CPU = 1024;
-const QUOTA_PERIOD = 100_000;
-const MIN_QUOTA_PERIOD = 1000;
-
 /** Upstream GetContainerOOMScoreAdjust by QoS class. */
 export function oomScoreAdj(pod: Pod, container: Container, memoryCapacity: number): number {
   const qos = podQOSClass(pod);
@@ -92,14 +94,14 @@ export function containerResources(
   const cpuReq = req.cpu !== undefined ? milliCPU(req.cpu, f('requests.cpu')) : 0;
   const cpuLim = lim.cpu !== undefined ? milliCPU(lim.cpu, f('limits.cpu')) : 0;
   const sharesFrom = cpuReq === 0 && cpuLim !== 0 ? cpuLim : cpuReq;
-  const cpuShares = Math.max(MIN_SHARES, Math.floor((sharesFrom * SHARES_PER_CPU) / 1000));
+  const cpuShares = Math.max(CGROUP_MIN_SHARES, Math.floor((sharesFrom * CGROUP_SHARES_PER_CPU) / 1000));
   const r: LinuxContainerResources = {
     cpuShares,
     oomScoreAdj: oomScoreAdj(pod, container, memoryCapacity),
   };
   if (cpuLim > 0) {
-    r.cpuPeriod = QUOTA_PERIOD;
-    r.cpuQuota = Math.max(MIN_QUOTA_PERIOD, Math.floor((cpuLim * QUOTA_PERIOD) / 1000));
+    r.cpuPeriod = CGROUP_QUOTA_PERIOD_US;
+    r.cpuQuota = Math.max(CGROUP_MIN_QUOTA_PERIOD_US, Math.floor((cpuLim * CGROUP_QUOTA_PERIOD_US) / 1000));
   }
   if (lim.memory !== undefined)
     r.memoryLimitInBytes = Math.floor(parseQuantity(lim.memory, f('limits.memory')));

@@ -1,22 +1,16 @@
+/**
+ * The container hash (upstream pkg/kubelet/container/helpers.go HashContainer), written to the
+ * `io.kubernetes.container.hash` annotation.
+ */
 import { createHash } from 'node:crypto';
-
-/** JSON with object keys sorted, so equal values always serialize the same way. */
-export function canonicalJSON(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const sorted: Record<string, unknown> = {};
-      for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-      return sorted;
-    }
-    return v;
-  });
-}
+import { canonicalJson } from '../util/json.ts';
 
 /**
- * The container hash written to the `io.kubernetes.container.hash` annotation (upstream HashContainer:
- * a short hash of the container spec). A running container whose hash differs from its spec is
- * restarted; that is how an in-place image update reaches the runtime.
+ * A short hash of the container spec (sha256 of its canonical JSON, 8 hex digits). A running
+ * container whose hash differs from its spec is restarted; that is how an in-place image update
+ * reaches the runtime. The value must stay the same across kubelet versions for every spec, or a
+ * restarted kubelet restarts containers that did not change (hash.test.ts pins it).
  */
 export function hashContainer(container: object): string {
-  return createHash('sha256').update(canonicalJSON(container)).digest('hex').slice(0, 8);
+  return createHash('sha256').update(canonicalJson(container)).digest('hex').slice(0, 8);
 }

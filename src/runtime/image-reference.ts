@@ -81,13 +81,3 @@ export function defaultPullPolicyFor(ref: ImageReference): PullPolicy {
   const tag = ref.tag ?? (ref.digest === undefined ? 'latest' : '');
   return tag === 'latest' ? 'Always' : 'IfNotPresent';
 }
-
-/** `docker.io/library/busybox:1.29` → true; `busybox`, `busybox:latest` → false; digests count as pinned. */
-export function hasPinnedTag(image: string): boolean {
-  try {
-    return defaultPullPolicyFor(parseImageReference(image)) === 'IfNotPresent';
-  } catch {
-    // An unparsable reference has no tag worth trusting; the pull will report the parse error.
-    return false;
-  }
-}

@@ -26,6 +26,7 @@ import {
   type RegistryCredential,
 } from './pull-secrets.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { singleFlight } from '../util/single-flight.ts';
 
 export const DOCKER_CONFIG_JSON_FILE = 'config.json';
 export const DOCKERCFG_FILE = '.dockercfg';
@@ -122,7 +123,7 @@ export function createNodeCredentials(opts: NodeCredentialsOptions): NodeCredent
   const now = opts.monotonic ?? monotonicNow;
   const log = opts.logger ?? nullLogger;
   let cached: { at: number; keyring: Keyring } | undefined;
-  let reading: Promise<Keyring> | undefined;
+  const reading = singleFlight<Keyring>();
   // What the last read reported, so a file that stays broken is not reported at every pull.
   let lastReport = '';
 
@@ -164,15 +165,12 @@ export function createNodeCredentials(opts: NodeCredentialsOptions): NodeCredent
     paths,
     keyring() {
       if (cached !== undefined && now() - cached.at < cacheMs) return Promise.resolve(cached.keyring);
-      reading ??= read()
-        .then((keyring) => {
+      return reading.run(() =>
+        read().then((keyring) => {
           cached = { at: now(), keyring };
           return keyring;
-        })
-        .finally(() => {
-          reading = undefined;
-        });
-      return reading;
+        }),
+      );
     },
   };
 }

@@ -4,6 +4,8 @@
  * (hash, restart count) decoded from the CRI labels and annotations it wrote at creation.
  */
 import { monotonicNow } from '../util/clock.ts';
+import type { Container, Pod } from '../api/types.ts';
+import { isRestartableInitContainer, restartPolicy } from '../api/pod-util.ts';
 export type RuntimeContainerState = 'created' | 'running' | 'exited' | 'unknown';
 
 export interface RuntimeContainerStatus {
@@ -96,4 +98,25 @@ export function sandboxIPs(sb: Pick<RuntimeSandboxStatus, 'ip' | 'ips'>): string
 export function podIPs(status: RuntimePodStatus): string[] {
   const sb = status.sandboxes[0];
   return sb?.ready ? sandboxIPs(sb) : [];
+}
+
+/**
+ * Upstream kubecontainer.ShouldContainerBeRestarted. A sidecar init container restarts whatever
+ * the pod's restart policy says (its own policy is Always), as computePodActions restarts it.
+ */
+export function shouldContainerBeRestarted(
+  container: Container,
+  pod: Pod,
+  status: RuntimePodStatus,
+): boolean {
+  if (pod.metadata.deletionTimestamp) return false;
+  const cs = findContainerStatus(status, container.name);
+  if (!cs) return true;
+  if (cs.state === 'running') return false;
+  if (cs.state === 'unknown' || cs.state === 'created') return true;
+  if (isRestartableInitContainer(container)) return true;
+  const policy = restartPolicy(pod);
+  if (policy === 'Never') return false;
+  if (policy === 'OnFailure' && cs.exitCode === 0) return false;
+  return true;
 }

@@ -10,12 +10,16 @@ import {
   generateSandboxConfig,
   parseResolvConf,
   podDNS,
-  podDNSConfig,
   podHostname,
   podLogsDirectory,
   podNamespaceOptions,
   readHostDNS,
 } from './sandbox-config.ts';
+
+/** `podDNS` without the warnings. */
+function podDNSConfig(pod: KubeletPod, hostDNS: DNSConfig, cluster?: ClusterDNS): DNSConfig {
+  return podDNS(pod, hostDNS, cluster).config;
+}
 
 function makePod(mutate: (p: KubeletPod) => void = () => undefined): KubeletPod {
   const p: KubeletPod = {

@@ -175,11 +175,6 @@ export function podDNS(
   };
 }
 
-/** `podDNS` without the warnings. */
-export function podDNSConfig(pod: KubeletPod, hostDNS: DNSConfig, cluster?: ClusterDNS): DNSConfig {
-  return podDNS(pod, hostDNS, cluster).config;
-}
-
 /** Upstream GeneratePodHostNameAndDomain, truncated to 63 characters as upstream does. */
 export function podHostname(pod: KubeletPod): string {
   const name = pod.spec.hostname ?? pod.metadata.name;

@@ -4,7 +4,7 @@
  * enableServiceLinks, of the services of the pod's namespace.
  */
 import type { Pod } from '../api/types.ts';
-import { ANNOTATION_CONFIG_SOURCE } from '../config/defaults.ts';
+import { isStaticPod } from '../api/pod-source.ts';
 import type { KeyValue } from './cri/types.ts';
 import { envError } from './env-context.ts';
 
@@ -103,12 +103,6 @@ export function serviceEnvMap(
   }
   const ordered = [...byName.keys()].sort().map((n) => byName.get(n) as Service);
   return new Map(serviceEnvVars(ordered).map((e) => [e.key, e.value]));
-}
-
-/** Upstream kubetypes.IsStaticPod: a config source annotation other than the API server's. */
-function isStaticPod(pod: Pod): boolean {
-  const source = pod.metadata.annotations?.[ANNOTATION_CONFIG_SOURCE];
-  return source !== undefined && source !== 'api';
 }
 
 /**

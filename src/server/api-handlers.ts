@@ -9,6 +9,7 @@ import { isCriError } from '../runtime/cri/index.ts';
 import { describeError, hasCode } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { podFullName, type Pod, type PodList } from '../api/types.ts';
+import { isStaticPod } from '../api/pod-source.ts';
 import { serveContainerLogs } from './container-logs.ts';
 import type { KubeletApiHost } from './host.ts';
 import { crossSiteMessage, crossSiteVerdict, quoteHeader, simpleBodyType } from './cross-site.ts';
@@ -95,11 +96,6 @@ function runtimeErrorStatus(err: unknown): number {
   return 500;
 }
 
-function isStatic(pod: Pod): boolean {
-  const source = pod.metadata.annotations?.['kubernetes.io/config.source'];
-  return source !== undefined && source !== 'api';
-}
-
 function asPodList(pods: Pod[]): PodList {
   return {
     apiVersion: 'v1',
@@ -170,6 +166,11 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
         sendJSON(res, asPodList(await host.runningPods(ac.signal)));
         return;
       case 'configz':
+        // Upstream installs /configz with the debugging handlers only: without them it is unknown.
+        if (!opts.enableDebuggingHandlers) {
+          sendText(res, 404, '404 page not found');
+          return;
+        }
         if (!methodAllowed(req, res, ['GET'])) return;
         sendJSON(res, { kubeletconfig: host.configz() });
         return;
@@ -315,7 +316,7 @@ export function createApiHandlers(opts: ApiHandlerOptions): ApiHandlers {
     if (!found) return fail(404, 'pod does not exist');
     const pod = found.pod;
     // A static pod is addressed by its mirror pod's UID from the API: only API pods are checked.
-    if (route.uid && route.uid !== pod.metadata.uid && !isStatic(pod)) return fail(404, 'pod not found');
+    if (route.uid && route.uid !== pod.metadata.uid && !isStaticPod(pod)) return fail(404, 'pod not found');
     try {
       if (route.kind === 'portForward') {
         const sandbox = await host.findReadySandbox(pod, signal);

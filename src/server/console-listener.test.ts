@@ -4,7 +4,9 @@ import { after, before, describe, it } from 'node:test';
 import { nullLogger } from '../util/logger.ts';
 import { request } from '../util/node-http.ts';
 import { createApiHandlers, type ApiHandlers } from './api-handlers.ts';
-import { createConsoleListener, isLoopbackHost, type ConsoleListener } from './console-listener.ts';
+import { createConsoleListener, type ConsoleListener } from './console-listener.ts';
+import { isLoopbackHost } from './host-check.ts';
+import { requestUser } from './request-user.ts';
 import type { Route } from './routes.ts';
 import { fakeHost } from './testing.ts';
 
@@ -32,9 +34,11 @@ function get(port: number, path: string, opts: { method?: string; host?: string 
 
 void describe('console loopback listener', () => {
   const seen: Route['kind'][] = [];
+  const users: (string | undefined)[] = [];
   const handlers: Pick<ApiHandlers, 'request'> = {
-    request(_req, res, route) {
+    request(req, res, route) {
       seen.push(route.kind);
+      users.push(requestUser(req)?.name);
       res.writeHead(route.kind === 'not-found' ? 404 : 200, { 'content-type': 'text/plain' });
       res.end(route.kind);
       return Promise.resolve();
@@ -96,6 +100,12 @@ void describe('console loopback listener', () => {
       (await get(listener.port(), '/console/', { host: `localhost:${listener.port()}` })).status,
       200,
     );
+  });
+
+  void it('hands every request on as the anonymous user (the console counts its stream slots per user)', async () => {
+    users.length = 0;
+    assert.equal((await get(listener.port(), '/debug/console/events')).status, 200);
+    assert.deepEqual(users, ['system:anonymous']);
   });
 
   void it('knows the loopback Host forms', () => {

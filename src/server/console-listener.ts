@@ -11,6 +11,9 @@ import { createServer as createHttpServer } from '../util/node-http.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiHandlers } from './api-handlers.ts';
+import { ANONYMOUS_USER } from './auth/authenticator.ts';
+import { isLoopbackHost } from './host-check.ts';
+import { setRequestUser } from './request-user.ts';
 import { sendText } from './http-util.ts';
 import { matchRoute } from './routes.ts';
 
@@ -48,13 +51,6 @@ export interface ConsoleListener {
   close(): Promise<void>;
 }
 
-/** Host header values a browser sends for a loopback address (any port). */
-export function isLoopbackHost(host: string | undefined): boolean {
-  if (!host) return false;
-  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d+$/, '');
-  return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
-}
-
 export function createConsoleListener(opts: ConsoleListenerOptions): ConsoleListener {
   const log = opts.logger.child({ component: 'console-listener' });
   const server = createHttpServer((req: IncomingMessage, res: ServerResponse) => {
@@ -81,6 +77,9 @@ export function createConsoleListener(opts: ConsoleListenerOptions): ConsoleList
     }
     const route = matchRoute(url.pathname);
     const allowed = CONSOLE_LISTENER_ROUTES.has(route.kind) ? route : ({ kind: 'not-found' } as const);
+    // No authentication here: every request counts as the one anonymous user (the console's
+    // per-user stream slots), so this listener cannot take the slots of the API's users.
+    setRequestUser(req, ANONYMOUS_USER);
     opts.handlers.request(req, res, allowed, url).catch((err: unknown) => {
       log.error('console listener handler failed', { path: url.pathname, err: describeError(err) });
       if (!res.headersSent) sendText(res, 500, `internal error: ${describeError(err)}`);

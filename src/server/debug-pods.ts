@@ -1,7 +1,8 @@
 /**
  * tskubelet's own debug endpoints about one pod (issue 15): `/debug/pods/{namespace}/{name}/timeline`.
- * Behind the same authentication and authorization as `/pods` (subresource `proxy`), not gated by
- * enableDebuggingHandlers: they read the kubelet's memory and change nothing.
+ * Behind the same authentication and authorization as `/pods` (subresource `proxy`); a debugging
+ * handler (routes.ts DEBUGGING_ROUTES: a failed hook's step carries its output), so not on the
+ * read-only port, and 405 when enableDebuggingHandlers is off. Reads the kubelet's memory only.
  */
 import type { ServerResponse } from 'node:http';
 import type { KubeletApiHost } from './host.ts';

@@ -2,14 +2,13 @@
  * Assembles the kubelet API from the compiled settings: serving certificate, client CA,
  * authenticator, authorizer, handlers, listeners. Nothing listens until `start()`.
  */
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ApiClient } from '../api/client-types.ts';
 import type { ServerSettings } from '../config/index.ts';
-import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { createApiHandlers, type ConsoleHandler } from './api-handlers.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
+import { loadClientCA } from './auth/client-ca.ts';
 import {
   createAlwaysAllowAuthorizer,
   createUnavailableAuthorizer,
@@ -52,19 +51,10 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     ...(s.tlsPrivateKeyFile ? { tlsPrivateKeyFile: s.tlsPrivateKeyFile } : {}),
     logger: log,
   });
-  let clientCA: Buffer | undefined;
-  if (s.authentication.clientCAFile) {
-    try {
-      clientCA = await readFile(s.authentication.clientCAFile);
-    } catch (err) {
-      throw new KubeletError(
-        'InvalidArgument',
-        'read client CA',
-        `${s.authentication.clientCAFile} (authentication.x509.clientCAFile): ${describeError(err)}`,
-        { cause: err },
-      );
-    }
-  }
+  // Read now (a broken file stops the start), reloaded when it changes once the API runs.
+  const clientCA = s.authentication.clientCAFile
+    ? await loadClientCA({ path: s.authentication.clientCAFile, logger: log })
+    : undefined;
   if (s.authentication.webhook && !opts.api) {
     log.warn('token webhook authentication needs an API server (--kubeconfig); bearer tokens are refused');
   }
@@ -122,20 +112,28 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     socketPath === ''
       ? undefined
       : createLocalSocketServer({ path: resolve(socketPath), handlers, logger: log });
-  // The console on its own loopback listener (console-listener.ts) when --console-address is given.
+  // The console on its own loopback listener (console-listener.ts) when --console-address is given;
+  // not with the debugging handlers off: the console is one of them, and the listener would be
+  // left serving /pods without authentication for nothing.
+  if (opts.console && opts.consoleAddress && !s.enableDebuggingHandlers) {
+    log.warn(
+      '--console-address is ignored: enableDebuggingHandlers is false, and the node console shows pod output',
+    );
+  }
   const consoleListener =
-    opts.console && opts.consoleAddress
+    opts.console && opts.consoleAddress && s.enableDebuggingHandlers
       ? createConsoleListener({ ...opts.consoleAddress, handlers, logger: opts.logger })
       : undefined;
-  if (!local && !consoleListener) return server;
   return {
     async start() {
       await local?.start();
       await Promise.all([server.start(), consoleListener?.start()]);
+      clientCA?.start();
     },
     ports: () => server.ports(),
     ...(local ? { localSocketPath: () => local.path } : {}),
     async close() {
+      clientCA?.stop();
       await Promise.all([server.close(), local?.close(), consoleListener?.close()]);
     },
   };

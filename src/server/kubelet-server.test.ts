@@ -204,7 +204,7 @@ describe('kubelet API authentication', () => {
     }
   });
 
-  it('takes a bearer token from the WebSocket subprotocol, as upstream', async () => {
+  it('takes a bearer token from the WebSocket subprotocol on WebSocket upgrades only, as upstream', async () => {
     const api = new FakeApi().respond(
       'POST',
       '/apis/authentication.k8s.io/v1/tokenreviews',
@@ -213,10 +213,22 @@ describe('kubelet API authentication', () => {
     const { server, port } = await start({ api });
     try {
       const proto = `base64url.bearer.authorization.k8s.io.${Buffer.from('ws-token').toString('base64url')}`;
-      const res = await get(port, '/pods', {
-        headers: { 'sec-websocket-protocol': `v4.channel.k8s.io, ${proto}` },
-      });
-      assert.equal(res.status, 200);
+      const protocols = `v4.channel.k8s.io, ${proto}`;
+      // A plain request: the header is no credential there (it was: 200).
+      const plain = await get(port, '/pods', { headers: { 'sec-websocket-protocol': protocols } });
+      assert.deepEqual([plain.status, plain.body], [401, 'Unauthorized\n']);
+      const upgrade = (connection: string, upgradeTo: string) =>
+        rawRequest(
+          port,
+          `GET /exec/default/web/c?output=1 HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\n` +
+            `Upgrade: ${upgradeTo}\r\nSec-WebSocket-Protocol: ${protocols}\r\n\r\n`,
+        );
+      // Authenticated, the upgrade reaches the handler (no such running container: 404).
+      assert.equal(await upgrade('Upgrade', 'websocket'), 'HTTP/1.1 404 Not Found');
+      assert.equal(await upgrade('keep-alive, Upgrade', 'WebSocket'), 'HTTP/1.1 404 Not Found');
+      // An upgrade to another protocol (SPDY) does not carry it either.
+      assert.equal(await upgrade('Upgrade', 'SPDY/3.1'), 'HTTP/1.1 401 Unauthorized');
+      assert.equal(api.requestsFor('POST', '/apis/authentication.k8s.io/v1/tokenreviews').length, 1);
     } finally {
       await server.close();
     }
@@ -432,7 +444,7 @@ describe('kubelet API endpoints', () => {
     }
   });
 
-  it('serves only read-only routes, without authentication, on the read-only port', async () => {
+  it('serves only read-only routes, without authentication, on the read-only port (debugging ones 405 as upstream)', async () => {
     const { server, readOnly } = await start({ readOnlyPort: 0 });
     await server.close();
     // Port 0 means "off" for the read-only listener: start one on a free port instead.
@@ -447,8 +459,8 @@ describe('kubelet API endpoints', () => {
     try {
       const plain = (path: string) => fetch(`http://127.0.0.1:${free}${path}`);
       assert.equal((await plain('/pods')).status, 200);
-      assert.equal((await plain('/exec/default/web/c?output=1')).status, 404);
-      assert.equal((await plain('/containerLogs/default/web/c')).status, 404);
+      assert.equal((await plain('/exec/default/web/c?output=1')).status, 405);
+      assert.equal((await plain('/containerLogs/default/web/c')).status, 405);
     } finally {
       await started.server.close();
     }

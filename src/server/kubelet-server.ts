@@ -1,7 +1,8 @@
 /**
- * The kubelet API listeners: HTTPS on address:port, every request authenticated and authorized
- * before any handler runs, and (when readOnlyPort > 0) plain HTTP for the read-only routes without
- * authentication, as upstream.
+ * The kubelet API listeners (upstream pkg/kubelet/server/server.go ListenAndServeKubeletServer,
+ * ListenAndServeKubeletReadOnlyServer): HTTPS on address:port, every request authenticated and
+ * authorized before any handler runs, and (when readOnlyPort > 0) plain HTTP for upstream's
+ * read-only routes without authentication (routes.ts READ_ONLY_ROUTES; its debugging routes 405).
  *
  * Unlike upstream (which exits when the port is taken), a listener that cannot bind logs the
  * error and retries every few seconds: pods keep running and the API appears once the port frees.
@@ -15,9 +16,12 @@ import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ApiHandlers } from './api-handlers.ts';
 import type { Authenticator } from './auth/authenticator.ts';
+import type { ClientCA } from './auth/client-ca.ts';
+import { trackClientCAConnections } from './client-ca-connections.ts';
 import { requestAttributes, type Authorizer } from './auth/authorizer.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
-import { matchRoute, READ_ONLY_ROUTES, type Route } from './routes.ts';
+import { setRequestUser } from './request-user.ts';
+import { DEBUG_ENDPOINTS_DISABLED, matchRoute, readOnlyDisposition, type Route } from './routes.ts';
 
 export interface KubeletServerOptions {
   address: string;
@@ -27,8 +31,11 @@ export interface KubeletServerOptions {
   tls: {
     cert: Buffer;
     key: Buffer;
-    /** Client CA bundle: client certificates are requested (not required) and verified against it. */
-    clientCA?: Buffer;
+    /**
+     * Client CA bundle: client certificates are requested (not required) and verified against it;
+     * a reloading one (auth/client-ca.ts) is put in force for new connections as it changes.
+     */
+    clientCA?: Buffer | Pick<ClientCA, 'current' | 'onChange'>;
     ciphers?: readonly string[];
     minVersion?: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
   };
@@ -62,6 +69,7 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
       log.debug('unauthenticated request', { path, reason: authn.reason });
       return { ok: false, status: 401, body: 'Unauthorized' };
     }
+    setRequestUser(req, authn.user);
     const attrs = requestAttributes(authn.user, req.method, path, opts.nodeName);
     const what = `user=${attrs.user.name}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource}`;
     try {
@@ -101,15 +109,22 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     else res.destroy();
   }
 
+  const clientCA = opts.tls.clientCA;
+  /** The TLS context's options (setSecureContext takes them all again when the client CA changes). */
+  const context = (ca: Buffer | undefined) => ({
+    cert: opts.tls.cert,
+    key: opts.tls.key,
+    ...(ca ? { ca } : {}),
+    ...(opts.tls.ciphers && opts.tls.ciphers.length > 0 ? { ciphers: opts.tls.ciphers.join(':') } : {}),
+    ...(opts.tls.minVersion ? { minVersion: opts.tls.minVersion } : {}),
+  });
   const secure = createHttpsServer(
     {
-      cert: opts.tls.cert,
-      key: opts.tls.key,
-      ...(opts.tls.clientCA ? { ca: opts.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
-      ...(opts.tls.ciphers && opts.tls.ciphers.length > 0 ? { ciphers: opts.tls.ciphers.join(':') } : {}),
-      ...(opts.tls.minVersion ? { minVersion: opts.tls.minVersion } : {}),
+      ...context(clientCA === undefined || Buffer.isBuffer(clientCA) ? clientCA : clientCA.current()),
+      ...(clientCA ? { requestCert: true, rejectUnauthorized: false } : {}),
     },
     (req, res) => {
+      if (closedAsStale(req)) return;
       const parsed = parse(req);
       if (!parsed) {
         sendText(res, 400, MALFORMED, { connection: 'close' });
@@ -127,11 +142,27 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
         .catch((err: unknown) => failed(res, url.pathname, err));
     },
   );
+  // A reloading client CA: the new bundle for new handshakes, and the connections verified
+  // against an older one closed (client-ca-connections.ts).
+  const caConnections =
+    clientCA && !Buffer.isBuffer(clientCA)
+      ? trackClientCAConnections(secure, clientCA, (ca) => secure.setSecureContext(context(ca)))
+      : undefined;
+  /** Closes the request's connection when its client certificate was verified by an older bundle. */
+  function closedAsStale(req: IncomingMessage): boolean {
+    if (!caConnections?.isStale(req)) return false;
+    log.info('closing a connection whose client certificate was verified against the previous client CA', {
+      remote: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,
+    });
+    req.socket.destroy();
+    return true;
+  }
   /** Upgraded sockets (streams, refused upgrades): the HTTP server no longer tracks them. */
   const upgraded = new Set<Duplex>();
   secure.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgraded.add(socket);
     socket.once('close', () => upgraded.delete(socket));
+    if (closedAsStale(req)) return;
     const parsed = parse(req);
     socket.on('error', (err) =>
       log.debug('upgrade socket error', { path: parsed?.url.pathname, err: describeError(err) }),
@@ -164,9 +195,14 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
             return;
           }
           const { url, route } = parsed;
-          const allowed = READ_ONLY_ROUTES.has(route.kind) ? route : ({ kind: 'not-found' } as const);
+          const disposition = readOnlyDisposition(route.kind);
+          if (disposition === 'debugging-disabled') {
+            sendText(res, 405, DEBUG_ENDPOINTS_DISABLED);
+            return;
+          }
+          const served = disposition === 'serve' ? route : ({ kind: 'not-found' } as const);
           opts.handlers
-            .request(req, res, allowed, url)
+            .request(req, res, served, url)
             .catch((err: unknown) => failed(res, url.pathname, err));
         })
       : undefined;

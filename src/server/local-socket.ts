@@ -36,6 +36,7 @@ import type { Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { ApiHandlers } from './api-handlers.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
+import { setRequestUser } from './request-user.ts';
 import { matchRoute, type Route } from './routes.ts';
 
 /** Who a request on the local socket is (for logs; no authorizer is asked). */
@@ -125,6 +126,7 @@ export function createLocalSocketServer(opts: LocalSocketServerOptions): LocalSo
       return;
     }
     const { url, route } = parsed;
+    setRequestUser(req, LOCAL_SOCKET_USER);
     opts.handlers.request(req, res, route, url).catch((err: unknown) => {
       log.error('kubelet API handler failed', { path: url.pathname, err: describeError(err) });
       if (!res.headersSent) sendText(res, 500, `internal error: ${describeError(err)}`);

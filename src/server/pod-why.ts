@@ -1,7 +1,8 @@
 /**
  * `GET /debug/pods/{namespace}/{name}/why` (issue 15): the host's PodWhy as JSON; an unknown pod is
- * a 404 with a Kubernetes Status body. Not gated by enableDebuggingHandlers; authorized as the
- * `proxy` subresource like every path without its own.
+ * a 404 with a Kubernetes Status body. Authorized as the `proxy` subresource like every path without
+ * its own; a debugging handler (it returns containers' last log lines): 405 when
+ * enableDebuggingHandlers is off, never on the read-only port.
  */
 import type { ServerResponse } from 'node:http';
 import type { KubeletApiHost } from './host.ts';

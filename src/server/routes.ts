@@ -36,7 +36,13 @@ export interface ContainerRoute<K extends 'exec' | 'attach' | 'run'> {
   container: string;
 }
 
-/** Routes that need enableDebuggingHandlers (upstream answers 405 for them when it is off). */
+/**
+ * Routes that need enableDebuggingHandlers: off, they answer 405 `Debug endpoints are disabled.`
+ * Upstream's InstallDebuggingDisabledHandlers paths (run, exec, attach, portForward, containerLogs,
+ * runningpods, pprof, logs), and tskubelet's own routes that show what runs in the pods: the
+ * console and its feed (container logs, events with hook output), `why` (containers' last log
+ * lines) and the timeline (a failed hook's output in its `failed` steps).
+ */
 export const DEBUGGING_ROUTES: ReadonlySet<Route['kind']> = new Set([
   'containerLogs',
   'exec',
@@ -46,22 +52,36 @@ export const DEBUGGING_ROUTES: ReadonlySet<Route['kind']> = new Set([
   'runningpods',
   'logs',
   'pprof',
+  'console',
+  'consoleEvents',
+  'debugPodWhy',
+  'debugPodTimeline',
 ]);
 
+/** Upstream's answer on a debugging route while those are off (InstallDebuggingDisabledHandlers). */
+export const DEBUG_ENDPOINTS_DISABLED = 'Debug endpoints are disabled.';
+
 /**
- * Routes the plain-HTTP read-only port serves (upstream's read-only server: default handlers only).
- * A pod's timeline is there too: it tells less than `/pods` (names, images, times, the pod IP).
+ * Routes the plain-HTTP read-only port serves: upstream's ListenAndServeKubeletReadOnlyServer is
+ * NewServer without auth and without debugging handlers, so its default handlers only (healthz,
+ * pods, stats, metrics, spec). `/configz` is a debugging handler upstream (404 there).
  */
 export const READ_ONLY_ROUTES: ReadonlySet<Route['kind']> = new Set([
   'healthz',
   'pods',
-  'debugPodTimeline',
-  'runningpods',
-  'configz',
   'spec',
   'metrics',
   'stats-summary',
 ]);
+
+/**
+ * What the read-only port does with a route: serve it, answer as upstream's disabled debugging
+ * handlers do (405), or not know it (404).
+ */
+export function readOnlyDisposition(kind: Route['kind']): 'serve' | 'debugging-disabled' | 'not-found' {
+  if (READ_ONLY_ROUTES.has(kind)) return 'serve';
+  return DEBUGGING_ROUTES.has(kind) ? 'debugging-disabled' : 'not-found';
+}
 
 /** Streaming routes: served through an HTTP upgrade proxied to the runtime's streaming server. */
 export const STREAMING_ROUTES: ReadonlySet<Route['kind']> = new Set(['exec', 'attach', 'portForward']);

@@ -1,18 +1,27 @@
+/**
+ * The healthz listener (upstream cmd/kubelet/app/server.go `run`: an http.ServeMux with
+ * healthz.InstallHandler only, on healthzBindAddress:healthzPort, 127.0.0.1:10248 by default):
+ * `/healthz`, unauthenticated plain HTTP, and nothing else — the pods are on the kubelet API (and
+ * the local socket, and the read-only port when one is enabled).
+ *
+ * Bound to a loopback address, it answers only to a loopback Host (or none): a web page whose
+ * name resolves to 127.0.0.1 (DNS rebinding) is refused, as on the console listener.
+ */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createServer } from '../util/node-http.ts';
 import type { AddressInfo } from 'node:net';
-import type { Pod, PodList, PodStatus } from '../api/types.ts';
-import type { Logger } from '../util/logger.ts';
+import { isLoopbackIP } from '../config/index.ts';
 import { describeError } from '../util/errors.ts';
-import { API_HEADERS } from './http-util.ts';
+import type { Logger } from '../util/logger.ts';
+import { createServer } from '../util/node-http.ts';
+import { isLoopbackHost } from './host-check.ts';
+import { API_HEADERS, sendText } from './http-util.ts';
 
 /**
- * What the HTTP server may ask of the kubelet, as function fields, so the server is testable
- * without one (Virtual Kubelet's PodHandlerConfig habit).
+ * What the healthz listener may ask of the kubelet, as a function field, so the server is
+ * testable without one (Virtual Kubelet's PodHandlerConfig habit).
  */
 export interface ServerHandlers {
   healthz(): { ok: boolean; message: string };
-  pods(): { pod: Pod; status: PodStatus | undefined }[];
 }
 
 export interface LocalServer {
@@ -21,59 +30,58 @@ export interface LocalServer {
   close(): Promise<void>;
 }
 
-/**
- * The local, unauthenticated endpoints: `/healthz` (upstream healthz server) and a read-only
- * `/pods` (upstream read-only API): a PodList with the kubelet's computed statuses.
- */
 export function createLocalServer(
   opts: { host: string; port: number },
   handlers: ServerHandlers,
   logger: Logger,
 ): LocalServer {
+  const checkHost = isLoopbackIP(opts.host);
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     for (const [k, v] of Object.entries(API_HEADERS)) res.setHeader(k, v);
     try {
       route(req, res);
     } catch (err) {
       logger.error('http handler failed', { path: req.url, err: describeError(err) });
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end('internal error\n');
+      if (!res.headersSent) sendText(res, 500, 'internal error');
+      else res.destroy();
     }
   });
   server.keepAliveTimeout = 5_000;
   server.requestTimeout = 30_000;
 
   function route(req: IncomingMessage, res: ServerResponse): void {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    // An absent Host (HTTP/1.0 probes) names no other site; any other name than a loopback one
+    // is a page elsewhere reaching 127.0.0.1 through its own DNS.
+    if (checkHost && req.headers.host !== undefined && !isLoopbackHost(req.headers.host)) {
+      sendText(
+        res,
+        403,
+        `Forbidden: the healthz listener answers only to a loopback Host, not ${JSON.stringify(req.headers.host)}`,
+      );
+      return;
+    }
+    let path: string;
+    try {
+      path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    } catch {
+      // An absolute-form target that is no URL (`GET http://[ HTTP/1.1`): answered, not thrown.
+      sendText(res, 400, 'Bad Request: malformed request URL', { connection: 'close' });
+      return;
+    }
+    if (path !== '/healthz') {
+      sendText(res, 404, '404 page not found');
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' });
-      res.end('method not allowed\n');
+      sendText(res, 405, `method ${req.method ?? ''} is not allowed`, { allow: 'GET, HEAD' });
       return;
     }
-    if (path === '/healthz') {
-      const h = handlers.healthz();
-      res.writeHead(h.ok ? 200 : 500, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end(h.ok ? 'ok' : `[-]${h.message}\nhealthz check failed\n`);
-      return;
-    }
-    if (path === '/pods' || path === '/pods/') {
-      const list: PodList = {
-        apiVersion: 'v1',
-        kind: 'PodList',
-        metadata: {},
-        items: handlers.pods().map(({ pod, status }) => ({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          ...pod,
-          ...(status ? { status } : {}),
-        })),
-      };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(list));
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'text/plain' });
-    res.end('404 page not found\n');
+    const h = handlers.healthz();
+    res.writeHead(h.ok ? 200 : 500, {
+      'content-type': 'text/plain; charset=utf-8',
+      'x-content-type-options': 'nosniff',
+    });
+    res.end(h.ok ? 'ok' : `[-]${h.message}\nhealthz check failed\n`);
   }
 
   return {
@@ -83,7 +91,7 @@ export function createLocalServer(
         server.listen(opts.port, opts.host, () => {
           server.off('error', reject);
           const addr = server.address() as AddressInfo;
-          logger.info('serving healthz and read-only pods', { address: `${opts.host}:${addr.port}` });
+          logger.info('serving healthz', { address: `${opts.host}:${addr.port}` });
           resolve(addr.port);
         });
       });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { KubeletPod } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
-import { createApiHandlers } from './api-handlers.ts';
+import { createApiHandlers, type ConsoleHandler } from './api-handlers.ts';
 import { createAuthenticator, type Authenticator } from './auth/authenticator.ts';
 import { createAlwaysAllowAuthorizer, type Authorizer } from './auth/authorizer.ts';
 import type { HostPod, KubeletApiHost } from './host.ts';
@@ -175,6 +175,10 @@ export interface TestServerOptions {
   clientCA?: Buffer;
   /** The IPs the self-signed serving certificate names; default: none. */
   ips?: string[];
+  /** The plain-HTTP read-only listener's port; default 0 (none). */
+  readOnlyPort?: number;
+  /** The node console's routes; default: none (404). */
+  console?: ConsoleHandler;
 }
 
 /** A kubelet API on a free loopback port over `host`, its serving certificate made in `certDir`. */
@@ -192,7 +196,7 @@ export async function startTestServer(
   const server = createKubeletServer({
     address: '127.0.0.1',
     port: 0,
-    readOnlyPort: 0,
+    readOnlyPort: opts.readOnlyPort ?? 0,
     tls: opts.clientCA ? { ...cert, clientCA: opts.clientCA } : cert,
     nodeName: 'n',
     authenticator: opts.authenticator ?? createAuthenticator({ anonymous: true, x509: false }),
@@ -203,6 +207,7 @@ export async function startTestServer(
       enableSystemLogHandler: false,
       streamingIdleTimeoutMs: 1000,
       logger: nullLogger,
+      ...(opts.console ? { console: opts.console } : {}),
     }),
     logger: nullLogger,
   });

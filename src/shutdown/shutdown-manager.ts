@@ -13,6 +13,7 @@ import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { isCriticalPod } from '../api/pod-resources.ts';
 import type { InhibitLock, Logind, ShutdownWatch } from './logind.ts';
+import { backoffSteps } from '../util/backoff.ts';
 
 /** Upstream nodeshutdown's nodeShutdownReason and nodeShutdownMessage (1.20, 1.21). */
 export const NODE_SHUTDOWN_REASON = 'Shutdown';
@@ -108,7 +109,10 @@ export function createShutdownManager(opts: ShutdownManagerOptions): ShutdownMan
   let starting: Promise<ShutdownManagerState> | undefined;
   let reconnectTimer: NodeJS.Timeout | undefined;
   let reconnecting: Promise<void> | undefined;
-  let reconnectDelayMs = LOGIND_RECONNECT_PERIOD_MS;
+  const reconnectDelays = backoffSteps({
+    initialMs: LOGIND_RECONNECT_PERIOD_MS,
+    maxMs: MAX_RECONNECT_PERIOD_MS,
+  });
   /** PrepareForShutdown events, handled one at a time in order (upstream: one goroutine). */
   let events: Promise<void> = Promise.resolve();
   const stopper = new AbortController();
@@ -216,16 +220,16 @@ export function createShutdownManager(opts: ShutdownManagerOptions): ShutdownMan
   function onWatchError(err: Error): void {
     watch = undefined;
     if (stopped()) return;
+    const delayMs = reconnectDelays.step();
     log.error('stopped receiving PrepareForShutdown from logind; watching again soon', {
       err: err.message,
-      retryIn: fmt(reconnectDelayMs),
+      retryIn: fmt(delayMs),
     });
     clearTimeout(reconnectTimer);
     reconnectTimer = setTimeout(() => {
       reconnectTimer = undefined;
       reconnecting = reconnect().finally(() => (reconnecting = undefined));
-    }, reconnectDelayMs);
-    reconnectDelayMs = Math.min(reconnectDelayMs * 2, MAX_RECONNECT_PERIOD_MS);
+    }, delayMs);
   }
 
   async function reconnect(): Promise<void> {
@@ -237,7 +241,7 @@ export function createShutdownManager(opts: ShutdownManagerOptions): ShutdownMan
       return;
     }
     if (stopped()) return;
-    reconnectDelayMs = LOGIND_RECONNECT_PERIOD_MS;
+    reconnectDelays.reset();
     log.info('watching logind PrepareForShutdown again');
     enqueue(() => retakeLock());
   }

@@ -3,7 +3,7 @@
  * pkg/kubelet/status/generate.go), and the readiness-gate rule for the Ready condition.
  */
 import type { Container, ContainerStatus, Pod, PodCondition, PodPhase, PodSpec } from '../api/types.ts';
-import { isRestartableInitContainer } from '../runtime/compute-pod-actions.ts';
+import { isRestartableInitContainer } from '../api/pod-util.ts';
 
 /** Condition reasons, as upstream spells them. */
 export const UNKNOWN_CONTAINER_STATUSES = 'UnknownContainerStatuses';

@@ -9,7 +9,7 @@ import type {
   PodStatus,
 } from '../api/types.ts';
 import { podQOSClass } from '../api/qos.ts';
-import { isRestartableInitContainer, shouldContainerBeRestarted } from '../runtime/compute-pod-actions.ts';
+import { isRestartableInitContainer } from '../api/pod-util.ts';
 import {
   generateContainersReadyCondition,
   generatePodInitializedCondition,
@@ -22,6 +22,7 @@ import {
 import {
   findContainerStatus,
   podIPs,
+  shouldContainerBeRestarted,
   type RuntimeContainerStatus,
   type RuntimePodStatus,
 } from '../runtime/runtime-pod.ts';

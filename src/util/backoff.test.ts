@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { BACKOFF_INITIAL_MS, BACKOFF_MAX_MS } from '../config/defaults.ts';
-import { createBackoff } from './backoff.ts';
+import { backoffDelay, backoffSteps, createBackoff } from './backoff.ts';
 import { createTestClock } from './testing.ts';
 
 const S = 1_000;
@@ -165,5 +165,34 @@ describe('createBackoff (upstream flowcontrol.Backoff)', () => {
     clock.stepWall(3_600 * S);
     clock.advance(S);
     assert.equal(b.eventTime('k', stamp, clock), clock.monotonic() - S, 'placed afresh after gc');
+  });
+});
+
+describe('backoffSteps and backoffDelay (upstream wait.Backoff)', () => {
+  it('steps from the initial delay, doubling up to the cap, and starts over after reset', () => {
+    const steps = backoffSteps({ initialMs: 100, maxMs: 700 });
+    assert.deepEqual(
+      [1, 2, 3, 4, 5].map(() => steps.step()),
+      [100, 200, 400, 700, 700],
+    );
+    steps.reset();
+    assert.equal(steps.step(), 100);
+  });
+
+  it('grows without bound when no cap is given, by another factor when one is', () => {
+    const steps = backoffSteps({ initialMs: 10, factor: 3 });
+    assert.deepEqual(
+      [1, 2, 3, 4].map(() => steps.step()),
+      [10, 30, 90, 270],
+    );
+  });
+
+  it('answers the n-th delay directly, capped, and stays finite after any number of failures', () => {
+    assert.deepEqual(
+      [0, 1, 2, 3].map((n) => backoffDelay(n, { initialMs: 800, maxMs: 3_000 })),
+      [800, 1_600, 3_000, 3_000],
+    );
+    assert.equal(backoffDelay(10_000, { initialMs: 800, maxMs: 30_000 }), 30_000);
+    assert.equal(backoffDelay(10_000, { initialMs: 0, maxMs: 30_000 }), 0);
   });
 });

@@ -1,5 +1,54 @@
+/**
+ * The one exponential back-off (upstream k8s.io/apimachinery wait.Backoff and client-go
+ * flowcontrol.Backoff): a delay that starts at an initial value and doubles up to a cap. Three
+ * shapes of it: `backoffDelay` (the delay of the n-th retry), `backoffSteps` (a retry loop's
+ * successive delays) and `createBackoff` (a per-key table, for crash loops and image pulls: upstream
+ * 10 s doubling to 300 s).
+ */
 import { BACKOFF_INITIAL_MS, BACKOFF_MAX_MS } from '../config/defaults.ts';
 import { wallToMonotonic, type Clock } from './clock.ts';
+
+/** How a back-off grows: `initialMs` first, multiplied by `factor` (2) each time, never above `maxMs`. */
+export interface BackoffShape {
+  initialMs: number;
+  /** The cap; none when left out. */
+  maxMs?: number;
+  /** Upstream wait.Backoff Factor; 2 when left out. */
+  factor?: number;
+}
+
+function grow(delayMs: number, shape: BackoffShape): number {
+  return Math.min(delayMs * (shape.factor ?? 2), shape.maxMs ?? Infinity);
+}
+
+/** The delay before retry `attempt` (0 for the first): initialMs × factor^attempt, capped. */
+export function backoffDelay(attempt: number, shape: BackoffShape): number {
+  // The exponent is bounded so that a long outage's count cannot turn 0 × ∞ into NaN.
+  const grown = shape.initialMs * (shape.factor ?? 2) ** Math.min(Math.max(attempt, 0), 64);
+  return Math.min(grown, shape.maxMs ?? Infinity);
+}
+
+/** A retry loop's delays (upstream wait.Backoff.Step without jitter). */
+export interface BackoffSteps {
+  /** The delay to wait now: initialMs the first time, then each call's grows by the factor up to the cap. */
+  step(): number;
+  /** The next step() answers initialMs again (the thing retried worked). */
+  reset(): void;
+}
+
+export function backoffSteps(shape: BackoffShape): BackoffSteps {
+  let next = shape.initialMs;
+  return {
+    step() {
+      const d = next;
+      next = grow(next, shape);
+      return d;
+    },
+    reset() {
+      next = shape.initialMs;
+    },
+  };
+}
 
 /**
  * Per-key exponential back-off (upstream `flowcontrol.Backoff`): the first failure waits `initialMs`,
@@ -49,7 +98,7 @@ export function createBackoff(initialMs = BACKOFF_INITIAL_MS, maxMs = BACKOFF_MA
         table.set(key, { delayMs: initialMs, lastUpdateMs: nowMs });
         return initialMs;
       }
-      e.delayMs = Math.min(e.delayMs * 2, maxMs);
+      e.delayMs = grow(e.delayMs, { initialMs, maxMs });
       e.lastUpdateMs = nowMs;
       return e.delayMs;
     },

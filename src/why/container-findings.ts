@@ -4,6 +4,7 @@
  * container that runs or fails, a failing probe.
  */
 import type { Container, ContainerStatus } from '../api/types.ts';
+import { restartPolicy } from '../api/pod-util.ts';
 import {
   bytes,
   clockTime,
@@ -184,7 +185,7 @@ export function exitedFinding(snap: WhySnapshot, name: string, cs: ContainerStat
       reason: term.reason ?? 'Error',
       container: name,
       message: withLog(
-        `${f.exit} and is not restarted (restartPolicy ${snap.pod.spec.restartPolicy ?? 'Always'}).`,
+        `${f.exit} and is not restarted (restartPolicy ${restartPolicy(snap.pod)}).`,
         snap.logTails[name],
       ),
       evidence: f.evidence,

@@ -3,6 +3,7 @@
  * the findings that hold it, most blocking first, and a one-sentence summary. No I/O, no clock: the
  * snapshot carries the instant it was read.
  */
+import { isRestartableInitContainer, restartPolicy } from '../api/pod-util.ts';
 import type { Container, ContainerStatus } from '../api/types.ts';
 import {
   admissionFinding,
@@ -32,8 +33,8 @@ function isReady(snap: WhySnapshot): boolean {
 
 /** Whether the kubelet restarts this container when it exits with `exitCode`. */
 function restarts(snap: WhySnapshot, c: Container, exitCode: number): boolean {
-  if (c.restartPolicy === 'Always') return true;
-  const policy = snap.pod.spec.restartPolicy ?? 'Always';
+  if (isRestartableInitContainer(c)) return true;
+  const policy = restartPolicy(snap.pod);
   return policy === 'Always' || (policy === 'OnFailure' && exitCode !== 0);
 }
 
@@ -52,7 +53,7 @@ function containerFindings(snap: WhySnapshot): Found[] {
   for (const c of inits) {
     const cs = statuses.get(c.name);
     const image = imageFinding(snap, c, cs);
-    if (c.restartPolicy === 'Always') {
+    if (isRestartableInitContainer(c)) {
       // A sidecar: it runs beside the app containers, as they do.
       if (image) out.push(image);
       else out.push(...appContainerFindings(snap, c, cs));

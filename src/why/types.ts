@@ -3,7 +3,7 @@
  * of the kubelet's own state for one pod that the pure `explainPod` turns into it.
  */
 import type { KubeletPod, PodStatus } from '../api/types.ts';
-import type { ProbeState, ProbeType } from '../prober/index.ts';
+import type { ProbeState } from '../prober/index.ts';
 
 /** A flat evidence object: strings, numbers, booleans or string arrays. */
 export type WhyEvidence = Record<string, string | number | boolean | string[]>;
@@ -32,8 +32,6 @@ export interface PodWhy {
   /** Most blocking first. Empty when the pod is fine. */
   findings: WhyFinding[];
 }
-
-export type ProbeKind = ProbeType;
 
 /** One probe worker of the pod, as the prober describes it. */
 export type WhyProbe = ProbeState;

@@ -31,6 +31,7 @@ import {
   type PullSecret,
 } from '../../src/runtime/pull-secrets.ts';
 import { createMemoryRecorder } from '../../src/api/events.ts';
+import { connectNode } from '../../src/cli/node/client.ts';
 import type { Container, KubeletPod, PodList, PullPolicy } from '../../src/api/types.ts';
 import type { ImageService, PodSandboxConfig } from '../../src/runtime/cri/types.ts';
 import { isNotFound, describeError } from '../../src/util/errors.ts';
@@ -395,7 +396,10 @@ void describe('a tskubelet process with image pull settings in its config file',
         staticPodPath: manifests,
         containerRuntimeEndpoint: bed().env.bed.endpoint,
         podLogsDir: join(dir, 'logs'),
-        healthzPort: port,
+        // The kubelet API away from 10250 (another test's kubelet may hold it); the pods are
+        // read on its local socket below, as the healthz port serves /healthz only.
+        port,
+        healthzPort: 0,
         fileCheckFrequency: '1s',
         serializeImagePulls: false,
         maxParallelImagePulls: 2,
@@ -430,8 +434,8 @@ void describe('a tskubelet process with image pull settings in its config file',
 
   async function pods(): Promise<PodList | undefined> {
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/pods`, { signal: AbortSignal.timeout(2_000) });
-      return res.ok ? ((await res.json()) as PodList) : undefined;
+      const client = await connectNode({ socket: join(dir, 'root', 'tskubelet.sock') });
+      return await client.getJSON<PodList>('/pods', AbortSignal.timeout(2_000));
     } catch {
       return undefined; // not listening yet
     }

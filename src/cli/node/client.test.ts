@@ -9,7 +9,7 @@ import type { Authorizer } from '../../server/auth/authorizer.ts';
 import type { KubeletServer } from '../../server/kubelet-server.ts';
 import { fakeHost, makeTestPki, startTestServer, testPod } from '../../server/testing.ts';
 import { NodeApiError, connectNode, messageOf } from './client.ts';
-import { loadKubeconfig } from './kubeconfig.ts';
+import { readKubeconfig } from '../../api/kubeconfig.ts';
 
 let dir: string;
 let server: KubeletServer;
@@ -115,10 +115,10 @@ describe('the node CLI over HTTPS with a kubeconfig', () => {
     const f = join(dir, 'token.kubeconfig');
     await writeFile(join(dir, 'token'), 's3cret\n');
     await writeKubeconfig(f, { tokenFile: 'token' });
-    const creds = await loadKubeconfig(f);
+    const creds = await readKubeconfig(f);
     assert.equal(creds.token, 's3cret');
     assert.equal(creds.insecureSkipTLSVerify, false);
-    await assert.rejects(loadKubeconfig(f, 'other'), /context "other" not found/);
+    await assert.rejects(readKubeconfig(f, 'other'), /context "other" not found/);
   });
 
   it('takes the message of a Status body, else the text', () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { DEFAULT_ROOT_DIR } from '../../config/defaults.ts';
 import { request as httpRequest } from '../../util/node-http.ts';
-import { loadKubeconfig, type KubeletCredentials } from './kubeconfig.ts';
+import { readKubeconfig, type KubeconfigContext } from '../../api/kubeconfig.ts';
 
 export const DEFAULT_SOCKET = join(DEFAULT_ROOT_DIR, 'tskubelet.sock');
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -104,8 +104,9 @@ export async function connectNode(opts: ConnectionOptions): Promise<NodeClient> 
       throw new Error(`--server ${JSON.stringify(opts.server)} is not a URL (want https://HOST:10250)`);
     }
     if (url.protocol !== 'https:') throw new Error(`--server must be https://… (got ${opts.server})`);
-    const creds: KubeletCredentials = opts.kubeconfig
-      ? await loadKubeconfig(opts.kubeconfig, opts.context)
+    // The kubeconfig's credentials only: its server is the API server's, not this kubelet's.
+    const creds: Partial<KubeconfigContext> = opts.kubeconfig
+      ? await readKubeconfig(opts.kubeconfig, opts.context)
       : { insecureSkipTLSVerify: false };
     const insecure = opts.insecureSkipTlsVerify === true || creds.insecureSkipTLSVerify;
     base = {

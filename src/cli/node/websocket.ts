@@ -125,15 +125,6 @@ export class FrameParser {
   }
 }
 
-/** A close frame's payload: status code and reason. */
-export function closePayload(code: number, reason = ''): Buffer {
-  const r = Buffer.from(reason, 'utf8');
-  const out = Buffer.allocUnsafe(2 + r.length);
-  out.writeUInt16BE(code, 0);
-  r.copy(out, 2);
-  return out;
-}
-
 /** Writes a frame unless the socket is gone. */
 export function sendFrame(socket: Duplex, opcode: number, payload: Buffer): boolean {
   if (socket.destroyed || socket.writableEnded) return false;

@@ -5,6 +5,7 @@ import { sleep } from '../../util/abort.ts';
 import { grpcTarget } from '../cri/invoker.ts';
 import { subscribeOnce } from './stream.ts';
 import type { RuntimeEventHandlers, RuntimeEventSource } from './types.ts';
+import { backoffSteps } from '../../util/backoff.ts';
 
 export type { RuntimeEvent, RuntimeEventHandlers, RuntimeEventSource, RuntimeEventTopic } from './types.ts';
 export { RUNTIME_EVENT_TOPICS } from './types.ts';
@@ -54,7 +55,7 @@ export function createContainerdEvents(opts: ContainerdEventsOptions): Container
   return {
     close: () => client.close(),
     async run(handlers: RuntimeEventHandlers, signal: AbortSignal): Promise<void> {
-      let delay = initial;
+      const delays = backoffSteps({ initialMs: initial, maxMs: max });
       while (!signal.aborted) {
         const end = await subscribeOnce(
           {
@@ -75,14 +76,14 @@ export function createContainerdEvents(opts: ContainerdEventsOptions): Container
         );
         if (signal.aborted) return;
         // A stream that was live ran fine until now: start the back-off over.
-        if (end.wasLive) delay = initial;
+        if (end.wasLive) delays.reset();
+        const delay = delays.step();
         logger.warn('containerd event stream broken; re-subscribing', {
           err: describeError(end.err),
           retryInMs: delay,
         });
         handlers.onBroken(end.err, delay);
         await sleep(delay, signal).catch(() => undefined); // aborted: the loop ends
-        delay = Math.min(delay * 2, max);
       }
     },
   };

@@ -7,7 +7,9 @@ import {
   type ClientReadableStream,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { loadSync, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
+import type { MethodDefinition, PackageDefinition } from '@grpc/proto-loader';
+import { protoPackage } from '../../util/grpc-proto.ts';
+import { RUNTIME_PROTO_OPTIONS } from '../cri/grpc-invoker.ts';
 import { describeError, KubeletError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { RUNTIME_EVENT_TOPICS, type RuntimeEvent, type RuntimeEventTopic } from './types.ts';
@@ -28,31 +30,18 @@ const TRANSIENT = new Set<number>([
 /** containerd's gRPC header naming the namespace of a request (namespaces.GRPCHeader). */
 const NAMESPACE_HEADER = 'containerd-namespace';
 
-let packageDefinition: PackageDefinition | undefined;
-
 /**
- * The parsed event protos, loaded once. `json: true` makes protobufjs decode a google.protobuf.Any
- * whose type it knows (the task events, the marker) into its fields plus `@type`.
+ * The parsed event protos. `json: true` makes protobufjs decode a google.protobuf.Any whose type it
+ * knows (the task events, the marker) into its fields plus `@type`.
  */
+const EVENTS_PROTO = protoPackage(PROTO_FILES, { ...RUNTIME_PROTO_OPTIONS, json: true });
+
 export function eventsPackageDefinition(): PackageDefinition {
-  packageDefinition ??= loadSync(PROTO_FILES, {
-    keepCase: false,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-    json: true,
-  });
-  return packageDefinition;
+  return EVENTS_PROTO.definition();
 }
 
-type Method = MethodDefinition<object, object>;
-
-export function eventsMethod(name: 'Subscribe' | 'Publish'): Method {
-  const svc = eventsPackageDefinition()['containerd.services.events.v1.Events'];
-  const method = svc && !('format' in svc) ? svc[name] : undefined;
-  if (!method) throw new KubeletError('Internal', `containerd events ${name}`, 'missing from events.proto');
-  return method;
+function eventsMethod(name: 'Subscribe' | 'Publish'): MethodDefinition<object, object> {
+  return EVENTS_PROTO.method('containerd.services.events.v1.Events', name);
 }
 
 /** The envelope as proto-loader decodes it (absent fields null or defaulted). */

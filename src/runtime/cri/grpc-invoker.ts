@@ -7,47 +7,39 @@ import {
   type ClientUnaryCall,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { loadSync, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
+import type { MethodDefinition, Options, PackageDefinition } from '@grpc/proto-loader';
 import {
   CRI_BASE_BACKOFF_DELAY_MS,
   CRI_MAX_BACKOFF_DELAY_MS,
   CRI_MAX_MESSAGE_BYTES,
 } from '../../config/defaults.ts';
-import { describeError, KubeletError } from '../../util/errors.ts';
+import { describeError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
+import { protoPackage } from '../../util/grpc-proto.ts';
 import { CriError } from './errors.ts';
 import { grpcTarget, type DefaultDeadline, type Invoker, type ServiceName } from './invoker.ts';
 import type { CallOptions } from './types.ts';
 
-const PROTO_PATH = path.join(import.meta.dirname, 'api.proto');
+/** How the runtime's protos (CRI, containerd's events) are decoded: camelCase fields, numbers, enum names. */
+export const RUNTIME_PROTO_OPTIONS: Options = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
 
-let packageDefinition: PackageDefinition | undefined;
+const CRI_PROTO = protoPackage([path.join(import.meta.dirname, 'api.proto')], RUNTIME_PROTO_OPTIONS);
 
-/**
- * The parsed `api.proto`, loaded once per process and shared by every client (and by in-process
- * fake runtimes in tests, which serve the same definition).
- */
+/** The parsed `api.proto`, shared by every client (and by in-process fake runtimes in tests). */
 export function criPackageDefinition(): PackageDefinition {
-  packageDefinition ??= loadSync(PROTO_PATH, {
-    keepCase: false,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  return packageDefinition;
+  return CRI_PROTO.definition();
 }
 
 type Method = MethodDefinition<object, object>;
 
 function methodOf(service: ServiceName, name: string): Method {
-  const svc = criPackageDefinition()[`runtime.v1.${service}`];
-  // Message and enum definitions carry a `format`; services are plain maps of methods.
-  const method = svc && !('format' in svc) ? svc[name] : undefined;
-  if (!method) {
-    throw new KubeletError('Internal', `CRI ${name}`, `method ${service}.${name} is missing from api.proto`);
-  }
-  return method;
+  return CRI_PROTO.method(`runtime.v1.${service}`, name);
 }
 
 /**

@@ -6,7 +6,7 @@
  * authenticated user gets the `system:authenticated` group.
  */
 import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { ApiClient } from '../../api/client-types.ts';
 import { describeError } from '../../util/errors.ts';
@@ -38,7 +38,8 @@ export interface AuthenticatorOptions {
   monotonic?: () => number;
 }
 
-const ANONYMOUS: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
+/** The user of a request without credentials, when anonymous requests are enabled (upstream's). */
+export const ANONYMOUS_USER: UserInfo = { name: 'system:anonymous', groups: ['system:unauthenticated'] };
 const AUTHENTICATED_GROUP = 'system:authenticated';
 /** How long a TokenReview may take before the request is answered 401 (the API server may be down). */
 const TOKEN_REVIEW_TIMEOUT_MS = 5_000;
@@ -96,8 +97,10 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
           return { ok: true, method: 'x509', user: withAuthenticated(cert.user) };
         }
       }
-      const token = bearerToken(req);
-      if (token !== undefined) {
+      const bearer = bearerToken(req);
+      if (bearer !== undefined) {
+        if ('error' in bearer) return { ok: false, reason: bearer.error };
+        const { token } = bearer;
         if (token === '') return { ok: false, reason: 'empty bearer token' };
         try {
           const answer = await tokenReview(token);
@@ -109,7 +112,7 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
           return { ok: false, reason: `TokenReview failed: ${describeError(err)}` };
         }
       }
-      if (opts.anonymous) return { ok: true, method: 'anonymous', user: ANONYMOUS };
+      if (opts.anonymous) return { ok: true, method: 'anonymous', user: ANONYMOUS_USER };
       return {
         ok: false,
         reason: 'no client certificate or bearer token, and anonymous requests are disabled',
@@ -135,26 +138,62 @@ function withAuthenticated(user: UserInfo): UserInfo {
 export const WEBSOCKET_TOKEN_PROTOCOL_PREFIX = 'base64url.bearer.authorization.k8s.io.';
 
 /**
- * The bearer token: `Authorization: Bearer <token>` ('' for an empty one), else, on a WebSocket
- * upgrade, a `base64url.bearer.authorization.k8s.io.<token>` subprotocol (as upstream); undefined
- * when there is neither.
+ * Whether a request asks for a WebSocket upgrade: `Upgrade: websocket` and an `upgrade` token in
+ * `Connection` (upstream wsstream.IsWebSocketRequest).
  */
-export function bearerToken(req: IncomingMessage): string | undefined {
+export function isWebSocketUpgrade(headers: IncomingHttpHeaders): boolean {
+  if ((headers.upgrade ?? '').toLowerCase() !== 'websocket') return false;
+  return (headers.connection ?? '')
+    .toLowerCase()
+    .split(',')
+    .some((t) => t.trim() === 'upgrade');
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The bearer token: `Authorization: Bearer <token>` ('' for an empty one), else, on a WebSocket
+ * upgrade only, a `base64url.bearer.authorization.k8s.io.<token>` subprotocol with upstream's
+ * checks (websocket/protocol.go: one such protocol, valid base64url of UTF-8, and another
+ * subprotocol beside it to answer with); undefined when there is none. A plain request's
+ * subprotocol header is not a credential: a page could make the browser send it cross-site.
+ */
+export function bearerToken(
+  req: Pick<IncomingMessage, 'headers'>,
+): { token: string } | { error: string } | undefined {
   const header = req.headers.authorization;
   if (header !== undefined) {
     const m = /^\s*bearer\s+(.*)$/i.exec(header);
-    if (m) return (m[1] ?? '').trim();
+    if (m) return { token: (m[1] ?? '').trim() };
   }
   const protocols = req.headers['sec-websocket-protocol'];
-  if (typeof protocols === 'string') {
-    for (const p of protocols.split(',')) {
-      const v = p.trim();
-      if (v.startsWith(WEBSOCKET_TOKEN_PROTOCOL_PREFIX)) {
-        return Buffer.from(v.slice(WEBSOCKET_TOKEN_PROTOCOL_PREFIX.length), 'base64url').toString('utf8');
-      }
+  if (typeof protocols !== 'string' || !isWebSocketUpgrade(req.headers)) return undefined;
+  let encoded: string | undefined;
+  let others = 0;
+  for (const p of protocols.split(',')) {
+    const v = p.trim();
+    if (!v.startsWith(WEBSOCKET_TOKEN_PROTOCOL_PREFIX)) {
+      others++;
+      continue;
     }
+    if (encoded !== undefined) return { error: 'multiple base64url.bearer.authorization tokens specified' };
+    encoded = v.slice(WEBSOCKET_TOKEN_PROTOCOL_PREFIX.length);
   }
-  return undefined;
+  if (encoded === undefined || encoded === '') return undefined;
+  if (!/^[A-Za-z0-9_-]+$/.test(encoded)) {
+    return { error: 'invalid base64url.bearer.authorization token encoding' };
+  }
+  let token: string;
+  try {
+    token = UTF8.decode(Buffer.from(encoded, 'base64url'));
+  } catch {
+    // Not UTF-8: upstream refuses it the same way (no detail to log beyond the reason).
+    return { error: 'invalid base64url.bearer.authorization token' };
+  }
+  if (token === '') return undefined;
+  // The token's protocol is not echoed back: the client must offer another one to be answered with.
+  if (others === 0) return { error: 'missing additional subprotocol' };
+  return { token };
 }
 
 type ClientCert =

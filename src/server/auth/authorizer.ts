@@ -26,11 +26,13 @@ export interface Authorizer {
   authorize(attrs: RequestAttributes): Promise<AuthzDecision>;
 }
 
-/** HTTP method → API verb (upstream GetRequestAttributes); other methods get an empty verb. */
+/**
+ * HTTP method → API verb (upstream pkg/kubelet/server/auth.go GetRequestAttributes); other
+ * methods, HEAD included, get an empty verb, which only a rule with verb `*` allows.
+ */
 export function verbFor(method: string | undefined): string {
   switch (method) {
     case 'GET':
-    case 'HEAD':
       return 'get';
     case 'POST':
       return 'create';

@@ -100,7 +100,7 @@ void describe('the report', () => {
     assert.match(text, /\| `api-anonymous` \|.*standalone: 401 ×21 ✔<br>cluster: not run \|/);
     assert.match(text, /\| `healthz-rebinding` \|.*\| 200 ×1, 404 ×1 \(differs\) \|/);
     assert.match(text, /\| `socket-mode` \|.*\| n\/a: upstream has no local API socket \|/);
-    assert.match(text, /tskubelet: 1 of 1 probes hold — standalone abc1234 \(2026-11-28\)/);
+    assert.match(text, /tskubelet: 1 of 1 probes hold — standalone at abc1234 \(2026-11-28\)/);
   });
 
   void it('replaces only the text between the markers', () => {

@@ -74,7 +74,8 @@ export const PROBES: readonly Probe[] = [
   {
     id: 'socket-mode',
     group: 'Local socket',
-    attempt: 'mode and owner of `<root>/tskubelet.sock` (also started with umask 000)',
+    attempt:
+      'mode and owner of the local socket (`<root>/tskubelet.sock`; hostile: started with umask 000, `--local-socket` in a directory anyone may enter)',
     expected: 'socket, 0600, root',
     targets: ['standalone', 'standalone-hostile', 'cluster'],
     upstream: NO_SOCKET,
@@ -83,7 +84,7 @@ export const PROBES: readonly Probe[] = [
   {
     id: 'socket-nobody-connect',
     group: 'Local socket',
-    attempt: 'as nobody: connect and `GET /pods` (the socket in a directory nobody may enter)',
+    attempt: 'as nobody: connect and `GET /pods` (hostile: the socket in a directory anyone may enter)',
     expected: 'connect refused',
     targets: ['standalone', 'standalone-hostile', 'cluster'],
     upstream: NO_SOCKET,

@@ -66,11 +66,20 @@ export function renderProbes(runs: readonly NodeRun[]): string {
   const upstream = runs.find((r) => r.target === 'upstream');
   const all = own.flatMap((r) => r.results);
   const held = all.filter((r) => r.ok).length;
+  const gaps = new Set(PROBES.filter((p) => p.knownGap).map((p) => p.id));
+  const gapped = all.filter((r) => !r.ok && gaps.has(r.id)).length;
   const lines: string[] = [BEGIN, ''];
-  const when = (r: NodeRun) => `${r.target} ${r.recorded.commit} (${r.recorded.date})`;
+  // One phrase per (commit, date): usually every node ran in one go.
+  const batches = new Map<string, string[]>();
+  for (const r of own) {
+    const k = `${r.recorded.commit} (${r.recorded.date})`;
+    batches.set(k, [...(batches.get(k) ?? []), r.target]);
+  }
+  const when = [...batches.entries()].map(([k, ts]) => `${ts.sort().join(', ')} at ${k}`).join('; ');
   lines.push(
     `tskubelet: ${held} of ${all.length} probes hold` +
-      (own.length > 0 ? ` — ${own.map(when).join(', ')}` : '') +
+      (gapped > 0 ? ` (${gapped} known gap${gapped > 1 ? 's' : ''})` : '') +
+      (own.length > 0 ? ` — ${when}` : '') +
       '. ' +
       (upstream
         ? `Upstream: ${upstream.kubelet} on the same bed (${upstream.recorded.date}); "same" means it would meet tskubelet's expectation.`

@@ -289,6 +289,8 @@ export async function startClusterTarget(kind: 'tskubelet' | 'upstream'): Promis
         await cleanNode(k, node);
         await stopKubelet();
         await k.run(['delete', 'node', node, '--ignore-not-found']);
+        // The bed is shared: the suite's accounts, roles and objects go too.
+        await k.run(['delete', '-f', '-', '--ignore-not-found'], { input: RBAC });
         await env.close();
         await c.stop();
       },

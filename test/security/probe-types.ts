@@ -150,7 +150,7 @@ export type OtherCheck =
   /** As nobody, racing the kubelet's start (umask 000) for any socket it binds: no connection. */
   | { kind: 'socket-race' }
   /** The kubelet's log has a warning about this choice. */
-  | { kind: 'warning'; about: 'root-dir-mode' | 'read-only-port' }
+  | { kind: 'warning'; about: 'root-dir-mode' | 'read-only-port' | 'console-listener' }
   /**
    * A static pod with this defect is not run, the kubelet logs why and stays healthy; with
    * `event`, it also records a Warning event about it.

@@ -139,12 +139,22 @@ async function warnings(t: LiveTarget): Promise<string[]> {
   return lines.filter((l) => /"level":40\b/.test(l) || /^W\d{4} /.test(l));
 }
 
-async function warningCheck(about: 'root-dir-mode' | 'read-only-port', t: LiveTarget): Promise<Observation> {
+const WARNING_ABOUT: Record<
+  'root-dir-mode' | 'read-only-port' | 'console-listener',
+  (l: string, t: LiveTarget) => boolean
+> = {
+  'root-dir-mode': (l, t) => l.includes(t.rootDir) && /mode|perm|0?755|0?750/i.test(l),
+  'read-only-port': (l) => /read-only/i.test(l),
+  // The listener named as such (a refused request to /console/ is a warning too, about that request).
+  'console-listener': (l) => /console-address|console listener/i.test(l),
+};
+
+async function warningCheck(
+  about: 'root-dir-mode' | 'read-only-port' | 'console-listener',
+  t: LiveTarget,
+): Promise<Observation> {
   const w = await warnings(t);
-  const hit =
-    about === 'root-dir-mode'
-      ? w.find((l) => l.includes(t.rootDir) && /mode|perm|0?755|0?750/i.test(l))
-      : w.find((l) => /read-only/i.test(l));
+  const hit = w.find((l) => WARNING_ABOUT[about](l, t));
   return hit
     ? { ok: true, observed: 'warned', details: [hit.slice(0, 300)] }
     : fail(

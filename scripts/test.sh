@@ -17,4 +17,4 @@ echo "== tests"
 # one at a time.
 exec node --test --test-concurrency=1 --test-timeout=600000 \
   'src/**/*.test.ts' 'bench/**/*.test.ts' 'test/harness/**/*.test.ts' 'test/integration/**/*.test.ts' \
-  'test/reliability/**/*.test.ts'
+  'test/reliability/**/*.test.ts' 'test/security/**/*.test.ts'

@@ -97,7 +97,10 @@ export interface KubeletSpec {
   readOnlyPort?: number;
   /** `--max-pods` for both kubelets (default 110, upstream's); raised for runs of more pods. */
   maxPods?: number;
-  /** tskubelet only: more flags after the common ones (e.g. `--evented-pleg true`). */
+  /**
+   * More flags after the common ones, for either kubelet (e.g. tskubelet's `--evented-pleg true`,
+   * upstream's `--node-ip=…`; a flag given twice takes its last value in both).
+   */
   extraArgs?: readonly string[];
 }
 
@@ -179,7 +182,7 @@ export function kubeletArgv(s: KubeletSpec): { cmd: string; args: string[] } {
   }
   return {
     cmd: kubernetesBinary('kubelet'),
-    args: [...flags, ...upstreamOnlyFlags(s)].map(([k, v]) => `--${k}=${v}`),
+    args: [...[...flags, ...upstreamOnlyFlags(s)].map(([k, v]) => `--${k}=${v}`), ...(s.extraArgs ?? [])],
   };
 }
 

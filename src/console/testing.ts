@@ -211,14 +211,19 @@ export async function startFakeHost(kubelet: FakeKubelet, nodeConsole: NodeConso
 /** Debian's chromium (scripts/setup.sh installs it). */
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** Headless chromium driven by puppeteer-core; fails (never skips) when the browser is missing. */
-export async function launchBrowser(): Promise<import('puppeteer-core').Browser> {
+/**
+ * Headless chromium driven by puppeteer-core; fails (never skips) when the browser is missing.
+ * `extraArgs` are more command-line switches (e.g. `--host-resolver-rules=…`).
+ */
+export async function launchBrowser(
+  extraArgs: readonly string[] = [],
+): Promise<import('puppeteer-core').Browser> {
   const puppeteer = (await import('puppeteer-core')).default;
   return puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     // Root in a VM: no user namespaces for chromium's sandbox.
-    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu', ...extraArgs],
     timeout: 30_000,
   });
 }

@@ -136,7 +136,7 @@ export function compileConfig(
     ...shutdownSettings(field, errors),
   };
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
-  warnings.push(...listenerWarnings(fields, server.enableServer));
+  warnings.push(...listenerWarnings(fields, server.enableServer, server.enableDebuggingHandlers));
 
   if (errors.length > 0) {
     const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
@@ -151,8 +151,12 @@ export function compileConfig(
  * (upstream compatibility), each reported.
  */
 function listenerWarnings(
-  c: Pick<KubeletConfig, 'healthzPort' | 'healthzBindAddress' | 'address' | 'readOnlyPort'>,
+  c: Pick<
+    KubeletConfig,
+    'healthzPort' | 'healthzBindAddress' | 'address' | 'readOnlyPort' | 'consoleAddress'
+  >,
   enableServer: boolean,
+  enableDebuggingHandlers: boolean,
 ): string[] {
   const out: string[] = [];
   if (c.healthzPort > 0 && !isLoopbackIP(c.healthzBindAddress)) {
@@ -167,6 +171,14 @@ function listenerWarnings(
       `kubelet API: the read-only port ${c.readOnlyPort} (--read-only-port / readOnlyPort) is enabled: ` +
         `unauthenticated, plain HTTP on ${c.address}; anyone who reaches it reads every pod's spec and ` +
         "status (env values included) at /pods, and the node's stats and metrics",
+    );
+  }
+  // Without the debugging handlers the listener is not opened (the kubelet API says so at start).
+  if (enableServer && enableDebuggingHandlers && c.consoleAddress) {
+    out.push(
+      `node console: the console listener on ${c.consoleAddress} (--console-address) is enabled: ` +
+        "unauthenticated plain HTTP; every user and process on this node reads every pod's spec " +
+        '(env values included) and container logs there',
     );
   }
   return out;

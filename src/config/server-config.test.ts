@@ -83,6 +83,25 @@ describe('kubelet API settings', () => {
     assert.deepEqual(compile({ readOnlyPort: 10255, enableServer: false }).warnings, []);
   });
 
+  it('warns when the unauthenticated console listener is enabled (it was announced at info level)', async () => {
+    const { config, warnings } = await parseRunArgs(['--console-address', '127.0.0.1:10260'], opts);
+    assert.equal(config.consoleAddress, '127.0.0.1:10260');
+    assert.deepEqual(warnings, [
+      'node console: the console listener on 127.0.0.1:10260 (--console-address) is enabled: ' +
+        "unauthenticated plain HTTP; every user and process on this node reads every pod's spec " +
+        '(env values included) and container logs there',
+    ]);
+    // Not opened without the debugging handlers (the kubelet API warns about that at start).
+    const off = await parseRunArgs(
+      ['--console-address', '127.0.0.1:10260', '--enable-debugging-handlers=false'],
+      opts,
+    );
+    assert.deepEqual(
+      off.warnings.filter((w) => w.startsWith('node console:')),
+      [],
+    );
+  });
+
   it('warns when healthz is bound to a non-loopback address (it was taken silently)', async () => {
     const { config, warnings } = await parseRunArgs(['--healthz-bind-address', '0.0.0.0'], opts);
     assert.equal(config.healthzBindAddress, '0.0.0.0');

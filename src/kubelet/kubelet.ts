@@ -10,7 +10,7 @@ import {
   RUNTIME_STATUS_PERIOD_MS,
   SYNC_LOOP_TICK_MS,
 } from '../config/defaults.ts';
-import { createPodConfig, type PodSourceName } from '../podsource/index.ts';
+import { createPodConfig, describeSourceProblem, type PodSourceName } from '../podsource/index.ts';
 import { createQosUpdater } from '../cm/index.ts';
 import { createPodWorkers } from './pod-workers.ts';
 import { createWorkQueue } from './work-queue.ts';
@@ -117,6 +117,8 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
   const podConfig = createPodConfig({
     sources: deps.sources,
     logger: log,
+    // Two sources naming the same pod: the one dropped is a Warning event on the Node, as a source's.
+    onProblem: (p) => deps.nodeEvent('Warning', p.reason, describeSourceProblem(p)),
     onUpdate: (update) => {
       if (update.op === 'ADD') {
         for (const p of update.pods) {

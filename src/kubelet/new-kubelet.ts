@@ -22,7 +22,13 @@ import {
   instrumentRuntimeService,
   metricsText,
 } from '../metrics/index.ts';
-import { createFileSource, createHttpSource, type PodSource } from '../podsource/index.ts';
+import {
+  createFileSource,
+  createHttpSource,
+  describeSourceProblem,
+  type PodSource,
+  type SourceProblem,
+} from '../podsource/index.ts';
 import { createContainerdEvents } from '../runtime/containerd-events/index.ts';
 import { createCriClient, type ImageService, type RuntimeService } from '../runtime/cri/index.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
@@ -61,7 +67,11 @@ export interface AssembledKubelet extends Kubelet {
 }
 
 /** The configured pod sources (file, HTTP); the API source joins them in cluster mode. */
-function configuredSources(config: KubeletConfig, logger: Logger): PodSource[] {
+function configuredSources(
+  config: KubeletConfig,
+  logger: Logger,
+  onProblem: (p: SourceProblem) => void,
+): PodSource[] {
   const sources: PodSource[] = [];
   if (config.staticPodPath) {
     sources.push(
@@ -70,6 +80,7 @@ function configuredSources(config: KubeletConfig, logger: Logger): PodSource[] {
         nodeName: config.nodeName,
         checkFrequencyMs: config.fileCheckFrequencyMs,
         logger: logger.child({ source: 'file' }),
+        onProblem,
       }),
     );
   }
@@ -83,6 +94,7 @@ function configuredSources(config: KubeletConfig, logger: Logger): PodSource[] {
         nodeName: config.nodeName,
         checkFrequencyMs: config.httpCheckFrequencyMs,
         logger: logger.child({ source: 'http' }),
+        onProblem,
       }),
     );
   }
@@ -158,7 +170,10 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     config.kubeconfig && !config.runOnce && !deps.cluster
       ? await connectCluster(config, logger, version, imageService, metrics, events)
       : undefined;
-  const sources = [...(deps.sources ?? configuredSources(config, logger))];
+  // A manifest the kubelet cannot use is a Warning event on the Node, besides the log line (once
+  // per file and problem; upstream only logs it, and the pod never exists to carry an event).
+  const sourceProblem = (p: SourceProblem): void => nodeEvent('Warning', p.reason, describeSourceProblem(p));
+  const sources = [...(deps.sources ?? configuredSources(config, logger, sourceProblem))];
   if (cluster) sources.push(cluster.source);
   // Cluster mode: every source's pods register the Secrets and ConfigMaps they reference.
   const podSources = cluster ? sources.map((s) => registeringObjects(s, cluster.volumeObjects)) : sources;

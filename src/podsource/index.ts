@@ -4,6 +4,7 @@ export { createFileSource, type FileSourceOptions } from './file-source.ts';
 export { createHttpSource, decodeHttpBody, type HttpSourceOptions } from './http-source.ts';
 export { createApiSource, type ApiSourceOptions } from './api-source.ts';
 export { createPodConfig, type PodConfig, type PodConfigOptions } from './pod-config.ts';
+export { describeSourceProblem } from './problem-log.ts';
 export { createPodStorage, rfc3339Nano, type PodStorage, type PodStorageOptions } from './storage.ts';
 export {
   defaultStaticPod,

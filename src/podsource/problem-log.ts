@@ -45,3 +45,9 @@ export function createProblemLog(
     clear: forget,
   };
 }
+
+/** A source problem as one line (an event message): which source, file or URL, and what is wrong. */
+export function describeSourceProblem(p: SourceProblem): string {
+  const where = p.message.includes(p.origin) ? '' : ` ${p.origin}:`;
+  return `${p.source} pod source:${where} ${p.message}`;
+}

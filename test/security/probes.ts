@@ -590,7 +590,6 @@ export const PROBES: readonly Probe[] = [
     targets: STANDALONE,
     upstream: NO_CONSOLE,
     check: { kind: 'warning', about: 'console-listener' },
-    knownGap: 'the listener is announced at info level only, unlike the read-only port',
   },
   {
     id: 'console-listener-writes',
@@ -699,7 +698,6 @@ export const PROBES: readonly Probe[] = [
     targets: STANDALONE,
     upstream: true,
     check: { kind: 'static-pod', defect: 'hostpath-dotdot', event: true },
-    knownGap: 'no source problem is recorded as an event yet (the file source only logs it)',
   },
 ];
 

@@ -1,4 +1,4 @@
-// Lint rules: typescript-eslint's recommended type-aware set, plus the habits DESIGN.md asks for.
+// Lint rules: typescript-eslint's recommended type-aware set, plus this codebase's own (the folder map of docs/architecture.md).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import boundaries from './eslint/boundaries.js';

@@ -65,7 +65,7 @@ export const FOLDERS = {
   shutdown: { uses: ['util', 'api', 'config'], types: ['kubelet'] },
   why: { uses: ['util', 'api', 'logs', 'runtime'], types: ['prober', 'status'] },
   server: { uses: ['util', 'api', 'config', 'logs', 'runtime'], types: ['timeline', 'why'] },
-  console: { uses: ['util', 'api', 'server'], types: ['node'] },
+  console: { uses: ['util', 'api'], types: ['node'] },
   kubelet: { uses: BELOW_CLI, types: [] },
   cli: { uses: ['*'], types: [] },
 };

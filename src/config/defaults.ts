@@ -147,7 +147,7 @@ export const DEFAULT_RUN_ONCE_TIMEOUT_MS = Array.from(
 
 /** Logging (component-base LoggingConfiguration). */
 export const DEFAULT_VERBOSITY = 0; // logging.verbosity
-/** Ours, not upstream's (upstream defaults to "text"): DESIGN.md asks for JSON logs by default. */
+/** Ours, not upstream's (upstream defaults to "text"): JSON lines, which log pipelines parse without a pattern. */
 export const DEFAULT_LOG_FORMAT: LogFormat = 'json'; // logging.format
 
 /** Node registration, node status and node lease (kubelet_node_status.go, nodelease, component-helpers lease). */

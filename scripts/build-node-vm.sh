@@ -241,8 +241,10 @@ chmod 0700 "$ROOTFS/root/.ssh"
 # Units: networkd and the shares on; the periodic jobs that would compete for the guest's slow
 # (emulated) CPUs during tests off.
 chroot "$ROOTFS" systemctl enable systemd-networkd.service tskubelet-shares.service containerd.service ssh.service
+# networking.service is ifupdown's (debootstrap's priority-important set brings it): networkd does
+# the job, so it would only cost boot time.
 chroot "$ROOTFS" systemctl mask apt-daily.timer apt-daily-upgrade.timer man-db.timer e2scrub_all.timer \
-  fstrim.timer systemd-networkd-wait-online.service
+  fstrim.timer systemd-networkd-wait-online.service networking.service
 # A lean image: no package lists or debs inside.
 rm -rf "$ROOTFS"/var/lib/apt/lists/* "$ROOTFS"/var/cache/apt/archives/*.deb
 

@@ -132,6 +132,9 @@ export async function bootNodeVm(opts: NodeVmOptions = {}): Promise<NodeVm> {
     const sshPort = await freePort();
     const kernelArgs = [
       'console=ttyS0',
+      // Only errors on the console: every byte through the emulated UART costs, and the journal
+      // (over ssh) has the rest. A failed boot still shows its kernel errors and failed units.
+      'quiet',
       'root=/dev/vda',
       'rw',
       'systemd.unified_cgroup_hierarchy=1',

@@ -16,7 +16,7 @@ export interface GuestResult {
 }
 
 export interface GuestRunOptions {
-  /** Kills the ssh client after this long (the command in the guest is hung up on); default 60 s. */
+  /** Kills the ssh client after this long (the command in the guest may keep running); default 60 s. */
   timeoutMs?: number;
   signal?: AbortSignal;
   /** Written to the command's stdin, which is then closed. */

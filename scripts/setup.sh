@@ -2,7 +2,8 @@
 # Installs the system packages the test bed needs (containerd, runc, CNI plugins, busybox for the
 # local images, iptables/iproute2 for the bridge network; etcd, Go, rsync and openssl for the cluster
 # bed, whose Kubernetes binaries scripts/build-kubernetes.sh builds from Debian's source package, so a
-# deb-src line is added too). Idempotent: when everything is already installed it only checks, and
+# deb-src line is added too; QEMU, debootstrap and the ssh client for the node VM that
+# scripts/build-node-vm.sh builds). Idempotent: when everything is already installed it only checks, and
 # never runs apt-get. Must run as root (CI and the dev VMs are root).
 # Node dependencies are not installed here: that is `npm ci`.
 set -euo pipefail
@@ -25,6 +26,11 @@ PACKAGES=(
   skopeo                       # pushes the bed's OCI archives to them
   apache2-utils                # `htpasswd -B`: bcrypt credentials for the registry that wants auth
   chromium                     # the node console's browser test (test/integration/console.test.ts)
+  qemu-system-x86              # the node VM (systemd + cgroup v2): test/harness/node-vm.ts boots it
+  qemu-utils                   # `qemu-img`: the copy-on-write overlay each VM boot starts from
+  debootstrap                  # scripts/build-node-vm.sh: the VM's Debian 12 root filesystem
+  e2fsprogs                    # `mkfs.ext4 -d`: the VM's disk image from that root filesystem
+  openssh-client               # `ssh`/`ssh-keygen`: the harness runs commands in the VM over ssh
 )
 
 # build-kubernetes.sh runs `apt-get source kubernetes`, which needs a deb-src twin of the binary sources.
@@ -67,6 +73,7 @@ fi
 
 # Fail here, not in the middle of a test run, if something is still not usable.
 for bin in containerd ctr runc busybox iptables ip tar gzip etcd go rsync make openssl \
+  qemu-system-x86_64 qemu-img debootstrap mkfs.ext4 ssh ssh-keygen \
   /usr/lib/cni/bridge /usr/lib/cni/host-local /usr/lib/cni/portmap /usr/lib/cni/loopback; do
   if ! command -v "$bin" >/dev/null 2>&1; then
     echo "setup.sh: $bin not found after install" >&2

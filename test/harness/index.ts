@@ -22,6 +22,19 @@ export {
   stopBedContainerd,
 } from './containerd.ts';
 
+export {
+  bootNodeVm,
+  ensureNodeVmImage,
+  NODE_VM_PATHS,
+  CHECKOUT,
+  type NodeVm,
+  type NodeVmOptions,
+  type NodeVmShare,
+  type NodeVmImage,
+  type GuestResult,
+  type GuestRunOptions,
+} from './node-vm.ts';
+
 export interface ContainerdBed {
   /** e.g. /run/tskubelet-bed/containerd.sock */
   socket: string;

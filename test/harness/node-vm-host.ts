@@ -1,0 +1,141 @@
+/**
+ * The node VM's host-side bookkeeping (test/harness/node-vm.ts boots it): where each boot's overlay
+ * and logs go, the folders shared with the guest, a free loopback port for ssh, and the reaping of
+ * VMs whose test process died without stopping them. No upstream counterpart.
+ */
+import { mkdir, readFile, readdir, realpath, rm, unlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { join, relative, isAbsolute } from 'node:path';
+import type { Logger } from '../../src/util/logger.ts';
+import { KubeletError, describeError } from '../../src/util/errors.ts';
+import { sleep } from '../../src/util/abort.ts';
+import { running } from './cluster/daemon.ts';
+
+export const RUN_ROOT = '/var/lib/tskubelet-bed/node-vm';
+export const LOG_DIR = '/var/log/tskubelet-bed/node-vm';
+const KEEP_LOGS = 8;
+/** The checkout this harness belongs to. */
+export const CHECKOUT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
+
+/** A host folder the guest sees at the same absolute path. */
+export interface NodeVmShare {
+  hostPath: string;
+  /** Default true: the guest cannot change the host's files. */
+  readOnly?: boolean;
+}
+
+/** The default shares: the checkout, plus node_modules' real folder when it lies outside it. */
+export async function defaultShares(): Promise<NodeVmShare[]> {
+  const shares: NodeVmShare[] = [{ hostPath: CHECKOUT }];
+  const modules = await realpath(join(CHECKOUT, 'node_modules')).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (modules !== undefined) {
+    const rel = relative(CHECKOUT, modules);
+    if (rel.startsWith('..') || isAbsolute(rel)) shares.push({ hostPath: modules });
+  }
+  return shares;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => {
+        if (addr !== null && typeof addr === 'object') resolve(addr.port);
+        else reject(new KubeletError('Internal', 'pick a free port', `unexpected address ${String(addr)}`));
+      });
+    });
+  });
+}
+
+/**
+ * Kills the QEMU of every instance dir whose owner process is gone (a test process that died by
+ * SIGKILL cannot clean up) and removes the dir. A QEMU is recognised by its pid file and its
+ * command line naming the dir.
+ */
+export async function reapOrphans(logger: Logger): Promise<void> {
+  const entries = await readdir(RUN_ROOT).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  });
+  for (const e of entries) {
+    if (!e.startsWith('vm-')) continue;
+    const dir = join(RUN_ROOT, e);
+    const owner = Number.parseInt(await readFile(join(dir, 'owner'), 'utf8').catch(() => ''), 10);
+    if (Number.isInteger(owner) && owner !== process.pid && (await running(owner))) {
+      logger.warn('another node VM is running; two at once share 2 cores badly', { dir, owner });
+      continue;
+    }
+    if (owner === process.pid) continue;
+    const qemu = Number.parseInt(await readFile(join(dir, 'qemu.pid'), 'utf8').catch(() => ''), 10);
+    if (Number.isInteger(qemu) && (await running(qemu))) {
+      const cmdline = await readFile(`/proc/${qemu}/cmdline`, 'utf8').catch(() => '');
+      if (cmdline.includes(dir)) {
+        logger.warn('killing an orphaned node VM', { dir, qemuPid: qemu, ownerPid: owner });
+        process.kill(qemu, 'SIGKILL');
+        await waitGone(qemu, 5_000);
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function waitGone(pid: number, ms: number, signal?: AbortSignal): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (!(await running(pid))) return true;
+    await sleep(100, signal);
+  }
+  return !(await running(pid));
+}
+
+/** Keeps the newest `KEEP_LOGS` boots' logs in LOG_DIR. */
+export async function pruneLogs(logger: Logger): Promise<void> {
+  const names = (await readdir(LOG_DIR).catch(() => [])).filter((n) => n.startsWith('boot-')).sort();
+  const stems = [...new Set(names.map((n) => n.replace(/\.(serial|qemu)\.log$/, '')))];
+  for (const stem of stems.slice(0, Math.max(0, stems.length - KEEP_LOGS))) {
+    for (const n of names.filter((x) => x.startsWith(stem))) {
+      await unlink(join(LOG_DIR, n)).catch((err: unknown) =>
+        logger.warn('cannot prune an old node VM log', { file: n, err: describeError(err) }),
+      );
+    }
+  }
+}
+
+export function checkSharePath(p: string): void {
+  if (!isAbsolute(p) || /[\s:,]/.test(p)) {
+    throw new KubeletError(
+      'InvalidArgument',
+      'share a folder with the node VM',
+      `${JSON.stringify(p)}: needs an absolute path without whitespace, ':' or ','`,
+    );
+  }
+}
+
+/** One boot's files: its dir (overlay, pid files, ssh socket; removed at stop) and its logs (kept). */
+export interface InstanceFiles {
+  dir: string;
+  serialLog: string;
+  qemuLog: string;
+}
+
+/** Makes a boot's dir, owned by this process (what `reapOrphans` checks), and prunes old logs. */
+export async function createInstance(logger: Logger): Promise<InstanceFiles> {
+  const id = `${process.pid}-${randomBytes(3).toString('hex')}`;
+  const dir = join(RUN_ROOT, `vm-${id}`);
+  const stamp = `boot-${new Date().toISOString().replace(/[:.]/g, '-')}-${id}`;
+  await mkdir(dir, { recursive: true });
+  await mkdir(LOG_DIR, { recursive: true });
+  await writeFile(join(dir, 'owner'), `${process.pid}\n`);
+  await pruneLogs(logger);
+  return {
+    dir,
+    serialLog: join(LOG_DIR, `${stamp}.serial.log`),
+    qemuLog: join(LOG_DIR, `${stamp}.qemu.log`),
+  };
+}

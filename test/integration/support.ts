@@ -17,7 +17,7 @@ import { newKubelet, type AssembledKubelet, type Kubelet, type PodView } from '.
 import { machineNodeView } from '../../src/kubelet/node-view.ts';
 import type { KubeletConfig } from '../../src/config/index.ts';
 import { testKubeletConfig } from '../../src/config/testing.ts';
-import { sleep } from '../../src/util/abort.ts';
+import { until } from '../kit/poll.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { LABEL_POD_UID } from '../../src/config/defaults.ts';
 import type { Container as CriContainer, PodSandbox } from '../../src/runtime/cri/types.ts';
@@ -167,23 +167,14 @@ export async function removeManifest(env: Env, file: string): Promise<void> {
   await unlink(join(env.manifests, file));
 }
 
-/** Polls until `check` returns a value (not undefined), or fails with the last state seen. */
-export async function eventually<T>(
+/** The kit's poll-until (test/kit/poll.ts) every 100 ms, 30 s unless told, with the state seen on failure. */
+export function eventually<T>(
   what: string,
   check: () => T | undefined | Promise<T | undefined>,
   timeoutMs = 30_000,
   describe?: () => unknown,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) {
-      const state = describe ? JSON.stringify(describe(), null, 1).slice(0, 4000) : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${state}`);
-    }
-    await sleep(100);
-  }
+  return until(what, check, { timeoutMs, intervalMs: 100, ...(describe ? { describe } : {}) });
 }
 
 /** The kubelet's view of the pod whose name starts with `<name>-` (static pods get the node suffix). */

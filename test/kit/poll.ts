@@ -5,6 +5,7 @@
  */
 import { inspect } from 'node:util';
 import { sleep } from '../../src/util/abort.ts';
+import { monotonicNow } from '../../src/util/clock.ts';
 import { describeError } from '../../src/util/errors.ts';
 
 export interface UntilOptions {
@@ -23,13 +24,19 @@ export interface UntilOptions {
   retryError?: (err: unknown) => boolean;
 }
 
+/** What `until` fails with when the time is up (an error `get` threw otherwise passes through). */
+export class UntilTimeout extends Error {
+  override name = 'UntilTimeout';
+}
+
 /** What `until` treats as "not yet": undefined and false. */
 export type NotYet = undefined | false;
 
 /**
  * Polls `get` until it gives a value (neither undefined nor false) and returns that value. Fails
  * with `timed out waiting for <what>` after `timeoutMs`, with the last value seen (or the last error
- * `get` threw, when `retryError` let it count as "not yet").
+ * `get` threw, when `retryError` let it count as "not yet"). Time is monotonic: a wall-clock step
+ * (the reliability suite's clock scenario makes them) neither ends a wait early nor stretches it.
  */
 export async function until<T>(
   what: string,
@@ -37,7 +44,7 @@ export async function until<T>(
   opts: UntilOptions = {},
 ): Promise<T> {
   const { timeoutMs = 5_000, intervalMs = 20, signal, describe, retryError } = opts;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = monotonicNow() + timeoutMs;
   let last: { value: unknown } | { error: unknown } = { value: undefined };
   for (;;) {
     signal?.throwIfAborted();
@@ -51,11 +58,11 @@ export async function until<T>(
       last = { error };
     }
     if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) {
+    if (monotonicNow() > deadline) {
       const seen =
         'error' in last ? `last error: ${describeError(last.error)}` : `last value: ${short(last.value)}`;
       const state = describe ? `\n${JSON.stringify(describe(), null, 1).slice(0, 4000)}` : '';
-      throw new Error(`timed out waiting for ${what} (after ${timeoutMs} ms; ${seen})${state}`, {
+      throw new UntilTimeout(`timed out waiting for ${what} (after ${timeoutMs} ms; ${seen})${state}`, {
         cause: 'error' in last ? last.error : undefined,
       });
     }

@@ -18,6 +18,7 @@ import { machineNodeView } from '../../src/kubelet/node-view.ts';
 import type { KubeletConfig } from '../../src/config/index.ts';
 import { testKubeletConfig } from '../../src/config/testing.ts';
 import { until } from '../kit/poll.ts';
+import { buildManifest } from '../kit/pod.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { LABEL_POD_UID } from '../../src/config/defaults.ts';
 import type { Container as CriContainer, PodSandbox } from '../../src/runtime/cri/types.ts';
@@ -147,12 +148,7 @@ export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Pro
 
 /** A Pod manifest object with sensible test defaults. */
 export function podManifest(name: string, spec: Partial<Pod['spec']> & Pick<Pod['spec'], 'containers'>): Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name },
-    spec: { terminationGracePeriodSeconds: 2, ...spec },
-  };
+  return buildManifest(name, { terminationGracePeriodSeconds: 2, spec });
 }
 
 /** Writes atomically (temp file + rename), as editors and config management do. */

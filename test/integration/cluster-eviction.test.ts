@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { eventually, IMAGE, setupEnv, unmountUnder, type Env } from './support.ts';
-import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NS = 'default';
 const PORT = 11254;

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { projectedVolumePath } from '../../src/volume/index.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
-import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { kubectlFor } from './kubectl.ts';
 
 const NS = 'tsk-live-volumes';

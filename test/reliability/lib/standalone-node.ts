@@ -5,7 +5,7 @@
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startStandaloneKubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
+import { startStandaloneKubelet, type TskubeletProcess } from '../../kit/process.ts';
 import type { Env } from '../../integration/support.ts';
 
 export interface StandaloneNode {

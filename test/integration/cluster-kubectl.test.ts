@@ -16,7 +16,7 @@ import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { pkiPaths } from '../harness/cluster/control-plane.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
-import { kubectlFor } from './kubectl.ts';
+import { kubectlFor } from '../kit/kubectl.ts';
 
 const NODE = 'tsk-kubectl';
 /**

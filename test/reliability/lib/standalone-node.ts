@@ -6,7 +6,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startStandaloneKubelet, type TskubeletProcess } from '../../kit/process.ts';
-import type { Env } from '../../integration/support.ts';
+import type { Env } from '../../kit/bed.ts';
 
 export interface StandaloneNode {
   readonly nodeName: string;

@@ -1,6 +1,6 @@
 /** Polling and small statistics for the reliability scenarios. */
 import { until } from '../../kit/poll.ts';
-import { pct } from '../../../bench/lib/stats.ts';
+import { pct } from '../../kit/stats.ts';
 
 /**
  * The kit's poll-until (test/kit/poll.ts) every 250 ms: a probe that throws counts as "not yet"

@@ -16,5 +16,5 @@ echo "== tests"
 # Integration tests share one containerd and one control plane (test/harness), so test files run
 # one at a time.
 exec node --test --test-concurrency=1 --test-timeout=600000 \
-  'src/**/*.test.ts' 'bench/**/*.test.ts' 'test/harness/**/*.test.ts' 'test/integration/**/*.test.ts' \
+  'src/**/*.test.ts' 'bench/**/*.test.ts' 'test/harness/**/*.test.ts' 'test/kit/**/*.test.ts' 'test/integration/**/*.test.ts' \
   'test/reliability/**/*.test.ts' 'test/security/**/*.test.ts'

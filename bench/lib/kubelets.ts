@@ -2,8 +2,6 @@
  * The two kubelets under test, started as their own processes with the same settings wherever both
  * have them. The upstream flag list (and why each flag is there) is in bench/README.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
 import { readFile, rm, readdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -12,6 +10,7 @@ import { sleep } from '../../src/util/abort.ts';
 import { run } from '../../test/harness/exec.ts';
 import { PAUSE_IMAGE } from '../../test/harness/images.ts';
 import { kubernetesBinary } from '../../test/harness/cluster/index.ts';
+import { spawnLogged } from '../../test/kit/process.ts';
 
 /**
  * `tskubelet-unpaced` is tskubelet with `--runtime-pacing=false`: the pacing lever off, in the same
@@ -241,32 +240,18 @@ export async function startKubelet(spec: KubeletSpec): Promise<RunningKubelet> {
     if (spec.eldFile) env.TSKUBELET_BENCH_ELD_FILE = spec.eldFile;
     if (spec.nodeFlags !== undefined) env.TSKUBELET_NODE_FLAGS = spec.nodeFlags;
   }
-  const fd = openSync(spec.logFile, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn(cmd, args, { stdio: ['ignore', fd, fd], env, cwd: REPO });
-  } finally {
-    closeSync(fd);
-  }
-  const pid = child.pid;
-  if (pid === undefined) throw new KubeletError('NotFound', 'start kubelet', `cannot run ${cmd}`);
-  let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', (code, signal) => {
-      exitCode = code ?? (signal ? -1 : null);
-      resolve();
-    }),
-  );
+  const proc = spawnLogged(cmd, args, { logFile: spec.logFile, env, cwd: REPO });
+  const exitCode = () => proc.child.exitCode ?? (proc.child.signalCode ? -1 : null);
   return {
     spec,
-    pid,
-    exited: () => exitCode !== undefined,
+    pid: proc.pid,
+    exited: () => proc.exited(),
     async ready(timeoutMs) {
       const deadline = Date.now() + timeoutMs;
       while (!(await healthz())) {
-        if (exitCode !== undefined) {
+        if (proc.exited()) {
           const tail = (await readFile(spec.logFile, 'utf8')).split('\n').slice(-20).join('\n');
-          throw new KubeletError('Unavailable', `start ${spec.kind}`, `exited (${exitCode}):\n${tail}`);
+          throw new KubeletError('Unavailable', `start ${spec.kind}`, `exited (${exitCode()}):\n${tail}`);
         }
         if (Date.now() > deadline) {
           throw new KubeletError(
@@ -278,15 +263,7 @@ export async function startKubelet(spec: KubeletSpec): Promise<RunningKubelet> {
         await sleep(100);
       }
     },
-    async stop() {
-      if (exitCode !== undefined) return;
-      child.kill('SIGTERM');
-      const killed = await Promise.race([exited.then(() => false), sleep(15_000).then(() => true)]);
-      if (killed) {
-        child.kill('SIGKILL');
-        await exited;
-      }
-    },
+    stop: () => proc.stop(15_000),
   };
 }
 

@@ -12,6 +12,7 @@ import {
 } from './client-types.ts';
 import { KubeletError } from '../util/errors.ts';
 import type { KubeletPod, Pod } from './types.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 export function apiError(status: number, reason: string, message = 'fake'): ApiError {
   return new ApiError('fake api', status, reason, message);
@@ -356,16 +357,12 @@ export function apiPod(
   uid: string,
   over: { namespace?: string; annotations?: Record<string, string>; resourceVersion?: string } = {},
 ): KubeletPod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: over.namespace ?? 'default',
-      uid,
-      ...(over.resourceVersion ? { resourceVersion: over.resourceVersion } : {}),
-      ...(over.annotations ? { annotations: over.annotations } : {}),
-    },
-    spec: { nodeName: 'node-a', containers: [{ name: 'c', image: 'busybox:1.29' }] },
-  };
+  return buildPod(name, {
+    uid,
+    typeMeta: true,
+    nodeName: 'node-a',
+    ...(over.namespace !== undefined ? { namespace: over.namespace } : {}),
+    ...(over.resourceVersion ? { resourceVersion: over.resourceVersion } : {}),
+    ...(over.annotations ? { annotations: over.annotations } : {}),
+  });
 }

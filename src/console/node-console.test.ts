@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { matchRoute } from '../server/routes.ts';
+import { until } from '../../test/kit/poll.ts';
 import { sleep } from '../util/abort.ts';
 import { request } from '../util/node-http.ts';
 import type { ConsolePod } from './model.ts';
@@ -37,14 +38,16 @@ function openStream(url: string) {
     ready,
     events,
     async next(event: string, match: (data: unknown) => boolean = () => true, timeoutMs = 3_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = events.find((e) => e.event === event && match(e.data));
-        if (found) return found.data;
-        if (Date.now() > deadline)
-          throw new Error(`no ${event} event in ${JSON.stringify(events).slice(0, 2000)}`);
-        await sleep(10);
-      }
+      const found = await until(
+        `a ${event} event`,
+        () => events.find((e) => e.event === event && match(e.data)),
+        {
+          timeoutMs,
+          intervalMs: 10,
+          describe: () => events,
+        },
+      );
+      return found.data;
     },
     close: () => res?.destroy(),
   };

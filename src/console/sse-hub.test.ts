@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { until } from '../../test/kit/poll.ts';
 import { sleep } from '../util/abort.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createServer, request } from '../util/node-http.ts';
@@ -163,7 +164,7 @@ void describe('SSE hub', () => {
     hub.open(undefined, res, []);
     // Two heartbeats come, however slowly a loaded machine runs the timers (bounded at 5 s).
     const beats = () => res.chunks.filter((c) => c === ': heartbeat\n\n').length;
-    for (const deadline = Date.now() + 5_000; beats() < 2 && Date.now() < deadline;) await sleep(10);
+    await until('two heartbeats', () => beats() >= 2, { intervalMs: 10, describe: () => res.chunks });
     assert.ok(beats() >= 2, JSON.stringify(res.chunks));
     hub.close();
     const n = res.chunks.length;

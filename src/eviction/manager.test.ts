@@ -29,6 +29,7 @@ import {
   pod,
   processStats,
 } from './testing.ts';
+import { until as poll } from '../../test/kit/poll.ts';
 
 const T0 = Date.parse('2026-01-10T08:00:00Z');
 const MIN = 60_000;
@@ -152,13 +153,7 @@ function setup(cfg: Partial<EvictionConfig> & { thresholds: readonly Threshold[]
 }
 
 /** Waits (event-loop turns, never wall time) until `cond` holds. */
-async function until(cond: () => boolean, what = 'condition'): Promise<void> {
-  for (let i = 0; i < 5000; i++) {
-    if (cond()) return;
-    await new Promise<void>((r) => setImmediate(r));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
+const until = (cond: () => boolean, what = 'condition') => poll(what, cond, { intervalMs: 0 });
 
 /** upstream TestMemoryPressure's pods: the last one (best effort, low priority, low usage) goes first. */
 function memoryPods() {

@@ -6,6 +6,7 @@
  */
 import type { Container, KubeletPod, Toleration, Volume } from '../api/types.ts';
 import type { ContainerStats, PodStats, Summary, VolumeStats } from '../stats/index.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 export const Ki = 2 ** 10;
 export const Mi = 2 ** 20;
@@ -51,14 +52,19 @@ export function pod(name: string, opts: PodSpecOptions = {}): KubeletPod {
       ...(opts.limits ? { limits: opts.limits } : {}),
     }),
   ];
-  const p: KubeletPod = { metadata: { name, namespace: 'ns', uid: name }, spec: { containers } };
-  if (opts.priority !== undefined) p.spec.priority = opts.priority;
-  if (opts.initContainers) p.spec.initContainers = opts.initContainers;
-  if (opts.volumes) p.spec.volumes = opts.volumes;
-  if (opts.annotations) p.metadata.annotations = opts.annotations;
-  if (opts.tolerations) p.spec.tolerations = opts.tolerations;
-  if (opts.overhead) p.spec.overhead = opts.overhead;
-  return p;
+  return buildPod(name, {
+    namespace: 'ns',
+    uid: name,
+    containers,
+    ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+    ...(opts.initContainers ? { initContainers: opts.initContainers } : {}),
+    ...(opts.volumes ? { volumes: opts.volumes } : {}),
+    ...(opts.annotations ? { annotations: opts.annotations } : {}),
+    spec: {
+      ...(opts.tolerations ? { tolerations: opts.tolerations } : {}),
+      ...(opts.overhead ? { overhead: opts.overhead } : {}),
+    },
+  });
 }
 
 /** A local (non-memory) emptyDir volume, as upstream's tests add to every disk-ranked pod. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { sleep } from '../util/abort.ts';
+import { until } from '../../test/kit/poll.ts';
 import { fakeCriKubelet } from './testing.ts';
 
 describe('image GC scheduling', () => {
@@ -19,8 +19,7 @@ describe('image GC scheduling', () => {
     const images = s.images;
     images.addImage('docker.io/library/unused:1', { size: 300 });
     await s.start();
-    const deadline = Date.now() + 5_000;
-    while (images.callsTo('removeImage').length === 0 && Date.now() < deadline) await sleep(10);
+    await until('an image removal', () => images.callsTo('removeImage').length > 0, { intervalMs: 10 });
     assert.equal(measured, 1, 'one pass, at start');
     assert.equal(
       images.callsTo('removeImage').length,

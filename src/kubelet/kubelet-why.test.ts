@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
-import { sleep } from '../util/abort.ts';
 import { NOTHING_HOLDS, type PodWhy } from '../why/index.ts';
 import type { Kubelet } from './kubelet.ts';
 import { fakeCriKubelet, untilWithin } from './testing.ts';
@@ -36,14 +35,14 @@ async function whyUntil(
   ok: (w: PodWhy) => boolean,
   timeoutMs = 15_000,
 ): Promise<PodWhy> {
-  const deadline = Date.now() + timeoutMs;
-  let last: PodWhy | undefined;
-  for (;;) {
-    last = await k.podWhy('ns', name, AbortSignal.timeout(5_000));
-    if (last && ok(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out; last why: ${JSON.stringify(last)}`);
-    await sleep(50);
-  }
+  return until(
+    `the why of ${name} to hold`,
+    async () => {
+      const why = await k.podWhy('ns', name, AbortSignal.timeout(5_000));
+      return why && ok(why) ? why : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 describe('Kubelet.podWhy on a fake CRI (the gatherer wired to the real managers)', () => {

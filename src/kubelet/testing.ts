@@ -12,7 +12,6 @@ import type { KubeletPod } from '../api/types.ts';
 import { FakeKmsg } from '../oom/testing.ts';
 import type { PodSource } from '../podsource/index.ts';
 import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
-import { sleep } from '../util/abort.ts';
 import { nullLogger } from '../util/logger.ts';
 import type { KubeletConfig } from '../config/index.ts';
 import { testKubeletConfig } from '../config/testing.ts';
@@ -123,22 +122,5 @@ export async function fakeCriKubelet(
   };
 }
 
-/**
- * `until(what, get, timeoutMs?)`: polls `get` every 20 ms until it gives a value (neither undefined
- * nor false) and returns it; fails with `what` after `timeoutMs`, `defaultTimeoutMs` unless given.
- */
-export function untilWithin(defaultTimeoutMs: number) {
-  return async <T>(
-    what: string,
-    get: () => T | undefined | false,
-    timeoutMs = defaultTimeoutMs,
-  ): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = get();
-      if (v !== undefined && v !== false) return v;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await sleep(20);
-    }
-  };
-}
+/** `until(what, get, timeoutMs?)` with a default timeout: the kit's (test/kit/poll.ts). */
+export { untilWithin } from '../../test/kit/poll.ts';

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { Container, ContainerFilter, ContainerStatus, RuntimeService } from '../runtime/cri/types.ts';
 import { KubeletError } from '../util/errors.ts';
+import { until as poll } from '../../test/kit/poll.ts';
 
 /** One CRI log record as containerd writes it. */
 export function criLine(time: string, stream: 'stdout' | 'stderr', tag: 'P' | 'F', content: string): string {
@@ -53,13 +54,9 @@ export async function withTmpDir<T>(fn: (dir: string) => Promise<T>): Promise<T>
   }
 }
 
-/** Polls `cond` every 10 ms until it holds; fails after `timeoutMs`. */
-export async function until(cond: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+/** The kit's poll-until (test/kit/poll.ts) in this folder's argument order. */
+export function until(cond: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<true> {
+  return poll(what, () => cond(), { timeoutMs, intervalMs: 10 });
 }
 
 export interface FakeContainer {

@@ -10,16 +10,11 @@ import {
   KERNEL_5_SYSTEM_OOM,
   KERNEL_6_CONTAINER_OOM,
 } from './testing.ts';
+import { untilWithin } from '../../test/kit/poll.ts';
 
 const BOOT = Date.parse('2026-11-20T15:05:00Z');
 
-async function until(what: string, cond: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+const until = untilWithin(2_000, { intervalMs: 2 });
 
 /** A watcher on a fake kernel log, stopped when the test ends (pass or fail). */
 function setup(t: TestContext, extra: Partial<OomWatcherDeps> = {}) {

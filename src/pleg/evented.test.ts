@@ -22,6 +22,7 @@ import { createPodStatusReader } from '../runtime/kuberuntime/pod-status-reader.
 import { nullLogger } from '../util/logger.ts';
 import { createPleg, type EventedStats, type Pleg, type PodLifecycleEvent } from './pleg.ts';
 import { EXPECT_MAX_TRIES } from './relister.ts';
+import { until as poll } from '../../test/kit/poll.ts';
 
 /** An in-memory event stream: the test says when it is live, what it delivers, when it breaks. */
 class FakeEventSource implements RuntimeEventSource {
@@ -83,13 +84,8 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((p) => p.stop()));
 });
 
-async function until(cond: () => boolean, what: string, ms = 3_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+const until = (cond: () => boolean, what: string, timeoutMs = 3_000) =>
+  poll(what, cond, { timeoutMs, intervalMs: 2 });
 
 /** A started evented PLEG over the fake CRI, live, its first relist done. */
 async function setup(f: ReturnType<typeof fakeCri>) {

@@ -1,5 +1,6 @@
 /** Test helpers for this folder (not exported from index.ts). */
 import type { KubeletPod, Pod } from '../api/types.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 /** Collects snapshots a source sends and lets a test wait for one that satisfies a predicate. */
 export function snapshotRecorder() {
@@ -45,13 +46,13 @@ export function manifest(name: string, image = 'busybox:1.29', extra: Record<str
 
 /** A pod as a source would hand it to the storage. */
 export function pod(name: string, uid: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
-  const p: KubeletPod = {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default', uid, annotations: { 'kubernetes.io/config.hash': uid } },
-    spec: { containers: [{ name: 'main', image: 'busybox:1.29' }] },
+  const p = buildPod(name, {
+    uid,
+    typeMeta: true,
+    annotations: { 'kubernetes.io/config.hash': uid },
+    containers: ['main'],
     status: { phase: 'Pending' },
-  };
+  });
   patch(p);
   return p;
 }

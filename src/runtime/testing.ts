@@ -37,6 +37,7 @@ import {
 import type { RuntimeManagerDeps } from './kuberuntime/runtime-manager.ts';
 import type { RuntimePodStatus } from './kuberuntime/runtime-pod.ts';
 import type { Service, ServiceLister } from './env/service-env.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 /** The mock clock's start. */
 export const START = Date.parse('2026-01-10T08:00:00Z');
@@ -46,14 +47,13 @@ export function makePod(
   containers: string[],
   opts: { init?: string[]; grace?: number; restartPolicy?: 'Always' | 'OnFailure' | 'Never' } = {},
 ): KubeletPod {
-  const ctr = (n: string): Container => ({ name: n, image: 'busybox:1.29' });
-  const pod: KubeletPod = {
-    metadata: { name, namespace: 'ns', uid: `uid-${name}` },
-    spec: { containers: containers.map(ctr), terminationGracePeriodSeconds: opts.grace ?? 30 },
-  };
-  if (opts.init) pod.spec.initContainers = opts.init.map(ctr);
-  if (opts.restartPolicy) pod.spec.restartPolicy = opts.restartPolicy;
-  return pod;
+  return buildPod(name, {
+    namespace: 'ns',
+    containers,
+    terminationGracePeriodSeconds: opts.grace ?? 30,
+    ...(opts.init ? { initContainers: opts.init } : {}),
+    ...(opts.restartPolicy ? { restartPolicy: opts.restartPolicy } : {}),
+  });
 }
 
 /** The container named `name` of a pod made by `makePod` (init containers included). */
@@ -179,16 +179,15 @@ export function envPod(
   containers: Container[],
   mutate: (p: KubeletPod) => void = () => undefined,
 ): KubeletPod {
-  const p: KubeletPod = {
-    metadata: {
-      name: 'dapi-test-pod-name',
-      namespace,
-      uid: 'uid-1',
-      labels: { app: 'web', 'example.com/tier': 'front' },
-      annotations: { note: 'hello "world"' },
-    },
-    spec: { containers, nodeName: 'node-name', serviceAccountName: 'special' },
-  };
+  const p = buildPod('dapi-test-pod-name', {
+    namespace,
+    uid: 'uid-1',
+    labels: { app: 'web', 'example.com/tier': 'front' },
+    annotations: { note: 'hello "world"' },
+    containers,
+    nodeName: 'node-name',
+    spec: { serviceAccountName: 'special' },
+  });
   mutate(p);
   return p;
 }
@@ -327,9 +326,11 @@ export function fakeImages() {
 
 /** A pod in `ns` naming `pullSecrets` as its imagePullSecrets. */
 export function imagePod(name: string, containers: Container[], pullSecrets?: string[]): KubeletPod {
-  const p: KubeletPod = { metadata: { name, namespace: 'ns', uid: `uid-${name}` }, spec: { containers } };
-  if (pullSecrets) p.spec.imagePullSecrets = pullSecrets.map((n) => ({ name: n }));
-  return p;
+  return buildPod(name, {
+    namespace: 'ns',
+    containers,
+    ...(pullSecrets ? { spec: { imagePullSecrets: pullSecrets.map((n) => ({ name: n })) } } : {}),
+  });
 }
 
 /** A container `app` of `image`. */

@@ -10,6 +10,7 @@ import type { ServerSettings } from '../config/index.ts';
 import { recordingLogger } from '../util/testing.ts';
 import { createKubeletApi } from './kubelet-api.ts';
 import { fakeHost, get, makeTestPki, testPod, type TestPki } from './testing.ts';
+import { untilWithin } from '../../test/kit/poll.ts';
 
 let dir: string;
 let a: TestPki;
@@ -59,13 +60,7 @@ function outcome(opts: RequestOptions): Promise<string> {
   });
 }
 
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const eventually = untilWithin(5_000, { intervalMs: 50 });
 
 describe('the client CA file on a running kubelet API', () => {
   it('is reloaded when it changes: the new CA is trusted, the old one refused, a broken file ignored with an error', async () => {

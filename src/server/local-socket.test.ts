@@ -5,6 +5,7 @@ import { chmod, lstat, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { until } from '../../test/kit/poll.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createApiHandlers } from './api-handlers.ts';
 import { createLocalSocketServer, socketAnswers, type LocalSocketServer } from './local-socket.ts';
@@ -174,10 +175,8 @@ describe('the local socket', () => {
 });
 
 /** Polls `ready` every 10 ms, for at most 10 s. */
-async function waitFor(ready: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !ready(); i++) await new Promise((r) => setTimeout(r, 10));
-  assert.ok(ready(), 'timed out');
-}
+const waitFor = (ready: () => boolean) =>
+  until('the socket to be ready', ready, { timeoutMs: 10_000, intervalMs: 10 });
 
 /**
  * The attacker, run as nobody: connects over and over to every entry of the directory (and to

@@ -15,6 +15,7 @@ import { createAlwaysAllowAuthorizer, type Authorizer } from './auth/authorizer.
 import type { HostPod, KubeletApiHost } from './host.ts';
 import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
 import { loadServingCert } from './serving-cert.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 const run = promisify(execFile);
 
@@ -127,10 +128,7 @@ export function testPod(
   uid: string,
   containers: string[] = ['c'],
 ): KubeletPod {
-  return {
-    metadata: { namespace, name, uid },
-    spec: { containers: containers.map((c) => ({ name: c, image: 'busybox' })) },
-  };
+  return buildPod(name, { namespace, uid, containers, image: 'busybox' });
 }
 
 /** A host over a fixed pod list; every runtime-facing function can be replaced per test. */

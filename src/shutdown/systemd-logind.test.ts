@@ -10,6 +10,7 @@ import { runCommand } from './child-process.ts';
 import { createShutdownManager } from './shutdown-manager.ts';
 import { INHIBIT_WHY, createSystemdLogind, type SystemdLogindOptions } from './systemd-logind.ts';
 import { shutdownPod } from './testing.ts';
+import { until } from '../../test/kit/poll.ts';
 
 const PYTHON = '/usr/bin/python3';
 const FAKE = path.join(import.meta.dirname, 'fake-logind.py');
@@ -31,13 +32,6 @@ async function missing(python: boolean): Promise<string | undefined> {
 }
 
 /** Polls `check` every 20 ms until it holds, or fails after `ms`. */
-async function until(what: string, check: () => Promise<boolean> | boolean, ms = 5_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function logind(over: Partial<SystemdLogindOptions> = {}) {
   return createSystemdLogind({ logger: recordingLogger(), callTimeoutMs: 5_000, ...over });

@@ -12,6 +12,7 @@ import type {
   ShutdownSignalHandlers,
   ShutdownWatch,
 } from './logind.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 export interface FakeLogind extends Logind {
   /** Every call and lock event in order: `delay`, `inhibit`, `release`, `watch`, `override <ms>`, `reload`, … */
@@ -153,21 +154,12 @@ export function shutdownPod(
     annotations?: Record<string, string>;
   } = {},
 ): KubeletPod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name,
-      namespace: 'default',
-      uid: `uid-${name}`,
-      annotations: { 'kubernetes.io/config.source': 'api', ...over.annotations },
-    },
-    spec: {
-      containers: [{ name: 'c', image: 'busybox:1.29' }],
-      priority: over.critical ? 2_000_000_000 : 0,
-      ...(over.terminationGracePeriodSeconds !== undefined
-        ? { terminationGracePeriodSeconds: over.terminationGracePeriodSeconds }
-        : {}),
-    },
-  };
+  return buildPod(name, {
+    typeMeta: true,
+    annotations: { 'kubernetes.io/config.source': 'api', ...over.annotations },
+    priority: over.critical ? 2_000_000_000 : 0,
+    ...(over.terminationGracePeriodSeconds !== undefined
+      ? { terminationGracePeriodSeconds: over.terminationGracePeriodSeconds }
+      : {}),
+  });
 }

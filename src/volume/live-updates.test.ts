@@ -12,6 +12,7 @@ import { createVolumeManager, projectedVolumePath, type VolumeManager } from './
 import { unmountAllUnder } from './mounts.ts';
 import { createPodSerializer } from './live-updates.ts';
 import { b64, fakeObjectSource, type FakeObjectSource } from './testing.ts';
+import { untilWithin } from '../../test/kit/poll.ts';
 
 const run = promisify(execFile);
 
@@ -25,13 +26,7 @@ function podWith(volumes: Volume[], mounts: VolumeMount[] = [], labels?: Record<
 }
 
 /** Polls `check` until it holds (the refresh runs on its own, with real file I/O), or fails after 2 s. */
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let waited = 0; waited < 2_000; waited += 10) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
+const until = untilWithin(2_000, { intervalMs: 10 });
 
 const dataDirs = async (dir: string) => (await readdir(dir)).filter((n) => /^\.\.\d/.test(n));
 const conf = (v: string, rv: string) => ({

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { Container, ContainerStatus, KubeletPod, PodStatus } from '../api/types.ts';
 import { explainPod } from './explain.ts';
 import type { PodWhy, WhyFinding, WhySnapshot } from './types.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 export const NOW = Date.parse('2026-11-24T20:01:30.000Z');
 export const iso = (ms: number) => new Date(ms).toISOString();
@@ -14,17 +15,11 @@ export function pod(
   containers: Partial<Container>[] = [{}],
   extra: Partial<KubeletPod['spec']> = {},
 ): KubeletPod {
-  return {
-    metadata: { namespace: 'default', name: 'web', uid: 'uid-1' },
-    spec: {
-      containers: containers.map((c, i) => ({
-        name: i === 0 ? 'main' : `c${i}`,
-        image: 'busybox:1.29',
-        ...c,
-      })),
-      ...extra,
-    },
-  };
+  return buildPod('web', {
+    uid: 'uid-1',
+    containers: containers.map((c, i) => ({ name: i === 0 ? 'main' : `c${i}`, ...c })),
+    spec: extra,
+  });
 }
 
 export function running(name = 'main', ready = true, startedAt = NOW - 60_000): ContainerStatus {

@@ -16,13 +16,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { kubectlFor } from './kubectl.ts';
+import { kubectlFor } from '../kit/kubectl.ts';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { eventually, IMAGE, setupEnv, unmountUnder, type Env } from './support.ts';
-import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NS = 'default';
 const PORT = 11254;

@@ -15,8 +15,8 @@ import { promisify } from 'node:util';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { pkiPaths } from '../harness/cluster/control-plane.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
-import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
-import { kubectlFor } from './kubectl.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
+import { kubectlFor } from '../kit/kubectl.ts';
 
 const NODE = 'tsk-kubectl';
 /**

@@ -16,7 +16,7 @@ import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Node } from '../../src/node/types.ts';
 import { describeError } from '../../src/util/errors.ts';
 import { eventually, setupEnv, type Env } from './support.ts';
-import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE = 'tsk-images';
 

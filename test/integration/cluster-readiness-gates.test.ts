@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
-import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod, PodCondition, PodList } from '../../src/api/types.ts';

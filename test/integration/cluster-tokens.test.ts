@@ -19,7 +19,7 @@ import type { Pod } from '../../src/api/types.ts';
 import { projectedVolumePath } from '../../src/volume/index.ts';
 import { describeError } from '../../src/util/errors.ts';
 import { eventually, setupEnv, type Env } from './support.ts';
-import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE = 'tsk-tokens';
 const NS = 'tsk-tokens';

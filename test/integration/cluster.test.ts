@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
-import { startNodeKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { startContainerd, stopBedContainerd } from '../harness/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';

@@ -14,7 +14,7 @@ import {
   launchBrowser,
   watchedPage,
 } from '../../src/console/testing.ts';
-import { startStandaloneKubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { startStandaloneKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { IMAGE, eventually, podManifest, setupEnv, writeManifest, type Env } from './support.ts';
 
 const NODE_NAME = 'itest-console';

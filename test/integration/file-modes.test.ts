@@ -19,7 +19,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
-import { spawnTskubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const run = promisify(execFile);
 const NODE_NAME = 'itest-modes';

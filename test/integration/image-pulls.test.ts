@@ -47,7 +47,7 @@ import {
   type Env,
   type RunningKubelet,
 } from './support.ts';
-import { spawnTskubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const CREDS = { user: 'bed', password: 'pull-s3cret' };
 const OPEN_REPO = 'tskubelet/busybox';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
-import { TSKUBELET_BIN, spawnTskubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { TSKUBELET_BIN, spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE_NAME = 'itest-cli';
 const POD = `cli-${NODE_NAME}`;

@@ -1,80 +1,31 @@
 /**
  * Test support for integration tests: a real containerd (test/harness) and an in-process tskubelet
  * assembled by the same `newKubelet` as the CLI's, with temporary manifest, root and log directories.
+ * The bed access itself (setupEnv, manifests, the bed's pods) is the test kit's (test/kit/bed.ts).
  */
 import { before, after } from 'node:test';
-import { mkdtemp, readFile, rm, writeFile, unlink, rename } from 'node:fs/promises';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { stringify } from 'yaml';
-import { startContainerd, removeAllPods, type ContainerdBed } from '../harness/index.ts';
-import { createCriClient, type CriClient } from '../../src/runtime/cri/index.ts';
 import { createMemoryRecorder } from '../../src/api/events.ts';
-import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
 import { newKubelet, type AssembledKubelet, type Kubelet, type PodView } from '../../src/kubelet/index.ts';
 import { machineNodeView } from '../../src/kubelet/node-view.ts';
 import type { KubeletConfig } from '../../src/config/index.ts';
 import { testKubeletConfig } from '../../src/config/testing.ts';
-import { sleep } from '../../src/util/abort.ts';
-import type { Pod } from '../../src/api/types.ts';
-import { LABEL_POD_UID } from '../../src/config/defaults.ts';
-import type { Container as CriContainer, PodSandbox } from '../../src/runtime/cri/types.ts';
+import { until } from '../kit/poll.ts';
 import type { RuntimeEventSource } from '../../src/runtime/containerd-events/index.ts';
+import { setupEnv, testLogger, NODE, type Env } from '../kit/bed.ts';
 
-export const IMAGE = 'docker.io/library/busybox:1.29';
-export const NODE = 'itest';
-
-export function testLogger(): Logger {
-  return process.env.TSKUBELET_TEST_VERBOSE ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
-}
-
-export interface Env {
-  bed: ContainerdBed;
-  cri: CriClient;
-  dir: string;
-  manifests: string;
-  rootDir: string;
-  logsDir: string;
-  close(): Promise<void>;
-}
-
-/**
- * Unmounts every mount below `dir`, deepest first. A kubelet that stops leaves its pods (and their
- * tmpfs volumes) in place by design; a test's temporary root must not be removed through them.
- */
-export async function unmountUnder(dir: string): Promise<void> {
-  const mounts = (await readFile('/proc/mounts', 'utf8'))
-    .split('\n')
-    .map((l) => l.split(' ')[1] ?? '')
-    .filter((m) => m.startsWith(`${dir}/`))
-    .sort((a, b) => b.length - a.length);
-  for (const m of mounts) await promisify(execFile)('umount', ['-l', m]);
-}
-
-/** Starts the bed (clean: no pods) and makes the temporary directories. */
-export async function setupEnv(): Promise<Env> {
-  const bed = await startContainerd();
-  await removeAllPods(bed);
-  const dir = await mkdtemp(join(tmpdir(), 'tskubelet-it-'));
-  const cri = createCriClient({ endpoint: bed.endpoint });
-  return {
-    bed,
-    cri,
-    dir,
-    manifests: join(dir, 'manifests'),
-    rootDir: join(dir, 'root'),
-    logsDir: join(dir, 'logs'),
-    async close() {
-      await removeAllPods(bed);
-      cri.close();
-      await bed.stop();
-      await unmountUnder(dir);
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
+export {
+  IMAGE,
+  NODE,
+  testLogger,
+  unmountUnder,
+  setupEnv,
+  podManifest,
+  writeManifest,
+  removeManifest,
+  sandboxesOf,
+  containersOf,
+  type Env,
+} from '../kit/bed.ts';
 
 export interface RunningKubelet {
   kubelet: AssembledKubelet;
@@ -145,45 +96,14 @@ export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Pro
   };
 }
 
-/** A Pod manifest object with sensible test defaults. */
-export function podManifest(name: string, spec: Partial<Pod['spec']> & Pick<Pod['spec'], 'containers'>): Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name },
-    spec: { terminationGracePeriodSeconds: 2, ...spec },
-  };
-}
-
-/** Writes atomically (temp file + rename), as editors and config management do. */
-export async function writeManifest(env: Env, file: string, pod: Pod | string): Promise<void> {
-  const text = typeof pod === 'string' ? pod : stringify(pod);
-  const tmp = join(env.manifests, `.${file}.tmp`);
-  await writeFile(tmp, text);
-  await rename(tmp, join(env.manifests, file));
-}
-
-export async function removeManifest(env: Env, file: string): Promise<void> {
-  await unlink(join(env.manifests, file));
-}
-
-/** Polls until `check` returns a value (not undefined), or fails with the last state seen. */
-export async function eventually<T>(
+/** The kit's poll-until (test/kit/poll.ts) every 100 ms, 30 s unless told, with the state seen on failure. */
+export function eventually<T>(
   what: string,
   check: () => T | undefined | Promise<T | undefined>,
   timeoutMs = 30_000,
   describe?: () => unknown,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) {
-      const state = describe ? JSON.stringify(describe(), null, 1).slice(0, 4000) : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${state}`);
-    }
-    await sleep(100);
-  }
+  return until(what, check, { timeoutMs, intervalMs: 100, ...(describe ? { describe } : {}) });
 }
 
 /** The kubelet's view of the pod whose name starts with `<name>-` (static pods get the node suffix). */
@@ -206,14 +126,6 @@ export async function waitForPhase(
     timeoutMs,
     () => findPod(k, name)?.status,
   );
-}
-
-export async function sandboxesOf(env: Env, uid: string): Promise<PodSandbox[]> {
-  return env.cri.runtime.listPodSandbox({ labelSelector: { [LABEL_POD_UID]: uid } });
-}
-
-export async function containersOf(env: Env, uid: string): Promise<CriContainer[]> {
-  return env.cri.runtime.listContainers({ labelSelector: { [LABEL_POD_UID]: uid } });
 }
 
 /**

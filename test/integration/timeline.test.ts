@@ -14,7 +14,7 @@ import { stringify } from 'yaml';
 import { connectNode } from '../../src/cli/node/client.ts';
 import type { PodTimeline } from '../../src/timeline/index.ts';
 import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
-import { spawnTskubelet, type TskubeletProcess } from './kubelet-process.ts';
+import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE_NAME = 'itest-timeline';
 const POD = `timeline-${NODE_NAME}`;

@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { testLogger } from '../integration/support.ts';
+import { testLogger } from '../kit/bed.ts';
 import { SCENARIOS } from './scenarios/index.ts';
 
 describe('reliability: faults (quick mode)', () => {

@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { createLogger, nullLogger } from '../../src/util/logger.ts';
 import { describeError } from '../../src/util/errors.ts';
 import { SCENARIOS } from './scenarios/index.ts';
-import { setVariantKubeletFlags } from '../integration/kubelet-process.ts';
+import { setVariantKubeletFlags } from '../kit/process.ts';
 import { SURFACES } from './fuzz/index.ts';
 import { check, fuzzPassed, passed, renderReport, type FuzzResult, type ScenarioResult } from './report.ts';
 

@@ -8,14 +8,10 @@ import { nullLogger } from '../../util/logger.ts';
 import { createContainerdEvents, type RuntimeEvent } from './index.ts';
 import { exitEnvelope as exit, FakeEventService as FakeEvents } from './testing.ts';
 import { MARKER_TOPIC, subscribeFilters, toRuntimeEvent } from './stream.ts';
+import { until as poll } from '../../../test/kit/poll.ts';
 
-async function until(cond: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const until = (cond: () => boolean, what: string, timeoutMs = 5_000) =>
+  poll(what, cond, { timeoutMs, intervalMs: 5 });
 
 describe('toRuntimeEvent', () => {
   test('keeps a task exit of a container in the namespace, with its exit status and time', () => {

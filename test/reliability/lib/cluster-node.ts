@@ -4,9 +4,9 @@
  */
 import { copyFile, mkdir } from 'node:fs/promises';
 import { startCluster, type ClusterBed } from '../../harness/cluster/index.ts';
-import { kubectlFor, type Kubectl } from '../../integration/kubectl.ts';
-import { startNodeKubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
-import { IMAGE, setupEnv, type Env } from '../../integration/support.ts';
+import { kubectlFor, type Kubectl } from '../../kit/kubectl.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../../kit/process.ts';
+import { IMAGE, setupEnv, type Env } from '../../kit/bed.ts';
 import { waitFor } from './wait.ts';
 
 export interface ClusterNode {

@@ -18,8 +18,6 @@
  * `teardownNode` works from names alone (no handle), so it also removes what a run that died midway
  * left: kubelet, CRI pods, containerd, shims, container processes, cgroups, mounts, link, directories.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
@@ -32,7 +30,7 @@ import { CLUSTER_PORTS } from '../../harness/cluster/paths.ts';
 import { cniConflist, containerdConfig, criAnswers } from '../../harness/containerd.ts';
 import { ensureImages } from '../../harness/images.ts';
 import { removeAllPods } from '../../harness/index.ts';
-import { TSKUBELET_BIN, variantKubeletFlags } from '../../integration/kubelet-process.ts';
+import { TSKUBELET_BIN, spawnLogged, variantKubeletFlags } from '../../kit/process.ts';
 import {
   NETNS_PREFIX,
   createLink,
@@ -120,20 +118,9 @@ export interface SpawnedProcess {
 }
 
 /** Spawns argv detached (its own process group: a Ctrl-C reaches only the runner, which cleans up). */
-function spawnLogged(argv: readonly string[], log: string): SpawnedProcess {
-  const fd = openSync(log, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn(argv[0] ?? '', argv.slice(1), { stdio: ['ignore', fd, fd], detached: true });
-  } finally {
-    closeSync(fd);
-  }
-  child.unref();
-  const pid = child.pid;
-  if (pid === undefined) throw new KubeletError('NotFound', `spawn ${argv[0]}`, `no pid; log ${log}`);
-  let done = false;
-  child.once('exit', () => (done = true));
-  return { pid, log, exited: () => done };
+function spawnDetached(argv: readonly string[], log: string): SpawnedProcess {
+  const p = spawnLogged(argv[0] ?? '', argv.slice(1), { logFile: log, detached: true });
+  return { pid: p.pid, log, exited: () => p.exited() };
 }
 
 export interface NetnsNode {
@@ -205,7 +192,7 @@ export async function setupNode(index: number, opts: NodeSetupOptions): Promise<
     await createCgroupRoot(n.cgroupRoot);
     await writeFile(n.containerdConfig, rebase(containerdConfig(), n));
     await writeFile(`${n.lib}/etc/cni/net.d/10-${NETNS_PREFIX}.conflist`, rebase(cniConflist(), n));
-    const containerd = spawnLogged(
+    const containerd = spawnDetached(
       [...inNetns(n.link.netns), 'containerd', '--config', n.containerdConfig],
       join(n.log, 'containerd.log'),
     );
@@ -222,7 +209,7 @@ export async function setupNode(index: number, opts: NodeSetupOptions): Promise<
         podLogsDir: n.podLogsDir,
       }),
     );
-    const kubelet = spawnLogged(
+    const kubelet = spawnDetached(
       [
         ...inNetns(n.link.netns),
         TSKUBELET_BIN,

@@ -5,10 +5,10 @@
  */
 import { rm } from 'node:fs/promises';
 import type { ApiClient } from '../../../src/api/client-types.ts';
-import { sleep } from '../../../src/util/abort.ts';
 import { describeError } from '../../../src/util/errors.ts';
 import type { Logger } from '../../../src/util/logger.ts';
 import { check, round, type Check } from '../report.ts';
+import { until } from '../../kit/poll.ts';
 import {
   createSpreadDeployment,
   deleteNodes,
@@ -30,19 +30,13 @@ export interface Body {
 
 const s = (ms: number) => round(ms / 1000);
 
-export async function poll<T>(
+export function poll<T>(
   what: string,
   timeoutMs: number,
   signal: AbortSignal,
   probe: () => Promise<T | undefined>,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(500, signal);
-  }
+  return until(what, probe, { timeoutMs, intervalMs: 500, signal });
 }
 
 /**

@@ -17,8 +17,8 @@ import { describeError, isNotFound } from '../../../src/util/errors.ts';
 import type { Logger } from '../../../src/util/logger.ts';
 import { CLUSTER_PATHS, startCluster, type ClusterBed } from '../../harness/cluster/index.ts';
 import { writeKubeconfig } from '../../harness/cluster/kubeconfig.ts';
-import { startNodeKubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
-import { IMAGE, setupEnv, type Env } from '../../integration/support.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../../kit/process.ts';
+import { IMAGE, setupEnv, type Env } from '../../kit/bed.ts';
 import { startApiProxy, type ApiProxy } from './api-proxy.ts';
 
 /** Off 10250 so a kubelet left by someone else's run cannot collide with ours. */

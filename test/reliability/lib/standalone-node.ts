@@ -5,8 +5,8 @@
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startStandaloneKubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
-import type { Env } from '../../integration/support.ts';
+import { startStandaloneKubelet, type TskubeletProcess } from '../../kit/process.ts';
+import type { Env } from '../../kit/bed.ts';
 
 export interface StandaloneNode {
   readonly nodeName: string;

@@ -1,33 +1,23 @@
 /** Polling and small statistics for the reliability scenarios. */
-import { sleep } from '../../../src/util/abort.ts';
-import { describeError } from '../../../src/util/errors.ts';
-import { pct } from '../../../bench/lib/stats.ts';
+import { until } from '../../kit/poll.ts';
+import { pct } from '../../kit/stats.ts';
 
-/** Polls `probe` every 250 ms until it returns a value, or throws after `timeoutMs` naming `what`. */
-export async function waitFor<T>(
+/**
+ * The kit's poll-until (test/kit/poll.ts) every 250 ms: a probe that throws counts as "not yet"
+ * (its error named on failure), except that the kubelet exited, which fails at once.
+ */
+export function waitFor<T>(
   what: string,
   timeoutMs: number,
   signal: AbortSignal,
   probe: () => Promise<T | undefined>,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    signal.throwIfAborted();
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-      if (err instanceof Error && /tskubelet exited/.test(err.message)) throw err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last === undefined ? '' : `: ${describeError(last)}`}`,
-      );
-    }
-    await sleep(250, signal);
-  }
+  return until(what, probe, {
+    timeoutMs,
+    intervalMs: 250,
+    signal,
+    retryError: (err) => !(err instanceof Error && /tskubelet exited/.test(err.message)),
+  });
 }
 
 /** The q-quantile (0..1) of `xs` by nearest rank; 0 for none. */

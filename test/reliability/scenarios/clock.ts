@@ -28,6 +28,7 @@ import { sleep } from '../../../src/util/abort.ts';
 import { monotonicNow } from '../../../src/util/clock.ts';
 import { describeError } from '../../../src/util/errors.ts';
 import type { Logger } from '../../../src/util/logger.ts';
+import { until as poll, UntilTimeout } from '../../kit/poll.ts';
 import { check, round, type Check, type ScenarioResult } from '../report.ts';
 import type { Scenario, ScenarioContext } from '../scenario.ts';
 import {
@@ -127,14 +128,13 @@ function podSource(): PodSource & { send(pods: KubeletPod[]): void } {
   };
 }
 
-async function until<T>(get: () => T | undefined | false, timeoutMs: number): Promise<T | undefined> {
-  const deadline = monotonicNow() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v !== undefined && v !== false) return v;
-    if (monotonicNow() > deadline) return undefined;
-    await sleep(20);
-  }
+/** The kit's poll-until (monotonic), `undefined` when it times out. */
+function until<T>(get: () => T | undefined | false, timeoutMs: number): Promise<T | undefined> {
+  // Not within the time is an answer here (the scenario's checks report it), not a failure.
+  return poll('the pod', get, { timeoutMs }).catch((err: unknown) => {
+    if (err instanceof UntilTimeout) return undefined;
+    throw err;
+  });
 }
 
 async function coreUnderSteps(backMs: number, forwardMs: number, logger: Logger): Promise<CoreFigures> {

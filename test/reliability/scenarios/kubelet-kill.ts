@@ -8,7 +8,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LABEL_POD_UID } from '../../../src/config/defaults.ts';
 import { sleep } from '../../../src/util/abort.ts';
-import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from '../../integration/support.ts';
+import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from '../../kit/bed.ts';
 import type { Pod } from '../../../src/api/types.ts';
 import { atMost, check, countIs, type Check, type ScenarioResult } from '../report.ts';
 import type { Scenario, ScenarioContext } from '../scenario.ts';

@@ -14,6 +14,7 @@ import { createFileSource } from '../../../src/podsource/file-source.ts';
 import type { PodSource, SourceProblem } from '../../../src/podsource/types.ts';
 import { FakeImageService, FakeRuntimeService } from '../../../src/runtime/cri/testing.ts';
 import type { Logger } from '../../../src/util/logger.ts';
+import { until as poll } from '../../kit/poll.ts';
 
 export const NODE = 'limits-node';
 
@@ -34,20 +35,13 @@ export function delayMeter(): { stop(): Delay } {
   };
 }
 
-export async function until<T>(
+export function until<T>(
   what: string,
   get: () => T | undefined | false,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = get();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    signal?.throwIfAborted();
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return poll(what, get, { timeoutMs, intervalMs: 50, ...(signal ? { signal } : {}) });
 }
 
 /** The real file source, observed: when each snapshot came and what it reported. */

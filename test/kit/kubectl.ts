@@ -1,0 +1,48 @@
+/**
+ * kubectl as the cluster tests drive it: the installed kubectl (1.32) against the bed's API server
+ * with its admin kubeconfig, output collected, a deadline on every call.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Kubectl {
+  /** Runs kubectl with `args` (and `input` on stdin); never rejects on a non-zero exit. */
+  run(args: string[], opts?: { input?: string; timeoutMs?: number }): Promise<KubectlResult>;
+  /** Runs kubectl and asserts it exited 0; its stdout. */
+  ok(args: string[], input?: string): Promise<string>;
+}
+
+/** `kubeconfig` is read at each call (the bed may start after the helper is made). */
+export function kubectlFor(kubeconfig: () => string, baseArgs: readonly string[] = []): Kubectl {
+  async function run(
+    args: string[],
+    opts: { input?: string; timeoutMs?: number } = {},
+  ): Promise<KubectlResult> {
+    const child = execFile('kubectl', [...baseArgs, ...args], {
+      env: { ...process.env, KUBECONFIG: kubeconfig() },
+      timeout: opts.timeoutMs ?? 60_000,
+      maxBuffer: 16 << 20,
+    });
+    child.stdin?.end(opts.input ?? '');
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number>((r) => child.on('close', (c) => r(c ?? -1)));
+    return { code, stdout, stderr };
+  }
+  return {
+    run,
+    async ok(args, input) {
+      const r = await run(args, input === undefined ? {} : { input });
+      assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+      return r.stdout;
+    },
+  };
+}

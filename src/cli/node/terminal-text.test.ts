@@ -28,7 +28,11 @@ const hostile = fc.string({
     ),
     fc.constantFrom('[31m', ']0;title', 'P$q', 'é', '✓', 'x'),
     fc.string({ minLength: 0, maxLength: 1 }),
-    fc.integer({ min: 0, max: 0x10ffff }).map((n) => String.fromCodePoint(n)),
+    // Every code point but the surrogates: a lone one is no text (Go's JSON and UTF-8 replace it).
+    fc
+      .integer({ min: 0, max: 0x10ffff })
+      .filter((n) => n < 0xd800 || n > 0xdfff)
+      .map((n) => String.fromCodePoint(n)),
   ),
   maxLength: 40,
 });

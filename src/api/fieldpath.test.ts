@@ -1,25 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeletPod } from './types.ts';
+import { downwardAllocatable, downwardPod } from './testing.ts';
 import { containerResourceValue, formatMap, goQuote, podFieldValue } from './fieldpath.ts';
 
-const pod: KubeletPod = {
-  metadata: {
-    name: 'web',
-    namespace: 'shop',
-    uid: 'u-1',
-    labels: { tier: 'front', app: 'web' },
-    annotations: { 'example.com/note': 'say "hi"\n', Build: '7' },
-  },
-  spec: {
-    containers: [
-      { name: 'app', resources: { limits: { cpu: '250m', memory: '64Mi' }, requests: { cpu: '100m' } } },
-      { name: 'bare' },
-    ],
-    initContainers: [{ name: 'init', resources: { requests: { memory: '1Gi' } } }],
-  },
-};
-const allocatable = () => ({ cpu: 4, memory: '8Gi', 'ephemeral-storage': '100Gi' });
+const pod = downwardPod;
+const allocatable = downwardAllocatable;
 
 describe('downward API values', () => {
   it('quotes like Go %q', () => {

@@ -503,8 +503,8 @@ describe('pod cgroup flags', () => {
     assert.deepEqual(config.enforceNodeAllocatable, ['pods']);
   });
 
-  it('refuses --cgroup-driver=systemd and --cgroups-per-qos=false with the default enforcement', async () => {
-    await assertRejectsInvalid(['--cgroup-driver=systemd'], /only "cgroupfs"/);
+  it('refuses an unknown --cgroup-driver and --cgroups-per-qos=false with the default enforcement', async () => {
+    await assertRejectsInvalid(['--cgroup-driver=lxc'], /not a cgroup driver/);
     await assertRejectsInvalid(['--cgroups-per-qos=false'], /--enforce-node-allocatable/);
     await assertRejectsInvalid(['--pod-max-pids=many'], /--pod-max-pids.*not an integer/);
   });

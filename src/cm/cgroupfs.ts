@@ -30,6 +30,8 @@ export interface Cgroups {
   children(name: string): Promise<string[]>;
   /** PIDs in the cgroup or any cgroup below it, in any hierarchy. */
   pids(name: string): Promise<number[]>;
+  /** SIGKILLs every process in the cgroup and below (upstream tryKillingCgroupProcesses). */
+  killAll(name: string): Promise<void>;
   /**
    * Kills (SIGKILL) every process left in the cgroup and below, then removes its directories
    * (children first) in every hierarchy. A cgroup that does not exist is not an error.
@@ -156,6 +158,7 @@ export function createCgroups(layout: CgroupLayout, ops: CgroupFsOps, log: Logge
       return [...out].sort();
     },
     pids,
+    killAll,
     async destroy(name, signal) {
       if (name.split('/').filter((p) => p !== '').length === 0) {
         throw new KubeletError('InvalidArgument', 'destroy cgroup', 'refusing to remove a hierarchy root');

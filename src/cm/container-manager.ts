@@ -1,26 +1,29 @@
 /**
  * Pod-level cgroups per QoS class (upstream pkg/kubelet/cm: the node-allocatable `kubepods`
- * cgroup, the QoS container manager and the pod container manager, cgroupfs driver only).
+ * cgroup, the QoS container manager and the pod container manager), with the cgroupfs or the
+ * systemd driver, on cgroup v1 (incl. hybrid) and v2.
  */
-import path from 'node:path';
 import type { KubeletPod, Pod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import { podQOSClass } from '../api/qos.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { detectLayout, settableControllers } from './cgroup-layout.ts';
+import { detectLayout, settableControllers, type CgroupLayout } from './cgroup-layout.ts';
 import { createCgroups, type Cgroups } from './cgroupfs.ts';
 import { nodeCgroupFs, type CgroupFsOps } from './cgroupfs-ops.ts';
 import { readMaxPids } from './max-pids.ts';
 import {
-  cleanCgroupName,
   isSafeUid,
   parsePodCgroupDirName,
-  podCgroupDirName,
   podCgroupName,
+  podCgroupPath,
   qosCgroupNames,
+  type CgroupDriver,
   type QOSCgroupNames,
 } from './names.ts';
+import { createSystemdCgroups } from './systemd-cgroups.ts';
+import { createSystemdUnits, type SystemdUnits } from './systemd-units.ts';
+import { createSystemBus } from '../util/busctl.ts';
 import {
   nodeAllocatableConfig,
   qosTierConfigs,
@@ -36,6 +39,8 @@ import {
 export interface ContainerManager {
   /** Whether pod cgroups are managed (cgroupsPerQOS). */
   readonly enabled: boolean;
+  /** The QoS cgroups' paths under the driver (undefined when disabled). */
+  readonly qosCgroups: QOSCgroupNames | undefined;
   /**
    * Finds the cgroup hierarchies, checks that cgroupRoot exists, creates or updates `kubepods`
    * (node-allocatable limits) and its `burstable` and `besteffort` children. Called once from
@@ -67,8 +72,15 @@ export interface ContainerManagerOptions {
   cgroupsPerQOS: boolean;
   /** Absolute cgroupfs name under which `kubepods` lives; '/' by default. */
   cgroupRoot: string;
-  /** Only 'cgroupfs' is implemented (the config pipeline refuses 'systemd'). */
-  cgroupDriver: 'cgroupfs';
+  /** cgroupfs: directories by path; systemd: slices made through systemd over D-Bus. */
+  cgroupDriver: CgroupDriver;
+  /**
+   * The runtime's cgroup driver (e.g. containerd's SystemdCgroup), checked at start: a mismatch
+   * is a start failure naming both. Undefined (or resolving undefined): not checked.
+   */
+  runtimeCgroupDriver?: (signal: AbortSignal) => Promise<CgroupDriver | undefined>;
+  /** systemd's Manager (default: through busctl on the system bus); tests pass a fake. */
+  systemd?: SystemdUnits;
   /** Pod-level pids.max when > 0 (podPidsLimit). */
   podPidsLimit: number;
   /** cpuCFSQuota: false writes no CFS quota on pod cgroups (-1). */
@@ -95,7 +107,7 @@ export interface ContainerManagerOptions {
 export function createContainerManager(opts: ContainerManagerOptions): ContainerManager {
   const log = opts.logger;
   if (!opts.cgroupsPerQOS) return disabledManager();
-  const names: QOSCgroupNames = qosCgroupNames(opts.cgroupRoot);
+  const names: QOSCgroupNames = qosCgroupNames(opts.cgroupRoot, opts.cgroupDriver);
   const ops = opts.fs ?? nodeCgroupFs;
   const fsRoot = opts.cgroupFsRoot ?? '/sys/fs/cgroup';
   const cpuPeriodUs = Math.round(opts.cpuCFSQuotaPeriodMs * 1000);
@@ -151,10 +163,9 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
   }
 
   async function destroyAll(uid: string, cg: Cgroups, signal: AbortSignal): Promise<boolean> {
-    const dir = podCgroupDirName(uid);
     let removed = false;
-    for (const parent of [names.guaranteed, names.burstable, names.besteffort]) {
-      const name = path.posix.join(parent, dir);
+    for (const qos of ['Guaranteed', 'Burstable', 'BestEffort'] as const) {
+      const name = podCgroupPath(names, qos, uid);
       if (!(await cg.existsAnywhere(name))) continue;
       await cg.destroy(name, signal);
       removed = true;
@@ -163,12 +174,56 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
     return removed;
   }
 
+  /** The driver's cgroup operations; with systemd, checks that systemd answers on D-Bus. */
+  async function driverCgroups(layout: CgroupLayout, signal: AbortSignal): Promise<Cgroups> {
+    const fsCgroups = createCgroups(layout, ops, log);
+    if (opts.cgroupDriver === 'cgroupfs') return fsCgroups;
+    const units = opts.systemd ?? createSystemdUnits(createSystemBus(), log);
+    try {
+      const version = await units.version(signal);
+      log.info('systemd cgroup driver', { systemd: version });
+    } catch (err) {
+      throw new KubeletError(
+        'FailedPrecondition',
+        'start container manager',
+        `cgroupDriver is "systemd" but systemd is not reachable: ${describeError(err)}`,
+        { cause: err },
+      );
+    }
+    return createSystemdCgroups(fsCgroups, units, ops, log);
+  }
+
+  async function checkRuntimeDriver(signal: AbortSignal): Promise<void> {
+    if (!opts.runtimeCgroupDriver) return;
+    let runtime: CgroupDriver | undefined;
+    try {
+      runtime = await opts.runtimeCgroupDriver(signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      log.warn('could not ask the container runtime for its cgroup driver; not checked', {
+        cgroupDriver: opts.cgroupDriver,
+        err: describeError(err),
+      });
+      return;
+    }
+    if (runtime === undefined || runtime === opts.cgroupDriver) return;
+    throw new KubeletError(
+      'FailedPrecondition',
+      'start container manager',
+      `misconfiguration: kubelet cgroup driver "${opts.cgroupDriver}" is different from the container ` +
+        `runtime's cgroup driver "${runtime}" (containerd: SystemdCgroup = ${runtime === 'systemd'} in ` +
+        `the runc options); set both to the same driver`,
+    );
+  }
+
   return {
     enabled: true,
+    qosCgroups: names,
     async start(signal) {
+      await checkRuntimeDriver(signal);
       const layout = await detectLayout(fsRoot, ops);
-      const cg = createCgroups(layout, ops, log);
-      const root = cleanCgroupName(opts.cgroupRoot);
+      const cg = await driverCgroups(layout, signal);
+      const root = names.root;
       if (!(await cg.exists(root))) {
         throw new KubeletError(
           'FailedPrecondition',
@@ -200,6 +255,7 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
       cgroups = cg;
       log.info('pod cgroups per QoS class', {
         mode: layout.mode,
+        driver: opts.cgroupDriver,
         kubepods: names.guaranteed,
         hierarchies: layout.hierarchies.map((h) => h.dir),
         nodeAllocatable: nodeConfig,
@@ -251,7 +307,7 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
       const found = new Set<string>();
       for (const parent of [names.guaranteed, names.burstable, names.besteffort]) {
         for (const child of await cg.children(parent)) {
-          const uid = parsePodCgroupDirName(child);
+          const uid = parsePodCgroupDirName(child, names.driver);
           if (uid !== undefined) found.add(uid);
         }
       }
@@ -286,6 +342,7 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
 function disabledManager(): ContainerManager {
   return {
     enabled: false,
+    qosCgroups: undefined,
     start: () => Promise.resolve(),
     podCgroupParent: () => '',
     podCgroupExists: () => Promise.resolve(true),

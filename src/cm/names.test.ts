@@ -16,11 +16,11 @@ function pod(
 
 describe('cgroup names', () => {
   it('puts kubepods under the cgroup root, with burstable and besteffort below it', () => {
-    assert.deepEqual(qosCgroupNames('/'), {
-      guaranteed: '/kubepods',
-      burstable: '/kubepods/burstable',
-      besteffort: '/kubepods/besteffort',
-    });
+    const names = qosCgroupNames('/');
+    assert.deepEqual(
+      [names.root, names.guaranteed, names.burstable, names.besteffort],
+      ['/', '/kubepods', '/kubepods/burstable', '/kubepods/besteffort'],
+    );
     assert.equal(qosCgroupNames('/tskubelet/').guaranteed, '/tskubelet/kubepods');
     assert.equal(qosCgroupNames('').guaranteed, '/kubepods');
     assert.equal(cleanCgroupName('a//b/'), '/a/b');

@@ -1,7 +1,14 @@
 /**
- * Cgroup names (cgroupfs driver) of the QoS hierarchy: `<cgroupRoot>/kubepods` holds Guaranteed
- * pods directly, `kubepods/burstable` and `kubepods/besteffort` the other two classes, and each pod
- * is `pod<uid>` below its class (upstream qos_container_manager_linux.go, pod_container_manager_linux.go).
+ * Cgroup names of the QoS hierarchy (upstream pkg/kubelet/cm cgroup_manager_linux.go CgroupName,
+ * qos_container_manager_linux.go, pod_container_manager_linux.go): a name is a list of components,
+ * `[<cgroupRoot parts>, kubepods, burstable, pod<uid>]`; `kubepods` holds Guaranteed pods directly,
+ * `burstable` and `besteffort` the other two classes. Each driver turns a name into the cgroup's
+ * path under every hierarchy root, which is also what the runtime gets as cgroup_parent:
+ *
+ * - cgroupfs: `/kubepods/burstable/pod<uid>`;
+ * - systemd: one slice per level, each component's `-` escaped to `_` (upstream
+ *   escapeSystemdCgroupName) and the slice named by all components so far (systemd's slice
+ *   nesting): `/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice`.
  */
 import path from 'node:path';
 import type { KubeletPod } from '../api/types.ts';
@@ -9,12 +16,21 @@ import { podQOSClass, type QOSClass } from '../api/qos.ts';
 import { NODE_ALLOCATABLE_CGROUP_NAME, POD_CGROUP_NAME_PREFIX } from '../config/defaults.ts';
 import { KubeletError } from '../util/errors.ts';
 
-/** Absolute cgroupfs names (as given to CRI as cgroup_parent) of the three QoS parents. */
+export type CgroupDriver = 'cgroupfs' | 'systemd';
+
+const SLICE_SUFFIX = '.slice';
+
+/** Paths (absolute, as given to CRI as cgroup_parent) of the three QoS parents, for one driver. */
 export interface QOSCgroupNames {
+  readonly driver: CgroupDriver;
+  /** The cgroup root's path (cgroupRoot under the driver: `/`, `/pods` or `/pods.slice`). */
+  readonly root: string;
   /** `<root>/kubepods`: the node-allocatable cgroup, parent of Guaranteed pods. */
   readonly guaranteed: string;
   readonly burstable: string;
   readonly besteffort: string;
+  /** Components of each QoS parent's name. */
+  readonly components: Readonly<Record<QOSClass, readonly string[]>>;
 }
 
 /** Go's path.Clean for an absolute cgroup name; '' and '/' are the root. */
@@ -22,12 +38,37 @@ export function cleanCgroupName(name: string): string {
   return path.posix.normalize(`/${name}`).replace(/(.)\/$/, '$1');
 }
 
-export function qosCgroupNames(cgroupRoot: string): QOSCgroupNames {
-  const guaranteed = path.posix.join(cleanCgroupName(cgroupRoot), NODE_ALLOCATABLE_CGROUP_NAME);
+/** upstream escapeSystemdCgroupName / unescapeSystemdCgroupName. */
+const escapeSystemd = (part: string): string => part.replaceAll('-', '_');
+const unescapeSystemd = (part: string): string => part.replaceAll('_', '-');
+
+/** The path of a cgroup name under a hierarchy root (upstream CgroupName.ToCgroupfs / ToSystemd). */
+export function cgroupPath(components: readonly string[], driver: CgroupDriver): string {
+  if (components.length === 0) return '/';
+  if (driver === 'cgroupfs') return `/${components.join('/')}`;
+  const escaped = components.map(escapeSystemd);
+  return `/${escaped.map((_, i) => `${escaped.slice(0, i + 1).join('-')}${SLICE_SUFFIX}`).join('/')}`;
+}
+
+/** The systemd unit of a slice path (its last component), e.g. `kubepods-burstable.slice`. */
+export function sliceUnitOf(slicePath: string): string {
+  return path.posix.basename(slicePath);
+}
+
+export function qosCgroupNames(cgroupRoot: string, driver: CgroupDriver = 'cgroupfs'): QOSCgroupNames {
+  const root = cleanCgroupName(cgroupRoot)
+    .split('/')
+    .filter((p) => p !== '');
+  const guaranteed = [...root, NODE_ALLOCATABLE_CGROUP_NAME];
+  const burstable = [...guaranteed, 'burstable'];
+  const besteffort = [...guaranteed, 'besteffort'];
   return {
-    guaranteed,
-    burstable: path.posix.join(guaranteed, 'burstable'),
-    besteffort: path.posix.join(guaranteed, 'besteffort'),
+    driver,
+    root: cgroupPath(root, driver),
+    guaranteed: cgroupPath(guaranteed, driver),
+    burstable: cgroupPath(burstable, driver),
+    besteffort: cgroupPath(besteffort, driver),
+    components: { Guaranteed: guaranteed, Burstable: burstable, BestEffort: besteffort },
   };
 }
 
@@ -52,8 +93,8 @@ export function isSafeUid(uid: string): boolean {
   return SAFE_UID.test(uid);
 }
 
-/** The directory name of a pod's cgroup (upstream GetPodCgroupNameSuffix). */
-export function podCgroupDirName(uid: string): string {
+/** The last component of a pod's cgroup name (upstream GetPodCgroupNameSuffix). */
+function podComponent(uid: string): string {
   if (!isSafeUid(uid)) {
     throw new KubeletError(
       'InvalidArgument',
@@ -64,14 +105,28 @@ export function podCgroupDirName(uid: string): string {
   return `${POD_CGROUP_NAME_PREFIX}${uid}`;
 }
 
-/** The pod's cgroup, e.g. `/kubepods/burstable/pod<uid>` (upstream GetPodContainerName). */
-export function podCgroupName(names: QOSCgroupNames, pod: KubeletPod): string {
-  return path.posix.join(qosParent(names, podQOSClass(pod)), podCgroupDirName(pod.metadata.uid));
+/** The path of a pod's cgroup under the QoS class `qos` (upstream GetPodContainerName). */
+export function podCgroupPath(names: QOSCgroupNames, qos: QOSClass, uid: string): string {
+  return cgroupPath([...names.components[qos], podComponent(uid)], names.driver);
 }
 
-/** The UID of a pod cgroup directory name (`pod<uid>`), or undefined for anything else. */
-export function parsePodCgroupDirName(name: string): string | undefined {
-  if (!name.startsWith(POD_CGROUP_NAME_PREFIX)) return undefined;
-  const uid = name.slice(POD_CGROUP_NAME_PREFIX.length);
+/** The pod's cgroup, e.g. `/kubepods/burstable/pod<uid>`, by its QoS class. */
+export function podCgroupName(names: QOSCgroupNames, pod: KubeletPod): string {
+  return podCgroupPath(names, podQOSClass(pod), pod.metadata.uid);
+}
+
+/**
+ * The UID of a pod cgroup directory name (`pod<uid>`, or `…-pod<uid_>.slice` with the systemd
+ * driver), or undefined for anything else.
+ */
+export function parsePodCgroupDirName(name: string, driver: CgroupDriver = 'cgroupfs'): string | undefined {
+  let last = name;
+  if (driver === 'systemd') {
+    if (!name.endsWith(SLICE_SUFFIX)) return undefined;
+    const unit = name.slice(0, -SLICE_SUFFIX.length);
+    last = unescapeSystemd(unit.slice(unit.lastIndexOf('-') + 1));
+  }
+  if (!last.startsWith(POD_CGROUP_NAME_PREFIX)) return undefined;
+  const uid = last.slice(POD_CGROUP_NAME_PREFIX.length);
   return isSafeUid(uid) ? uid : undefined;
 }

@@ -10,6 +10,7 @@ import { mkdtemp, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { nodeCgroupFs, type CgroupFsOps } from './cgroupfs-ops.ts';
+import type { SystemdUnits, UnitProperty } from './systemd-units.ts';
 
 export type FakeLayout = 'v1' | 'v1-comounted' | 'v2';
 
@@ -201,4 +202,88 @@ export async function createFakeCgroupFs(layout: FakeLayout): Promise<FakeCgroup
     },
     close: () => rm(root, { recursive: true, force: true }),
   };
+}
+
+/** One call the fake systemd received. */
+export type FakeSystemdCall =
+  | { method: 'StartTransientUnit'; unit: string; properties: Record<string, unknown> }
+  | { method: 'SetUnitProperties'; unit: string; properties: Record<string, unknown> }
+  | { method: 'StopUnit'; unit: string };
+
+export interface FakeSystemd extends SystemdUnits {
+  calls: FakeSystemdCall[];
+  /** Units it knows (started and not stopped). */
+  units: Set<string>;
+  /** Makes version() fail (systemd not on the bus). */
+  unreachable: boolean;
+}
+
+/** `a-b-c.slice` → `/a.slice/a-b.slice/a-b-c.slice` (systemd's slice nesting). */
+function expandSlice(unit: string): string {
+  const parts = unit.slice(0, -'.slice'.length).split('-');
+  return `/${parts.map((_, i) => `${parts.slice(0, i + 1).join('-')}.slice`).join('/')}`;
+}
+
+/**
+ * A fake systemd for the systemd driver on a fake cgroupfs: a started slice appears (as systemd
+ * makes it) in the v2 tree, with cpu, io, memory and pids enabled down to it, or in the v1
+ * hierarchies systemd manages (name=systemd, cpu, cpuacct, memory, pids, blkio: not cpuset);
+ * a stopped slice's directories go when they are empty.
+ */
+export function createFakeSystemd(fake: FakeCgroupFs, layout: FakeLayout): FakeSystemd {
+  const calls: FakeSystemdCall[] = [];
+  const units = new Set<string>();
+  const props = (list: readonly UnitProperty[]) => Object.fromEntries(list.map((p) => [p.name, p.value]));
+  const managedDirs = async (): Promise<string[]> => {
+    if (layout === 'v2') return [fake.root];
+    const out: string[] = [];
+    for (const e of await readdir(fake.root, { withFileTypes: true })) {
+      if (e.isDirectory() && e.name !== 'cpuset' && e.name !== 'unified')
+        out.push(path.join(fake.root, e.name));
+    }
+    return out;
+  };
+  const self: FakeSystemd = {
+    calls,
+    units,
+    unreachable: false,
+    version() {
+      if (self.unreachable)
+        return Promise.reject(new Error('Failed to connect to bus: No such file or directory'));
+      return Promise.resolve('252.30-1~deb12u2');
+    },
+    async startSlice(unit, _parent, properties) {
+      calls.push({ method: 'StartTransientUnit', unit, properties: props(properties) });
+      if (units.has(unit)) return 'exists';
+      units.add(unit);
+      for (const base of await managedDirs()) {
+        let dir = base;
+        for (const part of expandSlice(unit)
+          .split('/')
+          .filter((p) => p !== '')) {
+          if (layout === 'v2') {
+            for (const c of ['cpu', 'io', 'memory', 'pids']) {
+              await fake.ops.writeFile(path.join(dir, 'cgroup.subtree_control'), `+${c}`);
+            }
+          }
+          dir = path.join(dir, part);
+          await fake.ops.mkdir(dir);
+        }
+      }
+      return 'started';
+    },
+    setProperties(unit, properties) {
+      calls.push({ method: 'SetUnitProperties', unit, properties: props(properties) });
+      return Promise.resolve();
+    },
+    async stopUnit(unit) {
+      calls.push({ method: 'StopUnit', unit });
+      units.delete(unit);
+      for (const base of await managedDirs()) {
+        // systemd removes the slice's cgroup when it can; a busy one stays for the kubelet's rmdir.
+        await fake.ops.rmdir(path.join(base, expandSlice(unit))).catch(() => undefined);
+      }
+    },
+  };
+  return self;
 }

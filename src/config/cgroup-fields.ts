@@ -40,16 +40,15 @@ export const POD_CGROUP_FIELDS = {
     fileZero: 'default',
     default: d.DEFAULT_CGROUP_DRIVER,
     check: (c, errors) => {
-      if (c.value === 'systemd') {
+      if (c.value !== 'cgroupfs' && c.value !== 'systemd') {
         errors.push(
-          `${c.label}: "systemd" is not supported by tskubelet, only "cgroupfs" is ` +
-            "(the container runtime must use cgroupfs too, e.g. containerd's SystemdCgroup = false)",
+          `${c.label}: ${JSON.stringify(c.value)} is not a cgroup driver (want "cgroupfs" or "systemd")`,
         );
-      } else if (c.value !== 'cgroupfs') {
-        errors.push(`${c.label}: ${JSON.stringify(c.value)} is not a cgroup driver (want "cgroupfs")`);
       }
     },
-    help: `cgroup driver; only cgroupfs is supported (default ${d.DEFAULT_CGROUP_DRIVER})`,
+    help:
+      "cgroup driver, the same as the container runtime's: cgroupfs or systemd " +
+      `(default ${d.DEFAULT_CGROUP_DRIVER})`,
   },
   podPidsLimit: {
     kind: 'int64',

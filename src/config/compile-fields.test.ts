@@ -361,15 +361,10 @@ describe('compileConfig pod cgroups', () => {
     assert.equal(compile({ cgroupDriver: '', cgroupRoot: '' }).config.cgroupRoot, '/');
   });
 
-  it('refuses the systemd driver with a clear message, and unknown drivers', () => {
-    assertInvalid(
-      () => compile({ cgroupDriver: 'systemd' }),
-      /cgroupDriver: "systemd" is not supported by tskubelet, only "cgroupfs"/,
-    );
-    assertInvalid(
-      () => compile(undefined, { cgroupDriver: 'systemd' }),
-      /--cgroup-driver: "systemd" is not supported/,
-    );
+  it('takes the systemd driver from the file or the flag, and refuses unknown drivers', () => {
+    assert.equal(compile({ cgroupDriver: 'systemd' }).config.cgroupDriver, 'systemd');
+    assert.equal(compile(undefined, { cgroupDriver: 'systemd' }).config.cgroupDriver, 'systemd');
+    assert.equal(compile({}).config.cgroupDriver, 'cgroupfs');
     assertInvalid(() => compile({ cgroupDriver: 'lxc' }), /cgroupDriver: "lxc" is not a cgroup driver/);
   });
 

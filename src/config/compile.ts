@@ -383,8 +383,8 @@ function shutdownSettings(
 
 /**
  * cgroupsPerQOS, cgroupRoot, cgroupDriver, podPidsLimit, cpuCFSQuota, cpuCFSQuotaPeriod and
- * enforceNodeAllocatable. The systemd driver and system-reserved/kube-reserved enforcement are
- * refused: tskubelet does not implement them. cpuCFSQuotaPeriod is accepted in upstream's range
+ * enforceNodeAllocatable. System-reserved/kube-reserved enforcement is refused: tskubelet does
+ * not implement it. cpuCFSQuotaPeriod is accepted in upstream's range
  * (1ms–1s) without upstream's CustomCPUCFSQuotaPeriod feature gate.
  */
 function podCgroupSettings(
@@ -401,14 +401,14 @@ function podCgroupSettings(
   | 'enforceNodeAllocatable'
 > {
   const cgroupsPerQOS = field('cgroupsPerQOS').value;
-  field('cgroupDriver');
+  const driver = field('cgroupDriver').value;
   const root = field('cgroupRoot').value;
   const enforce = field('enforceNodeAllocatable');
   checkEnforcement(enforce, cgroupsPerQOS, errors);
   return {
     cgroupsPerQOS,
     cgroupRoot: root === '' ? DEFAULT_CGROUP_ROOT : cleanPath(root),
-    cgroupDriver: 'cgroupfs',
+    cgroupDriver: driver === 'systemd' ? 'systemd' : 'cgroupfs',
     podPidsLimit: field('podPidsLimit').value,
     cpuCFSQuota: field('cpuCFSQuota').value,
     cpuCFSQuotaPeriodMs: field('cpuCFSQuotaPeriod').value,

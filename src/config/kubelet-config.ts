@@ -100,8 +100,11 @@ export interface KubeletConfig {
   readonly cgroupsPerQOS: boolean;
   /** Absolute cgroupfs name the kubepods hierarchy is created under ('/' when not set). */
   readonly cgroupRoot: string;
-  /** Only cgroupfs is implemented; systemd is refused by validation. */
-  readonly cgroupDriver: 'cgroupfs';
+  /**
+   * cgroupfs: pod cgroups are directories (`/kubepods/burstable/pod<uid>`); systemd: slices made
+   * through systemd (`kubepods-burstable-pod<uid>.slice`). The runtime must use the same.
+   */
+  readonly cgroupDriver: 'cgroupfs' | 'systemd';
   /** pids.max of each pod cgroup; 0 or less means none (-1 by default). */
   readonly podPidsLimit: number;
   /** CFS quota on pod cgroups for cpu limits (upstream cpuCFSQuota). */

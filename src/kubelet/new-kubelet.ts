@@ -30,7 +30,12 @@ import {
   type SourceProblem,
 } from '../podsource/index.ts';
 import { createContainerdEvents } from '../runtime/containerd-events/index.ts';
-import { createCriClient, type ImageService, type RuntimeService } from '../runtime/cri/index.ts';
+import {
+  createCriClient,
+  runtimeCgroupDriver,
+  type ImageService,
+  type RuntimeService,
+} from '../runtime/cri/index.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
 import { createStatsProvider, type StatsProvider } from '../stats/index.ts';
 import { createTimelineRecorder, registerStepDurationHistogram } from '../timeline/index.ts';
@@ -145,6 +150,9 @@ async function logRuntimeVersion(
   }
 }
 
+/** How long the start-up check of the runtime's cgroup driver waits for the runtime. */
+const RUNTIME_DRIVER_CHECK_TIMEOUT_MS = 10_000;
+
 /**
  * Assembles the kubelet from the compiled config. Cluster mode (config.kubeconfig, not with
  * --runonce) reads the kubeconfig here; nothing is started and nothing is listened on.
@@ -199,6 +207,22 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     });
 
   // Read by the eviction manager, the console and the kubelet API; `core` is only used once it exists.
+  const containerManager =
+    deps.containerManager ??
+    createContainerManager({
+      cgroupsPerQOS: config.cgroupsPerQOS,
+      cgroupRoot: config.cgroupRoot,
+      cgroupDriver: config.cgroupDriver,
+      runtimeCgroupDriver: (signal) =>
+        runtimeCgroupDriver(runtimeService, { signal, timeoutMs: RUNTIME_DRIVER_CHECK_TIMEOUT_MS }),
+      podPidsLimit: config.podPidsLimit,
+      cpuCFSQuota: config.cpuCFSQuota,
+      cpuCFSQuotaPeriodMs: config.cpuCFSQuotaPeriodMs,
+      enforceNodeAllocatable: config.enforceNodeAllocatable,
+      // No system/kube reservations are implemented: allocatable for kubepods is the capacity.
+      nodeCapacity: () => ({ milliCPU: machine.allocatable.milliCPU, memory: machine.allocatable.memory }),
+      logger,
+    });
   const stats: StatsProvider = createStatsProvider({
     runtime: runtimeService,
     imageService,
@@ -208,7 +232,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     pods: () => core.pods().map((p) => p.pod),
     logger: logger.child({ component: 'stats' }),
     volumeStatsPeriodMs: config.volumeStatsAggPeriodMs,
-    ...(config.cgroupsPerQOS ? { podsCgroup: `${config.cgroupRoot.replace(/\/$/, '')}/kubepods` } : {}),
+    ...(containerManager.qosCgroups ? { podCgroups: containerManager.qosCgroups } : {}),
   });
 
   const core = createKubelet(config, {
@@ -228,20 +252,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     recorder,
     nodeEvent,
     logger,
-    containerManager:
-      deps.containerManager ??
-      createContainerManager({
-        cgroupsPerQOS: config.cgroupsPerQOS,
-        cgroupRoot: config.cgroupRoot,
-        cgroupDriver: config.cgroupDriver,
-        podPidsLimit: config.podPidsLimit,
-        cpuCFSQuota: config.cpuCFSQuota,
-        cpuCFSQuotaPeriodMs: config.cpuCFSQuotaPeriodMs,
-        enforceNodeAllocatable: config.enforceNodeAllocatable,
-        // No system/kube reservations are implemented: allocatable for kubepods is the capacity.
-        nodeCapacity: () => ({ milliCPU: machine.allocatable.milliCPU, memory: machine.allocatable.memory }),
-        logger,
-      }),
+    containerManager,
     node,
     ...(cluster
       ? {

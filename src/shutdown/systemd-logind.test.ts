@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
 import { recordingLogger } from '../util/testing.ts';
-import { runCommand } from './child-process.ts';
+import { runCommand } from '../util/child-process.ts';
 import { createShutdownManager } from './shutdown-manager.ts';
 import { INHIBIT_WHY, createSystemdLogind, type SystemdLogindOptions } from './systemd-logind.ts';
 import { shutdownPod } from './testing.ts';

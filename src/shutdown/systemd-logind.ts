@@ -18,12 +18,19 @@ import path from 'node:path';
 import { KUBELET_LOGIND_CONF_NAME, LOGIND_CONF_DROP_IN_DIR } from '../config/defaults.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { describeExit, runCommand, startLineProcess, type LineProcess } from './child-process.ts';
+import { describeExit, startLineProcess, type LineProcess } from '../util/child-process.ts';
+import { createSystemBus, type BusObject } from '../util/busctl.ts';
 import type { InhibitLock, InhibitOptions, Logind, ShutdownSignalHandlers, ShutdownWatch } from './logind.ts';
 
 const LOGIND_SERVICE = 'org.freedesktop.login1';
 const LOGIND_OBJECT = '/org/freedesktop/login1';
 const LOGIND_INTERFACE = 'org.freedesktop.login1.Manager';
+const SYSTEMD_MANAGER: BusObject = {
+  service: 'org.freedesktop.systemd1',
+  path: '/org/freedesktop/systemd1',
+  interface: 'org.freedesktop.systemd1.Manager',
+};
+const LOGIND: BusObject = { service: LOGIND_SERVICE, path: LOGIND_OBJECT, interface: LOGIND_INTERFACE };
 /** Upstream InhibitShutdown's `why`. */
 export const INHIBIT_WHY = 'Kubelet needs time to handle node shutdown';
 const INHIBIT_READY_LINE = 'inhibited';
@@ -49,35 +56,33 @@ export function createSystemdLogind(opts: SystemdLogindOptions): Logind {
   const log = opts.logger.child({ component: 'logind' });
   const env = opts.env ?? process.env;
   const timeoutMs = opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const busctl = opts.commands?.busctl ?? 'busctl';
   const gdbus = opts.commands?.gdbus ?? 'gdbus';
   const systemdInhibit = opts.commands?.systemdInhibit ?? 'systemd-inhibit';
   const dropInDir = opts.dropInDir ?? LOGIND_CONF_DROP_IN_DIR;
 
-  /** busctl with a D-Bus deadline, and our own a little later in case busctl itself hangs. */
-  async function busctlRun(op: string, args: string[], signal?: AbortSignal): Promise<string> {
-    const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
-    const result = await runCommand(busctl, ['--system', `--timeout=${seconds}`, ...args], {
-      timeoutMs: seconds * 1000 + 2_000,
-      env,
-      ...(signal ? { signal } : {}),
-    });
-    if (result.timedOut)
-      throw new KubeletError('DeadlineExceeded', op, `busctl did not answer in ${seconds}s`);
-    if (result.code !== 0) {
-      const why = result.stderr.trim() || `busctl exited with code ${result.code}`;
-      throw new KubeletError('Unavailable', op, `logind is not reachable on the system D-Bus: ${why}`);
+  const bus = createSystemBus({
+    env,
+    callTimeoutMs: timeoutMs,
+    ...(opts.commands?.busctl ? { busctl: opts.commands.busctl } : {}),
+  });
+
+  /** A D-Bus failure said as logind being unreachable (a missed deadline stays one). */
+  async function onLogindBus(op: string, call: () => Promise<string>): Promise<string> {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof KubeletError) || err.code === 'DeadlineExceeded' || err.code === 'Canceled')
+        throw err;
+      const why = err.message.replace(/^.*?system D-Bus: /, '');
+      throw new KubeletError('Unavailable', op, `logind is not reachable on the system D-Bus: ${why}`, {
+        cause: err,
+      });
     }
-    return result.stdout;
   }
 
   async function inhibitDelayMaxMs(signal?: AbortSignal): Promise<number> {
     const op = 'read logind InhibitDelayMaxUSec';
-    const out = await busctlRun(
-      op,
-      ['get-property', LOGIND_SERVICE, LOGIND_OBJECT, LOGIND_INTERFACE, 'InhibitDelayMaxUSec'],
-      signal,
-    );
+    const out = await onLogindBus(op, () => bus.getProperty(op, LOGIND, 'InhibitDelayMaxUSec', signal));
     const m = /^t (\d+)\s*$/.exec(out);
     if (!m?.[1]) throw new KubeletError('Internal', op, `unexpected busctl output ${JSON.stringify(out)}`);
     return Number(BigInt(m[1]) / 1000n);
@@ -192,20 +197,9 @@ export function createSystemdLogind(opts: SystemdLogindOptions): Logind {
 
   async function reloadLogindConf(signal?: AbortSignal): Promise<void> {
     // Upstream ReloadLogindConf: systemd's KillUnit(systemd-logind.service, "all", SIGHUP).
-    await busctlRun(
-      'reload logind configuration',
-      [
-        'call',
-        'org.freedesktop.systemd1',
-        '/org/freedesktop/systemd1',
-        'org.freedesktop.systemd1.Manager',
-        'KillUnit',
-        'ssi',
-        'systemd-logind.service',
-        'all',
-        '1',
-      ],
-      signal,
+    const op = 'reload logind configuration';
+    await onLogindBus(op, () =>
+      bus.call(op, SYSTEMD_MANAGER, 'KillUnit', 'ssi', ['systemd-logind.service', 'all', '1'], signal),
     );
   }
 

@@ -4,7 +4,7 @@
  */
 import { readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { detectLayout, type CgroupLayout, parsePodCgroupDirName } from '../cm/index.ts';
+import { detectLayout, parsePodCgroupDirName, type CgroupLayout, type QOSCgroupNames } from '../cm/index.ts';
 import { parseKeyValues } from './procfs.ts';
 
 /** cadvisor treats a memory limit above 2^62 as no limit (v1 writes 2^63 − page size). */
@@ -38,7 +38,7 @@ export interface CgroupReader {
   /** undefined when the cgroup does not exist. */
   read(cgroup: string): Promise<CgroupSample | undefined>;
   /** Pod cgroups below the kubepods cgroup and its QoS tiers, by pod UID. */
-  podCgroups(kubepods: string): Promise<Map<string, string>>;
+  podCgroups(qos: QOSCgroupNames): Promise<Map<string, string>>;
   /** Some process directly in `cgroup` (its cgroup.procs), e.g. a sandbox's pause process. */
   anyPid(cgroup: string): Promise<number | undefined>;
 }
@@ -125,9 +125,9 @@ function readerFor(layout: CgroupLayout, now: () => number): CgroupReader | unde
       ]);
       return { time, startTime, cpuUsageNs: cpu, memory: memoryFrom(usage, memStat, limit, isV1), tasks };
     },
-    async podCgroups(kubepods) {
+    async podCgroups(qos) {
       const out = new Map<string, string>();
-      for (const parent of [kubepods, `${kubepods}/burstable`, `${kubepods}/besteffort`]) {
+      for (const parent of [qos.guaranteed, qos.burstable, qos.besteffort]) {
         let names: string[];
         try {
           names = await readdir(path.join(listDir, parent));
@@ -136,7 +136,7 @@ function readerFor(layout: CgroupLayout, now: () => number): CgroupReader | unde
           continue;
         }
         for (const name of names) {
-          const uid = parsePodCgroupDirName(name);
+          const uid = parsePodCgroupDirName(name, qos.driver);
           if (uid !== undefined) out.set(uid, path.posix.join(parent, name));
         }
       }

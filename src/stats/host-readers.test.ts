@@ -3,6 +3,7 @@ import { link, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { qosCgroupNames } from '../cm/index.ts';
 import { createCgroupReader } from './cgroups.ts';
 import { createCpuRates } from './cpu-rates.ts';
 import { deviceOf, diskUsage, parseMountinfo } from './fs-usage.ts';
@@ -82,7 +83,7 @@ describe('cgroup reader', () => {
     assert.equal(s?.tasks, 4);
     assert.equal((await r.read('/kubepods/podg1'))?.memory?.limitBytes, undefined, 'unlimited');
     assert.equal(await r.read('/nope'), undefined);
-    assert.deepEqual([...(await r.podCgroups('/kubepods'))].sort(), [
+    assert.deepEqual([...(await r.podCgroups(qosCgroupNames('/')))].sort(), [
       ['b1', '/kubepods/burstable/podb1'],
       ['g1', '/kubepods/podg1'],
     ]);

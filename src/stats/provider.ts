@@ -9,6 +9,7 @@ import type {
 } from '../runtime/cri/index.ts';
 import { describeError, hasCode } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
+import { qosCgroupNames, type QOSCgroupNames } from '../cm/index.ts';
 import { createCgroupReader, type CgroupReader } from './cgroups.ts';
 import { createCpuRates } from './cpu-rates.ts';
 import { deviceOf, fsCapacity, readMountinfo, type FsCapacity } from './fs-usage.ts';
@@ -63,8 +64,11 @@ export interface StatsProviderOptions {
   procRoot?: string;
   /** Where cgroup filesystems are mounted; defaults to /sys/fs/cgroup. */
   cgroupRoot?: string;
-  /** The cgroup of all pods (the `pods` system container, parent of pod cgroups); default /kubepods. */
-  podsCgroup?: string;
+  /**
+   * The QoS cgroups of the pods (`guaranteed` is the `pods` system container, parent of the pod
+   * cgroups); default cgroupfs names under `/`.
+   */
+  podCgroups?: QOSCgroupNames;
   /** The container runtime's cgroup (`runtimeCgroups`), for the `runtime` system container. */
   runtimeCgroup?: string;
   criTimeoutMs?: number;
@@ -118,7 +122,8 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
   const procRoot = opts.procRoot ?? '/proc';
   const ttl = opts.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS;
   const cri = { timeoutMs: opts.criTimeoutMs ?? DEFAULT_CRI_TIMEOUT_MS };
-  const podsCgroup = opts.podsCgroup ?? '/kubepods';
+  const qosCgroups = opts.podCgroups ?? qosCgroupNames('/');
+  const podsCgroup = qosCgroups.guaranteed;
   const startedAt = now();
   const rates = createCpuRates();
   const volumeUsage = createVolumeUsageCache(
@@ -209,7 +214,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
     ]);
     const nodeP = nodeCpuMemory(host);
     const sysP = reader ? systemSpecs(reader).then((s) => systemContainers(host, s)) : Promise.resolve([]);
-    const podCgroupsP = reader ? soft('pod cgroups', reader.podCgroups(podsCgroup)) : undefined;
+    const podCgroupsP = reader ? soft('pod cgroups', reader.podCgroups(qosCgroups)) : undefined;
     const extraP = full
       ? Promise.all([
           soft('host network', nodeNetwork(host)),

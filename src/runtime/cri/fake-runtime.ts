@@ -73,6 +73,8 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
     { type: 'RuntimeReady', status: true, reason: '', message: '' },
     { type: 'NetworkReady', status: true, reason: '', message: '' },
   ];
+  /** What a verbose Status answers as `info` (containerd: `config`, its CRI plugin config JSON). */
+  info: Record<string, string> = {};
   /** What ExecSync answers (the container exists and runs). */
   execResult: (containerId: string, cmd: string[]) => ExecSyncResult = () => ({
     stdout: Buffer.alloc(0),
@@ -115,8 +117,11 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
     }));
   }
 
-  status(opts?: CallOptions): Promise<RuntimeStatus> {
-    return this.call('status', [], opts, () => ({ conditions: structuredClone(this.conditions) }));
+  status(opts?: CallOptions & { verbose?: boolean }): Promise<RuntimeStatus> {
+    return this.call('status', [], opts, () => ({
+      conditions: structuredClone(this.conditions),
+      ...(opts?.verbose ? { info: { ...this.info } } : {}),
+    }));
   }
 
   runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string, opts?: CallOptions): Promise<string> {

@@ -3,3 +3,8 @@ export { CriError, isCriError, isCriNotFound, errorCodeForGrpc } from './errors.
 export type * from './types.ts';
 export { grpcTarget } from './invoker.ts';
 export { RUNTIME_PROTO_OPTIONS } from './grpc-invoker.ts';
+export {
+  runtimeCgroupDriver,
+  cgroupDriverOfContainerdConfig,
+  type RuntimeCgroupDriver,
+} from './cgroup-driver.ts';

@@ -52,9 +52,14 @@ export function createRuntimeService(inv: Invoker, timeoutMs: number): RuntimeSe
     },
 
     async status(opts) {
-      const res = await call<{ status?: RuntimeStatus }>('Status', { verbose: false }, opts);
+      const verbose = opts?.verbose ?? false;
+      const res = await call<{ status?: RuntimeStatus; info?: Record<string, string> }>(
+        'Status',
+        { verbose },
+        opts,
+      );
       if (!res.status) throw contractError('CRI Status', 'no status');
-      return res.status;
+      return verbose ? { ...res.status, info: res.info ?? {} } : res.status;
     },
 
     async runPodSandbox(config, runtimeHandler, opts) {

@@ -255,6 +255,11 @@ export interface RuntimeCondition {
 
 export interface RuntimeStatus {
   conditions: RuntimeCondition[];
+  /**
+   * With `verbose`: the runtime's extra information (containerd: `config`, its CRI plugin
+   * configuration as JSON, among others); absent otherwise.
+   */
+  info?: Record<string, string>;
 }
 
 export interface Image {
@@ -375,7 +380,7 @@ export interface CallOptions {
  */
 export interface RuntimeService {
   version(opts?: CallOptions): Promise<VersionInfo>;
-  status(opts?: CallOptions): Promise<RuntimeStatus>;
+  status(opts?: CallOptions & { verbose?: boolean }): Promise<RuntimeStatus>;
   runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string, opts?: CallOptions): Promise<string>;
   stopPodSandbox(podSandboxId: string, opts?: CallOptions): Promise<void>;
   removePodSandbox(podSandboxId: string, opts?: CallOptions): Promise<void>;

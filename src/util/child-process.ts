@@ -1,13 +1,13 @@
 /**
- * Bounded child processes for the logind tools (busctl, gdbus, systemd-inhibit): a command run to
+ * Bounded child processes (the systemd tools: busctl, gdbus, systemd-inhibit): a command run to
  * completion under a deadline with capped output, and a long-running process whose stdout is read
  * line by line, which is stopped (stdin closed, SIGTERM, then SIGKILL) on request and never keeps
  * the kubelet's process alive by itself.
  */
 import { spawn } from 'node:child_process';
 import { Socket } from 'node:net';
-import { abortReason } from '../util/abort.ts';
-import { KubeletError } from '../util/errors.ts';
+import { abortReason } from './abort.ts';
+import { KubeletError } from './errors.ts';
 
 /** Output kept per stream of a command, and the longest stdout line of a long-running process. */
 const MAX_OUTPUT_CHARS = 64 * 1024;

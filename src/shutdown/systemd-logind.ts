@@ -9,7 +9,9 @@
  *   says logind granted the lock, and `cat` ends when our end of its stdin closes — on release, and
  *   also when the kubelet dies, so a crashed kubelet never holds a shutdown up. systemd-inhibit
  *   kills its command when it is itself killed.
- * - PrepareForShutdown: `gdbus monitor --system --dest org.freedesktop.login1`, read line by line.
+ * - PrepareForShutdown: `busctl --json=short --match=<logind's PrepareForShutdown> monitor`, one JSON
+ *   message per line (busctl is systemd's own: a node has it wherever it has logind; gdbus is not
+ *   on a minimal Debian node).
  *
  * The tools honour DBUS_SYSTEM_BUS_ADDRESS, which is how the tests put a fake logind under them.
  */
@@ -34,10 +36,12 @@ const LOGIND: BusObject = { service: LOGIND_SERVICE, path: LOGIND_OBJECT, interf
 /** Upstream InhibitShutdown's `why`. */
 export const INHIBIT_WHY = 'Kubelet needs time to handle node shutdown';
 const INHIBIT_READY_LINE = 'inhibited';
-const PREPARE_FOR_SHUTDOWN =
-  /^\/org\/freedesktop\/login1: org\.freedesktop\.login1\.Manager\.PrepareForShutdown \((true|false),\)$/;
-const NAME_OWNED = /^The name org\.freedesktop\.login1 is owned by /;
-const NAME_UNOWNED = /^The name org\.freedesktop\.login1 does not have an owner/;
+/** The bus rule of the signal: only logind's own (the daemon checks the sender owns the name). */
+const PREPARE_FOR_SHUTDOWN_MATCH =
+  `type='signal',sender='${LOGIND_SERVICE}',path='${LOGIND_OBJECT}',` +
+  `interface='${LOGIND_INTERFACE}',member='PrepareForShutdown'`;
+/** busctl monitor says this on stderr once the bus made it a monitor. */
+const MONITORING = 'Monitoring bus message stream.';
 const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
 export interface SystemdLogindOptions {
@@ -49,14 +53,14 @@ export interface SystemdLogindOptions {
   /** Deadline of one D-Bus call, of getting the lock and of starting the watch (default 10 s). */
   callTimeoutMs?: number;
   /** Paths of the tools (default: found on PATH). */
-  commands?: { busctl?: string; gdbus?: string; systemdInhibit?: string };
+  commands?: { busctl?: string; systemdInhibit?: string };
 }
 
 export function createSystemdLogind(opts: SystemdLogindOptions): Logind {
   const log = opts.logger.child({ component: 'logind' });
   const env = opts.env ?? process.env;
   const timeoutMs = opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
-  const gdbus = opts.commands?.gdbus ?? 'gdbus';
+  const busctl = opts.commands?.busctl ?? 'busctl';
   const systemdInhibit = opts.commands?.systemdInhibit ?? 'systemd-inhibit';
   const dropInDir = opts.dropInDir ?? LOGIND_CONF_DROP_IN_DIR;
 
@@ -145,30 +149,27 @@ export function createSystemdLogind(opts: SystemdLogindOptions): Logind {
     let onReady: () => void = () => undefined;
     const ready = new Promise<void>((resolve) => (onReady = resolve));
     const proc = startLineProcess(
-      gdbus,
-      ['monitor', '--system', '--dest', LOGIND_SERVICE, '--object-path', LOGIND_OBJECT],
+      busctl,
+      ['--system', '--json=short', `--match=${PREPARE_FOR_SHUTDOWN_MATCH}`, 'monitor'],
       {
         env,
         onLine: (line) => {
-          const m = PREPARE_FOR_SHUTDOWN.exec(line);
-          if (m) {
-            if (!stopped) handlers.onPrepareForShutdown(m[1] === 'true');
-          } else if (NAME_OWNED.test(line)) {
-            onReady();
-          } else if (NAME_UNOWNED.test(line)) {
-            log.warn('logind is not on the system D-Bus (yet); watching for it', { line });
-            onReady();
-          }
+          const active = prepareForShutdownOf(line);
+          if (active === undefined) log.debug('unexpected busctl monitor output', { line });
+          else if (!stopped) handlers.onPrepareForShutdown(active);
+        },
+        onStderr: (tail) => {
+          if (tail.includes(MONITORING)) onReady();
         },
       },
     );
     const outcome = await firstOf(ready, proc, timeoutMs, signal);
-    if (outcome !== 'ready') throw await failure(op, outcome, proc, 'gdbus monitor');
+    if (outcome !== 'ready') throw await failure(op, outcome, proc, 'busctl monitor');
     void proc.exited.then((exit) => {
       if (stopped) return;
       stopped = true;
       handlers.onError(
-        new KubeletError('Unavailable', op, describeExit('gdbus monitor', exit, proc.stderrTail())),
+        new KubeletError('Unavailable', op, describeExit('busctl monitor', exit, proc.stderrTail())),
       );
     });
     return {
@@ -218,6 +219,21 @@ export function createSystemdLogind(opts: SystemdLogindOptions): Logind {
     overrideInhibitDelay,
     reloadLogindConf,
   };
+}
+
+/** The boolean of a PrepareForShutdown message busctl printed as JSON; undefined for anything else. */
+export function prepareForShutdownOf(line: string): boolean | undefined {
+  let msg: { member?: unknown; payload?: { type?: unknown; data?: unknown } };
+  try {
+    msg = JSON.parse(line) as typeof msg;
+  } catch {
+    // Not a JSON message line: not ours to act on (the caller logs it).
+    return undefined;
+  }
+  const data = msg.payload?.data;
+  if (msg.member !== 'PrepareForShutdown' || msg.payload?.type !== 'b' || !Array.isArray(data))
+    return undefined;
+  return typeof data[0] === 'boolean' ? data[0] : undefined;
 }
 
 type Outcome = 'ready' | 'exited' | 'timeout' | 'aborted';

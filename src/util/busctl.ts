@@ -59,7 +59,8 @@ export function createSystemBus(opts: SystemBusOptions = {}): SystemBus {
   const seconds = Math.max(1, Math.ceil(timeoutMs / 1000));
 
   async function busctlRun(op: string, args: readonly string[], signal?: AbortSignal): Promise<string> {
-    const result = await runCommand(busctl, ['--system', `--timeout=${seconds}`, ...args], {
+    // `--` ends busctl's options: arguments such as the root slice `-.slice` are not options.
+    const result = await runCommand(busctl, ['--system', `--timeout=${seconds}`, '--', ...args], {
       timeoutMs: seconds * 1000 + 2_000,
       env,
       ...(signal ? { signal } : {}),

@@ -1,5 +1,5 @@
 /**
- * Bounded child processes (the systemd tools: busctl, gdbus, systemd-inhibit): a command run to
+ * Bounded child processes (the systemd tools: busctl, systemd-inhibit): a command run to
  * completion under a deadline with capped output, and a long-running process whose stdout is read
  * line by line, which is stopped (stdin closed, SIGTERM, then SIGKILL) on request and never keeps
  * the kubelet's process alive by itself.
@@ -100,6 +100,8 @@ export interface LineProcessOptions {
   onLine: (line: string) => void;
   /** Keep a pipe to its stdin open until `stop()` (its end tells the process to finish). */
   stdinPipe?: boolean;
+  /** Called with the stderr tail (the last 4 KiB) whenever stderr grows. Must not throw. */
+  onStderr?: (tail: string) => void;
 }
 
 /** Starts a long-running process whose stdout is handed over line by line. */
@@ -130,6 +132,7 @@ export function startLineProcess(
   });
   child.stderr?.setEncoding('utf8').on('data', (s: string) => {
     stderr = (stderr + s).slice(-MAX_STDERR_TAIL_CHARS);
+    opts.onStderr?.(stderr);
   });
   // A pipe closed by the process (EPIPE) is how it ends, not an error of ours.
   child.stdin?.on('error', () => undefined);

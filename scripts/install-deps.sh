@@ -18,7 +18,9 @@ node_modules/.bin/node --version >/dev/null
 bash scripts/build.sh --if-stale
 
 # --cluster: also the control plane for cluster tests (kube-apiserver & co., built once from
-# Debian's kubernetes source package and cached outside the repository; ~8 min the first time).
+# Debian's kubernetes source package and cached outside the repository; ~8 min the first time) and
+# the node VM image for the node tests (Debian 12 + systemd + cgroup v2; ~2-7 min the first time).
 if [[ "${1:-}" == "--cluster" ]]; then
   bash scripts/build-kubernetes.sh
+  bash scripts/build-node-vm.sh
 fi

@@ -14,7 +14,8 @@ echo "== format"; prettier --check . >/dev/null || { prettier --check .; exit 1;
 
 echo "== tests"
 # Integration tests share one containerd and one control plane (test/harness), so test files run
-# one at a time.
+# one at a time. The node-VM quick mode (test/node-vm/systemd-node.test.ts: one boot of the systemd +
+# cgroup v2 node VM, ~3 min) runs here; the rest of test/node-vm has its own commands (README).
 exec node --test --test-concurrency=1 --test-timeout=600000 \
   'src/**/*.test.ts' 'bench/**/*.test.ts' 'test/harness/**/*.test.ts' 'test/kit/**/*.test.ts' 'test/integration/**/*.test.ts' \
-  'test/reliability/**/*.test.ts' 'test/security/**/*.test.ts'
+  'test/reliability/**/*.test.ts' 'test/security/**/*.test.ts' 'test/node-vm/systemd-node.test.ts'

@@ -18,7 +18,8 @@ import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { projectedVolumePath } from '../../src/volume/index.ts';
 import { describeError } from '../../src/util/errors.ts';
-import { eventually, setupEnv, type Env } from './support.ts';
+import { setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE = 'tsk-tokens';

@@ -15,7 +15,8 @@ import {
   watchedPage,
 } from '../../src/console/testing.ts';
 import { startStandaloneKubelet, type TskubeletProcess } from '../kit/process.ts';
-import { IMAGE, eventually, podManifest, setupEnv, writeManifest, type Env } from './support.ts';
+import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 
 const NODE_NAME = 'itest-console';
 

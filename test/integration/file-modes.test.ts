@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
+import { IMAGE, podManifest, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const run = promisify(execFile);

@@ -35,18 +35,9 @@ import { connectNode } from '../../src/cli/node/client.ts';
 import type { Container, KubeletPod, PodList, PullPolicy } from '../../src/api/types.ts';
 import type { ImageService, PodSandboxConfig } from '../../src/runtime/cri/types.ts';
 import { isNotFound, describeError } from '../../src/util/errors.ts';
-import {
-  eventually,
-  findPod,
-  podManifest,
-  setupEnv,
-  startKubelet,
-  testLogger,
-  waitForPhase,
-  writeManifest,
-  type Env,
-  type RunningKubelet,
-} from './support.ts';
+import { podManifest, setupEnv, testLogger, writeManifest, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, startKubelet, waitForPhase, type RunningKubelet } from './support.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const CREDS = { user: 'bed', password: 'pull-s3cret' };

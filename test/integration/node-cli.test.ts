@@ -11,7 +11,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
+import { IMAGE, podManifest, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { TSKUBELET_BIN, spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE_NAME = 'itest-cli';

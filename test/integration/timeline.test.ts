@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { connectNode } from '../../src/cli/node/client.ts';
 import type { PodTimeline } from '../../src/timeline/index.ts';
-import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
+import { IMAGE, podManifest, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE_NAME = 'itest-timeline';

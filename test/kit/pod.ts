@@ -18,6 +18,7 @@ export interface PodOptions {
   /** Adds `apiVersion: v1, kind: Pod` (as a manifest or the API server has them). */
   typeMeta?: boolean;
   resourceVersion?: string;
+  creationTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   /** `['c']` unless given. */
@@ -45,6 +46,7 @@ export function buildPod(name: string, opts: PodOptions = {}): KubeletPod {
     uid: opts.uid ?? `uid-${name}`,
   };
   if (opts.resourceVersion !== undefined) metadata.resourceVersion = opts.resourceVersion;
+  if (opts.creationTimestamp !== undefined) metadata.creationTimestamp = opts.creationTimestamp;
   if (opts.labels) metadata.labels = opts.labels;
   if (opts.annotations) metadata.annotations = opts.annotations;
   const p: KubeletPod = { metadata, spec: buildSpec(opts) };

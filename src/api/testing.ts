@@ -368,21 +368,16 @@ export function apiPod(
 }
 
 /** A pod with labels, annotations needing quotes, limits, requests and an init container: the downward API's fixture. */
-export const downwardPod: KubeletPod = {
-  metadata: {
-    name: 'web',
-    namespace: 'shop',
-    uid: 'u-1',
-    labels: { tier: 'front', app: 'web' },
-    annotations: { 'example.com/note': 'say "hi"\n', Build: '7' },
-  },
-  spec: {
-    containers: [
-      { name: 'app', resources: { limits: { cpu: '250m', memory: '64Mi' }, requests: { cpu: '100m' } } },
-      { name: 'bare' },
-    ],
-    initContainers: [{ name: 'init', resources: { requests: { memory: '1Gi' } } }],
-  },
-};
+export const downwardPod: KubeletPod = buildPod('web', {
+  namespace: 'shop',
+  uid: 'u-1',
+  labels: { tier: 'front', app: 'web' },
+  annotations: { 'example.com/note': 'say "hi"\n', Build: '7' },
+  containers: [
+    { name: 'app', resources: { limits: { cpu: '250m', memory: '64Mi' }, requests: { cpu: '100m' } } },
+    'bare',
+  ],
+  initContainers: [{ name: 'init', resources: { requests: { memory: '1Gi' } } }],
+});
 /** The node allocatable the downward API's fixture falls back to. */
 export const downwardAllocatable = () => ({ cpu: 4, memory: '8Gi', 'ephemeral-storage': '100Gi' });

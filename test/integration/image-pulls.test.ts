@@ -39,6 +39,7 @@ import { podManifest, setupEnv, testLogger, writeManifest, type Env } from '../k
 import { eventually } from '../kit/poll.ts';
 import { findPod, startKubelet, waitForPhase, type RunningKubelet } from './support.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
+import { buildPod } from '../kit/pod.ts';
 
 const CREDS = { user: 'bed', password: 'pull-s3cret' };
 const OPEN_REPO = 'tskubelet/busybox';
@@ -98,10 +99,11 @@ function dockerConfigSecret(server: string, user: string, password: string): Pul
 }
 
 function testPod(name: string, pullSecrets = false): KubeletPod {
-  return {
-    metadata: { name, namespace: 'default', uid: `uid-${name}-${Date.now()}` },
-    spec: { containers: [], ...(pullSecrets ? { imagePullSecrets: [{ name: 'regcred' }] } : {}) },
-  };
+  return buildPod(name, {
+    uid: `uid-${name}-${Date.now()}`,
+    containers: [],
+    ...(pullSecrets ? { spec: { imagePullSecrets: [{ name: 'regcred' }] } } : {}),
+  });
 }
 
 function sandboxOf(pod: KubeletPod): PodSandboxConfig {

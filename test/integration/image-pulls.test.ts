@@ -14,7 +14,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { BUSYBOX_IMAGE, buildImage } from '../harness/index.ts';
@@ -36,6 +35,7 @@ import type { Container, KubeletPod, PodList, PullPolicy } from '../../src/api/t
 import type { ImageService, PodSandboxConfig } from '../../src/runtime/cri/types.ts';
 import { isNotFound, describeError } from '../../src/util/errors.ts';
 import { podManifest, setupEnv, testLogger, writeManifest, type Env } from '../kit/bed.ts';
+import { freePort } from '../kit/net.ts';
 import { eventually } from '../kit/poll.ts';
 import { findPod, startKubelet, waitForPhase, type RunningKubelet } from './support.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
@@ -357,13 +357,6 @@ void describe('a standalone kubelet with node credentials (config.json in its ro
 });
 
 /** A TCP port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 void describe('a tskubelet process with image pull settings in its config file', () => {
   let proc: TskubeletProcess | undefined;

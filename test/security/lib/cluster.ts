@@ -23,13 +23,13 @@ import {
   type RunningKubelet,
 } from '../../kit/kubelets.ts';
 import { nullLogger } from '../../../src/util/logger.ts';
+import { freePort } from '../../kit/net.ts';
 import { handOver } from './as-nobody.ts';
 import {
   SECRET_MARKERS,
   VICTIM_SCRIPT,
   clientCert,
   criExec,
-  freePort,
   openDir,
   servingCert,
   testCa,

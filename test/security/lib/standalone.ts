@@ -10,8 +10,9 @@ import { stringify } from 'yaml';
 import { startStandaloneKubelet, type TskubeletProcess } from '../../kit/process.ts';
 import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from '../../kit/bed.ts';
 import { eventually } from '../../kit/poll.ts';
+import { freePort } from '../../kit/net.ts';
 import { OTHER_USER, runAs } from './as-nobody.ts';
-import { SECRET_MARKERS, VICTIM_SCRIPT, clientCert, criExec, freePort, openDir, testCa } from './common.ts';
+import { SECRET_MARKERS, VICTIM_SCRIPT, clientCert, criExec, openDir, testCa } from './common.ts';
 import { runHttp, type HttpResult, type RaceResult } from './prober.ts';
 import { adminRequest, type LiveTarget } from './target.ts';
 

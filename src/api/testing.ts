@@ -11,6 +11,7 @@ import {
   type WatchEvent,
 } from './client-types.ts';
 import { KubeletError } from '../util/errors.ts';
+import { untilAborted } from '../util/abort.ts';
 import type { KubeletPod, Pod } from './types.ts';
 import { buildPod } from '../../test/kit/pod.ts';
 
@@ -216,22 +217,7 @@ export class FakeApi implements ApiClient {
       if (r instanceof Error) throw r;
       return structuredClone(r) as T;
     })();
-    const signal = req.signal;
-    if (!signal) return answer;
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(canceled(req));
-      signal.addEventListener('abort', onAbort, { once: true });
-      answer.then(
-        (v) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(v);
-        },
-        (err: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(err instanceof Error ? err : new Error(String(err)));
-        },
-      );
-    });
+    return untilAborted(answer, req.signal, () => canceled(req));
   }
 
   watch(

@@ -85,6 +85,15 @@ export async function loadServingCert(opts: ServingCertOptions): Promise<Serving
   return { ...made, certFile, keyFile, selfSigned: true };
 }
 
+/** `openssl req` arguments for a new unencrypted EC P-256 key (the kind of key the kubelet makes). */
+export const NEW_EC_KEY: readonly string[] = [
+  '-newkey',
+  'ec',
+  '-pkeyopt',
+  'ec_paramgen_curve:prime256v1',
+  '-nodes',
+];
+
 /**
  * A self-signed certificate and its unencrypted EC P-256 key (`openssl req -x509`), written to
  * `certFile` and `keyFile`; `extensions` are `-addext` values. Rejects with openssl's error.
@@ -102,11 +111,7 @@ export async function makeSelfSignedPair(opts: {
     [
       'req',
       '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
+      ...NEW_EC_KEY,
       '-keyout',
       opts.keyFile,
       '-out',

@@ -289,9 +289,7 @@ describe('text from pods on the terminal (a container must not drive it)', () =>
       attempts: [
         {
           attempt: 1,
-          steps: [
-            { step: 'image-pull-failed', at: '2026-11-24T20:00:00Z', offsetMs: 3, error: `denied${CLEAR}` },
-          ],
+          steps: [{ step: 'failed', at: '2026-11-24T20:00:00Z', offsetMs: 3, error: `denied${CLEAR}` }],
         },
       ],
     });

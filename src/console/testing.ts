@@ -102,7 +102,7 @@ export function fakeConsole(
   return { console: nodeConsole, events };
 }
 
-/** The contract's example timeline for a pod (issue 15), with offsets a waterfall can show. */
+/** The contract's example timeline for a pod (PodTimeline), with offsets a waterfall can show. */
 export function cannedTimeline(namespace: string, name: string): unknown {
   const at = (ms: number) => new Date(Date.UTC(2026, 10, 24, 20) + ms).toISOString();
   const steps = [

@@ -1,4 +1,4 @@
-/** The startup timeline as the kubelet records it, end to end on the fake CRI (issue 15). */
+/** The startup timeline as the kubelet records it, end to end on the fake CRI (the PodTimeline served at /debug/pods/…/timeline). */
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';

@@ -1,6 +1,6 @@
 /**
  * `timeline` and `why`: the kubelet API's `/debug/pods/{ns}/{name}/timeline` (PodTimeline) and
- * `/why` (PodWhy) documents (tskubelet.io/v1alpha1, the contract of issue 15) printed for people.
+ * `/why` (PodWhy) documents (tskubelet.io/v1alpha1) printed for people.
  * Their text comes from pods (log lines, messages, names): it is escaped for the terminal
  * (terminal-text.ts), table cells before alignment.
  */

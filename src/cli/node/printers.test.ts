@@ -157,7 +157,7 @@ describe('describe pod', () => {
   });
 });
 
-describe('timeline and why printing (canned documents of the issue 15 contract)', () => {
+describe('timeline and why printing (canned tskubelet.io/v1alpha1 documents)', () => {
   it('prints one table per attempt: step, container/volume, +offset, time since the previous step', () => {
     const out = formatTimeline(CANNED_TIMELINE);
     const lines = out.split('\n');

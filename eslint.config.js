@@ -3,6 +3,31 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import boundaries from './eslint/boundaries.js';
 
+/**
+ * The test suites on the bed: each imports only the test kit (test/kit), the harness (test/harness)
+ * and src/, never another suite's files nor bench/'s; bench/ imports no suite either.
+ */
+const SUITES = ['integration', 'reliability', 'security', 'node-vm'];
+
+function suiteBoundary(files, forbidden) {
+  return {
+    files,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^(\\.\\./)+(test/)?(${forbidden.join('|')})/`,
+              message: 'A suite imports only test/kit, test/harness and src/ (eslint.config.js, SUITES).',
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
 export default tseslint.config(
   {
     ignores: ['node_modules/', 'bench/results/', '.tmp/', 'dist/', 'dist.next/', 'dist.old/'],
@@ -62,6 +87,10 @@ export default tseslint.config(
     plugins: { tskubelet: boundaries },
     rules: { 'tskubelet/folder-map': 'error' },
   },
+  ...SUITES.map((suite) =>
+    suiteBoundary([`test/${suite}/**/*.ts`], [...SUITES.filter((s) => s !== suite), 'bench']),
+  ),
+  suiteBoundary(['bench/**/*.ts'], SUITES),
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,

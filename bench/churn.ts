@@ -44,7 +44,7 @@ import {
   removePodLogDirs,
   startKubelet,
   type KubeletKind,
-} from './lib/kubelets.ts';
+} from '../test/kit/kubelets.ts';
 import { CHURN_PREFIX, CHURN_ROUND, churnManifest, churnPodName } from './lib/churn-pods.ts';
 import { createChurnSampler, type ChurnSample } from './lib/churn-sample.ts';
 import { churnPlan, parseDurationS, phaseAt } from './lib/churn-schedule.ts';

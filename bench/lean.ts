@@ -30,7 +30,12 @@ import {
   restartBenchContainerd,
   stopBenchContainerd,
 } from './lib/containerd.ts';
-import { removeKubeletDir, removePodLogDirs, startKubelet, type RunningKubelet } from './lib/kubelets.ts';
+import {
+  removeKubeletDir,
+  removePodLogDirs,
+  startKubelet,
+  type RunningKubelet,
+} from '../test/kit/kubelets.ts';
 import { sampleProc } from './lib/proc.ts';
 import { apiPod } from './lib/pods.ts';
 import {

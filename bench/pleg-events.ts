@@ -30,7 +30,12 @@ import { sleep } from '../src/util/abort.ts';
 import { describeError } from '../src/util/errors.ts';
 import { BUSYBOX_IMAGE } from '../test/harness/images.ts';
 import { removeAllBenchPods, restartBenchContainerd, stopBenchContainerd } from './lib/containerd.ts';
-import { BENCH_READONLY_PORT, removeKubeletDir, removePodLogDirs, startKubelet } from './lib/kubelets.ts';
+import {
+  BENCH_READONLY_PORT,
+  removeKubeletDir,
+  removePodLogDirs,
+  startKubelet,
+} from '../test/kit/kubelets.ts';
 import { sampleProc } from './lib/proc.ts';
 import { staticManifest } from './lib/pods.ts';
 import { cores, summarize, table } from './lib/stats.ts';

@@ -21,7 +21,7 @@ import { describeError } from '../src/util/errors.ts';
 import { nullLogger } from '../src/util/logger.ts';
 import { ensureKubernetesBinaries, startCluster, kubernetesBinary } from '../test/harness/cluster/index.ts';
 import { stopBenchContainerd } from './lib/containerd.ts';
-import { KNOWN_KUBELETS, KUBELETS, kubeletArgv, type KubeletKind } from './lib/kubelets.ts';
+import { KNOWN_KUBELETS, KUBELETS, kubeletArgv, type KubeletKind } from '../test/kit/kubelets.ts';
 import { APILOAD } from './lib/apiload.ts';
 import { createResults, pushRow } from './lib/bench-results.ts';
 import { OBSERVE_MS, type BenchEnv, type ClusterCtx } from './lib/scenario-env.ts';

@@ -112,3 +112,55 @@ describe('the folder-map lint rule', { timeout: 120_000 }, () => {
     assert.deepEqual(messages, []);
   });
 });
+
+/** The suite-boundary messages ESLint reports for `code` at `file` (relative to the repository). */
+async function suiteImports(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(ROOT, file) });
+  assert.ok(result, `ESLint linted ${file}`);
+  return result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+describe('the test suites import only the kit, the harness and src/', { timeout: 120_000 }, () => {
+  before(() => {
+    eslint = new ESLint({ cwd: ROOT, overrideConfig: tseslint.configs.disableTypeChecked });
+  });
+
+  it("reports a suite importing another suite's helper or bench/", async () => {
+    const cases: [string, string][] = [
+      ['test/security/lib/lint-probe.ts', '../../integration/support.ts'],
+      ['test/reliability/lint-probe.ts', '../../bench/lib/scenario-env.ts'],
+      ['bench/lint-probe.ts', '../test/integration/support.ts'],
+    ];
+    for (const [file, spec] of cases) {
+      const messages = await suiteImports(file, `import { f as g } from '${spec}';\nexport const f = g;\n`);
+      assert.equal(messages.length, 1, `${file}: ${spec}`);
+      assert.match(
+        messages[0] ?? '',
+        /A suite imports only test\/kit, test\/harness and src\/ \(eslint\.config\.js, SUITES\)\.$/,
+      );
+    }
+  });
+
+  it('accepts the kit, the harness, src/ and the suite itself', async () => {
+    const cases: [string, string][] = [
+      [
+        'test/security/lib/lint-probe.ts',
+        "import { until } from '../../kit/poll.ts';\nexport const f = until;\n",
+      ],
+      [
+        'test/reliability/lint-probe.ts',
+        "import { startContainerd } from '../harness/index.ts';\nexport const f = startContainerd;\n",
+      ],
+      [
+        'test/integration/lint-probe.ts',
+        "import { useKubelet } from './support.ts';\nexport const f = useKubelet;\n",
+      ],
+      [
+        'bench/lint-probe.ts',
+        "import { startKubelet } from '../test/kit/kubelets.ts';\nexport const f = startKubelet;\n",
+      ],
+    ];
+    for (const [file, code] of cases)
+      assert.deepEqual(await suiteImports(file, code), [], `${file}: ${code}`);
+  });
+});

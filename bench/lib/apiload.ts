@@ -25,7 +25,7 @@ import { sleep } from '../../src/util/abort.ts';
 import type { FromWorker, LoadResult, LoadSpec, ToWorker } from './apiload-client.ts';
 import { BENCH_PATHS } from './containerd.ts';
 import { createPods, deletePods, watchPods, type PodWatch } from './cluster.ts';
-import type { KubeletKind, RunningKubelet } from './kubelets.ts';
+import type { KubeletKind, RunningKubelet } from '../../test/kit/kubelets.ts';
 import { apiPod, LOGGER_COMMAND } from './pods.ts';
 import { CLK_TCK, fdCount, hostCpu, sampleProc, type ProcSampler, type UsageSummary } from './proc.ts';
 import { cores, mib, msText, ratio, sec, summarize, table } from './stats.ts';

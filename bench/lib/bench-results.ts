@@ -2,7 +2,7 @@
  * What bench/run.ts measures, as data: one row per batch, steady-state window and relist sample,
  * collected by the scenarios (scenario-*.ts) and rendered by report.ts and scale-report.ts.
  */
-import type { KubeletKind } from './kubelets.ts';
+import type { KubeletKind } from '../../test/kit/kubelets.ts';
 import type { UsageSummary } from './proc.ts';
 import type { ApiLoadRow } from './apiload.ts';
 import { summarize, type Summary } from './stats.ts';

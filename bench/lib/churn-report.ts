@@ -3,7 +3,7 @@
  * table and verdict, one SVG chart per series with every kubelet on the same axes, and the raw
  * samples as JSON. Pure: it gets the runs and returns text; bench/churn.ts writes the files.
  */
-import type { KubeletKind } from './kubelets.ts';
+import type { KubeletKind } from '../../test/kit/kubelets.ts';
 import type { ChurnPlan } from './churn-schedule.ts';
 import type { ChurnSample } from './churn-sample.ts';
 import { lineChart, type ChartSeries } from './svg-chart.ts';

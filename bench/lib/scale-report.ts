@@ -4,7 +4,7 @@
  * SVG line charts of startup p50/p99 vs N, steady-state RSS and CPU vs pods, and relist time vs pods.
  * Pure: bench/run.ts writes the charts beside the results file.
  */
-import type { KubeletKind } from './kubelets.ts';
+import type { KubeletKind } from '../../test/kit/kubelets.ts';
 import {
   floorBest,
   sortedKeys,

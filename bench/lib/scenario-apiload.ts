@@ -3,7 +3,7 @@
  * up. The measurement itself is bench/lib/apiload.ts.
  */
 import { pkiPaths } from '../../test/harness/cluster/control-plane.ts';
-import { DEFAULT_BENCH_MAX_PODS, kubeletApiPort, type KubeletKind } from './kubelets.ts';
+import { DEFAULT_BENCH_MAX_PODS, kubeletApiPort, type KubeletKind } from '../../test/kit/kubelets.ts';
 import { APILOAD_PREFIX, measureApiLoad } from './apiload.ts';
 import {
   NAMESPACE,

@@ -24,7 +24,7 @@ import {
   startKubelet,
   type KubeletKind,
   type RunningKubelet,
-} from './kubelets.ts';
+} from '../../test/kit/kubelets.ts';
 import type { CriObserver } from './observer.ts';
 import { hostCpu } from './proc.ts';
 import { deleteNode, deletePodsOnNode, waitNodeReady } from './cluster.ts';

@@ -15,7 +15,7 @@ import {
   removePodLogDirs,
   startKubelet,
   type KubeletKind,
-} from './kubelets.ts';
+} from '../../test/kit/kubelets.ts';
 import { observeCri } from './observer.ts';
 import { hostCpu, sampleProc } from './proc.ts';
 import { floorPod, runFloor } from './floor.ts';

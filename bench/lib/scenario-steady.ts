@@ -5,7 +5,7 @@
  */
 import { sleep } from '../../src/util/abort.ts';
 import type { CriClient } from '../../src/runtime/cri/index.ts';
-import { BENCH_UPSTREAM_PORT, maxPodsFor, type KubeletKind } from './kubelets.ts';
+import { BENCH_UPSTREAM_PORT, maxPodsFor, type KubeletKind } from '../../test/kit/kubelets.ts';
 import { observeCri } from './observer.ts';
 import { fdCount, hostCpu, sampleProc } from './proc.ts';
 import { apiPod } from './pods.ts';

@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import type { Pod } from './types.ts';
 import { isMirrorPod, isStaticPod, podSource } from './pod-source.ts';
 import { ANNOTATION_CONFIG_MIRROR, ANNOTATION_CONFIG_SOURCE } from '../config/defaults.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 function pod(annotations?: Record<string, string>): Pod {
-  return { metadata: { name: 'p', namespace: 'default', annotations }, spec: { containers: [] } };
+  return buildPod('p', { containers: [], ...(annotations ? { annotations } : {}) });
 }
 
 describe('pod source predicates (upstream kubetypes.IsStaticPod / IsMirrorPod)', () => {

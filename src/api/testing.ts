@@ -11,6 +11,7 @@ import {
   type WatchEvent,
 } from './client-types.ts';
 import { KubeletError } from '../util/errors.ts';
+import { untilAborted } from '../util/abort.ts';
 import type { KubeletPod, Pod } from './types.ts';
 import { buildPod } from '../../test/kit/pod.ts';
 
@@ -216,22 +217,7 @@ export class FakeApi implements ApiClient {
       if (r instanceof Error) throw r;
       return structuredClone(r) as T;
     })();
-    const signal = req.signal;
-    if (!signal) return answer;
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(canceled(req));
-      signal.addEventListener('abort', onAbort, { once: true });
-      answer.then(
-        (v) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(v);
-        },
-        (err: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(err instanceof Error ? err : new Error(String(err)));
-        },
-      );
-    });
+    return untilAborted(answer, req.signal, () => canceled(req));
   }
 
   watch(
@@ -368,21 +354,16 @@ export function apiPod(
 }
 
 /** A pod with labels, annotations needing quotes, limits, requests and an init container: the downward API's fixture. */
-export const downwardPod: KubeletPod = {
-  metadata: {
-    name: 'web',
-    namespace: 'shop',
-    uid: 'u-1',
-    labels: { tier: 'front', app: 'web' },
-    annotations: { 'example.com/note': 'say "hi"\n', Build: '7' },
-  },
-  spec: {
-    containers: [
-      { name: 'app', resources: { limits: { cpu: '250m', memory: '64Mi' }, requests: { cpu: '100m' } } },
-      { name: 'bare' },
-    ],
-    initContainers: [{ name: 'init', resources: { requests: { memory: '1Gi' } } }],
-  },
-};
+export const downwardPod: KubeletPod = buildPod('web', {
+  namespace: 'shop',
+  uid: 'u-1',
+  labels: { tier: 'front', app: 'web' },
+  annotations: { 'example.com/note': 'say "hi"\n', Build: '7' },
+  containers: [
+    { name: 'app', resources: { limits: { cpu: '250m', memory: '64Mi' }, requests: { cpu: '100m' } } },
+    'bare',
+  ],
+  initContainers: [{ name: 'init', resources: { requests: { memory: '1Gi' } } }],
+});
 /** The node allocatable the downward API's fixture falls back to. */
 export const downwardAllocatable = () => ({ cpu: 4, memory: '8Gi', 'ephemeral-storage': '100Gi' });

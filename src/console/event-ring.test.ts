@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { ApiEventRecorder } from '../api/event-recorder.ts';
 import { createMemoryRecorder } from '../api/events.ts';
 import type { KubeletPod } from '../api/types.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 import {
   createEventRing,
   MAX_EVENT_MESSAGE_CHARS,
@@ -12,10 +13,7 @@ import {
   type ConsoleEvent,
 } from './event-ring.ts';
 
-const pod: KubeletPod = {
-  metadata: { name: 'web', namespace: 'default', uid: 'u1' },
-  spec: { containers: [{ name: 'c', image: 'i' }] },
-};
+const pod: KubeletPod = buildPod('web', { uid: 'u1', image: 'i' });
 
 void describe('event ring', () => {
   void it('keeps only the last `capacity` events, oldest first, numbered in order', () => {

@@ -1,5 +1,5 @@
 /**
- * The node console (issue 15 part 5): a read-only page at `/console/` on the kubelet API (and on a
+ * The node console (tskubelet's own, no upstream counterpart): a read-only page at `/console/` on the kubelet API (and on a
  * loopback listener with `--console-address`), fed live by server-sent events from
  * `/debug/console/events`, plus the ring of recent events it shows.
  */

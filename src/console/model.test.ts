@@ -1,24 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 import { consolePod, usageFromSummary } from './model.ts';
 import { clusterNodeView, standaloneNodeView } from './node-info.ts';
 
-const pod: KubeletPod = {
-  metadata: {
-    name: 'web',
-    namespace: 'ns',
-    uid: 'u',
-    annotations: { 'kubernetes.io/config.source': 'file' },
-  },
-  spec: {
-    initContainers: [{ name: 'init', image: 'busybox:1.29' }],
-    containers: [
-      { name: 'a', image: 'busybox:1.29' },
-      { name: 'b', image: 'busybox:1.29' },
-    ],
-  },
-};
+const pod: KubeletPod = buildPod('web', {
+  namespace: 'ns',
+  uid: 'u',
+  annotations: { 'kubernetes.io/config.source': 'file' },
+  initContainers: ['init'],
+  containers: ['a', 'b'],
+});
 
 void describe('console model', () => {
   void it('lists a pod the kubelet has not synced yet as Pending, NotYetSynced, containers unknown', () => {

@@ -1,7 +1,7 @@
 /**
  * The console page in a real headless chromium (Debian's, driven by puppeteer-core) against a fake
  * host: the real console handlers with a fake kubelet, and canned answers for the timeline, `why`
- * and container-log endpoints (issue 15's contract). This is where the waterfall is tested: the
+ * and container-log endpoints (the tskubelet.io/v1alpha1 documents). This is where the waterfall is tested: the
  * timeline endpoint is built on another branch; test/integration/console.test.ts covers the rest
  * against a real tskubelet on containerd.
  */

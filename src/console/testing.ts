@@ -10,6 +10,7 @@ import { matchRoute } from '../server/routes.ts';
 import { createServer } from '../util/node-http.ts';
 import { nullLogger } from '../util/logger.ts';
 import { CANNED_WHY } from '../why/testing.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 import { createEventRing, type EventRing } from './event-ring.ts';
 import { standaloneNodeView } from './node-info.ts';
 import { createNodeConsole, type ConsoleLimits, type NodeConsole } from './node-console.ts';
@@ -37,15 +38,12 @@ export function fakeKubelet(): FakeKubelet {
   const k: FakeKubelet = {
     pods: [],
     add(name, opts = {}) {
-      const pod: KubeletPod = {
-        metadata: {
-          name,
-          namespace: opts.namespace ?? 'default',
-          uid: `uid-${name}`,
-          annotations: { 'kubernetes.io/config.source': 'file' },
-        },
-        spec: { containers: [{ name: 'main', image: 'docker.io/library/busybox:1.29' }] },
-      };
+      const pod: KubeletPod = buildPod(name, {
+        namespace: opts.namespace ?? 'default',
+        annotations: { 'kubernetes.io/config.source': 'file' },
+        containers: ['main'],
+        image: 'docker.io/library/busybox:1.29',
+      });
       const ready = opts.ready ?? true;
       k.pods.push({
         pod,
@@ -104,7 +102,7 @@ export function fakeConsole(
   return { console: nodeConsole, events };
 }
 
-/** The contract's example timeline for a pod (issue 15), with offsets a waterfall can show. */
+/** The contract's example timeline for a pod (PodTimeline), with offsets a waterfall can show. */
 export function cannedTimeline(namespace: string, name: string): unknown {
   const at = (ms: number) => new Date(Date.UTC(2026, 10, 24, 20) + ms).toISOString();
   const steps = [

@@ -4,6 +4,7 @@ import type { KubeletPod, Volume } from '../api/types.ts';
 import type { PodStats } from '../stats/index.ts';
 import { localStorageBreach } from './local-storage.ts';
 import { container, Gi, Mi, pod } from './testing.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 interface Usage {
   /** Per container name: rootfs and logs bytes. */
@@ -260,19 +261,14 @@ describe('localStorageBreach: nothing to report', () => {
 
 void describe('local storage messages write quantities canonically, as upstream', () => {
   void it('sums two containers’ limits into one canonical quantity and canonicalizes an emptyDir limit', () => {
-    const twoLimits: KubeletPod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'p', namespace: 'ns', uid: 'u1' },
-      spec: {
-        containers: ['a', 'b'].map((name) => ({
-          name,
-          image: 'i',
-          resources: { limits: { 'ephemeral-storage': '1Gi' } },
-        })),
-        volumes: [{ name: 'v', emptyDir: { sizeLimit: '2048Ki' } }],
-      },
-    };
+    const twoLimits: KubeletPod = buildPod('p', {
+      typeMeta: true,
+      namespace: 'ns',
+      uid: 'u1',
+      image: 'i',
+      containers: ['a', 'b'].map((name) => ({ name, resources: { limits: { 'ephemeral-storage': '1Gi' } } })),
+      volumes: [{ name: 'v', emptyDir: { sizeLimit: '2048Ki' } }],
+    });
     const stats: PodStats<number> = {
       podRef: { name: 'p', namespace: 'ns', uid: 'u1' },
       startTime: 0,

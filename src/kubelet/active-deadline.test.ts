@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../api/types.ts';
 import { activeDeadlineRemainingMs, deadlineExceededStatus } from './active-deadline.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
-const pod = (activeDeadlineSeconds?: number): Pod => ({
-  metadata: { name: 'p', uid: 'u' },
-  spec: {
-    containers: [{ name: 'c' }],
-    ...(activeDeadlineSeconds === undefined ? {} : { activeDeadlineSeconds }),
-  },
-});
+const pod = (activeDeadlineSeconds?: number): Pod =>
+  buildPod('p', {
+    uid: 'u',
+    ...(activeDeadlineSeconds === undefined ? {} : { spec: { activeDeadlineSeconds } }),
+  });
 const start = '2026-01-01T00:00:00Z';
 const t0 = Date.parse(start);
 

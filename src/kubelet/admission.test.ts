@@ -14,11 +14,10 @@ const node = (pods: number): NodeView => ({
 });
 const maxPodsAdmitHandler = (pods: number) => generalPredicatesAdmitHandler(() => node(pods));
 import type { Pod } from '../api/types.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
-const pod = (name: string, spec: Partial<Pod['spec']> = {}): Pod => ({
-  metadata: { name, uid: name },
-  spec: { containers: [], ...spec },
-});
+const pod = (name: string, spec: Partial<Pod['spec']> = {}): Pod =>
+  buildPod(name, { uid: name, containers: [], spec });
 const requesting = (name: string, cpu: string, memory: string): Pod =>
   pod(name, { containers: [{ name: 'c', resources: { requests: { cpu, memory } } }] });
 

@@ -2,12 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Pod } from '../api/types.ts';
 import { appArmorAdmitHandler, hostAppArmorEnabled, validateAppArmor } from './apparmor-admission.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 function pod(annotations: Record<string, string> = {}, mutate: (p: Pod) => void = () => undefined): Pod {
-  const p: Pod = {
-    metadata: { name: 'p', namespace: 'ns', uid: 'u', annotations },
-    spec: { containers: [{ name: 'app', image: 'x:1' }] },
-  };
+  const p: Pod = buildPod('p', { namespace: 'ns', uid: 'u', annotations, image: 'x:1', containers: ['app'] });
   mutate(p);
   return p;
 }

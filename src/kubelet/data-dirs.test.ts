@@ -3,11 +3,11 @@ import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { KubeletPod, PodStatus } from '../api/types.ts';
+import type { PodStatus } from '../api/types.ts';
 import { recordingLogger } from '../util/testing.ts';
 import type { Kubelet } from './kubelet.ts';
 import { setupDataDirs } from './data-dirs.ts';
-import { fakeCriKubelet, untilWithin } from './testing.ts';
+import { fakeCriKubelet, sourcedPod, untilWithin } from './testing.ts';
 
 const until = untilWithin(8_000);
 const modeOf = async (p: string) => (await stat(p)).mode & 0o7777;
@@ -86,21 +86,10 @@ describe('the kubelet data directories', () => {
     const s = await fakeCriKubelet(t);
     await chmod(s.dir, 0o755);
     const k = await s.start();
-    const pod: KubeletPod = {
-      metadata: {
-        name: 'web',
-        namespace: 'ns',
-        uid: 'uid-web',
-        annotations: { 'kubernetes.io/config.source': 'file' },
-      },
-      spec: {
-        containers: [
-          { name: 'app', image: 'busybox:1.29', volumeMounts: [{ name: 'scratch', mountPath: '/s' }] },
-        ],
-        volumes: [{ name: 'scratch', emptyDir: {} }],
-        terminationGracePeriodSeconds: 1,
-      },
-    };
+    const pod = sourcedPod('web', {
+      containers: [{ name: 'app', volumeMounts: [{ name: 'scratch', mountPath: '/s' }] }],
+      volumes: [{ name: 'scratch', emptyDir: {} }],
+    });
     s.source.send([pod]);
     await until('web Running', () => statusOf(k, 'uid-web')?.phase === 'Running');
     const podDir = join(s.dir, 'pods', 'uid-web');

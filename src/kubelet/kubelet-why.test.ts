@@ -3,7 +3,7 @@ import { describe, it, type TestContext } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { NOTHING_HOLDS, type PodWhy } from '../why/index.ts';
 import type { Kubelet } from './kubelet.ts';
-import { fakeCriKubelet, untilWithin } from './testing.ts';
+import { fakeCriKubelet, sourcedPod, untilWithin } from './testing.ts';
 
 /** A running kubelet with 1 CPU allocatable (the admission test asks for 2), its source started. */
 async function setup(t: TestContext) {
@@ -14,15 +14,7 @@ async function setup(t: TestContext) {
 }
 
 function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
-  const pod: KubeletPod = {
-    metadata: {
-      name,
-      namespace: 'ns',
-      uid: `uid-${name}`,
-      annotations: { 'kubernetes.io/config.source': 'file' },
-    },
-    spec: { containers: [{ name: 'app', image: 'busybox:1.29' }], terminationGracePeriodSeconds: 1 },
-  };
+  const pod = sourcedPod(name);
   patch(pod);
   return pod;
 }

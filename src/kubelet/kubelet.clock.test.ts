@@ -6,12 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import type { KubeletPod, PodStatus } from '../api/types.ts';
+import type { PodStatus } from '../api/types.ts';
 import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
 import { sleep } from '../util/abort.ts';
 import { monotonicNow } from '../util/clock.ts';
 import type { Kubelet } from './types.ts';
-import { fakeCriKubelet } from './testing.ts';
+import { fakeCriKubelet, sourcedPod } from './testing.ts';
 
 const H = 3_600_000;
 
@@ -64,16 +64,7 @@ async function until<T>(what: string, get: () => T | undefined | false, timeoutM
   }
 }
 
-const pod: KubeletPod = {
-  metadata: {
-    name: 'web',
-    namespace: 'ns',
-    uid: 'uid-web',
-    creationTimestamp: '2026-11-24T00:00:00Z',
-    annotations: { 'kubernetes.io/config.source': 'file' },
-  },
-  spec: { containers: [{ name: 'app', image: 'busybox:1.29' }], terminationGracePeriodSeconds: 1 },
-};
+const pod = sourcedPod('web', { creationTimestamp: '2026-11-24T00:00:00Z' });
 
 const appStatus = (k: Kubelet): NonNullable<PodStatus['containerStatuses']>[number] | undefined =>
   k.pods().find((p) => p.pod.metadata.uid === 'uid-web')?.status?.containerStatuses?.[0];

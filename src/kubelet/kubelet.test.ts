@@ -9,19 +9,10 @@ import type { FakeRuntimeService } from '../runtime/cri/testing.ts';
 import type { Kubelet } from './kubelet.ts';
 import { createFakeLogind } from '../shutdown/testing.ts';
 import type { MirrorPods } from './mirror-pods.ts';
-import { fakeCriKubelet, untilWithin } from './testing.ts';
+import { fakeCriKubelet, sourcedPod, untilWithin } from './testing.ts';
 
 function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
-  const pod: KubeletPod = {
-    metadata: {
-      name,
-      namespace: 'ns',
-      uid: `uid-${name}`,
-      creationTimestamp: '2026-11-24T00:00:00Z',
-      annotations: { 'kubernetes.io/config.source': 'api' },
-    },
-    spec: { containers: [{ name: 'app', image: 'busybox:1.29' }], terminationGracePeriodSeconds: 1 },
-  };
+  const pod = sourcedPod(name, { source: 'api', creationTimestamp: '2026-11-24T00:00:00Z' });
   patch(pod);
   return pod;
 }

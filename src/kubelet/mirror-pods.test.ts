@@ -10,27 +10,26 @@ import {
   ANNOTATION_CONFIG_SOURCE,
 } from '../config/defaults.ts';
 import { createMirrorPods, mirrorPodFor } from './mirror-pods.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 const PODS = '/api/v1/namespaces/kube-system/pods';
 
 function staticPod(name: string, hash: string): KubeletPod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${name}-node-a`,
-      namespace: 'kube-system',
-      uid: hash,
-      labels: { component: name },
-      annotations: {
-        [ANNOTATION_CONFIG_SOURCE]: 'file',
-        [ANNOTATION_CONFIG_HASH]: hash,
-        [ANNOTATION_CONFIG_SEEN]: '2026-11-22T01:00:00.000000000Z',
-        'example.com/keep': 'yes',
-      },
+  return buildPod(`${name}-node-a`, {
+    typeMeta: true,
+    namespace: 'kube-system',
+    uid: hash,
+    labels: { component: name },
+    annotations: {
+      [ANNOTATION_CONFIG_SOURCE]: 'file',
+      [ANNOTATION_CONFIG_HASH]: hash,
+      [ANNOTATION_CONFIG_SEEN]: '2026-11-22T01:00:00.000000000Z',
+      'example.com/keep': 'yes',
     },
-    spec: { containers: [{ name: name, image: `${name}:1.0` }], hostNetwork: true },
-  };
+    containers: [name],
+    image: `${name}:1.0`,
+    spec: { hostNetwork: true },
+  });
 }
 
 function mirror(
@@ -39,18 +38,17 @@ function mirror(
   uid: string,
   over: { deletionTimestamp?: string } = {},
 ): KubeletPod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      name: `${name}-node-a`,
-      namespace: 'kube-system',
-      uid,
-      annotations: { [ANNOTATION_CONFIG_SOURCE]: 'file', [ANNOTATION_CONFIG_MIRROR]: hash },
-      ...over,
-    },
-    spec: { nodeName: 'node-a', containers: [{ name: name, image: `${name}:1.0` }] },
-  };
+  const p = buildPod(`${name}-node-a`, {
+    typeMeta: true,
+    namespace: 'kube-system',
+    uid,
+    annotations: { [ANNOTATION_CONFIG_SOURCE]: 'file', [ANNOTATION_CONFIG_MIRROR]: hash },
+    nodeName: 'node-a',
+    containers: [name],
+    image: `${name}:1.0`,
+  });
+  Object.assign(p.metadata, over);
+  return p;
 }
 
 function setup(opts: { nodeUID?: string } = { nodeUID: 'node-uid-1' }) {

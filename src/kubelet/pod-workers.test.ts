@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createPodWorkers, type PodSyncHandlers, type PodWorkers, type SyncOutcome } from './pod-workers.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 /** A promise settled by hand. */
 interface Deferred<T> {
@@ -87,10 +88,7 @@ function abortError(cause?: Error): Error {
 }
 
 function pod(uid: string, version = 1): KubeletPod {
-  return {
-    metadata: { name: `pod-${uid}`, namespace: 'ns', uid, resourceVersion: String(version) },
-    spec: { containers: [{ name: 'c', image: 'busybox:1.29' }] },
-  };
+  return buildPod(`pod-${uid}`, { namespace: 'ns', uid, resourceVersion: String(version) });
 }
 
 function setup(): ReturnType<typeof fakeHandlers> & { workers: PodWorkers } {

@@ -4,11 +4,9 @@ import type { KubeletPod } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
 import { fakeTimeline } from '../timeline/testing.ts';
 import { createPodWorkers, type PodSyncHandlers } from './pod-workers.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
-const pod: KubeletPod = {
-  metadata: { name: 'web', namespace: 'ns', uid: 'u1' },
-  spec: { containers: [{ name: 'c', image: 'busybox:1.29' }] },
-};
+const pod: KubeletPod = buildPod('web', { namespace: 'ns', uid: 'u1' });
 
 /** Handlers that finish at once; `terminal` makes the next sync report a terminal phase. */
 function handlers(terminal: boolean): PodSyncHandlers {

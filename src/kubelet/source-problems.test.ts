@@ -18,7 +18,7 @@ describe('a static pod manifest the kubelet cannot use', () => {
     const dir = await mkdtemp(join(tmpdir(), 'tskubelet-source-problems-'));
     const manifests = join(dir, 'manifests');
     await mkdir(manifests);
-    // A hostPath with `..`: refused by validation (issue 24).
+    // A hostPath with `..`: refused by validation (upstream ValidatePodCreate: no `..` in a hostPath).
     await writeFile(
       join(manifests, 'bad.yaml'),
       'apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers: [{name: c, image: busybox:1.29}]\n' +

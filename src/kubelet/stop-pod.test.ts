@@ -5,12 +5,10 @@ import { AsyncQueue } from '../util/async-queue.ts';
 import { hasCode } from '../util/errors.ts';
 import { flush } from '../util/testing.ts';
 import { createStopPod } from './stop-pod.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 import type { LoopEvent } from './sync-loop.ts';
 
-const pod: KubeletPod = {
-  metadata: { name: 'web', namespace: 'ns', uid: 'uid-web' },
-  spec: { containers: [{ name: 'app', image: 'busybox:1.29' }] },
-};
+const pod: KubeletPod = buildPod('web', { namespace: 'ns', containers: ['app'] });
 
 describe('stop pod', () => {
   it('waits the whole 1.5 × grace period for the worker across a 2 h forward wall step', async (t) => {

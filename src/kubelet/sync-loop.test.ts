@@ -8,12 +8,10 @@ import { generalPredicatesAdmitHandler } from './admission.ts';
 import { createPodState } from './pod-state.ts';
 import type { PodWorkers } from './pod-workers.ts';
 import { createSyncLoop, type LoopEvent, type SyncLoopDeps } from './sync-loop.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 function pod(i: number): KubeletPod {
-  return {
-    metadata: { name: `p${i}`, namespace: 'ns', uid: `uid-${i}`, creationTimestamp: '2026-11-24T00:00:00Z' },
-    spec: { containers: [{ name: 'c', image: 'busybox:1.29' }] },
-  };
+  return buildPod(`p${i}`, { namespace: 'ns', uid: `uid-${i}`, creationTimestamp: '2026-11-24T00:00:00Z' });
 }
 
 describe('sync loop: pod additions', () => {

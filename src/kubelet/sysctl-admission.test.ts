@@ -10,16 +10,18 @@ import {
   sysctlNamespace,
   sysctlPatternProblems,
 } from './sysctl-admission.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 function pod(sysctls: Record<string, string>, spec: Partial<Pod['spec']> = {}): Pod {
-  return {
-    metadata: { name: 'p', namespace: 'ns', uid: 'u' },
+  return buildPod('p', {
+    namespace: 'ns',
+    uid: 'u',
+    image: 'x:1',
     spec: {
-      containers: [{ name: 'c', image: 'x:1' }],
       securityContext: { sysctls: Object.entries(sysctls).map(([name, value]) => ({ name, value })) },
       ...spec,
     },
-  };
+  });
 }
 
 const handler = (allowedUnsafeSysctls: string[] = [], kernelRelease = '6.1.0-13-amd64') =>

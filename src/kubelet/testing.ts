@@ -1,7 +1,7 @@
 /**
  * Test fixtures for the kubelet core (not exported from any index, not part of the build): a
- * kubelet on the fake CRI with the real managers, fed by one pod source the test drives, and a
- * poll-until for waiting on what it does.
+ * kubelet on the fake CRI with the real managers, fed by one pod source the test drives, the pods
+ * such a source hands over, and a poll-until for waiting on what it does.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,26 @@ import type { KubeletConfig } from '../config/index.ts';
 import { testKubeletConfig } from '../config/testing.ts';
 import { newKubelet, type AssembledKubelet } from './new-kubelet.ts';
 import type { KubeletDependencies } from './types.ts';
+import { buildPod, type PodOptions } from '../../test/kit/pod.ts';
+
+/**
+ * A pod as a source hands it to the kubelet core (the kit's builder): namespace `ns`, one container
+ * `app` of busybox:1.29, a 1 s grace period, the `kubernetes.io/config.source` annotation (`file`
+ * unless told); every part replaceable.
+ */
+export function sourcedPod(
+  name: string,
+  opts: PodOptions & { source?: 'file' | 'api' | 'http' } = {},
+): KubeletPod {
+  const { source = 'file', ...rest } = opts;
+  return buildPod(name, {
+    namespace: 'ns',
+    containers: ['app'],
+    terminationGracePeriodSeconds: 1,
+    ...rest,
+    annotations: { 'kubernetes.io/config.source': source, ...rest.annotations },
+  });
+}
 
 /**
  * A pod source the test drives: `send` delivers a snapshot (the first one marks the source ready);

@@ -1,10 +1,10 @@
-/** The startup timeline as the kubelet records it, end to end on the fake CRI (issue 15). */
+/** The startup timeline as the kubelet records it, end to end on the fake CRI (the PodTimeline served at /debug/pods/…/timeline). */
 import assert from 'node:assert/strict';
 import { it, type TestContext } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { sleep } from '../util/abort.ts';
 import { createTimelineRecorder, type PodTimeline, type TimelineStep } from '../timeline/index.ts';
-import { fakeCriKubelet, untilWithin } from './testing.ts';
+import { fakeCriKubelet, sourcedPod, untilWithin } from './testing.ts';
 
 /** A running kubelet whose timeline's histogram observer the test reads; busybox:1.29 is cached. */
 async function setup(t: TestContext, maxPods = 110) {
@@ -23,27 +23,18 @@ const stepsOf = (tl: PodTimeline | undefined): string[] =>
   );
 
 function pod(): KubeletPod {
-  return {
-    metadata: {
-      name: 'web',
-      namespace: 'ns',
-      uid: 'uid-web',
-      annotations: { 'kubernetes.io/config.source': 'file' },
-    },
-    spec: {
-      terminationGracePeriodSeconds: 1,
-      volumes: [{ name: 'scratch', emptyDir: {} }],
-      initContainers: [{ name: 'init', image: 'busybox:1.29' }],
-      containers: [
-        {
-          name: 'app',
-          image: 'registry.local/app:1',
-          lifecycle: { postStart: { exec: { command: ['true'] } }, preStop: { exec: { command: ['true'] } } },
-          startupProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
-        },
-      ],
-    },
-  };
+  return sourcedPod('web', {
+    volumes: [{ name: 'scratch', emptyDir: {} }],
+    initContainers: ['init'],
+    containers: [
+      {
+        name: 'app',
+        image: 'registry.local/app:1',
+        lifecycle: { postStart: { exec: { command: ['true'] } }, preStop: { exec: { command: ['true'] } } },
+        startupProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+      },
+    ],
+  });
 }
 
 it('records a pod from seen to ready and its termination, in order, and serves it by name after it is gone', async (t) => {

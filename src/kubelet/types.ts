@@ -110,7 +110,7 @@ export interface Kubelet {
   /** Node pressure (the eviction manager's conditions; all false without one). */
   pressure(): PressureState;
   /**
-   * Why the pod of that namespace and name is not running or not ready (issue 15 `why`), from the
+   * Why the pod of that namespace and name is not running or not ready (the `why` document), from the
    * kubelet's own state; undefined when the kubelet has no such pod.
    */
   podWhy(namespace: string, name: string, signal: AbortSignal): Promise<PodWhy | undefined>;

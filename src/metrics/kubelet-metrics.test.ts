@@ -5,6 +5,7 @@ import type { Pod } from '../api/types.ts';
 import type { RuntimePodSummary } from '../runtime/kuberuntime/runtime-manager.ts';
 import { createKubeletMetrics } from './kubelet-metrics.ts';
 import { metricsText } from './metrics-text.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 /** The sample lines of a family (no HELP/TYPE), as `name{labels} value`. */
 function samples(text: string, name: string): string[] {
@@ -103,10 +104,12 @@ describe('kubelet metrics', () => {
 
   it('counts container starts by type and failures by code, but not crash-loop back-off', async () => {
     const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
-    const pod: Pod = {
-      metadata: { name: 'p', namespace: 'ns', uid: 'u' },
-      spec: { initContainers: [{ name: 'init' }], containers: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] },
-    };
+    const pod: Pod = buildPod('p', {
+      namespace: 'ns',
+      uid: 'u',
+      initContainers: ['init'],
+      containers: ['a', 'b', 'c'],
+    });
     m.recordContainerStarts(pod, {
       started: ['init', 'a'],
       startFailures: new Map([

@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Pod } from '../api/types.ts';
 import type { PodWorkerMetrics } from '../kubelet/index.ts';
 import type { PlegMetrics } from '../pleg/index.ts';
-import type { ProbeMetrics } from '../prober/index.ts';
+import type { ProbeMetricLabels, ProbeMetrics } from '../prober/index.ts';
 import type { PodSyncResult, RuntimePodSummary } from '../runtime/index.ts';
 import { DEF_BUCKETS, REST_CLIENT_BUCKETS, RUNTIME_OPERATION_BUCKETS } from './buckets.ts';
 import { restClientURLTemplate } from './rest-client.ts';
@@ -74,6 +74,18 @@ export interface KubeletMetricsOptions {
   processMetrics?: boolean;
 }
 
+/** prober_probe_total's labels for one probe worker's `result`. */
+function probeLabels(l: ProbeMetricLabels, result: string) {
+  return {
+    probe_type: l.probeType,
+    result,
+    container: l.container,
+    pod: l.pod,
+    namespace: l.namespace,
+    pod_uid: l.podUID,
+  };
+}
+
 /** Upstream marks these metrics ALPHA and says so in front of the help text. */
 function help(text: string): string {
   return `[ALPHA] ${text}`;
@@ -84,6 +96,15 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
   const probeRegistry = new Registry();
   const registers = [registry];
   let runtimePods: RuntimePodsProvider = () => undefined;
+  // The counters and histograms of `registry` (the probe counter has its own registry).
+  const counter = <L extends string = string>(name: string, text: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help: help(text), labelNames, registers });
+  const histogram = <L extends string = string>(
+    name: string,
+    text: string,
+    buckets: readonly number[],
+    labelNames: readonly L[] = [],
+  ) => new Histogram<L>({ name, help: help(text), labelNames, buckets: [...buckets], registers });
 
   new Gauge({
     name: 'kubelet_node_name',
@@ -117,110 +138,84 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     },
   });
 
-  const podStart = new Histogram({
-    name: 'kubelet_pod_start_duration_seconds',
-    help: help('Seconds from first seeing a pod to seeing it running.'),
-    buckets: [...DEF_BUCKETS],
-    registers,
-  });
-  const podWorker = new Histogram({
-    name: 'kubelet_pod_worker_duration_seconds',
-    help: help('Seconds to sync one pod, by operation type: create, update, sync or kill.'),
-    labelNames: ['operation_type'],
-    buckets: [...DEF_BUCKETS],
-    registers,
-  });
-  const podWorkerStart = new Histogram({
-    name: 'kubelet_pod_worker_start_duration_seconds',
-    help: help("Seconds from seeing a pod to its worker's first sync."),
-    buckets: [...DEF_BUCKETS],
-    registers,
-  });
-  const relistDuration = new Histogram({
-    name: 'kubelet_pleg_relist_duration_seconds',
-    help: help('Seconds one PLEG relist took.'),
-    buckets: [...DEF_BUCKETS],
-    registers,
-  });
-  const relistInterval = new Histogram({
-    name: 'kubelet_pleg_relist_interval_seconds',
-    help: help('Seconds between PLEG relists.'),
-    buckets: [...DEF_BUCKETS],
-    registers,
-  });
-  const runtimeOps = new Counter({
-    name: 'kubelet_runtime_operations_total',
-    help: help('Runtime (CRI) calls, by operation type.'),
-    labelNames: ['operation_type'],
-    registers,
-  });
-  const runtimeOpErrors = new Counter({
-    name: 'kubelet_runtime_operations_errors_total',
-    help: help('Runtime (CRI) calls that failed, by operation type.'),
-    labelNames: ['operation_type'],
-    registers,
-  });
-  const runtimeOpDuration = new Histogram({
-    name: 'kubelet_runtime_operations_duration_seconds',
-    help: help('Seconds per runtime (CRI) call, by operation type.'),
-    labelNames: ['operation_type'],
-    buckets: [...RUNTIME_OPERATION_BUCKETS],
-    registers,
-  });
-  const sandboxDuration = new Histogram({
-    name: 'kubelet_run_podsandbox_duration_seconds',
-    help: help('Seconds per RunPodSandbox call, by runtime handler.'),
-    labelNames: ['runtime_handler'],
-    buckets: [...DEF_BUCKETS],
-    registers,
-  });
-  const sandboxErrors = new Counter({
-    name: 'kubelet_run_podsandbox_errors_total',
-    help: help('RunPodSandbox calls that failed, by runtime handler.'),
-    labelNames: ['runtime_handler'],
-    registers,
-  });
-  const startedPods = new Counter({
-    name: 'kubelet_started_pods_total',
-    help: help('Pod sandboxes the kubelet tried to start.'),
-    registers,
-  });
-  const startedPodErrors = new Counter({
-    name: 'kubelet_started_pods_errors_total',
-    help: help('Pod sandboxes that failed to start.'),
-    registers,
-  });
-  const startedContainers = new Counter({
-    name: 'kubelet_started_containers_total',
-    help: help('Containers the kubelet tried to start, by container type.'),
-    labelNames: ['container_type'],
-    registers,
-  });
-  const startedContainerErrors = new Counter({
-    name: 'kubelet_started_containers_errors_total',
-    help: help('Containers that failed to start, by container type and error code.'),
-    labelNames: ['container_type', 'code'],
-    registers,
-  });
-  const evictions = new Counter({
-    name: 'kubelet_evictions',
-    help: help('Pod evictions, by eviction signal.'),
-    labelNames: ['eviction_signal'],
-    registers,
-  });
-  const restRequests = new Counter({
-    name: 'rest_client_requests_total',
-    help: help('API server requests, by status code, method and host.'),
-    labelNames: ['code', 'method', 'host'],
-    registers,
-  });
-  const restDuration = new Histogram({
-    name: 'rest_client_request_duration_seconds',
-    help: help('Seconds per API server request, by verb and templated URL.'),
-    labelNames: ['verb', 'url'],
-    buckets: [...REST_CLIENT_BUCKETS],
-    registers,
-  });
+  const podStart = histogram(
+    'kubelet_pod_start_duration_seconds',
+    'Seconds from first seeing a pod to seeing it running.',
+    DEF_BUCKETS,
+  );
+  const podWorker = histogram(
+    'kubelet_pod_worker_duration_seconds',
+    'Seconds to sync one pod, by operation type: create, update, sync or kill.',
+    DEF_BUCKETS,
+    ['operation_type'],
+  );
+  const podWorkerStart = histogram(
+    'kubelet_pod_worker_start_duration_seconds',
+    "Seconds from seeing a pod to its worker's first sync.",
+    DEF_BUCKETS,
+  );
+  const relistDuration = histogram(
+    'kubelet_pleg_relist_duration_seconds',
+    'Seconds one PLEG relist took.',
+    DEF_BUCKETS,
+  );
+  const relistInterval = histogram(
+    'kubelet_pleg_relist_interval_seconds',
+    'Seconds between PLEG relists.',
+    DEF_BUCKETS,
+  );
+  const runtimeOps = counter('kubelet_runtime_operations_total', 'Runtime (CRI) calls, by operation type.', [
+    'operation_type',
+  ]);
+  const runtimeOpErrors = counter(
+    'kubelet_runtime_operations_errors_total',
+    'Runtime (CRI) calls that failed, by operation type.',
+    ['operation_type'],
+  );
+  const runtimeOpDuration = histogram(
+    'kubelet_runtime_operations_duration_seconds',
+    'Seconds per runtime (CRI) call, by operation type.',
+    RUNTIME_OPERATION_BUCKETS,
+    ['operation_type'],
+  );
+  const sandboxDuration = histogram(
+    'kubelet_run_podsandbox_duration_seconds',
+    'Seconds per RunPodSandbox call, by runtime handler.',
+    DEF_BUCKETS,
+    ['runtime_handler'],
+  );
+  const sandboxErrors = counter(
+    'kubelet_run_podsandbox_errors_total',
+    'RunPodSandbox calls that failed, by runtime handler.',
+    ['runtime_handler'],
+  );
+  const startedPods = counter('kubelet_started_pods_total', 'Pod sandboxes the kubelet tried to start.');
+  const startedPodErrors = counter(
+    'kubelet_started_pods_errors_total',
+    'Pod sandboxes that failed to start.',
+  );
+  const startedContainers = counter(
+    'kubelet_started_containers_total',
+    'Containers the kubelet tried to start, by container type.',
+    ['container_type'],
+  );
+  const startedContainerErrors = counter(
+    'kubelet_started_containers_errors_total',
+    'Containers that failed to start, by container type and error code.',
+    ['container_type', 'code'],
+  );
+  const evictions = counter('kubelet_evictions', 'Pod evictions, by eviction signal.', ['eviction_signal']);
+  const restRequests = counter(
+    'rest_client_requests_total',
+    'API server requests, by status code, method and host.',
+    ['code', 'method', 'host'],
+  );
+  const restDuration = histogram(
+    'rest_client_request_duration_seconds',
+    'Seconds per API server request, by verb and templated URL.',
+    REST_CLIENT_BUCKETS,
+    ['verb', 'url'],
+  );
   const probes = new Counter({
     name: 'prober_probe_total',
     help: help('Liveness, readiness and startup probe results, per container.'),
@@ -263,27 +258,9 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
       workDone: (operation, seconds) => podWorker.observe({ operation_type: operation }, seconds),
     },
     prober: {
-      probed(l, result) {
-        probes.inc({
-          probe_type: l.probeType,
-          result,
-          container: l.container,
-          pod: l.pod,
-          namespace: l.namespace,
-          pod_uid: l.podUID,
-        });
-      },
+      probed: (l, result) => probes.inc(probeLabels(l, result)),
       workerStopped(l) {
-        for (const result of ['successful', 'failed', 'unknown']) {
-          probes.remove({
-            probe_type: l.probeType,
-            result,
-            container: l.container,
-            pod: l.pod,
-            namespace: l.namespace,
-            pod_uid: l.podUID,
-          });
-        }
+        for (const result of ['successful', 'failed', 'unknown']) probes.remove(probeLabels(l, result));
       },
     },
     restClient: {

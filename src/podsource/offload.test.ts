@@ -8,6 +8,7 @@ import { hasCode } from '../util/errors.ts';
 import { parseManifest } from './decode.ts';
 import { decodePods, INLINE_DECODE_BYTES } from './offload.ts';
 import { defaultStaticPod } from './static-pod.ts';
+import { buildManifest } from '../../test/kit/pod.ts';
 
 const NODE = 'node-1';
 
@@ -18,12 +19,7 @@ function bigPodYaml(mib: number): string {
     name: `VAR_${i}`,
     value: `value-${i}-${'x'.repeat(40)}`,
   }));
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'big' },
-    spec: { containers: [{ name: 'c', image: 'busybox:1.29', env }] },
-  });
+  return stringify(buildManifest('big', { containers: [{ name: 'c', env }] }));
 }
 
 describe('decoding large manifests off the event loop', () => {

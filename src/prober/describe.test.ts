@@ -4,7 +4,7 @@ import type { KubeletPod } from '../api/types.ts';
 import { createMemoryRecorder } from '../api/events.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createProbeManager } from './index.ts';
-import { createFakeClock } from './testing.ts';
+import { createFakeClock, probedPod } from './testing.ts';
 
 const UID = 'uid-1';
 
@@ -29,18 +29,9 @@ function setup() {
     random: () => 0,
     timers: clock.timers,
   });
-  const pod: KubeletPod = {
-    metadata: { name: 'web', namespace: 'default', uid: UID },
-    spec: {
-      containers: [
-        {
-          name: 'main',
-          image: 'busybox',
-          readinessProbe: { exec: { command: ['check'] }, periodSeconds: 10, failureThreshold: 3 },
-        },
-      ],
-    },
-  };
+  const pod: KubeletPod = probedPod({
+    readinessProbe: { exec: { command: ['check'] }, periodSeconds: 10, failureThreshold: 3 },
+  });
   return { m, clock, exit, pod };
 }
 

@@ -3,13 +3,12 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { httpProbe, probeHeaders, probeURL } from './http-probe.ts';
 import { runProbe } from './run-probe.ts';
+import { makeSelfSignedPair } from '../server/serving-cert.ts';
 
 async function listen(server: Server, host = '127.0.0.1'): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -195,21 +194,12 @@ describe('https probe', () => {
   let port = 0;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'probe-tls-'));
-    await promisify(execFile)('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-subj',
-      '/CN=probe.test',
-      '-days',
-      '1',
-      '-keyout',
-      join(dir, 'key.pem'),
-      '-out',
-      join(dir, 'cert.pem'),
-    ]);
+    await makeSelfSignedPair({
+      keyFile: join(dir, 'key.pem'),
+      certFile: join(dir, 'cert.pem'),
+      subject: '/CN=probe.test',
+      days: 1,
+    });
     server = createHttpsServer(
       { key: await readFile(join(dir, 'key.pem')), cert: await readFile(join(dir, 'cert.pem')) },
       (_req, res) => res.end('secure'),

@@ -9,7 +9,7 @@ import { createMemoryRecorder } from '../api/events.ts';
 import type { KubeletPod, Probe } from '../api/types.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createProbeManager } from './index.ts';
-import { createFakeClock } from './testing.ts';
+import { createFakeClock, probedPod } from './testing.ts';
 
 const UID = 'uid-1';
 const H = 3_600_000;
@@ -36,10 +36,7 @@ function harness(probe: Probe, kind: 'livenessProbe' | 'readinessProbe' = 'liven
     random: () => 0,
     timers: clock.timers,
   });
-  const pod: KubeletPod = {
-    metadata: { name: 'web', namespace: 'default', uid: UID },
-    spec: { containers: [{ name: 'main', image: 'busybox', [kind]: probe }] },
-  };
+  const pod: KubeletPod = probedPod({ [kind]: probe });
   m.addPod(pod);
   m.updateContainers(UID, [{ name: 'main', containerId: 'c1', state: 'running', startedAt: clock.now() }]);
   return {

@@ -7,7 +7,7 @@ import { nullLogger } from '../util/logger.ts';
 import { createProbeManager } from './index.ts';
 import type { ProbeContainer, ProbeManager } from './index.ts';
 import type { ProbeMetrics } from './types.ts';
-import { createFakeClock, type FakeClock } from './testing.ts';
+import { createFakeClock, probedPod, type FakeClock } from './testing.ts';
 
 const UID = 'uid-1';
 
@@ -23,10 +23,7 @@ function execProbe(extra: Partial<Probe> = {}): Probe {
 }
 
 function makePod(container: Partial<Container>, spec: Partial<Pod['spec']> = {}): KubeletPod {
-  return {
-    metadata: { name: 'web', namespace: 'default', uid: UID },
-    spec: { containers: [{ name: 'main', image: 'busybox', ...container }], ...spec },
-  };
+  return probedPod(container, spec);
 }
 
 interface Harness {

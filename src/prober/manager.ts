@@ -148,6 +148,8 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
   ): Promise<{ result: 'success' | 'failure'; output: string }> {
     const container = findContainer(entry.pod, c.name);
     const log = entry.logger.child({ container: c.name, probeType: type });
+    const warn = (reason: string, message: string) =>
+      deps.recorder.event(entry.pod, 'Warning', reason, `${TITLE[type]} probe ${message}`);
     let outcome: ProbeOutcome | undefined;
     let lastErr: unknown;
     for (let attempt = 0; attempt < PROBE_MAX_RETRIES && outcome === undefined; attempt++) {
@@ -166,12 +168,7 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
     if (outcome === undefined) {
       if (signal.aborted) throw lastErr;
       log.info('probe errored', { error: describeError(lastErr) });
-      deps.recorder.event(
-        entry.pod,
-        'Warning',
-        'Unhealthy',
-        `${TITLE[type]} probe errored: ${describeError(lastErr)}`,
-      );
+      warn('Unhealthy', `errored: ${describeError(lastErr)}`);
       throw lastErr;
     }
     switch (outcome.result) {
@@ -180,21 +177,11 @@ export function createProbeManager(deps: ProbeManagerDeps): ProbeManager {
         return { result: 'success', output: outcome.output };
       case 'warning':
         log.debug('probe succeeded with a warning', { output: outcome.output });
-        deps.recorder.event(
-          entry.pod,
-          'Warning',
-          'ProbeWarning',
-          `${TITLE[type]} probe warning: ${outcome.output}`,
-        );
+        warn('ProbeWarning', `warning: ${outcome.output}`);
         return { result: 'success', output: outcome.output };
       case 'failure':
         log.info('probe failed', { output: outcome.output });
-        deps.recorder.event(
-          entry.pod,
-          'Warning',
-          'Unhealthy',
-          `${TITLE[type]} probe failed: ${outcome.output}`,
-        );
+        warn('Unhealthy', `failed: ${outcome.output}`);
         return { result: 'failure', output: outcome.output };
     }
   }

@@ -1,4 +1,19 @@
+import type { Container, KubeletPod } from '../api/types.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 import type { ProbeTimers } from './types.ts';
+
+/** The probe tests' pod `web` (UID `uid-1`): one container `main` of busybox, given `container`'s fields. */
+export function probedPod(
+  container: Partial<Container> = {},
+  spec: Partial<KubeletPod['spec']> = {},
+): KubeletPod {
+  return buildPod('web', {
+    uid: 'uid-1',
+    image: 'busybox',
+    containers: [{ name: 'main', ...container }],
+    spec,
+  });
+}
 
 /**
  * A manual clock for probe workers: time moves only when a test calls `advance`; the wall clock

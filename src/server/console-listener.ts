@@ -19,8 +19,8 @@ import { matchRoute } from './routes.ts';
 
 /**
  * What the loopback listener serves: the console, and the read-only routes its page calls. Route
- * kinds as strings: `debugPodTimeline` and `debugPodWhy` (issue 15's timeline and `why`
- * endpoints) are served as soon as `routes.ts` knows them.
+ * kinds as strings: `debugPodTimeline` and `debugPodWhy` (the timeline and `why`
+ * debug endpoints) are served as soon as `routes.ts` knows them.
  */
 export const CONSOLE_LISTENER_ROUTES: ReadonlySet<string> = new Set([
   'console',

@@ -1,5 +1,5 @@
 /**
- * tskubelet's own debug endpoints about one pod (issue 15): `/debug/pods/{namespace}/{name}/timeline`.
+ * tskubelet's own debug endpoints about one pod (no upstream counterpart): `/debug/pods/{namespace}/{name}/timeline`.
  * Behind the same authentication and authorization as `/pods` (subresource `proxy`); a debugging
  * handler (routes.ts DEBUGGING_ROUTES: a failed hook's step carries its output), so not on the
  * read-only port, and 405 when enableDebuggingHandlers is off. Reads the kubelet's memory only.

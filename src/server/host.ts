@@ -50,7 +50,7 @@ export interface KubeletApiHost {
   statsSummary(onlyCpuAndMemory: boolean, signal: AbortSignal): Promise<unknown>;
   /** Directory served at /logs/ (upstream: /var/log). */
   readonly systemLogDir: string;
-  /** Why the pod is not running or not ready (issue 15 `why`); undefined: no such pod. */
+  /** Why the pod is not running or not ready (the `why` document, PodWhy); undefined: no such pod. */
   podWhy(namespace: string, name: string, signal: AbortSignal): Promise<PodWhy | undefined>;
   /** The pod's startup timeline (a desired pod's, else a recently gone one's); undefined: unknown. */
   podTimeline(namespace: string, name: string): PodTimeline | undefined;

@@ -1,5 +1,5 @@
 /**
- * `GET /debug/pods/{namespace}/{name}/why` (issue 15): the host's PodWhy as JSON; an unknown pod is
+ * `GET /debug/pods/{namespace}/{name}/why` (tskubelet's own, no upstream counterpart): the host's PodWhy as JSON; an unknown pod is
  * a 404 with a Kubernetes Status body. Authorized as the `proxy` subresource like every path without
  * its own; a debugging handler (it returns containers' last log lines): 405 when
  * enableDebuggingHandlers is off, never on the read-only port.

@@ -23,7 +23,7 @@ export type Route =
   | { kind: 'console'; file: string }
   | { kind: 'consoleEvents' }
   | { kind: 'debugPodWhy'; namespace: string; pod: string }
-  /** tskubelet: a pod's startup timeline (issue 15), `/debug/pods/{namespace}/{name}/timeline`. */
+  /** tskubelet: a pod's startup timeline (PodTimeline), `/debug/pods/{namespace}/{name}/timeline`. */
   | { kind: 'debugPodTimeline'; namespace: string; name: string }
   | { kind: 'not-found' };
 

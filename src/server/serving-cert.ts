@@ -60,31 +60,13 @@ export async function loadServingCert(opts: ServingCertOptions): Promise<Serving
   const tmpCert = `${certFile}.tmp`;
   const tmpKey = `${keyFile}.tmp`;
   try {
-    await run(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-keyout',
-        tmpKey,
-        '-out',
-        tmpCert,
-        '-days',
-        String(VALIDITY_DAYS),
-        '-subj',
-        `/CN=${cn}`,
-        '-addext',
-        `subjectAltName=${sans.join(',')}`,
-        '-addext',
-        'extendedKeyUsage=serverAuth',
-      ],
-      { timeout: 30_000 },
-    );
+    await makeSelfSignedPair({
+      keyFile: tmpKey,
+      certFile: tmpCert,
+      subject: `/CN=${cn}`,
+      days: VALIDITY_DAYS,
+      extensions: [`subjectAltName=${sans.join(',')}`, 'extendedKeyUsage=serverAuth'],
+    });
     await rename(tmpKey, keyFile);
     await rename(tmpCert, certFile);
   } catch (err) {
@@ -101,6 +83,47 @@ export async function loadServingCert(opts: ServingCertOptions): Promise<Serving
   if (!made)
     throw new KubeletError('Internal', 'make self-signed serving certificate', `${certFile} not readable`);
   return { ...made, certFile, keyFile, selfSigned: true };
+}
+
+/** `openssl req` arguments for a new unencrypted EC P-256 key (the kind of key the kubelet makes). */
+export const NEW_EC_KEY: readonly string[] = [
+  '-newkey',
+  'ec',
+  '-pkeyopt',
+  'ec_paramgen_curve:prime256v1',
+  '-nodes',
+];
+
+/**
+ * A self-signed certificate and its unencrypted EC P-256 key (`openssl req -x509`), written to
+ * `certFile` and `keyFile`; `extensions` are `-addext` values. Rejects with openssl's error.
+ */
+export async function makeSelfSignedPair(opts: {
+  keyFile: string;
+  certFile: string;
+  /** The subject, as openssl takes it: `/CN=…/O=…`. */
+  subject: string;
+  days: number;
+  extensions?: readonly string[];
+}): Promise<void> {
+  await run(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      ...NEW_EC_KEY,
+      '-keyout',
+      opts.keyFile,
+      '-out',
+      opts.certFile,
+      '-days',
+      String(opts.days),
+      '-subj',
+      opts.subject,
+      ...(opts.extensions ?? []).flatMap((e) => ['-addext', e]),
+    ],
+    { timeout: 30_000 },
+  );
 }
 
 async function readOrFail(file: string, field: string): Promise<Buffer> {

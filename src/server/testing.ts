@@ -14,7 +14,7 @@ import { createAuthenticator, type Authenticator } from './auth/authenticator.ts
 import { createAlwaysAllowAuthorizer, type Authorizer } from './auth/authorizer.ts';
 import type { HostPod, KubeletApiHost } from './host.ts';
 import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
-import { loadServingCert } from './serving-cert.ts';
+import { loadServingCert, makeSelfSignedPair, NEW_EC_KEY } from './serving-cert.ts';
 import { buildPod } from '../../test/kit/pod.ts';
 
 const run = promisify(execFile);
@@ -28,23 +28,7 @@ export interface TestPki {
 export async function makeTestPki(dir: string, caName = 'test-ca'): Promise<TestPki> {
   const caKey = join(dir, `${caName}.key`);
   const caCrt = join(dir, `${caName}.crt`);
-  await run('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    caKey,
-    '-out',
-    caCrt,
-    '-days',
-    '2',
-    '-subj',
-    `/CN=${caName}`,
-  ]);
+  await makeSelfSignedPair({ keyFile: caKey, certFile: caCrt, subject: `/CN=${caName}`, days: 2 });
   let n = 0;
   return {
     caCert: await readFile(caCrt),
@@ -54,11 +38,7 @@ export async function makeTestPki(dir: string, caName = 'test-ca'): Promise<Test
       await run('openssl', [
         'req',
         '-new',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
+        ...NEW_EC_KEY,
         '-keyout',
         `${base}.key`,
         '-out',

@@ -8,6 +8,7 @@ import type { PodSandboxStats } from '../runtime/cri/types.ts';
 import { KubeletError } from '../util/errors.ts';
 import { createStatsProvider, type StatsProviderOptions } from './provider.ts';
 import { cgroupV1Files, criPod, fakeCri, procFiles, writeTree, type FakeCri } from './testing.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 const T0 = 1_700_000_100_000;
 const GiB = 2 ** 30;
@@ -322,16 +323,14 @@ describe('stats provider summary', () => {
         [`logs/default_pod-u1_${uid}/app/0.log`]: 'y'.repeat(8 * 1024),
       },
       pods: [
-        {
-          metadata: { name: 'pod-u1', namespace: 'default', uid },
-          spec: {
-            containers: [{ name: 'app' }],
-            volumes: [
-              { name: 'cache', emptyDir: {} },
-              { name: 'token', secret: { secretName: 's' } },
-            ],
-          },
-        },
+        buildPod('pod-u1', {
+          uid,
+          containers: ['app'],
+          volumes: [
+            { name: 'cache', emptyDir: {} },
+            { name: 'token', secret: { secretName: 's' } },
+          ],
+        }),
       ],
     });
     addPod(b.cri, uid, T0, 1e9);

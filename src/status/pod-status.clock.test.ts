@@ -8,15 +8,13 @@ import { describe, it } from 'node:test';
 import type { Pod, PodStatus } from '../api/types.ts';
 import type { RuntimeContainerStatus, RuntimePodStatus } from '../runtime/kuberuntime/runtime-pod.ts';
 import { computePodStatus, type WaitingReason } from './pod-status.ts';
+import { buildPod } from '../../test/kit/pod.ts';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 const H = 3_600_000;
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-const pod: Pod = {
-  metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
-  spec: { containers: [{ name: 'app', image: 'busybox:1.29' }] },
-};
+const pod: Pod = buildPod('web', { uid: 'uid-1', containers: ['app'] });
 
 function runtime(state: 'running' | 'exited'): RuntimePodStatus {
   const c: RuntimeContainerStatus = {

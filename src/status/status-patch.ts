@@ -38,20 +38,22 @@ function toJson(v: unknown): Json {
   return JSON.parse(JSON.stringify(v ?? null)) as Json;
 }
 
+/** One field of a diff into `patch`: `m` when new or changed, the nested diff of two maps, nothing when equal. */
+function diffField(patch: JsonObject, k: string, o: Json | undefined, m: Json): void {
+  if (o === undefined || o === null) {
+    if (m !== null) patch[k] = m;
+  } else if (isObject(o) && isObject(m)) {
+    const d = diffObject(o, m);
+    if (d !== undefined) patch[k] = d;
+  } else if (!isDeepStrictEqual(o, m)) {
+    patch[k] = m;
+  }
+}
+
 /** Field-by-field diff of two maps: changed and new fields, `null` for removed ones. */
 function diffObject(original: JsonObject, modified: JsonObject): JsonObject | undefined {
   const patch: JsonObject = {};
-  for (const [k, m] of Object.entries(modified)) {
-    const o = original[k];
-    if (o === undefined || o === null) {
-      if (m !== null) patch[k] = m;
-    } else if (isObject(o) && isObject(m)) {
-      const d = diffObject(o, m);
-      if (d !== undefined) patch[k] = d;
-    } else if (!isDeepStrictEqual(o, m)) {
-      patch[k] = m;
-    }
-  }
+  for (const [k, m] of Object.entries(modified)) diffField(patch, k, original[k], m);
   for (const [k, o] of Object.entries(original)) {
     if (!(k in modified) && o !== null) patch[k] = null;
   }
@@ -108,13 +110,8 @@ function diffStatus(base: JsonObject, next: JsonObject): JsonObject {
         if (d !== undefined) patch[k] = d;
         patch[`$setElementOrder/${k}`] = m.map((e) => (isObject(e) ? { [key]: e[key] ?? null } : e));
       }
-    } else if (o === undefined || o === null) {
-      if (m !== null) patch[k] = m;
-    } else if (isObject(o) && isObject(m)) {
-      const d = diffObject(o, m);
-      if (d !== undefined) patch[k] = d;
-    } else if (!isDeepStrictEqual(o, m)) {
-      patch[k] = m;
+    } else {
+      diffField(patch, k, o, m);
     }
   }
   return patch;

@@ -1,5 +1,5 @@
 /**
- * The startup timeline of every pod (issue 15 part 1): what the kubelet did for a pod and when,
+ * The startup timeline of every pod (tskubelet's own, no upstream counterpart): what the kubelet did for a pod and when,
  * per attempt, served at `/debug/pods/{namespace}/{name}/timeline` and summarised in
  * tskubelet_pod_startup_step_duration_seconds. Components get a `TimelineRecorder` through their
  * dependencies; absent, `noopTimeline`.

@@ -61,7 +61,7 @@ export function fakeTimeline(): FakeTimeline {
 }
 
 /**
- * A canned PodTimeline of the issue 15 contract, as the kubelet API serves it: two attempts, a
+ * A canned PodTimeline (the tskubelet.io/v1alpha1 contract), as the kubelet API serves it: two attempts, a
  * step of each kind of detail (source, volume, a pulled image, container) and dropped steps.
  */
 export const CANNED_TIMELINE: PodTimeline = {

@@ -1,5 +1,5 @@
 /**
- * The startup timeline's vocabulary (issue 15 part 1): the steps the kubelet records per pod and
+ * The startup timeline's vocabulary (tskubelet.io/v1alpha1 PodTimeline): the steps the kubelet records per pod and
  * the JSON it serves at `/debug/pods/{namespace}/{name}/timeline`. The names and fields are a
  * shared contract (the CLI, `why`, the console and bench/ read them): change them only together.
  */

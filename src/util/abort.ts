@@ -33,14 +33,18 @@ export function combineSignals(signals: (AbortSignal | undefined)[], timeoutMs?:
 }
 
 /**
- * Settles with `p`, or rejects with the signal's reason as soon as it aborts: a callee that ignores
- * its signal cannot hold the caller past a cancellation.
+ * Settles with `p`, or rejects with the signal's reason (or the error `reason` makes of it) as soon
+ * as it aborts: a callee that ignores its signal cannot hold the caller past a cancellation.
  */
-export function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+export function untilAborted<T>(
+  p: Promise<T>,
+  signal: AbortSignal | undefined,
+  reason: (signal: AbortSignal) => Error = abortReason,
+): Promise<T> {
   if (!signal) return p;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
+  if (signal.aborted) return Promise.reject(reason(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
+    const onAbort = () => reject(reason(signal));
     signal.addEventListener('abort', onAbort, { once: true });
     p.then(
       (v) => {

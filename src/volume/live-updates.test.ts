@@ -11,7 +11,7 @@ import { recordingLogger, flush } from '../util/testing.ts';
 import { createVolumeManager, projectedVolumePath, type VolumeManager } from './volume-manager.ts';
 import { unmountAllUnder } from './mounts.ts';
 import { createPodSerializer } from './live-updates.ts';
-import { b64, fakeObjectSource, type FakeObjectSource } from './testing.ts';
+import { b64, fakeObjectSource, volumePod, type FakeObjectSource } from './testing.ts';
 import { untilWithin } from '../../test/kit/poll.ts';
 
 const run = promisify(execFile);
@@ -19,10 +19,7 @@ const run = promisify(execFile);
 let seq = 0;
 function podWith(volumes: Volume[], mounts: VolumeMount[] = [], labels?: Record<string, string>): KubeletPod {
   seq += 1;
-  return {
-    metadata: { name: `p${seq}`, namespace: 'ns', uid: `live-${seq}`, ...(labels && { labels }) },
-    spec: { containers: [{ name: 'c', volumeMounts: mounts }], volumes },
-  };
+  return volumePod(`p${seq}`, `live-${seq}`, volumes, mounts, labels ? { labels } : {});
 }
 
 /** Polls `check` until it holds (the refresh runs on its own, with real file I/O), or fails after 2 s. */

@@ -4,7 +4,7 @@ import type { KubeletPod, Volume } from '../api/types.ts';
 import { KubeletError, hasCode } from '../util/errors.ts';
 import type { FileProjection } from './atomic-writer.ts';
 import { buildPayload, configMapPayload, secretPayload } from './projection.ts';
-import { b64, fakeObjectSource, fakeTokenSource } from './testing.ts';
+import { b64, fakeObjectSource, fakeTokenSource, volumePod } from './testing.ts';
 
 const op = 'mount volume v';
 const ref = (
@@ -18,10 +18,11 @@ const ref = (
 const show = (p: Map<string, FileProjection>) =>
   Object.fromEntries([...p].map(([k, f]) => [k, [Buffer.from(f.data).toString(), f.mode.toString(8)]]));
 
-const pod = (volumes: Volume[]): KubeletPod => ({
-  metadata: { name: 'p', namespace: 'ns', uid: 'u', labels: { a: 'b' } },
-  spec: { containers: [{ name: 'c', resources: { limits: { memory: '1Mi' } } }], volumes },
-});
+const pod = (volumes: Volume[]): KubeletPod =>
+  volumePod('p', 'u', volumes, [], {
+    labels: { a: 'b' },
+    containers: [{ name: 'c', resources: { limits: { memory: '1Mi' } } }],
+  });
 const deps = (objects = fakeObjectSource()) => ({ objects, allocatable: () => ({}) });
 
 describe('secret and configMap payloads', () => {

@@ -26,6 +26,7 @@ import {
   type BindSubPathRequest,
 } from './subpath.ts';
 import { createVolumeManager, emptyDirPath, type VolumeManager } from './volume-manager.ts';
+import { volumePod } from './testing.ts';
 
 describe('subPath: lexical check', () => {
   it('refuses an absolute subPath and any `..` element, in upstream’s words', () => {
@@ -131,10 +132,7 @@ describe('subPath: through the volume manager', () => {
   let logger: ReturnType<typeof recordingLogger>;
   const pod = (mounts: VolumeMount[]): KubeletPod => {
     const volumes: Volume[] = [{ name: 'scratch', emptyDir: {} }];
-    return {
-      metadata: { name: 'p', namespace: 'ns', uid: 'uid-sp' },
-      spec: { containers: [{ name: 'c', volumeMounts: mounts }], volumes },
-    };
+    return volumePod('p', 'uid-sp', volumes, mounts);
   };
 
   beforeEach(async () => {

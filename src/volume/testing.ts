@@ -1,5 +1,24 @@
+import type { KubeletPod, Volume, VolumeMount } from '../api/types.ts';
+import { buildPod, type PodOptions } from '../../test/kit/pod.ts';
 import type { ConfigMap, ObjectChange, Secret, VolumeObjectSource } from './objects.ts';
 import type { ServiceAccountTokenSource, TokenRequestSpec } from './token-manager.ts';
+
+/** A pod in `ns` with `volumes`, whose one container `c` mounts `mounts` (the kit's builder). */
+export function volumePod(
+  name: string,
+  uid: string,
+  volumes: Volume[],
+  mounts: VolumeMount[] = [],
+  opts: PodOptions = {},
+): KubeletPod {
+  return buildPod(name, {
+    namespace: 'ns',
+    uid,
+    volumes,
+    containers: [{ name: 'c', volumeMounts: mounts }],
+    ...opts,
+  });
+}
 
 /** An in-memory VolumeObjectSource for tests: objects by `namespace/name`, with a call log. */
 export interface FakeObjectSource extends VolumeObjectSource {

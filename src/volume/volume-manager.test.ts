@@ -17,7 +17,7 @@ import { subPathTarget } from './subpath.ts';
 import { mountAt, unmountAllUnder } from './mounts.ts';
 import type { ApiRequest } from '../api/client-types.ts';
 import { FakeApi, apiError } from '../api/testing.ts';
-import { b64, fakeObjectSource, type FakeObjectSource } from './testing.ts';
+import { b64, fakeObjectSource, volumePod, type FakeObjectSource } from './testing.ts';
 import { createTokenManager, type TokenRequestSpec } from './token-manager.ts';
 
 let seq = 0;
@@ -27,10 +27,7 @@ function podWith(
   extra: Partial<Pod['spec']> = {},
 ): KubeletPod {
   seq += 1;
-  return {
-    metadata: { name: `p${seq}`, namespace: 'ns', uid: `uid-${seq}` },
-    spec: { containers: [{ name: 'c', volumeMounts: mounts }], volumes, ...extra },
-  };
+  return volumePod(`p${seq}`, `uid-${seq}`, volumes, mounts, { spec: extra });
 }
 
 const dataDirs = async (dir: string) => (await readdir(dir)).filter((n) => /^\.\.\d/.test(n));

@@ -7,7 +7,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { KubeletPod } from '../api/types.ts';
 import { mountAt, unmountAllUnder } from './mounts.ts';
-import { b64, fakeObjectSource } from './testing.ts';
+import { b64, fakeObjectSource, volumePod } from './testing.ts';
 import { createVolumeManager, emptyDirPath, podDir, projectedVolumePath } from './volume-manager.ts';
 
 const run = promisify(execFile);
@@ -47,22 +47,16 @@ describe('volume file modes: nothing of a pod readable by other local users', ()
     objects.configMaps.set('ns/conf', { metadata: { name: 'conf' }, data: { 'app.conf': 'x=1\n' } });
     const vm = createVolumeManager({ rootDir: root, objects });
     const uid = 'uid-modes';
-    const pod: KubeletPod = {
-      metadata: { name: 'p', namespace: 'ns', uid },
-      spec: {
-        containers: [{ name: 'c' }],
-        volumes: [
-          { name: 'creds', secret: { secretName: 'creds' } },
-          { name: 'conf', configMap: { name: 'conf' } },
-          {
-            name: 'info',
-            downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] },
-          },
-          { name: 'scratch', emptyDir: {} },
-          { name: 'mem', emptyDir: { medium: 'Memory' } },
-        ],
+    const pod: KubeletPod = volumePod('p', uid, [
+      { name: 'creds', secret: { secretName: 'creds' } },
+      { name: 'conf', configMap: { name: 'conf' } },
+      {
+        name: 'info',
+        downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] },
       },
-    };
+      { name: 'scratch', emptyDir: {} },
+      { name: 'mem', emptyDir: { medium: 'Memory' } },
+    ]);
     await vm.setUpPodVolumes(pod);
 
     const volumes = join(podDir(root, uid), 'volumes');
@@ -99,10 +93,7 @@ describe('volume file modes: nothing of a pod readable by other local users', ()
     await mkdir(join(podDir(root, uid), 'volumes'), { recursive: true, mode: 0o755 });
     await chmod(join(root, 'pods'), 0o755);
     const vm = createVolumeManager({ rootDir: root });
-    await vm.setUpPodVolumes({
-      metadata: { name: 'p', namespace: 'ns', uid },
-      spec: { containers: [{ name: 'c' }], volumes: [{ name: 'scratch', emptyDir: {} }] },
-    });
+    await vm.setUpPodVolumes(volumePod('p', uid, [{ name: 'scratch', emptyDir: {} }]));
     assert.equal(await modeOf(podDir(root, uid)), 0o750);
     assert.equal(await modeOf(join(podDir(root, uid), 'volumes')), 0o750);
   });

@@ -12,7 +12,7 @@ export interface Found {
   summary: string;
 }
 
-/** The order the issue asks for: admission > volume > sandbox > image > init > crash loop > probe > terminating. */
+/** Most blocking first (what must clear before the next can matter): admission > volume > sandbox > image > init > crash loop > probe > terminating. */
 export const RANK = {
   admission: 0,
   stopped: 1,

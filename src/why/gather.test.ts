@@ -8,15 +8,13 @@ import { backoffKey } from '../runtime/kuberuntime/runtime-manager.ts';
 import type { RuntimeContainerStatus, RuntimePodStatus } from '../runtime/kuberuntime/runtime-pod.ts';
 import { nullLogger } from '../util/logger.ts';
 import { createWhyGatherer, tailLines, LOG_TAIL_BYTES, LOG_TAIL_LINES, type WhySources } from './gather.ts';
+import { pod } from './testing.ts';
 
 const NOW = Date.parse('2026-11-24T20:01:30.000Z');
 /** The monotonic clock reads 5000 at NOW: monotonic m is wall NOW - (5000 - m). */
 const MONO = 5_000;
 
-const POD: KubeletPod = {
-  metadata: { namespace: 'default', name: 'web', uid: 'uid-1' },
-  spec: { containers: [{ name: 'main', image: 'busybox:1.29' }], terminationGracePeriodSeconds: 20 },
-};
+const POD: KubeletPod = pod([{}], { terminationGracePeriodSeconds: 20 });
 
 function container(over: Partial<RuntimeContainerStatus>): RuntimeContainerStatus {
   return {

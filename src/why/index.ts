@@ -1,5 +1,5 @@
 /**
- * `why` (issue 15): why a pod is not running or not ready, from the kubelet's own state, in plain
+ * `why` (tskubelet's own, no upstream counterpart): why a pod is not running or not ready, from the kubelet's own state, in plain
  * language with the evidence. `explainPod` is the pure core; `createWhyGatherer` reads the
  * managers into its snapshot.
  */

@@ -85,7 +85,7 @@ export function only(s: WhySnapshot): WhyFinding {
   return f;
 }
 
-/** A canned PodWhy of the issue 15 contract, as the kubelet API serves it: one crash-loop finding. */
+/** A canned PodWhy (the tskubelet.io/v1alpha1 contract), as the kubelet API serves it: one crash-loop finding. */
 export const CANNED_WHY: PodWhy = {
   apiVersion: 'tskubelet.io/v1alpha1',
   kind: 'PodWhy',

@@ -1,5 +1,5 @@
 /**
- * `why` (issue 15): the contract served at `/debug/pods/{namespace}/{name}/why`, and the snapshot
+ * `why`: the tskubelet.io/v1alpha1 contract served at `/debug/pods/{namespace}/{name}/why`, and the snapshot
  * of the kubelet's own state for one pod that the pure `explainPod` turns into it.
  */
 import type { KubeletPod, PodStatus } from '../api/types.ts';

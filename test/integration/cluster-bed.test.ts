@@ -10,6 +10,7 @@ import { clusterStatus, startCluster } from '../harness/cluster/index.ts';
 import type { ClusterBed } from '../harness/cluster/index.ts';
 import { sleep } from '../../src/util/abort.ts';
 import { createLogger, nullLogger } from '../../src/util/logger.ts';
+import { buildManifest } from '../kit/pod.ts';
 
 const testLogger = () =>
   process.env.TSKUBELET_TEST_VERBOSE ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
@@ -145,17 +146,16 @@ void describe('cluster bed (etcd + kube-apiserver 1.20 + controller-manager + sc
       const manifest = join(dir, 'pod.json');
       await writeFile(
         manifest,
-        JSON.stringify({
-          apiVersion: 'v1',
-          kind: 'Pod',
-          metadata: { name: POD, namespace: 'default' },
-          spec: {
+        JSON.stringify(
+          buildManifest(POD, {
+            namespace: 'default',
+            image: 'docker.io/library/busybox:1.29',
+            containers: [{ name: 'c', command: ['sleep', '3600'] }],
             // No node carries this label, so the scheduler's answer does not depend on whether some
             // Node in the bed (this file's, or another test's) is schedulable at that moment.
-            nodeSelector: { 'tskubelet.test/no-such-node': 'true' },
-            containers: [{ name: 'c', image: 'docker.io/library/busybox:1.29', command: ['sleep', '3600'] }],
-          },
-        }),
+            spec: { nodeSelector: { 'tskubelet.test/no-such-node': 'true' } },
+          }),
+        ),
       );
       await kubectl(bed, ['create', '-f', manifest]);
       const { stdout } = await kubectl(bed, ['get', 'pod', POD, '-o', 'json']);

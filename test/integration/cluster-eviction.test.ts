@@ -21,7 +21,8 @@ import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
-import { eventually, IMAGE, setupEnv, unmountUnder, type Env } from './support.ts';
+import { IMAGE, setupEnv, unmountUnder, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NS = 'default';

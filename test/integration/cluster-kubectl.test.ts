@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { pkiPaths } from '../harness/cluster/control-plane.ts';
-import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { kubectlFor } from '../kit/kubectl.ts';
 

@@ -17,7 +17,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { projectedVolumePath } from '../../src/volume/index.ts';
-import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { kubectlFor } from '../kit/kubectl.ts';
 

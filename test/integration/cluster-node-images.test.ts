@@ -15,7 +15,8 @@ import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Node } from '../../src/node/types.ts';
 import { describeError } from '../../src/util/errors.ts';
-import { eventually, setupEnv, type Env } from './support.ts';
+import { setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE = 'tsk-images';

@@ -7,8 +7,10 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
-import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
+import { buildManifest } from '../kit/pod.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod, PodCondition, PodList } from '../../src/api/types.ts';
@@ -192,17 +194,15 @@ describe('pod status fidelity against a real kube-apiserver', () => {
     // On SIGTERM the container stops being ready at once, then takes 20 s to exit.
     const script =
       'trap "rm -f /tmp/ready; sleep 20; exit 0" TERM; touch /tmp/ready; while true; do sleep 1; done';
-    await createPod({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'draining', namespace: NS },
-      spec: {
+    await createPod(
+      buildManifest('draining', {
+        namespace: NS,
         nodeName: NODE,
         terminationGracePeriodSeconds: 30,
+        image: IMAGE,
         containers: [
           {
             name: 'main',
-            image: IMAGE,
             command: ['sh', '-c', script],
             readinessProbe: {
               exec: { command: ['cat', '/tmp/ready'] },
@@ -211,8 +211,8 @@ describe('pod status fidelity against a real kube-apiserver', () => {
             },
           },
         ],
-      },
-    });
+      }),
+    );
     await eventually(
       'pod Ready',
       async () => (condition(await getPod('draining'), 'Ready')?.status === 'True' ? true : undefined),

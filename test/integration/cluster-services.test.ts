@@ -8,8 +8,10 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
-import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
+import { buildManifest } from '../kit/pod.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod, PodList } from '../../src/api/types.ts';
@@ -31,17 +33,14 @@ interface ServiceAccount {
 }
 
 function pod(name: string, spec: Partial<Pod['spec']> = {}): Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: NS },
-    spec: {
-      nodeName: NODE,
-      terminationGracePeriodSeconds: 1,
-      containers: [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }],
-      ...spec,
-    },
-  };
+  return buildManifest(name, {
+    namespace: NS,
+    nodeName: NODE,
+    terminationGracePeriodSeconds: 1,
+    image: IMAGE,
+    containers: [{ name: 'main', command: ['sleep', '3600'] }],
+    spec,
+  });
 }
 
 describe('service links and cluster DNS against a real kube-apiserver', () => {

@@ -18,8 +18,10 @@ import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { projectedVolumePath } from '../../src/volume/index.ts';
 import { describeError } from '../../src/util/errors.ts';
-import { eventually, setupEnv, type Env } from './support.ts';
+import { setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
+import { buildManifest } from '../kit/pod.ts';
 
 const NODE = 'tsk-tokens';
 const NS = 'tsk-tokens';
@@ -121,46 +123,42 @@ void describe('service-account token projection against a real kube-apiserver', 
 
   /** A pod with the 1.21+ kube-api-access projected volume; `script` runs in its container. */
   function apiAccessPod(name: string, expirationSeconds: number, script: string): Pod {
-    return {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: NS },
-      spec: {
-        nodeName: NODE,
-        restartPolicy: 'Never',
-        terminationGracePeriodSeconds: 1,
-        automountServiceAccountToken: false,
-        containers: [
-          {
-            name: 'c',
-            image: BUSYBOX_IMAGE,
-            command: ['sh', '-c', script],
-            volumeMounts: [
-              { name: 'kube-api-access-test', mountPath: '/var/run/secrets/tokens', readOnly: true },
+    return buildManifest(name, {
+      namespace: NS,
+      nodeName: NODE,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 1,
+      image: BUSYBOX_IMAGE,
+      containers: [
+        {
+          name: 'c',
+          command: ['sh', '-c', script],
+          volumeMounts: [
+            { name: 'kube-api-access-test', mountPath: '/var/run/secrets/tokens', readOnly: true },
+          ],
+        },
+      ],
+      spec: { automountServiceAccountToken: false },
+      volumes: [
+        {
+          name: 'kube-api-access-test',
+          projected: {
+            defaultMode: 420,
+            sources: [
+              { serviceAccountToken: { audience: AUDIENCE, expirationSeconds, path: 'token' } },
+              { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+              {
+                downwardAPI: {
+                  items: [
+                    { path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } },
+                  ],
+                },
+              },
             ],
           },
-        ],
-        volumes: [
-          {
-            name: 'kube-api-access-test',
-            projected: {
-              defaultMode: 420,
-              sources: [
-                { serviceAccountToken: { audience: AUDIENCE, expirationSeconds, path: 'token' } },
-                { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
-                {
-                  downwardAPI: {
-                    items: [
-                      { path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } },
-                    ],
-                  },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    };
+        },
+      ],
+    });
   }
 
   /** Creates the pod and waits until it has run for a few seconds (a failed check exits it). */

@@ -9,8 +9,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
-import { IMAGE, eventually, setupEnv, type Env } from './support.ts';
+import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
+import { buildManifest } from '../kit/pod.ts';
 import { startContainerd, stopBedContainerd } from '../harness/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
@@ -76,12 +78,13 @@ describe('cluster mode against a real kube-apiserver', () => {
     kubeconfig = await cluster.kubeletKubeconfig(NODE);
     await writeFile(
       join(env.manifests, 'static-web.yaml'),
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'static-web', namespace: NS },
-        spec: { containers: [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }] },
-      }),
+      stringify(
+        buildManifest('static-web', {
+          namespace: NS,
+          image: IMAGE,
+          containers: [{ name: 'main', command: ['sleep', '3600'] }],
+        }),
+      ),
     );
     startKubelet();
   });

@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'puppeteer-core';
 import {
@@ -15,17 +14,11 @@ import {
   watchedPage,
 } from '../../src/console/testing.ts';
 import { startStandaloneKubelet, type TskubeletProcess } from '../kit/process.ts';
-import { IMAGE, eventually, podManifest, setupEnv, writeManifest, type Env } from './support.ts';
+import { freePort } from '../kit/net.ts';
+import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 
 const NODE_NAME = 'itest-console';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 const podSel = (name: string) => `#pod-list button[data-pod="default/${name}-${NODE_NAME}"]`;
 const textOf = (page: Page, id: string) =>

@@ -10,17 +10,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  IMAGE,
-  containersOf,
-  eventually,
-  podManifest,
-  removeManifest,
-  sandboxesOf,
-  useKubelet,
-  waitForPhase,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, containersOf, podManifest, removeManifest, sandboxesOf, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { useKubelet, waitForPhase } from './support.ts';
 import { CONTAINER_GC_PERIOD_MS } from '../../src/config/defaults.ts';
 
 const exists = (p: string) =>

@@ -4,16 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { podLogsDirectory } from '../../src/runtime/kuberuntime/sandbox-config.ts';
 import type { KubeletPod } from '../../src/api/types.ts';
-import {
-  IMAGE,
-  NODE,
-  eventually,
-  findPod,
-  podManifest,
-  useKubelet,
-  waitForPhase,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, NODE, podManifest, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, useKubelet, waitForPhase } from './support.ts';
 
 /** The content lines of a CRI log file (`<time> <stream> <P|F> <content>`). */
 function criLogLines(text: string): string[] {

@@ -12,16 +12,9 @@ import { createContainerdEvents } from '../../src/runtime/containerd-events/inde
 import type { RuntimeEventHandlers, RuntimeEventSource } from '../../src/runtime/containerd-events/index.ts';
 import { BED_PATHS } from '../harness/containerd.ts';
 import { startContainerd, stopBedContainerd } from '../harness/index.ts';
-import {
-  IMAGE,
-  containersOf,
-  eventually,
-  findPod,
-  podManifest,
-  testLogger,
-  useKubelet,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, containersOf, podManifest, testLogger, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, useKubelet } from './support.ts';
 
 /** The real client, with the live / broken transitions counted for the test to wait on. */
 class WatchedEvents implements RuntimeEventSource {

@@ -11,27 +11,19 @@
  *   flock /tmp/tskubelet-bed.lock node --test test/integration/file-modes.test.ts
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { chmod, lstat, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
+import { IMAGE, podManifest, setupEnv, type Env } from '../kit/bed.ts';
+import { freePort } from '../kit/net.ts';
+import { shellAs } from '../kit/as-user.ts';
+import { makeSelfSignedPair } from '../../src/server/serving-cert.ts';
+import { eventually } from '../kit/poll.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
-const run = promisify(execFile);
 const NODE_NAME = 'itest-modes';
 const modeOf = async (p: string) => (await stat(p)).mode & 0o7777;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Every path below `dir` (dir included), as root sees them; one gone meanwhile is skipped. */
 async function walk(dir: string, out: string[] = []): Promise<string[]> {
@@ -79,14 +71,12 @@ for p in sys.stdin.read().split('\\0'):
 `;
 
 async function nobodyCan(paths: readonly string[]): Promise<string[]> {
-  const child = execFile('runuser', ['-u', 'nobody', '--', 'python3', '-c', ATTACKER], { timeout: 60_000 });
-  let out = '';
-  child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (c: string) => (out += c));
-  const done = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  child.stdin?.end(paths.join('\0'));
-  assert.equal(await done, 0, 'the attacker script ran');
-  return out.split('\n').filter((l) => l !== '');
+  const r = await shellAs('nobody', ['python3', '-c', ATTACKER], {
+    input: paths.join('\0'),
+    timeoutMs: 60_000,
+  });
+  assert.equal(r.code, 0, `the attacker script ran: ${r.stderr}`);
+  return r.stdout.split('\n').filter((l) => l !== '');
 }
 
 let env: Env | undefined;
@@ -108,23 +98,7 @@ before(async () => {
   await mkdir(manifests, { recursive: true });
   const certFile = join(env.dir, 'serving.crt');
   const keyFile = join(env.dir, 'serving.key');
-  await run('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    keyFile,
-    '-out',
-    certFile,
-    '-days',
-    '1',
-    '-subj',
-    `/CN=${NODE_NAME}`,
-  ]);
+  await makeSelfSignedPair({ keyFile, certFile, subject: `/CN=${NODE_NAME}`, days: 1 });
   const configFile = join(env.dir, 'kubelet.yaml');
   await writeFile(
     configFile,
@@ -275,18 +249,13 @@ void describe('file modes of a real tskubelet (standalone, fresh root dir, --tls
     );
     assert.deepEqual(await nobodyCan(paths), []);
     // The issue's own probe, by name: the shell's glob and cat both fail.
-    const probe = await run('runuser', [
-      '-u',
-      'nobody',
-      '--',
+    const probe = await shellAs('nobody', [
       'sh',
       '-c',
       `cat ${rootDir}/pods/*/volumes/kubernetes.io~downward-api/*/* ${logsDir}/*/*/*.log`,
-    ]).then(
-      () => 'read',
-      (err: { stderr?: string }) => err.stderr ?? '',
-    );
-    assert.match(probe, /Permission denied/);
+    ]);
+    assert.notEqual(probe.code, 0, 'nobody read a volume file or a log');
+    assert.match(probe.stderr, /Permission denied/);
     // The probe itself works: a world-readable file in the same open directory is read.
     await writeFile(join(out, 'public'), 'x', { mode: 0o644 });
     assert.deepEqual(await nobodyCan([join(out, 'public')]), [`read ${join(out, 'public')}`]);

@@ -35,7 +35,7 @@ import {
   DEFAULT_IMAGE_MINIMUM_GC_AGE_MS,
 } from '../../src/config/defaults.ts';
 import { describeError } from '../../src/util/errors.ts';
-import { testLogger } from './support.ts';
+import { testLogger } from '../kit/bed.ts';
 
 const MIN = 60_000;
 const NAMES = ['running', 'old', 'mid', 'new', 'young'] as const;

@@ -14,7 +14,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { BUSYBOX_IMAGE, buildImage } from '../harness/index.ts';
@@ -35,19 +34,12 @@ import { connectNode } from '../../src/cli/node/client.ts';
 import type { Container, KubeletPod, PodList, PullPolicy } from '../../src/api/types.ts';
 import type { ImageService, PodSandboxConfig } from '../../src/runtime/cri/types.ts';
 import { isNotFound, describeError } from '../../src/util/errors.ts';
-import {
-  eventually,
-  findPod,
-  podManifest,
-  setupEnv,
-  startKubelet,
-  testLogger,
-  waitForPhase,
-  writeManifest,
-  type Env,
-  type RunningKubelet,
-} from './support.ts';
+import { podManifest, setupEnv, testLogger, writeManifest, type Env } from '../kit/bed.ts';
+import { freePort } from '../kit/net.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, startKubelet, waitForPhase, type RunningKubelet } from './support.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
+import { buildPod } from '../kit/pod.ts';
 
 const CREDS = { user: 'bed', password: 'pull-s3cret' };
 const OPEN_REPO = 'tskubelet/busybox';
@@ -107,10 +99,11 @@ function dockerConfigSecret(server: string, user: string, password: string): Pul
 }
 
 function testPod(name: string, pullSecrets = false): KubeletPod {
-  return {
-    metadata: { name, namespace: 'default', uid: `uid-${name}-${Date.now()}` },
-    spec: { containers: [], ...(pullSecrets ? { imagePullSecrets: [{ name: 'regcred' }] } : {}) },
-  };
+  return buildPod(name, {
+    uid: `uid-${name}-${Date.now()}`,
+    containers: [],
+    ...(pullSecrets ? { spec: { imagePullSecrets: [{ name: 'regcred' }] } } : {}),
+  });
 }
 
 function sandboxOf(pod: KubeletPod): PodSandboxConfig {
@@ -364,13 +357,6 @@ void describe('a standalone kubelet with node credentials (config.json in its ro
 });
 
 /** A TCP port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 void describe('a tskubelet process with image pull settings in its config file', () => {
   let proc: TskubeletProcess | undefined;

@@ -1,15 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  IMAGE,
-  containersOf,
-  eventually,
-  findPod,
-  podManifest,
-  waitForPhase,
-  useKubelet,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, containersOf, podManifest, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, waitForPhase, useKubelet } from './support.ts';
 import { LABEL_CONTAINER_NAME } from '../../src/config/defaults.ts';
 
 describe('init containers on real containerd', () => {

@@ -7,11 +7,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
+import { IMAGE, podManifest, setupEnv, type Env } from '../kit/bed.ts';
+import { freePort } from '../kit/net.ts';
+import { eventually } from '../kit/poll.ts';
 import { TSKUBELET_BIN, spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE_NAME = 'itest-cli';
@@ -31,14 +32,6 @@ function cli(args: readonly string[]): Promise<CliResult> {
       resolve({ code, stdout, stderr });
     });
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 let env: Env | undefined;

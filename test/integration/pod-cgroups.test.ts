@@ -5,18 +5,14 @@ import { join } from 'node:path';
 import {
   IMAGE,
   containersOf,
-  eventually,
-  findPod,
   podManifest,
   removeManifest,
   setupEnv,
-  startKubelet,
-  useKubelet,
-  waitForPhase,
   writeManifest,
   type Env,
-  type RunningKubelet,
-} from './support.ts';
+} from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, startKubelet, useKubelet, waitForPhase, type RunningKubelet } from './support.ts';
 
 const CGROUP = '/sys/fs/cgroup';
 

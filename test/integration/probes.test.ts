@@ -1,14 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  IMAGE,
-  eventually,
-  findPod,
-  podManifest,
-  removeManifest,
-  useKubelet,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, podManifest, removeManifest, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, useKubelet } from './support.ts';
 import type { ContainerStatus, PodCondition } from '../../src/api/types.ts';
 
 describe('liveness, readiness and startup probes on real containerd', () => {

@@ -1,16 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  IMAGE,
-  containersOf,
-  eventually,
-  findPod,
-  podManifest,
-  sandboxesOf,
-  waitForPhase,
-  useKubelet,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, containersOf, podManifest, sandboxesOf, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, waitForPhase, useKubelet } from './support.ts';
 
 describe('restart policy and crash-loop back-off on real containerd', () => {
   const t = useKubelet();

@@ -1,18 +1,8 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  IMAGE,
-  containersOf,
-  eventually,
-  findPod,
-  podManifest,
-  setupEnv,
-  startKubelet,
-  waitForPhase,
-  writeManifest,
-  type Env,
-  type RunningKubelet,
-} from './support.ts';
+import { IMAGE, containersOf, podManifest, setupEnv, writeManifest, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, startKubelet, waitForPhase, type RunningKubelet } from './support.ts';
 import { sleep } from '../../src/util/abort.ts';
 
 describe('tskubelet restart with pods running', () => {

@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from './support.ts';
+import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from '../kit/bed.ts';
 
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'tskubelet');

@@ -8,16 +8,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  IMAGE,
-  eventually,
-  findPod,
-  podManifest,
-  removeManifest,
-  useKubelet,
-  waitForPhase,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, podManifest, removeManifest, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, useKubelet, waitForPhase } from './support.ts';
 import { projectedVolumePath, writeAtomically } from '../../src/volume/index.ts';
 
 describe('kubelet-written volumes on real containerd (standalone)', () => {

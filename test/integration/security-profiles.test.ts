@@ -7,19 +7,9 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  IMAGE,
-  NODE,
-  eventually,
-  findPod,
-  podManifest,
-  setupEnv,
-  startKubelet,
-  waitForPhase,
-  writeManifest,
-  type Env,
-  type RunningKubelet as Running,
-} from './support.ts';
+import { IMAGE, NODE, podManifest, setupEnv, writeManifest, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, startKubelet, waitForPhase, type RunningKubelet as Running } from './support.ts';
 import type { Container, Pod } from '../../src/api/types.ts';
 
 function useSecurityKubelet(opts: { seccompDefault?: boolean; allowedUnsafeSysctls?: string[] }) {

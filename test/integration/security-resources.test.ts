@@ -2,17 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  IMAGE,
-  eventually,
-  findPod,
-  podManifest,
-  removeManifest,
-  sandboxesOf,
-  useKubelet,
-  waitForPhase,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, podManifest, removeManifest, sandboxesOf, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, useKubelet, waitForPhase } from './support.ts';
 
 describe('security context and resources on real containerd', () => {
   const t = useKubelet();

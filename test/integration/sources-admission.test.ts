@@ -2,15 +2,9 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  IMAGE,
-  eventually,
-  findPod,
-  podManifest,
-  useKubelet,
-  waitForPhase,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, podManifest, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, useKubelet, waitForPhase } from './support.ts';
 import type { Pod } from '../../src/api/types.ts';
 
 /** A manifest server whose PodList the test changes at will. */

@@ -2,18 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  IMAGE,
-  containersOf,
-  eventually,
-  findPod,
-  podManifest,
-  removeManifest,
-  sandboxesOf,
-  waitForPhase,
-  useKubelet,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, containersOf, podManifest, removeManifest, sandboxesOf, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, waitForPhase, useKubelet } from './support.ts';
 import { LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../../src/config/defaults.ts';
 
 describe('static pods on real containerd', () => {

@@ -4,7 +4,9 @@ import { createStatsProvider } from '../../src/stats/index.ts';
 import { sleep } from '../../src/util/abort.ts';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IMAGE, NODE, eventually, podManifest, useKubelet, waitForPhase, writeManifest } from './support.ts';
+import { IMAGE, NODE, podManifest, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { useKubelet, waitForPhase } from './support.ts';
 
 /**
  * The Summary API and /metrics/resource against real containerd: a busybox pod that burns a little

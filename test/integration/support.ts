@@ -1,7 +1,8 @@
 /**
  * Test support for integration tests: a real containerd (test/harness) and an in-process tskubelet
  * assembled by the same `newKubelet` as the CLI's, with temporary manifest, root and log directories.
- * The bed access itself (setupEnv, manifests, the bed's pods) is the test kit's (test/kit/bed.ts).
+ * The bed access itself (setupEnv, manifests, the bed's pods) is the test kit's (test/kit/bed.ts),
+ * and so is the poll (`eventually`, test/kit/poll.ts): the tests import them from there.
  */
 import { before, after } from 'node:test';
 import { createMemoryRecorder } from '../../src/api/events.ts';
@@ -9,23 +10,9 @@ import { newKubelet, type AssembledKubelet, type Kubelet, type PodView } from '.
 import { machineNodeView } from '../../src/kubelet/node-view.ts';
 import type { KubeletConfig } from '../../src/config/index.ts';
 import { testKubeletConfig } from '../../src/config/testing.ts';
-import { until } from '../kit/poll.ts';
+import { eventually } from '../kit/poll.ts';
 import type { RuntimeEventSource } from '../../src/runtime/containerd-events/index.ts';
 import { setupEnv, testLogger, NODE, type Env } from '../kit/bed.ts';
-
-export {
-  IMAGE,
-  NODE,
-  testLogger,
-  unmountUnder,
-  setupEnv,
-  podManifest,
-  writeManifest,
-  removeManifest,
-  sandboxesOf,
-  containersOf,
-  type Env,
-} from '../kit/bed.ts';
 
 export interface RunningKubelet {
   kubelet: AssembledKubelet;
@@ -94,16 +81,6 @@ export async function startKubelet(env: Env, opts: KubeletTestOptions = {}): Pro
       await done;
     },
   };
-}
-
-/** The kit's poll-until (test/kit/poll.ts) every 100 ms, 30 s unless told, with the state seen on failure. */
-export function eventually<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 30_000,
-  describe?: () => unknown,
-): Promise<T> {
-  return until(what, check, { timeoutMs, intervalMs: 100, ...(describe ? { describe } : {}) });
 }
 
 /** The kubelet's view of the pod whose name starts with `<name>-` (static pods get the node suffix). */

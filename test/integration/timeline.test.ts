@@ -8,24 +8,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, unlink, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { connectNode } from '../../src/cli/node/client.ts';
 import type { PodTimeline } from '../../src/timeline/index.ts';
-import { IMAGE, eventually, podManifest, setupEnv, type Env } from './support.ts';
+import { IMAGE, podManifest, setupEnv, type Env } from '../kit/bed.ts';
+import { freePort } from '../kit/net.ts';
+import { eventually } from '../kit/poll.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE_NAME = 'itest-timeline';
 const POD = `timeline-${NODE_NAME}`;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** GET over HTTPS (the kubelet's self-signed serving certificate); undefined while not listening. */
 function httpsGet(port: number, path: string): Promise<{ status: number; body: string } | undefined> {

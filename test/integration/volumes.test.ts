@@ -2,16 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import {
-  IMAGE,
-  eventually,
-  findPod,
-  podManifest,
-  removeManifest,
-  waitForPhase,
-  useKubelet,
-  writeManifest,
-} from './support.ts';
+import { IMAGE, podManifest, removeManifest, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { findPod, waitForPhase, useKubelet } from './support.ts';
 
 describe('emptyDir and hostPath volumes on real containerd', () => {
   const t = useKubelet();

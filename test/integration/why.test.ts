@@ -14,7 +14,9 @@ import { createApiHost } from '../../src/kubelet/api-host.ts';
 import type { KubeletServer } from '../../src/server/kubelet-server.ts';
 import { get, startOpenServer } from '../../src/server/testing.ts';
 import { NOTHING_HOLDS, type PodWhy } from '../../src/why/index.ts';
-import { IMAGE, NODE, eventually, podManifest, useKubelet, writeManifest } from './support.ts';
+import { IMAGE, NODE, podManifest, writeManifest } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { useKubelet } from './support.ts';
 
 /** An image no registry has: the bed's loopback registry answers 404, or nothing listens there. */
 const MISSING_IMAGE = '127.0.0.1:5000/tskubelet-why/nosuch:1.0';

@@ -18,6 +18,7 @@ export interface PodOptions {
   /** Adds `apiVersion: v1, kind: Pod` (as a manifest or the API server has them). */
   typeMeta?: boolean;
   resourceVersion?: string;
+  creationTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   /** `['c']` unless given. */
@@ -45,6 +46,7 @@ export function buildPod(name: string, opts: PodOptions = {}): KubeletPod {
     uid: opts.uid ?? `uid-${name}`,
   };
   if (opts.resourceVersion !== undefined) metadata.resourceVersion = opts.resourceVersion;
+  if (opts.creationTimestamp !== undefined) metadata.creationTimestamp = opts.creationTimestamp;
   if (opts.labels) metadata.labels = opts.labels;
   if (opts.annotations) metadata.annotations = opts.annotations;
   const p: KubeletPod = { metadata, spec: buildSpec(opts) };
@@ -53,14 +55,12 @@ export function buildPod(name: string, opts: PodOptions = {}): KubeletPod {
 }
 
 /**
- * A static pod's manifest as a file holds it: `apiVersion`, `kind`, a name and the spec, no
- * namespace or UID (the file source gives them).
+ * A pod as a static pod's file or a client's create request holds it: `apiVersion`, `kind`, a name,
+ * the namespace only when given, and the spec; no UID (the file source or the API server gives it).
  */
-export function buildManifest(
-  name: string,
-  opts: Omit<PodOptions, 'namespace' | 'uid' | 'typeMeta'> = {},
-): Pod {
+export function buildManifest(name: string, opts: Omit<PodOptions, 'uid' | 'typeMeta'> = {}): Pod {
   const p: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name }, spec: buildSpec(opts) };
+  if (opts.namespace !== undefined) p.metadata.namespace = opts.namespace;
   if (opts.labels) p.metadata.labels = opts.labels;
   if (opts.annotations) p.metadata.annotations = opts.annotations;
   return p;

@@ -80,6 +80,19 @@ export function untilWithin(defaultTimeoutMs: number, defaults: Omit<UntilOption
   ): Promise<T> => until(what, get, { ...defaults, timeoutMs });
 }
 
+/**
+ * The suites' poll on the bed (integration, security): `until` every 100 ms, 30 s unless told, with
+ * the state seen on failure.
+ */
+export function eventually<T>(
+  what: string,
+  check: () => T | NotYet | Promise<T | NotYet>,
+  timeoutMs = 30_000,
+  describe?: () => unknown,
+): Promise<T> {
+  return until(what, check, { timeoutMs, intervalMs: 100, ...(describe ? { describe } : {}) });
+}
+
 function short(v: unknown): string {
   return inspect(v, { depth: 3, breakLength: Infinity, maxStringLength: 200, maxArrayLength: 10 });
 }

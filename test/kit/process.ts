@@ -105,7 +105,7 @@ export function spawnTskubelet(args: readonly string[], opts: SpawnOptions): Tsk
   return spawnLogged(TSKUBELET_BIN, args, opts);
 }
 
-/** What of the test bed a bed kubelet uses (test/integration/support.ts's Env has it). */
+/** What of the test bed a bed kubelet uses (test/kit/bed.ts's Env has it). */
 export interface BedDirs {
   bed: { endpoint: string };
   /** The kubelet's --root-dir. */

@@ -1,35 +1,14 @@
 /**
  * `timeline` and `why`: the kubelet API's `/debug/pods/{ns}/{name}/timeline` (PodTimeline) and
- * `/why` (PodWhy) documents (tskubelet.io/v1alpha1, the contract of issue 15) printed for people.
+ * `/why` (PodWhy) documents (tskubelet.io/v1alpha1) printed for people.
  * Their text comes from pods (log lines, messages, names): it is escaped for the terminal
  * (terminal-text.ts), table cells before alignment.
  */
+import type { PodTimeline, TimelineStepView } from '../../timeline/index.ts';
 import { TABLE_TABS, tabwrite } from './tabwriter.ts';
 import { escapeTerminal } from './terminal-text.ts';
 
-export interface TimelineStep {
-  step: string;
-  at: string;
-  offsetMs: number;
-  source?: string;
-  container?: string;
-  volume?: string;
-  image?: string;
-  bytes?: number;
-  cached?: boolean;
-  podIP?: string;
-  error?: string;
-}
-
-export interface PodTimeline {
-  apiVersion: string;
-  kind: 'PodTimeline';
-  namespace: string;
-  name: string;
-  uid: string;
-  attempts: { attempt: number; steps: TimelineStep[] }[];
-  droppedSteps: number;
-}
+export type { PodTimeline };
 
 export type EvidenceValue = string | number | boolean | string[];
 
@@ -68,13 +47,13 @@ export function formatMs(ms: number, sign = ''): string {
   return `${neg ? '-' : sign}${s}`;
 }
 
-function what(s: TimelineStep): string {
+function what(s: TimelineStepView): string {
   if (s.container) return s.container;
   if (s.volume) return `volume ${s.volume}`;
   return '';
 }
 
-function detail(s: TimelineStep): string {
+function detail(s: TimelineStepView): string {
   const parts: string[] = [];
   if (s.source) parts.push(`source=${s.source}`);
   if (s.image) parts.push(`image=${s.image}`);

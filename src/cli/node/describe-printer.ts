@@ -57,26 +57,16 @@ function sortedPairs(m: Record<string, string> | undefined, sep: string): string
 }
 
 function probeText(p: Probe): string {
-  const a = p as Probe & {
-    httpGet?: { path?: string; port: number | string; host?: string; scheme?: string };
-    tcpSocket?: { port: number | string; host?: string };
-    grpc?: { port: number; service?: string };
-    initialDelaySeconds?: number;
-    timeoutSeconds?: number;
-    periodSeconds?: number;
-    successThreshold?: number;
-    failureThreshold?: number;
-  };
   let what = 'unknown';
-  if (a.exec) what = `exec [${(a.exec.command ?? []).join(' ')}]`;
-  else if (a.httpGet) {
-    const scheme = (a.httpGet.scheme ?? 'HTTP').toLowerCase();
-    what = `http-get ${scheme}://${a.httpGet.host ?? ''}:${a.httpGet.port}${a.httpGet.path ?? ''}`;
-  } else if (a.tcpSocket) what = `tcp-socket ${a.tcpSocket.host ?? ''}:${a.tcpSocket.port}`;
-  else if (a.grpc) what = `grpc <pod>:${a.grpc.port} ${a.grpc.service ?? ''}`;
+  if (p.exec) what = `exec [${(p.exec.command ?? []).join(' ')}]`;
+  else if (p.httpGet) {
+    const scheme = (p.httpGet.scheme ?? 'HTTP').toLowerCase();
+    what = `http-get ${scheme}://${p.httpGet.host ?? ''}:${p.httpGet.port}${p.httpGet.path ?? ''}`;
+  } else if (p.tcpSocket) what = `tcp-socket ${p.tcpSocket.host ?? ''}:${p.tcpSocket.port}`;
+  else if (p.grpc) what = `grpc <pod>:${p.grpc.port} ${p.grpc.service ?? ''}`;
   return (
-    `${what} delay=${a.initialDelaySeconds ?? 0}s timeout=${a.timeoutSeconds ?? 1}s ` +
-    `period=${a.periodSeconds ?? 10}s #success=${a.successThreshold ?? 1} #failure=${a.failureThreshold ?? 3}`
+    `${what} delay=${p.initialDelaySeconds ?? 0}s timeout=${p.timeoutSeconds ?? 1}s ` +
+    `period=${p.periodSeconds ?? 10}s #success=${p.successThreshold ?? 1} #failure=${p.failureThreshold ?? 3}`
   );
 }
 

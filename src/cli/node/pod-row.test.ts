@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ContainerStatus, Pod, PodStatus } from '../../api/types.ts';
 import { humanDuration, podRow } from './pod-row.ts';
+import { buildPod } from '../../../test/kit/pod.ts';
 
 const NOW = Date.parse('2026-11-24T20:00:00Z');
 const ago = (ms: number) => new Date(NOW - ms).toISOString();
@@ -21,13 +22,14 @@ function cs(name: string, over: Partial<ContainerStatus> = {}): ContainerStatus 
 
 function pod(status: PodStatus, over: Partial<Pod> = {}, containers = ['main'], inits: string[] = []): Pod {
   return {
-    metadata: { name: 'web', namespace: 'default', uid: 'u1', creationTimestamp: ago(5 * 60_000) },
-    spec: {
-      containers: containers.map((name) => ({ name, image: 'busybox:1.29' })),
-      ...(inits.length ? { initContainers: inits.map((name) => ({ name, image: 'busybox:1.29' })) } : {}),
+    ...buildPod('web', {
+      uid: 'u1',
+      creationTimestamp: ago(5 * 60_000),
+      containers,
+      ...(inits.length ? { initContainers: inits } : {}),
       nodeName: 'node-1',
-    },
-    status,
+      status,
+    }),
     ...over,
   };
 }

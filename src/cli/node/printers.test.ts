@@ -8,13 +8,16 @@ import { formatTimeline, formatWhy, formatMs } from './debug-printers.ts';
 import { describePod, rfc1123z } from './describe-printer.ts';
 import { formatPods, parseOutputFormat, podTable } from './pod-printer.ts';
 import { DESCRIBE_TABS, TABLE_TABS, tabwrite } from './tabwriter.ts';
+import { buildPod } from '../../../test/kit/pod.ts';
 
 const NOW = Date.parse('2026-11-24T20:00:00Z');
 
 function runningPod(name: string, namespace = 'default'): Pod {
-  return {
-    metadata: { name, namespace, uid: `uid-${name}`, creationTimestamp: '2026-11-24T19:55:00Z' },
-    spec: { containers: [{ name: 'main', image: 'busybox:1.29' }], nodeName: 'node-1' },
+  return buildPod(name, {
+    namespace,
+    creationTimestamp: '2026-11-24T19:55:00Z',
+    containers: ['main'],
+    nodeName: 'node-1',
     status: {
       phase: 'Running',
       podIP: '10.88.0.7',
@@ -33,7 +36,7 @@ function runningPod(name: string, namespace = 'default'): Pod {
         },
       ],
     },
-  };
+  });
 }
 
 describe('tabwriter (Go text/tabwriter as kubectl configures it)', () => {
@@ -154,7 +157,7 @@ describe('describe pod', () => {
   });
 });
 
-describe('timeline and why printing (canned documents of the issue 15 contract)', () => {
+describe('timeline and why printing (canned tskubelet.io/v1alpha1 documents)', () => {
   it('prints one table per attempt: step, container/volume, +offset, time since the previous step', () => {
     const out = formatTimeline(CANNED_TIMELINE);
     const lines = out.split('\n');
@@ -286,9 +289,7 @@ describe('text from pods on the terminal (a container must not drive it)', () =>
       attempts: [
         {
           attempt: 1,
-          steps: [
-            { step: 'image-pull-failed', at: '2026-11-24T20:00:00Z', offsetMs: 3, error: `denied${CLEAR}` },
-          ],
+          steps: [{ step: 'failed', at: '2026-11-24T20:00:00Z', offsetMs: 3, error: `denied${CLEAR}` }],
         },
       ],
     });

@@ -6,6 +6,7 @@ import type { Container, KubeletPod } from '../../api/types.ts';
 import { createMemoryRecorder } from '../../api/events.ts';
 import type { ExecSyncResult } from '../cri/types.ts';
 import { abortReason } from '../../util/abort.ts';
+import { buildPod } from '../../../test/kit/pod.ts';
 import {
   buildHttpGetRequest,
   createHookRunner,
@@ -15,10 +16,11 @@ import {
   type HookRunnerDeps,
 } from './hooks.ts';
 
-const pod: KubeletPod = {
-  metadata: { name: 'web', namespace: 'ns', uid: 'u-1' },
-  spec: { containers: [{ name: 'main', ports: [{ name: 'http', containerPort: 8080 }] }] },
-};
+const pod: KubeletPod = buildPod('web', {
+  namespace: 'ns',
+  uid: 'u-1',
+  containers: [{ name: 'main', ports: [{ name: 'http', containerPort: 8080 }] }],
+});
 const container: Container = pod.spec.containers[0]!;
 const target = { pod, container, containerId: 'c-123' };
 const localIP = () => Promise.resolve('127.0.0.1');

@@ -28,6 +28,7 @@ import { loadServingCert } from '../../../src/server/serving-cert.ts';
 import { nullLogger } from '../../../src/util/logger.ts';
 import type { FuzzSurface } from '../scenario.ts';
 import { runSurface, type Verdict } from './harness.ts';
+import { buildPod } from '../../kit/pod.ts';
 
 import { kubeletApiArbitrary, PODS, type ApiInput } from './kubelet-api-requests.ts';
 
@@ -52,17 +53,12 @@ function status(containers: string[]): PodStatus {
 
 function hostPods(): HostPod[] {
   return PODS.map((p) => {
-    const pod: KubeletPod = {
-      metadata: {
-        namespace: p.ns,
-        name: p.name,
-        uid: p.uid,
-        ...(p.static ? { annotations: { 'kubernetes.io/config.source': 'file' } } : {}),
-      },
-      spec: {
-        containers: p.containers.map((name) => ({ name, image: 'busybox:1.29', tty: name === 'app' })),
-      },
-    };
+    const pod: KubeletPod = buildPod(p.name, {
+      namespace: p.ns,
+      uid: p.uid,
+      ...(p.static ? { annotations: { 'kubernetes.io/config.source': 'file' } } : {}),
+      containers: p.containers.map((name) => ({ name, tty: name === 'app' })),
+    });
     return { pod, status: status(p.containers) };
   });
 }

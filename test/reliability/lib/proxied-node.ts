@@ -19,6 +19,7 @@ import { CLUSTER_PATHS, startCluster, type ClusterBed } from '../../harness/clus
 import { writeKubeconfig } from '../../harness/cluster/kubeconfig.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../../kit/process.ts';
 import { IMAGE, setupEnv, type Env } from '../../kit/bed.ts';
+import { buildManifest } from '../../kit/pod.ts';
 import { startApiProxy, type ApiProxy } from './api-proxy.ts';
 
 /** Off 10250 so a kubelet left by someone else's run cannot collide with ours. */
@@ -58,22 +59,19 @@ export function sleeperPod(
   node: string | undefined,
   extra: { command?: string[]; labels?: Record<string, string> } = {},
 ): Pod {
-  return {
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace, labels: { app: 'rel-api', ...extra.labels } },
-    spec: {
-      ...(node !== undefined ? { nodeName: node } : {}),
-      terminationGracePeriodSeconds: 5,
-      containers: [
-        {
-          name: 'main',
-          image: IMAGE,
-          command: extra.command ?? ['sh', '-c', "trap 'kill $!; exit 0' TERM; sleep 3600 & wait"],
-        },
-      ],
-    },
-  };
+  return buildManifest(name, {
+    namespace,
+    labels: { app: 'rel-api', ...extra.labels },
+    ...(node !== undefined ? { nodeName: node } : {}),
+    terminationGracePeriodSeconds: 5,
+    image: IMAGE,
+    containers: [
+      {
+        name: 'main',
+        command: extra.command ?? ['sh', '-c', "trap 'kill $!; exit 0' TERM; sleep 3600 & wait"],
+      },
+    ],
+  });
 }
 
 export function podsPath(namespace: string): string {

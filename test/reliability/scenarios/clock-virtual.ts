@@ -35,6 +35,7 @@ import { sleep } from '../../../src/util/abort.ts';
 import { createBackoff } from '../../../src/util/backoff.ts';
 import { nullLogger } from '../../../src/util/logger.ts';
 import { createTestClock, type TestClock } from '../../../src/util/testing.ts';
+import { buildPod } from '../../kit/pod.ts';
 
 const S = 1_000;
 const MIN = 60 * S;
@@ -101,10 +102,7 @@ export async function crashLoopDelays(crashes: number, step?: Step): Promise<num
       now: clock.now,
       monotonic: clock.monotonic,
     });
-    const p: KubeletPod = {
-      metadata: { name: 'crash', namespace: 'clock', uid: 'uid-crash' },
-      spec: { containers: [{ name: 'app', image: 'busybox:1.29' }] },
-    };
+    const p: KubeletPod = buildPod('crash', { namespace: 'clock', containers: ['app'] });
     const sync = async () =>
       manager.syncPod(p, await manager.getPodStatus(p.metadata.uid, p.metadata.name, p.metadata.namespace));
     await sync();
@@ -143,10 +141,11 @@ export async function imagePullTimes(pulls: number, step?: Step): Promise<number
       monotonic: clock.monotonic,
       rateLimiter: { acquire: () => Promise.resolve(), waiting: () => 0 },
     });
-    const p: KubeletPod = {
-      metadata: { name: 'pull', namespace: 'clock', uid: 'uid-pull' },
-      spec: { containers: [{ name: 'app', image: 'reg.example/app:1' }] },
-    };
+    const p: KubeletPod = buildPod('pull', {
+      namespace: 'clock',
+      image: 'reg.example/app:1',
+      containers: ['app'],
+    });
     const container = p.spec.containers[0]!;
     const sandbox = { metadata: { name: 'pull', uid: 'uid-pull', namespace: 'clock', attempt: 0 } };
     const times: number[] = [];
@@ -241,10 +240,9 @@ export async function probeTimes(
       timers: clock.timers,
     });
     const uid = 'uid-probe';
-    m.addPod({
-      metadata: { name: 'probe', namespace: 'clock', uid },
-      spec: { containers: [{ name: 'app', image: 'busybox:1.29', livenessProbe: probe }] },
-    });
+    m.addPod(
+      buildPod('probe', { namespace: 'clock', uid, containers: [{ name: 'app', livenessProbe: probe }] }),
+    );
     m.updateContainers(uid, [{ name: 'app', containerId: 'c1', state: 'running', startedAt: clock.now() }]);
     if (step && step.atMs % (10 * S) !== 0) {
       await clock.advance(step.atMs);

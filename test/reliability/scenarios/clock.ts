@@ -29,6 +29,7 @@ import { monotonicNow } from '../../../src/util/clock.ts';
 import { describeError } from '../../../src/util/errors.ts';
 import type { Logger } from '../../../src/util/logger.ts';
 import { until as poll, UntilTimeout } from '../../kit/poll.ts';
+import { buildPod } from '../../kit/pod.ts';
 import { check, round, type Check, type ScenarioResult } from '../report.ts';
 import type { Scenario, ScenarioContext } from '../scenario.ts';
 import {
@@ -193,15 +194,12 @@ async function coreUnderSteps(backMs: number, forwardMs: number, logger: Logger)
   const running = kubelet.run();
   try {
     src.send([
-      {
-        metadata: {
-          name: 'clock',
-          namespace: 'clock',
-          uid: 'uid-clock',
-          annotations: { 'kubernetes.io/config.source': 'file' },
-        },
-        spec: { containers: [{ name: 'app', image: 'busybox:1.29' }], terminationGracePeriodSeconds: 1 },
-      },
+      buildPod('clock', {
+        namespace: 'clock',
+        annotations: { 'kubernetes.io/config.source': 'file' },
+        containers: ['app'],
+        terminationGracePeriodSeconds: 1,
+      }),
     ]);
     await until(() => app()?.state?.running, 10 * S);
     const resyncsBefore = await syncsIn(3 * S);

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { MAX_MANIFEST_BYTES } from '../../../src/config/defaults.ts';
 import { describeError } from '../../../src/util/errors.ts';
+import { buildManifest } from '../../kit/pod.ts';
 import { atMost, check, countIs, type Check, type ScenarioResult } from '../report.ts';
 import type { Scenario, ScenarioContext } from '../scenario.ts';
 import {
@@ -103,15 +104,7 @@ function manifestFile(i: number): { name: string; text: string; kind: 'valid' | 
     default:
       return {
         name: `p${i}.${i % 2 === 0 ? 'json' : 'yaml'}`,
-        text:
-          i % 2 === 0
-            ? podManifest(`p${i}`, c)
-            : stringify({
-                apiVersion: 'v1',
-                kind: 'Pod',
-                metadata: { name: `p${i}` },
-                spec: { containers: c },
-              }),
+        text: i % 2 === 0 ? podManifest(`p${i}`, c) : stringify(buildManifest(`p${i}`, { containers: c })),
         kind: 'valid',
       };
   }
@@ -266,12 +259,7 @@ async function nearLimitManifest(ctx: ScenarioContext, dir: string, notes: strin
   const manifests = join(dir, 'manifests');
   await mkdir(manifests);
   const args = Array.from({ length: 185_000 }, (_, i) => `--flag-${i}=${'v'.repeat(30)}`);
-  const big = stringify({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name: 'big' },
-    spec: { containers: [{ name: 'app', image: 'busybox:1.29', args }] },
-  });
+  const big = stringify(buildManifest('big', { containers: [{ name: 'app', args }] }));
   const mib = Buffer.byteLength(big) / 2 ** 20;
   if (Buffer.byteLength(big) >= MAX_MANIFEST_BYTES) {
     throw new Error(`the big manifest is ${Buffer.byteLength(big)} bytes, not under the limit`);

@@ -49,22 +49,6 @@ export function runAs(
   });
 }
 
-/** `runuser -u nobody -- <cmd…>`: exit code and output, never rejecting on a non-zero exit. */
-export async function shellAs(
-  user: string,
-  cmd: readonly string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)('runuser', ['-u', user, '--', ...cmd], {
-      timeout: 30_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
-
 /**
  * Copies a client certificate and key where `user` can read them (the probes' own test
  * identities: handing them to the other user is the point).

@@ -1,7 +1,7 @@
 /**
  * The attacker suite's cluster nodes: tskubelet (probes.ts `cluster`, started as the integration
- * tests start a node: test/integration/kubelet-process.ts) or the upstream kubelet 1.20.2 (started
- * as the benchmarks start it: bench/lib/kubelets.ts), each a node of the bed's kube-apiserver with
+ * tests start a node: test/kit/process.ts) or the upstream kubelet 1.20.2 (started
+ * as the benchmarks start it: test/kit/kubelets.ts), each a node of the bed's kube-apiserver with
  * the cluster CA as client CA, Webhook authentication and authorization, a fresh root dir, and the
  * probed pod with a Secret, a ConfigMap, a tmpfs emptyDir and a ServiceAccount token. The
  * identities (tokens, certificates with and without RBAC) are made here. No upstream counterpart.
@@ -12,23 +12,24 @@ import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../../harness/cluster/index.ts';
 import { pkiPaths } from '../../harness/cluster/control-plane.ts';
 import { ensureCert } from '../../harness/cluster/certs.ts';
-import { kubectlFor, type Kubectl } from '../../integration/kubectl.ts';
-import { startNodeKubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
-import { IMAGE, eventually, setupEnv, type Env } from '../../integration/support.ts';
+import { kubectlFor, type Kubectl } from '../../kit/kubectl.ts';
+import { startNodeKubelet, type TskubeletProcess } from '../../kit/process.ts';
+import { IMAGE, setupEnv, type Env } from '../../kit/bed.ts';
+import { eventually } from '../../kit/poll.ts';
 import {
   BENCH_HEALTHZ_PORT,
   BENCH_UPSTREAM_PORT,
   startKubelet as startBenchKubelet,
   type RunningKubelet,
-} from '../../../bench/lib/kubelets.ts';
+} from '../../kit/kubelets.ts';
 import { nullLogger } from '../../../src/util/logger.ts';
+import { freePort } from '../../kit/net.ts';
 import { handOver } from './as-nobody.ts';
 import {
   SECRET_MARKERS,
   VICTIM_SCRIPT,
   clientCert,
   criExec,
-  freePort,
   openDir,
   servingCert,
   testCa,

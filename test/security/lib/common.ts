@@ -1,9 +1,8 @@
 /**
  * What the attacker suite's node setups share: the probed pod's shape, test certificates handed
- * to nobody, CRI exec into the probed container, free ports, waits. No upstream counterpart.
+ * to nobody, CRI exec into the probed container, waits (free ports: test/kit/net.ts). No upstream counterpart.
  */
 import { chmod, mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { ensureCa, ensureCert, type KeyPair } from '../../harness/cluster/certs.ts';
 import type { CriClient } from '../../../src/runtime/cri/index.ts';
@@ -26,14 +25,6 @@ export const VICTIM_SCRIPT =
   `echo ${SECRET_MARKERS.log}; ` +
   `echo ${SECRET_MARKERS.emptyDir} > /data/secret.txt; echo ${SECRET_MARKERS.tmpfs} > /mem/secret.txt; ` +
   'exec sleep 3600';
-
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /** A directory every user may enter and read (the suite's own files for nobody). */
 export async function openDir(path: string): Promise<string> {

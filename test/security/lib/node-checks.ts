@@ -6,7 +6,8 @@
  */
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { OTHER_USER, runAs, shellAs } from './as-nobody.ts';
+import { shellAs } from '../../kit/as-user.ts';
+import { OTHER_USER, runAs } from './as-nobody.ts';
 import { SECRET_MARKERS } from './common.ts';
 import { fail, type Observation } from './observation.ts';
 import type { AccessResult, Action, ConnectResult } from './prober.ts';

@@ -1,23 +1,18 @@
 /**
  * The attacker suite's standalone tskubelet nodes (probes.ts `standalone`, `standalone-hostile`):
- * `bin/tskubelet run` on the bed's containerd (test/integration/kubelet-process.ts), static pods,
+ * `bin/tskubelet run` on the bed's containerd (test/kit/process.ts), static pods,
  * the documented standalone API setup (client CA + AlwaysAllow), every listener on its own free
  * port, a KubeletConfiguration file for what has no flag (`podLogsDir`). No upstream counterpart.
  */
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { startStandaloneKubelet, type TskubeletProcess } from '../../integration/kubelet-process.ts';
-import {
-  IMAGE,
-  eventually,
-  podManifest,
-  setupEnv,
-  writeManifest,
-  type Env,
-} from '../../integration/support.ts';
+import { startStandaloneKubelet, type TskubeletProcess } from '../../kit/process.ts';
+import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from '../../kit/bed.ts';
+import { eventually } from '../../kit/poll.ts';
+import { freePort } from '../../kit/net.ts';
 import { OTHER_USER, runAs } from './as-nobody.ts';
-import { SECRET_MARKERS, VICTIM_SCRIPT, clientCert, criExec, freePort, openDir, testCa } from './common.ts';
+import { SECRET_MARKERS, VICTIM_SCRIPT, clientCert, criExec, openDir, testCa } from './common.ts';
 import { runHttp, type HttpResult, type RaceResult } from './prober.ts';
 import { adminRequest, type LiveTarget } from './target.ts';
 

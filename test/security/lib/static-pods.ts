@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import type { Pod } from '../../../src/api/types.ts';
 import { LABEL_POD_NAME } from '../../../src/config/defaults.ts';
 import { sleep } from '../../../src/util/abort.ts';
-import { IMAGE } from '../../integration/support.ts';
+import { IMAGE } from '../../kit/bed.ts';
 import { fail, type Observation } from './observation.ts';
 import { runHttp } from './prober.ts';
 import type { LiveTarget } from './target.ts';

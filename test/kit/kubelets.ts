@@ -1,16 +1,18 @@
 /**
- * The two kubelets under test, started as their own processes with the same settings wherever both
- * have them. The upstream flag list (and why each flag is there) is in bench/README.md.
+ * The two kubelets the benchmarks compare (tskubelet and the upstream kubelet 1.20.2), started as
+ * their own processes with the same settings wherever both have them; the security suite starts its
+ * upstream node here too. The upstream flag list (and why each flag is there) is in bench/README.md.
+ * No upstream counterpart.
  */
 import { readFile, rm, readdir } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { KubeletError } from '../../src/util/errors.ts';
 import { sleep } from '../../src/util/abort.ts';
-import { run } from '../../test/harness/exec.ts';
-import { PAUSE_IMAGE } from '../../test/harness/images.ts';
-import { kubernetesBinary } from '../../test/harness/cluster/index.ts';
-import { spawnLogged } from '../../test/kit/process.ts';
+import { run } from '../harness/exec.ts';
+import { PAUSE_IMAGE } from '../harness/images.ts';
+import { kubernetesBinary } from '../harness/cluster/index.ts';
+import { spawnLogged } from './process.ts';
 
 /**
  * `tskubelet-unpaced` is tskubelet with `--runtime-pacing=false`: the pacing lever off, in the same

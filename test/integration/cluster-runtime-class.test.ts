@@ -85,15 +85,19 @@ describe('RuntimeClass on a cluster node (kubectl)', () => {
     );
   }
 
-  /** The pod's FailedCreatePodSandBox event messages (kubectl get events). */
+  /**
+   * The pod's FailedCreatePodSandBox event messages (kubectl get events), by UID: the events of an
+   * earlier run's pod of the same name outlive it by an hour.
+   */
   async function sandboxFailures(name: string): Promise<string[]> {
+    const uid = (await podJson(name))?.metadata.uid ?? 'none';
     const out = await k.ok([
       'get',
       'events',
       '-n',
       NS,
       '--field-selector',
-      `involvedObject.name=${name},reason=FailedCreatePodSandBox`,
+      `involvedObject.uid=${uid},reason=FailedCreatePodSandBox`,
       '-o',
       'jsonpath={range .items[*]}{.message}{"\\n"}{end}',
     ]);
@@ -157,9 +161,19 @@ describe('RuntimeClass on a cluster node (kubectl)', () => {
       'info',
       sandbox.id,
     ]);
-    const info = JSON.parse(stdout) as { Runtime?: { Name?: string } };
+    const info = JSON.parse(stdout) as {
+      Runtime?: { Name?: string };
+      Extensions?: Record<string, { value?: string }>;
+    };
     assert.equal(info.Runtime?.Name, 'io.containerd.runc.v2');
-    assert.match(stdout, new RegExp(`"RuntimeHandler":\\s*"${BED_SECOND_RUNTIME_HANDLER}"`));
+    const metadata = JSON.parse(
+      Buffer.from(info.Extensions?.['io.cri-containerd.sandbox.metadata']?.value ?? '', 'base64').toString(),
+    ) as { Metadata?: { RuntimeHandler?: string } };
+    assert.equal(
+      metadata.Metadata?.RuntimeHandler,
+      BED_SECOND_RUNTIME_HANDLER,
+      'containerd sandbox metadata',
+    );
 
     // The Guaranteed pod's cgroup: containers (100m, 64Mi) + overhead (250m, 32Mi).
     const dir = `kubepods/pod${pod.metadata.uid}`;

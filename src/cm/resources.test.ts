@@ -108,6 +108,20 @@ describe('resourceConfigForPod', () => {
     });
   });
 
+  it('sizes a pod with spec.overhead (RuntimeClass podFixed) by its containers plus the overhead', () => {
+    const limited = { cpu: '500m', memory: '64Mi' };
+    const p = pod([c('a', limited, limited)], [], { overhead: { cpu: '250m', memory: '16Mi' } });
+    assert.deepEqual(resourceConfigForPod(p, OPTS), {
+      cpuShares: 768,
+      cpuQuota: 75_000,
+      cpuPeriod: 100_000,
+      memory: 80 * 2 ** 20,
+    });
+    // Without container limits the overhead adds to the shares only: no limit appears from it.
+    const burstable = pod([c('a', { cpu: '100m' })], [], { overhead: { cpu: '250m', memory: '16Mi' } });
+    assert.deepEqual(resourceConfigForPod(burstable, OPTS), { cpuShares: 358 });
+  });
+
   it('gives a Burstable pod quota and memory limit only when every container declares them', () => {
     const all = pod([c('a', { cpu: '100m' }, { cpu: '200m', memory: '64Mi' }), c('b', {}, { cpu: '300m' })]);
     assert.deepEqual(resourceConfigForPod(all, OPTS), {

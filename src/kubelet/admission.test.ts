@@ -69,6 +69,22 @@ describe('pod admission', () => {
     assert.equal(h.admit(p, []).reason, 'OutOfcpu');
   });
 
+  it('adds spec.overhead (RuntimeClass podFixed) to the new pod’s request and to the active pods’ use', () => {
+    const h = maxPodsAdmitHandler(110);
+    const withOverhead = (name: string, cpu: string): Pod => ({
+      ...requesting(name, cpu, '100Mi'),
+      spec: { ...requesting(name, cpu, '100Mi').spec, overhead: { cpu: '250m', memory: '120Mi' } },
+    });
+    // 1000m + 250m requested, 500m + 250m used: exactly the 2000m allocatable.
+    assert.deepEqual(h.admit(withOverhead('fits', '1'), [withOverhead('a', '500m')]), { admit: true });
+    const r = h.admit(withOverhead('big', '1001m'), [withOverhead('a', '500m')]);
+    assert.equal(r.reason, 'OutOfcpu');
+    assert.equal(
+      r.message,
+      "Node didn't have enough resource: cpu, requested: 1251, used: 750, capacity: 2000",
+    );
+  });
+
   it('rejects a pod for another node, a taken host port, or a node selector that does not match', () => {
     const h = maxPodsAdmitHandler(110);
     assert.equal(h.admit(pod('x', { nodeName: 'other' }), []).reason, 'NodeName');

@@ -14,6 +14,7 @@ import { createApiEventRecorder, type ApiEventRecorder } from '../api/event-reco
 import { createApiObjectSource, objectTTLSeconds, type PodObjectManager } from '../api/object-source.ts';
 import { registerSnapshots } from '../api/pod-registration.ts';
 import { createServiceInformer } from '../api/service-informer.ts';
+import { createRuntimeClassInformer } from '../api/runtime-class-informer.ts';
 import { createMirrorPods } from './mirror-pods.ts';
 import { createNodeAgent } from '../node/index.ts';
 import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
@@ -157,6 +158,11 @@ export async function connectCluster(
   });
   // Service-link env vars; pods from the API wait for its first list (upstream serviceHasSynced).
   const services = createServiceInformer({ api, logger: logger.child({ informer: 'services' }) });
+  // Upstream's runtimeclass.Manager: an informer of node.k8s.io/v1 RuntimeClasses (no resync).
+  const runtimeClasses = createRuntimeClassInformer({
+    api,
+    logger: logger.child({ informer: 'runtimeclasses' }),
+  });
   return {
     api,
     recorder,
@@ -164,12 +170,14 @@ export async function connectCluster(
     mirrorPods,
     source,
     services,
+    runtimeClasses,
     volumeObjects,
     bind(k: Kubelet) {
       kubelet = k;
     },
     async close() {
       await services.stop();
+      await runtimeClasses.stop();
       await volumeObjects.stop();
       await nodeAgent.stop();
       await recorder.stop();

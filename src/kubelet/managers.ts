@@ -172,6 +172,7 @@ function defaultRuntime(
     hostDNS: () => readHostDNS(config.resolvConf),
     clusterDNS: { servers: config.clusterDNS, domain: config.clusterDomain },
     ...(hooks.podCgroupParent ? { podCgroupParent: hooks.podCgroupParent } : {}),
+    ...(deps.cluster?.runtimeClasses ? { runtimeClasses: deps.cluster.runtimeClasses } : {}),
     mountsFor: (pod, container) => volumes.mountsFor(pod, container),
     imageUser: async (imageRef, signal) => {
       const img = await deps.imageService.imageStatus({ image: imageRef }, { signal });

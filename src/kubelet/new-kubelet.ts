@@ -261,6 +261,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
             mirrorPods: cluster.mirrorPods,
             volumeObjects: cluster.volumeObjects,
             services: cluster.services,
+            runtimeClasses: cluster.runtimeClasses,
           },
         }
       : {}),
@@ -355,6 +356,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
         await startHealthz();
         await startApi();
         cluster?.services.start();
+        cluster?.runtimeClasses.start();
         cluster?.nodeAgent.start();
         // Rejects when the kubelet cannot start (e.g. the pod cgroup hierarchy cannot be set up).
         await core.run();

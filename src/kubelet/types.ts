@@ -1,6 +1,7 @@
 import type { KubeletPod, PodStatus } from '../api/types.ts';
 import type { EventRecorder, EventType } from '../api/events.ts';
 import type { ApiClient } from '../api/client-types.ts';
+import type { RuntimeClassLookup } from '../api/runtime-class-informer.ts';
 import type { Logger } from '../util/logger.ts';
 import type { ImageService, RuntimeService } from '../runtime/cri/index.ts';
 import type { RuntimeEventSource } from '../runtime/containerd-events/index.ts';
@@ -47,6 +48,8 @@ export interface KubeletDependencies {
     volumeObjects?: VolumeObjectSource;
     /** The Service informer, for service-link env vars (pods from the API wait for its first list). */
     services?: ServiceLister;
+    /** The RuntimeClass informer: a pod's runtimeClassName → the CRI runtime handler. */
+    runtimeClasses?: RuntimeClassLookup;
   };
   /** Pod cgroups per QoS class (src/cm); absent or disabled: the runtime's default cgroup parent. */
   containerManager?: ContainerManager;

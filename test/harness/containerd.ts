@@ -37,6 +37,8 @@ export const BED_POD_SUBNET = '10.88.0.0/16';
 export const BED_BRIDGE = 'tskbed0';
 export const BED_CNI_NETWORK = 'tskubelet-bed';
 export const BED_REGISTRY_MIRROR = '127.0.0.1:5000';
+/** A runtime handler configured beside the default `runc` (RuntimeClass tests). */
+export const BED_SECOND_RUNTIME_HANDLER = 'runc-test';
 
 const START_TIMEOUT_MS = 20_000;
 const STOP_GRACE_MS = 5_000;
@@ -84,6 +86,13 @@ disabled_plugins = [
         runtime_type = "io.containerd.runc.v2"
 
         [${cri}.containerd.runtimes.runc.options]
+          SystemdCgroup = false
+
+      # A second handler for RuntimeClass tests: the same runc, under another name.
+      [${cri}.containerd.runtimes.${BED_SECOND_RUNTIME_HANDLER}]
+        runtime_type = "io.containerd.runc.v2"
+
+        [${cri}.containerd.runtimes.${BED_SECOND_RUNTIME_HANDLER}.options]
           SystemdCgroup = false
 
     [${cri}.cni]

@@ -18,6 +18,7 @@ export {
   BED_BRIDGE,
   BED_CNI_NETWORK,
   BED_REGISTRY_MIRROR,
+  BED_SECOND_RUNTIME_HANDLER,
   criAnswers,
   stopBedContainerd,
 } from './containerd.ts';

@@ -5,7 +5,8 @@
  * AlreadyExists), created → running → exited, stopping a sandbox SIGKILLs its live containers,
  * removing a sandbox removes them, removing a running container kills it, removing something already
  * gone succeeds while stopping it or asking for its status is NotFound, StartContainer needs a ready
- * sandbox, stopping a container that is not running does nothing, a host-network sandbox has no IP.
+ * sandbox, stopping a container that is not running does nothing, a host-network sandbox has no IP,
+ * a runtime handler it has not configured fails RunPodSandbox as containerd's CRI plugin does.
  */
 import { join } from 'node:path';
 import { LABEL_POD_UID } from '../../config/defaults.ts';
@@ -66,6 +67,11 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
    * does and leaves the container exited with code 128, reason StartError and this message.
    */
   readonly startErrors = new Map<string, string>();
+  /**
+   * The runtime handlers configured (containerd's `runtimes` table); '' is the default one. Every
+   * other handler fails RunPodSandbox with containerd's message.
+   */
+  readonly runtimeHandlers = new Set(['runc']);
   /** Exit code of a process that SIGTERM stops. */
   sigtermExitCode = 143;
   /** What Status answers. */
@@ -126,6 +132,13 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
 
   runPodSandbox(config: PodSandboxConfig, runtimeHandler?: string, opts?: CallOptions): Promise<string> {
     return this.call('runPodSandbox', [config, runtimeHandler], opts, () => {
+      if (runtimeHandler && !this.runtimeHandlers.has(runtimeHandler)) {
+        throw criError(
+          'CRI RunPodSandbox',
+          'UNKNOWN',
+          `failed to get sandbox runtime: no runtime for "${runtimeHandler}" is configured`,
+        );
+      }
       const m = config.metadata;
       const id = `${m.name}_${m.namespace}_${m.uid}_${m.attempt}`;
       if (this.sandboxes.has(id)) {

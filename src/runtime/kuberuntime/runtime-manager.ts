@@ -20,6 +20,7 @@ import { monotonicNow } from '../../util/clock.ts';
 import { MAX_PARALLEL_CONTAINER_STARTS } from '../../config/defaults.ts';
 import { unpacedRuntime, type RuntimePacer } from './pacer.ts';
 import { noopTimeline, type TimelineRecorder } from '../../timeline/index.ts';
+import type { RuntimeClassLookup } from '../../api/runtime-class-informer.ts';
 
 export type { RuntimePodSummary } from './pod-status-reader.ts';
 export { backoffKey } from './container-starter.ts';
@@ -92,6 +93,12 @@ export interface RuntimeManagerDeps extends ContainerSetupDeps {
   pacer?: RuntimePacer;
   /** Each pod's startup timeline (sandbox, network, containers, kill steps); default: none. */
   timeline?: TimelineRecorder;
+  /**
+   * Resolves `spec.runtimeClassName` to the CRI runtime handler (cluster mode: the RuntimeClass
+   * informer). Absent (standalone, as upstream without an API client): every pod gets the runtime's
+   * default handler and a runtimeClassName is only warned about.
+   */
+  runtimeClasses?: RuntimeClassLookup;
 }
 
 /**
@@ -166,6 +173,27 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
     signal?: AbortSignal,
   ): Promise<{ ok: true; sandboxId: string; podIPs: string[] } | { ok: false; message: string }> {
     const uid = pod.metadata.uid;
+    const log = deps.logger.child({ pod: podFullName(pod), podUID: uid });
+    const failed = (step: 'sandbox-created', err: string) => {
+      if (!signal?.aborted) timeline.record(uid, 'failed', { failedStep: step, error: err });
+      // Upstream: createPodSandbox's error, as the FailedCreatePodSandBox event and an error log.
+      const message = `Failed to create pod sandbox: ${err}`;
+      log.warn('failed to create pod sandbox', { err });
+      deps.recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
+      return { ok: false as const, message };
+    };
+    const runtimeClassName = pod.spec.runtimeClassName;
+    let handler = '';
+    if (deps.runtimeClasses) {
+      const found = deps.runtimeClasses.lookupRuntimeHandler(runtimeClassName);
+      if (!found.ok) return failed('sandbox-created', found.message);
+      handler = found.handler;
+      if (handler !== '') log.debug('running pod with runtime handler', { runtimeHandler: handler });
+    } else if (runtimeClassName) {
+      log.warn('no API server to resolve the runtimeClassName: the runtime default handler runs the pod', {
+        runtimeClassName,
+      });
+    }
     let sandboxId: string;
     try {
       // Upstream makes it 0755; 0750 here: the logs are only for root (and the log dir's group).
@@ -176,17 +204,12 @@ export function createRuntimeManager(deps: RuntimeManagerDeps): RuntimeManager {
         () => {
           // Here, not before the pacer: a turn waited for is the kubelet's queueing, not the sandbox's.
           timeline.record(uid, 'sandbox-requested');
-          return runtime.runPodSandbox(config, undefined, { signal });
+          return runtime.runPodSandbox(config, handler, { signal });
         },
         signal,
       );
     } catch (err) {
-      if (!signal?.aborted) {
-        timeline.record(uid, 'failed', { failedStep: 'sandbox-created', error: describeError(err) });
-      }
-      const message = `Failed to create pod sandbox: ${describeError(err)}`;
-      deps.recorder.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
-      return { ok: false, message };
+      return failed('sandbox-created', describeError(err));
     }
     timeline.record(uid, 'sandbox-created');
     // A host-network sandbox has no IP of its own (its containers get the host's).

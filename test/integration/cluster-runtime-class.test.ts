@@ -11,7 +11,8 @@ import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { BED_PATHS, BED_SECOND_RUNTIME_HANDLER } from '../harness/index.ts';
-import { IMAGE, eventually, sandboxesOf, setupEnv, type Env } from './support.ts';
+import { IMAGE, sandboxesOf, setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { kubectlFor } from '../kit/kubectl.ts';
 

@@ -205,7 +205,11 @@ describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
     assert.equal(await sh('systemctl is-active tskubelet.service'), 'active');
     const log = await readFile(path.join(results, 'kubelet.log'), 'utf8');
     const started = log.split('\n').find((l) => l.includes('pod cgroups per QoS class'));
-    assert.match(started ?? '', /driver"?[:=]"?systemd/, 'the container manager started with the systemd driver');
+    assert.match(
+      started ?? '',
+      /driver"?[:=]"?systemd/,
+      'the container manager started with the systemd driver',
+    );
     // Each container runs in a scope containerd made inside its pod's slice.
     const pods = await podsByName();
     const id = pods

@@ -58,7 +58,7 @@ async function setUp(
 describe('container manager start', () => {
   it('creates kubepods with the node allocatable limits and both QoS tiers (v1)', async () => {
     const { fs, cm } = await setUp('v1', {
-      nodeAllocatable: () => ({ milliCPU: 1500, memory: 4 * 2 ** 30 }),
+      nodeAllocatable: (capacity) => ({ ...capacity, milliCPU: 1500, memory: 4 * 2 ** 30 }),
     });
     await cm.start(signal);
     assert.equal(await fs.read('cpu/kubepods/cpu.shares'), '1536');

@@ -24,8 +24,8 @@ import {
 import { createSystemdCgroups } from './systemd-cgroups.ts';
 import { createSystemdUnits, type SystemdUnits } from './systemd-units.ts';
 import { createSystemBus } from '../util/busctl.ts';
+import { enforceReservedCgroups, kubepodsConfig, type NodeReservedOptions } from './node-reserved.ts';
 import {
-  nodeAllocatableConfig,
   qosTierConfigs,
   resourceConfigForPod,
   type NodeResources,
@@ -68,7 +68,7 @@ export interface ContainerManager {
   destroyPodCgroup(uid: string, signal: AbortSignal): Promise<void>;
 }
 
-export interface ContainerManagerOptions {
+export interface ContainerManagerOptions extends NodeReservedOptions {
   cgroupsPerQOS: boolean;
   /** Absolute cgroupfs name under which `kubepods` lives; '/' by default. */
   cgroupRoot: string;
@@ -87,14 +87,15 @@ export interface ContainerManagerOptions {
   cpuCFSQuota: boolean;
   /** cpuCFSQuotaPeriod. */
   cpuCFSQuotaPeriodMs: number;
-  /** enforceNodeAllocatable; with "pods", kubepods gets `nodeAllocatable`, else `nodeCapacity`. */
+  /**
+   * enforceNodeAllocatable; with "pods", kubepods gets `nodeAllocatable`, else `nodeCapacity`;
+   * "system-reserved" / "kube-reserved" limit the reserved cgroups (node-reserved.ts).
+   */
   enforceNodeAllocatable: readonly string[];
   /** The machine's capacity (cpu in millicores, memory in bytes; pids read from /proc if absent). */
   nodeCapacity: () => NodeResources;
-  /**
-   * Capacity minus system/kube reservations (neither is implemented yet, so by default the capacity).
-   */
-  nodeAllocatable?: () => NodeResources;
+  /** The capacity (with the node's task limit) minus the system and kube reservations; default: the capacity. */
+  nodeAllocatable?: (capacity: NodeResources) => NodeResources;
   logger: Logger;
   /** Where the hierarchies are mounted (default /sys/fs/cgroup); tests pass a fake tree. */
   cgroupFsRoot?: string;
@@ -239,10 +240,10 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
           mode: layout.mode,
         });
       }
+      const capacity = opts.nodeCapacity();
+      const maxPids = capacity.pids ?? (await (opts.maxPids ?? readMaxPids)());
       const enforcePods = opts.enforceNodeAllocatable.includes('pods');
-      const node = (enforcePods ? (opts.nodeAllocatable ?? opts.nodeCapacity) : opts.nodeCapacity)();
-      const pids = node.pids ?? (await (opts.maxPids ?? readMaxPids)());
-      const nodeConfig = nodeAllocatableConfig(pids !== undefined ? { ...node, pids } : node);
+      const nodeConfig = kubepodsConfig(capacity, maxPids, enforcePods, opts.nodeAllocatable);
       await applyNodeAllocatable(cg, nodeConfig, signal);
       if (nodeAllocatablePending) {
         // The directory must exist even when the limits could not be written.
@@ -252,6 +253,7 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
       // Upstream creates both tiers, or updates existing ones to have the right state on start.
       await cg.apply(names.burstable, (await cg.exists(names.burstable)) ? {} : tiers.burstable, signal);
       await cg.apply(names.besteffort, tiers.besteffort, signal);
+      await enforceReservedCgroups(cg, opts.cgroupDriver, opts.enforceNodeAllocatable, opts, log, signal);
       cgroups = cg;
       log.info('pod cgroups per QoS class', {
         mode: layout.mode,

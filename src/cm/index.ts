@@ -6,6 +6,7 @@
 export { createContainerManager } from './container-manager.ts';
 export type { ContainerManager, ContainerManagerOptions } from './container-manager.ts';
 export type { NodeResources, ResourceConfig } from './resources.ts';
+export type { NodeReservedOptions, ReservedResources } from './node-reserved.ts';
 export { resourceConfigForPod, milliCPUToShares, milliCPUToQuota, cpuSharesToWeight } from './resources.ts';
 export { qosCgroupNames, podCgroupName } from './names.ts';
 export type { QOSCgroupNames } from './names.ts';

@@ -1,12 +1,14 @@
 /**
  * The field table's rows for pod cgroups per QoS class (see fields.ts for what a row is and
  * drives): cgroupsPerQOS, cgroupRoot, cgroupDriver, podPidsLimit, the CFS quota settings and
- * enforceNodeAllocatable. Spread into KUBELET_FIELDS where they stand in `run --help`; checked
- * together in compile.ts (podCgroupSettings).
+ * enforceNodeAllocatable with the reservations it enforces (systemReserved, kubeReserved,
+ * reservedSystemCPUs and their cgroups). Spread into KUBELET_FIELDS where they stand in
+ * `run --help`; checked together in compile.ts (podCgroupSettings) and node-allocatable.ts.
  */
 import * as d from './defaults.ts';
 import { formatGoDuration as dur } from './duration.ts';
 import type { FieldSpec } from './fields.ts';
+import { checkReservedCPUs, checkReservedResources } from './node-allocatable.ts';
 
 export const POD_CGROUP_FIELDS = {
   cgroupsPerQOS: {
@@ -88,6 +90,58 @@ export const POD_CGROUP_FIELDS = {
     fileZero: 'kept',
     default: [...d.DEFAULT_ENFORCE_NODE_ALLOCATABLE],
     // Checked with cgroupsPerQOS in compile.ts.
-    help: "node allocatable enforcement: 'pods' or empty/'none' (default pods); repeatable",
+    help:
+      "node allocatable enforcement: 'pods', 'system-reserved', 'kube-reserved', or empty/'none' " +
+      '(default pods); repeatable',
+  },
+  // Node allocatable reservations (upstream KubeletConfiguration systemReserved, kubeReserved, …).
+  systemReserved: {
+    kind: 'stringMap',
+    file: 'systemReserved',
+    flag: { name: 'system-reserved', arg: '<resource=quantity,...>' },
+    fileZero: 'kept',
+    default: {},
+    check: checkReservedResources,
+    help:
+      'resources reserved for non-kubernetes components, e.g. cpu=200m,memory=500Mi,ephemeral-storage=1Gi,pid=1000 ' +
+      '(cpu, memory, ephemeral-storage and pid); subtracted from allocatable',
+  },
+  kubeReserved: {
+    kind: 'stringMap',
+    file: 'kubeReserved',
+    flag: { name: 'kube-reserved', arg: '<resource=quantity,...>' },
+    fileZero: 'kept',
+    default: {},
+    check: checkReservedResources,
+    help:
+      'resources reserved for kubernetes system components (kubelet, runtime), e.g. cpu=200m,memory=500Mi ' +
+      '(cpu, memory, ephemeral-storage and pid); subtracted from allocatable',
+  },
+  reservedSystemCPUs: {
+    kind: 'string',
+    file: 'reservedSystemCPUs',
+    flag: { name: 'reserved-cpus', arg: '<cpu list>' },
+    fileZero: 'default',
+    default: '',
+    check: checkReservedCPUs,
+    help:
+      'CPUs reserved for system and kubernetes daemons, e.g. 0-1,6; their count replaces the cpu of ' +
+      '--system-reserved and --kube-reserved (no cpuset is applied: tskubelet has no CPU manager)',
+  },
+  systemReservedCgroup: {
+    kind: 'string',
+    file: 'systemReservedCgroup',
+    flag: { name: 'system-reserved-cgroup', arg: '<cgroup>' },
+    fileZero: 'default',
+    default: '',
+    help: "existing top-level cgroup of the system daemons (e.g. /system.slice) that 'system-reserved' enforcement limits to --system-reserved",
+  },
+  kubeReservedCgroup: {
+    kind: 'string',
+    file: 'kubeReservedCgroup',
+    flag: { name: 'kube-reserved-cgroup', arg: '<cgroup>' },
+    fileZero: 'default',
+    default: '',
+    help: "existing top-level cgroup of the kubernetes daemons (e.g. /kube.slice) that 'kube-reserved' enforcement limits to --kube-reserved",
   },
 } satisfies Readonly<Record<string, FieldSpec>>;

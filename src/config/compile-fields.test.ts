@@ -368,18 +368,10 @@ describe('compileConfig pod cgroups', () => {
     assertInvalid(() => compile({ cgroupDriver: 'lxc' }), /cgroupDriver: "lxc" is not a cgroup driver/);
   });
 
-  it('validates enforceNodeAllocatable as upstream, refusing the reservations tskubelet lacks', () => {
+  it('validates enforceNodeAllocatable as upstream', () => {
     assertInvalid(
       () => compile({ enforceNodeAllocatable: ['pods', 'none'] }),
       /may not contain additional enforcements when "none"/,
-    );
-    assertInvalid(
-      () => compile({ enforceNodeAllocatable: ['system-reserved'] }),
-      /"system-reserved" is not supported by tskubelet/,
-    );
-    assertInvalid(
-      () => compile(undefined, { enforceNodeAllocatable: ['kube-reserved'] }),
-      /--enforce-node-allocatable: "kube-reserved" is not supported/,
     );
     assertInvalid(() => compile({ enforceNodeAllocatable: ['nodes'] }), /option "nodes" is not valid/);
     assert.deepEqual(compile({ enforceNodeAllocatable: ['pods', 'pods'] }).config.enforceNodeAllocatable, [

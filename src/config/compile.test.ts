@@ -83,6 +83,11 @@ describe('compileConfig defaults', () => {
       cpuCFSQuota: true,
       cpuCFSQuotaPeriodMs: 100,
       enforceNodeAllocatable: ['pods'],
+      systemReserved: {},
+      kubeReserved: {},
+      reservedSystemCPUs: '',
+      systemReservedCgroup: '',
+      kubeReservedCgroup: '',
       // tskubelet's deliberate default: parallel pulls, at most 5 (upstream serializes).
       serializeImagePulls: false,
       maxParallelImagePulls: 5,

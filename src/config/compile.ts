@@ -31,7 +31,8 @@ import type { DecodedConfigFile, FlagValues, RawKubeletConfiguration } from './r
 import { fileValueAt, resolveField } from './resolve.ts';
 import { isLoopbackIP } from './console-address.ts';
 import { compileServerSettings } from './server-config.ts';
-import { cleanPath, clientLimit, normalizeRuntimeEndpoint, toTaints, type Chosen } from './validate.ts';
+import { nodeAllocatableSettings } from './node-allocatable.ts';
+import { cleanPath, clientLimit, normalizeRuntimeEndpoint, toTaints } from './validate.ts';
 
 type Field<K extends KubeletFieldKey> = ReturnType<typeof resolveField<(typeof KUBELET_FIELDS)[K]>>;
 
@@ -382,10 +383,9 @@ function shutdownSettings(
 }
 
 /**
- * cgroupsPerQOS, cgroupRoot, cgroupDriver, podPidsLimit, cpuCFSQuota, cpuCFSQuotaPeriod and
- * enforceNodeAllocatable. System-reserved/kube-reserved enforcement is refused: tskubelet does
- * not implement it. cpuCFSQuotaPeriod is accepted in upstream's range
- * (1ms–1s) without upstream's CustomCPUCFSQuotaPeriod feature gate.
+ * cgroupsPerQOS, cgroupRoot, cgroupDriver, podPidsLimit, cpuCFSQuota, cpuCFSQuotaPeriod, and
+ * enforceNodeAllocatable with its reservations (node-allocatable.ts). cpuCFSQuotaPeriod is
+ * accepted in upstream's range (1ms–1s) without upstream's CustomCPUCFSQuotaPeriod feature gate.
  */
 function podCgroupSettings(
   field: FieldOf,
@@ -399,12 +399,27 @@ function podCgroupSettings(
   | 'cpuCFSQuota'
   | 'cpuCFSQuotaPeriodMs'
   | 'enforceNodeAllocatable'
+  | 'systemReserved'
+  | 'kubeReserved'
+  | 'reservedSystemCPUs'
+  | 'systemReservedCgroup'
+  | 'kubeReservedCgroup'
 > {
   const cgroupsPerQOS = field('cgroupsPerQOS').value;
   const driver = field('cgroupDriver').value;
   const root = field('cgroupRoot').value;
-  const enforce = field('enforceNodeAllocatable');
-  checkEnforcement(enforce, cgroupsPerQOS, errors);
+  const allocatable = nodeAllocatableSettings(
+    {
+      enforceNodeAllocatable: field('enforceNodeAllocatable'),
+      cgroupsPerQOS,
+      systemReserved: field('systemReserved'),
+      kubeReserved: field('kubeReserved'),
+      reservedSystemCPUs: field('reservedSystemCPUs'),
+      systemReservedCgroup: field('systemReservedCgroup'),
+      kubeReservedCgroup: field('kubeReservedCgroup'),
+    },
+    errors,
+  );
   return {
     cgroupsPerQOS,
     cgroupRoot: root === '' ? DEFAULT_CGROUP_ROOT : cleanPath(root),
@@ -412,39 +427,8 @@ function podCgroupSettings(
     podPidsLimit: field('podPidsLimit').value,
     cpuCFSQuota: field('cpuCFSQuota').value,
     cpuCFSQuotaPeriodMs: field('cpuCFSQuotaPeriod').value,
-    enforceNodeAllocatable: [...new Set(enforce.value.filter((v) => v !== 'none'))],
+    ...allocatable,
   };
-}
-
-function checkEnforcement(
-  enforce: Chosen<readonly string[]>,
-  cgroupsPerQOS: boolean,
-  errors: string[],
-): void {
-  const { value, label } = enforce;
-  for (const v of value) {
-    if (v === 'pods') continue;
-    if (v === 'none') {
-      if (value.length > 1)
-        errors.push(`${label}: may not contain additional enforcements when "none" is specified`);
-    } else if (v === 'system-reserved' || v === 'kube-reserved') {
-      errors.push(
-        `${label}: ${JSON.stringify(v)} is not supported by tskubelet (systemReserved and kubeReserved ` +
-          'are not implemented); use "pods" or "none"',
-      );
-    } else {
-      errors.push(
-        `${label}: option ${JSON.stringify(v)} is not valid; valid options are "pods", ` +
-          '"system-reserved", "kube-reserved" or "none"',
-      );
-    }
-  }
-  if (!cgroupsPerQOS && value.length > 0) {
-    errors.push(
-      `${label}: enforcing node allocatable is not supported unless cgroupsPerQOS (--cgroups-per-qos) ` +
-        'is set to true; with cgroups per QoS off, set it empty (--enforce-node-allocatable=)',
-    );
-  }
 }
 
 function withoutUndefined<T extends object>(obj: T): T {

@@ -111,8 +111,27 @@ export interface KubeletConfig {
   readonly cpuCFSQuota: boolean;
   /** CFS period of pod cgroups; 1 ms to 1 s. */
   readonly cpuCFSQuotaPeriodMs: number;
-  /** Node allocatable enforcement: ['pods'] or [] ('none' is stored as []). */
+  /**
+   * Node allocatable enforcement: any of 'pods', 'system-reserved', 'kube-reserved' ('none' is
+   * stored as []). 'pods': kubepods is limited to capacity − systemReserved − kubeReserved; the
+   * other two limit systemReservedCgroup / kubeReservedCgroup to their reservation.
+   */
   readonly enforceNodeAllocatable: readonly string[];
+  /**
+   * Resources reserved for system daemons and for kubernetes daemons (upstream systemReserved,
+   * kubeReserved): quantities by resource (cpu, memory, ephemeral-storage, pid), validated, as
+   * given. Allocatable subtracts both (and the hard eviction thresholds): src/node/capacity.ts.
+   */
+  readonly systemReserved: Readonly<Record<string, string>>;
+  readonly kubeReserved: Readonly<Record<string, string>>;
+  /**
+   * A CPU list (`0-1`) reserved for system and kubernetes daemons; '' = none. Its size replaces
+   * systemReserved's cpu and clears kubeReserved's (upstream); no cpuset is applied.
+   */
+  readonly reservedSystemCPUs: string;
+  /** The cgroups 'system-reserved' / 'kube-reserved' enforcement limits; '' = none given. */
+  readonly systemReservedCgroup: string;
+  readonly kubeReservedCgroup: string;
   /** Pull one image at a time (then maxParallelImagePulls is 1). */
   readonly serializeImagePulls: boolean;
   /**

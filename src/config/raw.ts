@@ -84,6 +84,11 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   cpuCFSQuota?: boolean;
   cpuCFSQuotaPeriod?: string;
   enforceNodeAllocatable?: string[];
+  systemReserved?: Record<string, string>;
+  kubeReserved?: Record<string, string>;
+  reservedSystemCPUs?: string;
+  systemReservedCgroup?: string;
+  kubeReservedCgroup?: string;
   serializeImagePulls?: boolean;
   maxParallelImagePulls?: number;
   registryPullQPS?: number;

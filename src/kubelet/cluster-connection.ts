@@ -20,6 +20,7 @@ import { createNodeAgent } from '../node/index.ts';
 import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
 import type { KubeletMetrics, RestClientRequest } from '../metrics/index.ts';
 import { tapApiRecorder, type EventRing } from '../console/index.ts';
+import type { NodeAllocatablePlan } from './node-allocatable.ts';
 
 /**
  * The source as the kubelet sees it, except that each snapshot first registers its pods' Secrets
@@ -62,6 +63,7 @@ export async function connectCluster(
   imageService: ImageService,
   metrics: KubeletMetrics,
   events: EventRing,
+  allocatable: NodeAllocatablePlan,
 ) {
   const kubeconfig = config.kubeconfig ?? '';
   const client = {
@@ -104,15 +106,9 @@ export async function connectCluster(
     nodeStatusReportFrequencyMs: config.nodeStatusReportFrequencyMs,
     nodeLeaseDurationSeconds: config.nodeLeaseDurationSeconds,
     nodeStatusMaxImages: config.nodeStatusMaxImages,
-    // Allocatable subtracts the hard memory and nodefs thresholds (upstream GetNodeAllocatableReservation).
-    evictionHard: {
-      ...(config.evictionHard['memory.available'] !== undefined
-        ? { memoryAvailable: config.evictionHard['memory.available'] }
-        : {}),
-      ...(config.evictionHard['nodefs.available'] !== undefined
-        ? { nodefsAvailable: config.evictionHard['nodefs.available'] }
-        : {}),
-    },
+    // Allocatable: capacity − systemReserved − kubeReserved − the hard memory and nodefs thresholds.
+    reserved: allocatable.reserved,
+    evictionHard: allocatable.evictionHard,
     listImages: (signal) => imageService.listImages(undefined, { signal }),
     // Upstream closeAllConns: connections a partition froze (watches included) are not waited on.
     onRepeatedHeartbeatFailure: () => {

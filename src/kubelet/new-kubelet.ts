@@ -42,11 +42,18 @@ import { createTimelineRecorder, registerStepDurationHistogram } from '../timeli
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { detectNodeIP } from '../util/net.ts';
+import { readOnlineCPUs } from '../node/index.ts';
 import { connectCluster, nodeEventRecorder, registeringObjects } from './cluster-connection.ts';
 import { setupDataDirs } from './data-dirs.ts';
 import { createKubelet } from './kubelet.ts';
 import { buildNodeConsole } from './node-console.ts';
-import { machineNodeView, nodeViewFromNode } from './node-view.ts';
+import {
+  checkNodeAllocatable,
+  kubepodsAllocatable,
+  nodeAllocatablePlan,
+  reservedCgroupOptions,
+} from './node-allocatable.ts';
+import { machineNodeView, machineResources, nodeViewFromNode } from './node-view.ts';
 import type { RunOnceResult } from './run-once.ts';
 import { serveKubeletApi, type ServedApi } from './serve-api.ts';
 import type { Kubelet, KubeletDependencies } from './types.ts';
@@ -160,6 +167,9 @@ const RUNTIME_DRIVER_CHECK_TIMEOUT_MS = 10_000;
 export async function newKubelet(config: KubeletConfig, deps: Dependencies): Promise<AssembledKubelet> {
   const { logger, version, ...given } = deps;
   const nodeIP = deps.nodeIP ?? (config.nodeIP?.split(',')[0]?.trim() || detectNodeIP());
+  // The reservations every allocatable is computed with; a bad one stops the assembly, as upstream's start.
+  const allocatablePlan = nodeAllocatablePlan(config, await readOnlineCPUs(logger));
+  checkNodeAllocatable(allocatablePlan, machineResources());
   const metrics = deps.metrics ?? createKubeletMetrics({ nodeName: config.nodeName });
 
   // The runtime: the given services, or a CRI client on the configured endpoint (closed on stop).
@@ -176,7 +186,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
   const events: EventRing = createEventRing();
   const cluster =
     config.kubeconfig && !config.runOnce && !deps.cluster
-      ? await connectCluster(config, logger, version, imageService, metrics, events)
+      ? await connectCluster(config, logger, version, imageService, metrics, events, allocatablePlan)
       : undefined;
   // A manifest the kubelet cannot use is a Warning event on the Node, besides the log line (once
   // per file and problem; upstream only logs it, and the pod never exists to carry an event).
@@ -198,7 +208,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
           events,
           config.nodeName,
         ));
-  const machine = machineNodeView(config.nodeName, config.maxPods);
+  const machine = machineNodeView(config.nodeName, config.maxPods, allocatablePlan);
   const node =
     deps.node ??
     (() => {
@@ -219,8 +229,9 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       cpuCFSQuota: config.cpuCFSQuota,
       cpuCFSQuotaPeriodMs: config.cpuCFSQuotaPeriodMs,
       enforceNodeAllocatable: config.enforceNodeAllocatable,
-      // No system/kube reservations are implemented: allocatable for kubepods is the capacity.
-      nodeCapacity: () => ({ milliCPU: machine.allocatable.milliCPU, memory: machine.allocatable.memory }),
+      nodeCapacity: machineResources,
+      nodeAllocatable: (capacity) => kubepodsAllocatable(allocatablePlan, capacity),
+      ...reservedCgroupOptions(config, allocatablePlan),
       logger,
     });
   const stats: StatsProvider = createStatsProvider({

@@ -1,6 +1,8 @@
 import { availableParallelism, totalmem } from 'node:os';
 import type { NodeView } from './admission.ts';
 import { parseQuantity, milliCPU } from '../api/quantity.ts';
+import { allocatableReservation, subtractReservation } from '../node/index.ts';
+import type { NodeAllocatablePlan } from './node-allocatable.ts';
 
 /** Go's GOARCH names for Node's process.arch. */
 export function goArch(arch: string = process.arch): string {
@@ -26,12 +28,27 @@ export function defaultNodeLabels(nodeName: string): Record<string, string> {
   };
 }
 
-/** Standalone: the machine itself is the node (no reservations), as upstream's initial node. */
-export function machineNodeView(nodeName: string, maxPods: number): NodeView {
+/** The machine's cpu (millicores) and memory (bytes), as the container manager sizes kubepods from. */
+export function machineResources(): { milliCPU: number; memory: number } {
+  return { milliCPU: availableParallelism() * 1000, memory: totalmem() };
+}
+
+/**
+ * Standalone: the node as upstream's initial node sees it: the machine minus the reservations
+ * and the hard eviction thresholds (`plan`; none when absent).
+ */
+export function machineNodeView(nodeName: string, maxPods: number, plan?: NodeAllocatablePlan): NodeView {
+  const m = machineResources();
+  const capacity = { cpu: m.milliCPU / 1000, memory: m.memory, pods: maxPods };
+  const a = plan ? subtractReservation(capacity, allocatableReservation(capacity, plan)) : capacity;
   return {
     name: nodeName,
     labels: defaultNodeLabels(nodeName),
-    allocatable: { milliCPU: availableParallelism() * 1000, memory: totalmem(), pods: maxPods },
+    allocatable: {
+      milliCPU: Math.round((a['cpu'] ?? 0) * 1000),
+      memory: a['memory'] ?? 0,
+      pods: a['pods'] ?? maxPods,
+    },
   };
 }
 

@@ -57,8 +57,8 @@ export interface NodeAgentDeps {
   labels?: Record<string, string>;
   /** --register-with-taints. */
   taints?: Taint[];
-  /** systemReserved + kubeReserved summed per resource (quantities); none by default. */
-  reserved?: Record<string, string>;
+  /** systemReserved + kubeReserved summed per resource (cpu in cores, bytes, counts); none by default. */
+  reserved?: Record<string, number>;
   /** Hard eviction thresholds reserved from allocatable; upstream defaults 100Mi and 10%. */
   evictionHard?: { memoryAvailable?: string; nodefsAvailable?: string };
   nodeStatusUpdateFrequencyMs?: number;

@@ -6,12 +6,22 @@ export { initialNode, reconcileExistingNode } from './initial-node.ts';
 export { goArch } from './platform.ts';
 export {
   readMachineInfo,
+  readOnlineCPUs,
   parseMemTotal,
   parseOsRelease,
   type MachineInfo,
   type MachineReaders,
 } from './machine-info.ts';
 export { nodeStatusPatch } from './patch.ts';
+export {
+  allocatableReservation,
+  formatResource,
+  nodeReservations,
+  subtractReservation,
+  totalReserved,
+  type NodeReservations,
+  type ResourceAmounts,
+} from './capacity.ts';
 export type {
   Lease,
   Node,

@@ -81,7 +81,7 @@ describe('initialNode (registration object)', () => {
 
   it('subtracts reserved resources and huge pages from allocatable', () => {
     const { node } = initialNode(
-      statusConfig({ reserved: { cpu: '500m', memory: '1Gi' }, evictionHard: {} }),
+      statusConfig({ reserved: { cpu: 0.5, memory: 2 ** 30 }, evictionHard: {} }),
       { labels: {}, taints: [] },
       sampleMachine({ hugePages: [{ pageSizeKiB: 2048, numPages: 512 }] }),
       fakeInputs(),

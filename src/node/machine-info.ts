@@ -3,6 +3,7 @@ import { availableParallelism, cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
+import { parseCPUList } from '../util/cpuset.ts';
 
 /**
  * What the node reports about the machine (upstream cadvisor MachineInfo + VersionInfo + rootfs
@@ -144,4 +145,23 @@ export async function readMachineInfo(
     rootfsCapacityBytes,
     hugePages,
   };
+}
+
+/**
+ * The online CPUs (`/sys/devices/system/cpu/online`, what cadvisor's topology lists); when the
+ * file cannot be read, CPUs 0…n−1 of os.cpus(), with a log line.
+ */
+export async function readOnlineCPUs(
+  log: Logger,
+  readers: Pick<MachineReaders, 'readFile' | 'cpuCount'> = hostReaders,
+): Promise<number[]> {
+  const file = '/sys/devices/system/cpu/online';
+  try {
+    const parsed = parseCPUList(await readers.readFile(file));
+    if (parsed.ok) return parsed.cpus;
+    log.warn('cannot parse the online CPU list; assuming CPUs 0…n−1', { file, err: parsed.error });
+  } catch (err) {
+    log.warn('cannot read the online CPU list; assuming CPUs 0…n−1', { file, err: describeError(err) });
+  }
+  return Array.from({ length: readers.cpuCount() }, (_, i) => i);
 }

@@ -27,8 +27,8 @@ export interface NodeStatusConfig {
   kubeletVersion: string;
   /** daemonEndpoints.kubeletEndpoint.Port: the kubelet API port. */
   kubeletPort: number;
-  /** systemReserved + kubeReserved, summed per resource, as quantities (`cpu: 100m`). */
-  reserved: Record<string, string>;
+  /** systemReserved + kubeReserved, summed per resource (capacity.ts ResourceAmounts: cpu in cores). */
+  reserved: Record<string, number>;
   /** Hard eviction thresholds that reserve capacity (upstream hardEvictionReservation). */
   evictionHard: { memoryAvailable?: string; nodefsAvailable?: string };
   /** nodeStatusMaxImages: images reported in status.images, largest first; -1 = all. Default 50. */

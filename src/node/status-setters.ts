@@ -3,10 +3,9 @@
  * setters.go: NodeAddress, MachineInfo, VersionInfo, GoRuntime, DaemonEndpoints, Images). Each one
  * fills its fields of `node.status` in place; none talks to the API.
  */
-import { parseQuantity } from '../api/quantity.ts';
 import { describeError } from '../util/errors.ts';
 import { DEFAULT_NODE_STATUS_MAX_IMAGES, MAX_NAMES_PER_IMAGE_IN_NODE_STATUS } from '../config/defaults.ts';
-import { allocatableReservation, formatResource, isHugePages, machineCapacity } from './capacity.ts';
+import { allocatableReservation, formatResource, machineCapacity, subtractReservation } from './capacity.ts';
 import type { MachineInfo } from './machine-info.ts';
 import { goArch, goOS } from './platform.ts';
 import type {
@@ -104,22 +103,11 @@ export function setMachineInfo(
   } catch (err) {
     warnings.push(`node allocatable reservation ignored: ${describeError(err)}`);
   }
+  const amounts = subtractReservation(nums, reservation);
   const allocatable: Record<string, string> = {};
   for (const [k, q] of Object.entries(capacity)) {
-    const reserved = reservation[k];
-    if (reserved === undefined || reserved === 0) {
-      allocatable[k] = q;
-      continue;
-    }
-    const cap = nums[k] ?? parseQuantity(q, `capacity ${k}`);
-    allocatable[k] = formatResource(k, Math.max(0, cap - reserved));
-  }
-  // Huge pages are carved out of memory.
-  let hugeBytes = 0;
-  for (const [k, v] of Object.entries(nums)) if (isHugePages(k)) hugeBytes += v;
-  if (hugeBytes > 0 && allocatable['memory'] !== undefined) {
-    const mem = parseQuantity(allocatable['memory'], 'allocatable memory');
-    allocatable['memory'] = formatResource('memory', Math.max(0, mem - hugeBytes));
+    const v = amounts[k];
+    allocatable[k] = v === undefined ? q : formatResource(k, v);
   }
   status.allocatable = allocatable;
 }

@@ -7,7 +7,9 @@ import { mkdir, readFile, readdir, rmdir, stat } from 'node:fs/promises';
 import { availableParallelism, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { milliCPUToShares } from '../../src/cm/index.ts';
-import { eventually, setupEnv, startKubelet, type Env, type RunningKubelet } from './support.ts';
+import { setupEnv, type Env } from '../kit/bed.ts';
+import { eventually } from '../kit/poll.ts';
+import { startKubelet, type RunningKubelet } from './support.ts';
 
 const CGROUP = '/sys/fs/cgroup';
 /** A cgroup this test makes and removes, standing in for systemd's /system.slice. */

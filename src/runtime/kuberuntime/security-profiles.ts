@@ -62,26 +62,40 @@ function localhostPath(root: string, profile: string, what: string): string {
   return join(root, profile);
 }
 
-/** Upstream fieldSeccompProfile for a field that is set. */
-function fromSeccompField(p: ApiSecurityProfile, opts: SeccompOptions, what: string): SecurityProfile {
+/**
+ * A profile field's type as the CRI profile: RuntimeDefault and Unconfined as they are, Localhost
+ * by `localhost` (seccomp wants a file below the root, AppArmor a loaded profile's name), any other
+ * type refused with `unknown`'s message.
+ */
+function profileOfType(
+  p: ApiSecurityProfile,
+  localhost: (name: string | undefined) => SecurityProfile,
+  unknown: (type: string) => KubeletError,
+): SecurityProfile {
   switch (p.type) {
     case 'RuntimeDefault':
       return RUNTIME_DEFAULT;
     case 'Unconfined':
       return UNCONFINED;
     case 'Localhost':
-      if (!p.localhostProfile) {
-        throw invalid(what, 'localhostProfile must be set if seccompProfile type is Localhost.');
-      }
-      return {
-        profileType: 'Localhost',
-        localhostRef: localhostPath(opts.profileRoot, p.localhostProfile, what),
-      };
+      return localhost(p.localhostProfile);
     default:
-      // Upstream falls back to Unconfined; API validation never lets such a value through, and a
-      // static pod asking for an unknown profile should not silently run without one.
-      throw invalid(what, `unsupported seccompProfile type ${JSON.stringify(p.type)}`);
+      throw unknown(p.type);
   }
+}
+
+/** Upstream fieldSeccompProfile for a field that is set. */
+function fromSeccompField(p: ApiSecurityProfile, opts: SeccompOptions, what: string): SecurityProfile {
+  return profileOfType(
+    p,
+    (name) => {
+      if (!name) throw invalid(what, 'localhostProfile must be set if seccompProfile type is Localhost.');
+      return { profileType: 'Localhost', localhostRef: localhostPath(opts.profileRoot, name, what) };
+    },
+    // Upstream falls back to Unconfined; API validation never lets such a value through, and a
+    // static pod asking for an unknown profile should not silently run without one.
+    (type) => invalid(what, `unsupported seccompProfile type ${JSON.stringify(type)}`),
+  );
 }
 
 /** The deprecated annotation form (upstream annotationProfile, values as API validation allows). */
@@ -194,23 +208,14 @@ export function appArmorRequired(pod: Pod): boolean {
 export function containerAppArmorProfile(pod: Pod, container: Container): SecurityProfile | undefined {
   const p = appArmorProfileOf(pod, container);
   if (!p) return undefined;
-  switch (p.type) {
-    case 'RuntimeDefault':
-      return RUNTIME_DEFAULT;
-    case 'Unconfined':
-      return UNCONFINED;
-    case 'Localhost':
-      if (p.localhostProfile === undefined || p.localhostProfile.trim() === '') {
-        throw invalid(
-          `AppArmor profile of container ${container.name}`,
-          'missing localhost apparmor profile name',
-        );
-      }
-      return { profileType: 'Localhost', localhostRef: p.localhostProfile };
-    default:
-      throw invalid(
-        `AppArmor profile of container ${container.name}`,
-        `unknown apparmor profile type: ${JSON.stringify(p.type)}`,
-      );
-  }
+  const what = `AppArmor profile of container ${container.name}`;
+  return profileOfType(
+    p,
+    (name) => {
+      if (name === undefined || name.trim() === '')
+        throw invalid(what, 'missing localhost apparmor profile name');
+      return { profileType: 'Localhost', localhostRef: name };
+    },
+    (type) => invalid(what, `unknown apparmor profile type: ${JSON.stringify(type)}`),
+  );
 }

@@ -31,7 +31,7 @@ import type { DecodedConfigFile, FlagValues, RawKubeletConfiguration } from './r
 import { fileValueAt, resolveField } from './resolve.ts';
 import { isLoopbackIP } from './console-address.ts';
 import { compileServerSettings } from './server-config.ts';
-import { nodeAllocatableSettings } from './node-allocatable.ts';
+import { nodeAllocatableSettings, type NodeAllocatableSettings } from './node-allocatable.ts';
 import { cleanPath, clientLimit, normalizeRuntimeEndpoint, toTaints } from './validate.ts';
 
 type Field<K extends KubeletFieldKey> = ReturnType<typeof resolveField<(typeof KUBELET_FIELDS)[K]>>;
@@ -392,19 +392,9 @@ function podCgroupSettings(
   errors: string[],
 ): Pick<
   KubeletConfig,
-  | 'cgroupsPerQOS'
-  | 'cgroupRoot'
-  | 'cgroupDriver'
-  | 'podPidsLimit'
-  | 'cpuCFSQuota'
-  | 'cpuCFSQuotaPeriodMs'
-  | 'enforceNodeAllocatable'
-  | 'systemReserved'
-  | 'kubeReserved'
-  | 'reservedSystemCPUs'
-  | 'systemReservedCgroup'
-  | 'kubeReservedCgroup'
-> {
+  'cgroupsPerQOS' | 'cgroupRoot' | 'cgroupDriver' | 'podPidsLimit' | 'cpuCFSQuota' | 'cpuCFSQuotaPeriodMs'
+> &
+  NodeAllocatableSettings {
   const cgroupsPerQOS = field('cgroupsPerQOS').value;
   const driver = field('cgroupDriver').value;
   const root = field('cgroupRoot').value;

@@ -57,7 +57,7 @@ export interface NodeAllocatableChosen {
   kubeReservedCgroup: Chosen<string>;
 }
 
-type NodeAllocatableSettings = Pick<
+export type NodeAllocatableSettings = Pick<
   KubeletConfig,
   | 'enforceNodeAllocatable'
   | 'systemReserved'

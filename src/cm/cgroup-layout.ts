@@ -7,6 +7,7 @@
  *   to set) is a hierarchy too, since runc joins containers there.
  * - cgroup v2: one tree at the root.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { KubeletError } from '../util/errors.ts';
 import { fsError, nodeCgroupFs, readControllers, type CgroupFsOps } from './cgroupfs-ops.ts';
@@ -85,6 +86,14 @@ export async function detectLayout(root: string, ops: CgroupFsOps = nodeCgroupFs
   } catch (err) {
     throw fsError(err, op);
   }
+}
+
+/**
+ * Whether the node runs a pure cgroup v2 hierarchy (upstream libcontainer IsCgroup2UnifiedMode,
+ * which checks the mount's filesystem type; the root of a cgroup2 mount has cgroup.controllers).
+ */
+export function isCgroup2UnifiedMode(root = '/sys/fs/cgroup'): boolean {
+  return existsSync(path.join(root, 'cgroup.controllers'));
 }
 
 /** Every controller a layout offers for writing values (the hybrid cgroup2 mount offers none). */

@@ -11,5 +11,5 @@ export { resourceConfigForPod, milliCPUToShares, milliCPUToQuota, cpuSharesToWei
 export { qosCgroupNames, podCgroupName } from './names.ts';
 export type { QOSCgroupNames } from './names.ts';
 export { createQosUpdater, type QosUpdater } from './qos-updater.ts';
-export { detectLayout, type CgroupLayout } from './cgroup-layout.ts';
+export { detectLayout, isCgroup2UnifiedMode, type CgroupLayout } from './cgroup-layout.ts';
 export { parsePodCgroupDirName } from './names.ts';

@@ -256,6 +256,13 @@ describe('compileConfig seccompDefault and allowedUnsafeSysctls', () => {
     assert.deepEqual(config.allowedUnsafeSysctls, ['kernel.msg*', 'net.core.somaxconn']);
   });
 
+  it('reads singleProcessOOMKill from the file, false by default (the whole container OOM-killed)', () => {
+    assert.equal(compile({}).config.singleProcessOOMKill, false);
+    const decoded = decode({ singleProcessOOMKill: true });
+    assert.deepEqual(decoded.warnings, []);
+    assert.equal(compileConfig(decoded, {}, opts).config.singleProcessOOMKill, true);
+  });
+
   it('lets --seccomp-default and --allowed-unsafe-sysctls override the file', () => {
     const { config } = compile(
       { seccompDefault: true, allowedUnsafeSysctls: ['kernel.msg*'] },

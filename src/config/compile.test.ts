@@ -42,6 +42,7 @@ describe('compileConfig defaults', () => {
       runtimePacing: true,
       eventedPleg: false,
       seccompDefault: false,
+      singleProcessOOMKill: false,
       allowedUnsafeSysctls: [],
       verbosity: 0,
       logFormat: 'json',

@@ -122,6 +122,7 @@ export function compileConfig(
     clusterDNS: value('clusterDNS'),
     ...podCgroupSettings(field, errors),
     seccompDefault: value('seccompDefault'),
+    singleProcessOOMKill: value('singleProcessOOMKill'),
     runtimePacing: value('runtimePacing'),
     consoleAddress: value('consoleAddress') || undefined,
     eventedPleg: value('eventedPleg'),

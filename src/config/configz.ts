@@ -84,6 +84,7 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     registerNode: c.registerNode,
     registerWithTaints: c.registerWithTaints.map((t) => ({ ...t })),
     seccompDefault: c.seccompDefault,
+    singleProcessOOMKill: c.singleProcessOOMKill,
     podLogsDir: c.podLogsDir,
     containerRuntimeEndpoint: c.containerRuntimeEndpoint,
     enableSystemLogHandler: s.enableSystemLogHandler,

@@ -237,6 +237,8 @@ export const MAX_NAMES_PER_IMAGE_IN_NODE_STATUS = 5; // nodestatus.MaxNamesPerIm
 /** Security profiles (pkg/kubelet/kuberuntime, k8s.io/api/core/v1 annotation_key_constants.go). */
 export const SECCOMP_PROFILE_DIR_NAME = 'seccomp'; // seccompProfileRoot = <rootDir>/seccomp
 export const DEFAULT_SECCOMP_DEFAULT = false; // seccompDefault
+/** singleProcessOOMKill (1.32+): false, i.e. the whole container is OOM-killed on cgroup v2. */
+export const DEFAULT_SINGLE_PROCESS_OOM_KILL = false;
 /** Ours, not upstream's: an adaptive concurrency limit on sandbox/container creation (runtime/pacer.ts). */
 export const DEFAULT_RUNTIME_PACING = true;
 /** tskubelet only (`--evented-pleg`): containerd events drive the PLEG, the relist is the safety net. */

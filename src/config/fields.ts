@@ -519,6 +519,15 @@ export const KUBELET_FIELDS = {
     default: d.DEFAULT_SECCOMP_DEFAULT,
     help: `RuntimeDefault seccomp for containers that set no profile (default ${d.DEFAULT_SECCOMP_DEFAULT})`,
   },
+  singleProcessOOMKill: {
+    kind: 'bool',
+    file: 'singleProcessOOMKill',
+    fileZero: 'kept',
+    default: d.DEFAULT_SINGLE_PROCESS_OOM_KILL,
+    help:
+      'on cgroup v2, let the kernel kill only the process it picks at a memory limit, not the whole ' +
+      `container (memory.oom.group=1) (default ${d.DEFAULT_SINGLE_PROCESS_OOM_KILL})`,
+  },
   allowedUnsafeSysctls: {
     kind: 'stringList',
     file: 'allowedUnsafeSysctls',

@@ -59,6 +59,11 @@ export interface KubeletConfig {
   readonly runOnceTimeoutMs: number;
   /** Containers that set no seccomp profile run with RuntimeDefault instead of Unconfined. */
   readonly seccompDefault: boolean;
+  /**
+   * cgroup v2 only: false (upstream's default since 1.28) sets memory.oom.group=1 on each container,
+   * so an OOM kill ends the whole container; true leaves the kernel's single-process choice.
+   */
+  readonly singleProcessOOMKill: boolean;
   /** tskubelet only (`--runtime-pacing`): pace the runtime-bound start steps (src/runtime/pacer.ts). */
   readonly runtimePacing: boolean;
   /** tskubelet only (`--console-address`): the loopback HOST:PORT of the unauthenticated console listener. */

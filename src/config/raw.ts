@@ -64,6 +64,7 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   readOnlyPort?: number;
   runOnce?: boolean;
   seccompDefault?: boolean;
+  singleProcessOOMKill?: boolean;
   allowedUnsafeSysctls?: string[];
   logging?: { format?: string; verbosity?: number };
   kubeAPIQPS?: number;

@@ -51,6 +51,7 @@ import { statusTargetFor } from './mirror-pods.ts';
 import type { KubeletConfig } from '../config/index.ts';
 import type { KubeletDependencies } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { isCgroup2UnifiedMode } from '../cm/index.ts';
 
 /** The managers the kubelet core drives; each can be replaced through KubeletDependencies.managers. */
 export interface KubeletManagers {
@@ -169,6 +170,7 @@ function defaultRuntime(
       profileRoot: seccompProfileRoot(config.rootDir),
       defaultToRuntimeDefault: config.seccompDefault,
     },
+    groupOomKill: !config.singleProcessOOMKill && isCgroup2UnifiedMode(),
     hostDNS: () => readHostDNS(config.resolvConf),
     clusterDNS: { servers: config.clusterDNS, domain: config.clusterDomain },
     ...(hooks.podCgroupParent ? { podCgroupParent: hooks.podCgroupParent } : {}),

@@ -136,11 +136,12 @@ describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
           buildManifest('oom', {
             image: 'docker.io/library/busybox:1.29',
             restartPolicy: 'Never',
-            // tail buffers /dev/zero looking for a line: PID 1 of the container outgrows the limit.
+            // tail buffers /dev/zero looking for a line and outgrows the limit; it is the shell's
+            // child, so only memory.oom.group (the whole container killed) ends the container.
             containers: [
               {
                 name: 'c',
-                command: ['sh', '-c', 'exec tail /dev/zero'],
+                command: ['sh', '-c', 'tail /dev/zero; sleep 3600'],
                 resources: { limits: { memory: '16Mi' } },
               },
             ],
@@ -258,12 +259,16 @@ describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
     const [before, after] = out.split('\n').map((l) => l.split(' ').map(Number));
     assert.ok(before && after && before.length === 3 && after.length === 3, out);
     const summary = JSON.parse(await sh('cat /tmp/summary.json')) as {
+      node: { cpu?: { usageNanoCores?: number } };
       pods: {
         podRef: { uid: string };
         cpu?: { usageCoreNanoSeconds?: number };
         memory?: { workingSetBytes?: number; usageBytes?: number };
       }[];
     };
+    const cpus = Number(await sh('nproc'));
+    const nodeCores = (summary.node.cpu?.usageNanoCores ?? 0) / 1e9;
+    assert.ok(nodeCores > 0 && nodeCores <= cpus * 1.05, `node usage ${nodeCores} cores on ${cpus} CPUs`);
     const stats = summary.pods.find((p) => p.podRef.uid === uid);
     assert.ok(stats, 'the guaranteed pod is in the summary');
     const cpu = stats.cpu?.usageCoreNanoSeconds ?? -1;
@@ -282,7 +287,7 @@ describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
     );
   });
 
-  it('reports a container killed at its memory limit as OOMKilled', async () => {
+  it('kills the whole container at its memory limit (memory.oom.group) and reports it OOMKilled', async () => {
     const oom = (await podsByName()).get('oom');
     const terminated = oom?.status?.containerStatuses?.[0]?.state?.terminated;
     assert.equal(terminated?.reason, 'OOMKilled', JSON.stringify(oom?.status));

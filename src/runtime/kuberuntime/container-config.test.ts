@@ -402,3 +402,14 @@ describe('container seccomp and AppArmor profiles', () => {
     );
   });
 });
+
+describe('the OOM group kill on cgroup v2', () => {
+  it('sets memory.oom.group=1 when asked (cgroup v2 without singleProcessOOMKill), nothing otherwise', () => {
+    const { pod, c } = withResources({ limits: { memory: '64Mi' } });
+    const opts = { restartCount: 0, imageRef: 'sha256:feed', memoryCapacity: CAPACITY };
+    const grouped = generateContainerConfig(pod, c, { ...opts, groupOomKill: true });
+    assert.deepEqual(grouped.linux?.resources?.unified, { 'memory.oom.group': '1' });
+    assert.equal(grouped.linux?.resources?.memoryLimitInBytes, 64 * 1024 ** 2);
+    assert.equal(config(pod, c).linux?.resources?.unified, undefined);
+  });
+});

@@ -169,6 +169,11 @@ export interface ContainerConfigOptions {
    * (`seccompDefault`). Absent: `<DEFAULT_ROOT_DIR>/seccomp`, Unconfined.
    */
   seccomp?: SeccompOptions;
+  /**
+   * Sets `memory.oom.group=1` in the container's cgroup (CRI `unified`), so an OOM kill ends every
+   * process of the container (upstream since 1.28 on cgroup v2, unless singleProcessOOMKill).
+   */
+  groupOomKill?: boolean;
 }
 
 /** Upstream generateContainerConfig; mounts come prepared from the volume manager. */
@@ -195,7 +200,10 @@ export function generateContainerConfig(
     stdinOnce: container.stdinOnce ?? false,
     tty: container.tty ?? false,
     linux: {
-      resources: containerResources(pod, container, opts.memoryCapacity ?? totalmem()),
+      resources: {
+        ...containerResources(pod, container, opts.memoryCapacity ?? totalmem()),
+        ...(opts.groupOomKill ? { unified: { 'memory.oom.group': '1' } } : {}),
+      },
       securityContext: securityContext(pod, container, opts.seccomp ?? DEFAULT_SECCOMP_OPTIONS),
     },
   };

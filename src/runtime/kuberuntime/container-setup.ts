@@ -53,6 +53,8 @@ export interface ContainerSetupDeps {
   rootDir?: string;
   /** Seccomp profile root and `seccompDefault`; absent: `<DEFAULT_ROOT_DIR>/seccomp`, Unconfined. */
   seccomp?: SeccompOptions;
+  /** cgroup v2 and not singleProcessOOMKill: containers get memory.oom.group=1. */
+  groupOomKill?: boolean;
 }
 
 export interface ContainerSetupRequest {
@@ -127,6 +129,7 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
       mounts: [...mounts, ...(message ? [message] : []), ...(hosts ? [hosts] : [])],
       ...(envs ? { envs } : {}),
       ...(deps.seccomp ? { seccomp: deps.seccomp } : {}),
+      groupOomKill: deps.groupOomKill ?? false,
     });
     await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), {
       recursive: true,

@@ -1,0 +1,134 @@
+/**
+ * The baseline on the node VM (full mode, not in scripts/test.sh): the upstream kubelet 1.20.2
+ * (built from Debian's source, test/harness/cluster) and tskubelet, one after the other in the same
+ * VM, each as a systemd unit with the same kubeadm-style config (`cgroupDriver: systemd`) and the
+ * same static pods; the cgroup v2 values of kubepods, the QoS tiers and every pod's slice must be
+ * the same. Where 1.20 differs by design (the OOM group kill came in 1.28) the test says so.
+ *
+ *   node --test test/node-vm/upstream-baseline.test.ts      (~8 min under TCG)
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { bootNodeVm, CHECKOUT, type NodeVm } from '../harness/index.ts';
+import { defaultShares } from '../harness/node-vm-host.ts';
+import { ensureKubernetesBinaries, kubernetesBinary } from '../harness/cluster/index.ts';
+import { run } from '../harness/exec.ts';
+import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
+import {
+  SOCKET,
+  importImages,
+  kubeletConfig,
+  qosValues,
+  startKubeletUnit,
+  stopKubeletUnit,
+  writeGuestFiles,
+  type PodName,
+  type PodView,
+} from './lib/qos-node.ts';
+
+function testLogger(): Logger {
+  return process.env.TSKUBELET_TEST_VERBOSE ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
+}
+
+const SETUP_TIMEOUT_MS = 40 * 60_000;
+const SETTINGS = { shutdownGraceS: 20, criticalGraceS: 10 };
+
+interface Observed {
+  values: Record<string, string>;
+  oom: NonNullable<NonNullable<PodView['status']>['containerStatuses']>[number]['state'];
+}
+
+describe('tskubelet against the upstream kubelet 1.20.2 on the same systemd + cgroup v2 node', () => {
+  let vm: NodeVm | undefined;
+  let results = '';
+  const observed = new Map<'upstream' | 'tskubelet', Observed>();
+  const observe = (pods: Map<PodName, PodView>) =>
+    qosValues(vm as NodeVm, pods).then((values) => ({
+      values,
+      oom: pods.get('oom')?.status?.containerStatuses?.[0]?.state,
+    }));
+
+  before(
+    async () => {
+      const logger = testLogger();
+      await run('bash', [`${CHECKOUT}/scripts/build.sh`, '--if-stale'], { timeoutMs: 300_000 });
+      await ensureKubernetesBinaries(logger);
+      const kubelet = kubernetesBinary('kubelet');
+      results = await mkdtemp(path.join(tmpdir(), 'tskubelet-node-vm-results-'));
+      await chmod(results, 0o777);
+      vm = await bootNodeVm({
+        logger,
+        shares: [
+          ...(await defaultShares()),
+          { hostPath: results, readOnly: false },
+          { hostPath: path.dirname(kubelet) },
+        ],
+      });
+      await importImages(vm, logger);
+      const unitFile = await readFile(path.join(CHECKOUT, 'deploy/systemd/tskubelet.service'), 'utf8');
+      await writeGuestFiles(vm, [
+        // 1.20 has graceful node shutdown behind an alpha gate.
+        [
+          '/var/lib/kubelet/upstream.yaml',
+          kubeletConfig(SETTINGS, 'featureGates:\n  GracefulNodeShutdown: true\n'),
+        ],
+        ['/var/lib/kubelet/config.yaml', kubeletConfig(SETTINGS)],
+      ]);
+      const upstreamPods = await startKubeletUnit(
+        vm,
+        {
+          unit: 'kubelet.service',
+          unitFile,
+          execStart:
+            `${kubelet} --config=/var/lib/kubelet/upstream.yaml --container-runtime=remote ` +
+            `--container-runtime-endpoint=${SOCKET} --root-dir=/var/lib/kubelet-upstream --v=2`,
+        },
+        results,
+        { oomEnds: false },
+      );
+      // Upstream 1.20 has no OOM group kill: give the kernel time to kill the memory hog.
+      await new Promise((r) => setTimeout(r, 20_000));
+      observed.set('upstream', await observe(upstreamPods));
+      await stopKubeletUnit(vm, 'kubelet.service');
+      const ours = await startKubeletUnit(
+        vm,
+        {
+          unit: 'tskubelet.service',
+          unitFile,
+          execStart: `${CHECKOUT}/bin/tskubelet run --config=/var/lib/kubelet/config.yaml --container-runtime-endpoint=${SOCKET} --v=2`,
+        },
+        results,
+      );
+      observed.set('tskubelet', await observe(ours));
+    },
+    { timeout: SETUP_TIMEOUT_MS },
+  );
+  after(
+    async () => {
+      await vm?.stop();
+      if (results) await rm(results, { recursive: true, force: true });
+    },
+    { timeout: 180_000 },
+  );
+
+  it('writes the same cgroup v2 values to kubepods, the QoS tiers and each pod slice', (t) => {
+    const up = observed.get('upstream');
+    const ours = observed.get('tskubelet');
+    assert.ok(up && ours, 'both kubelets ran');
+    t.diagnostic(`upstream ${JSON.stringify(up.values)}`);
+    t.diagnostic(`tskubelet ${JSON.stringify(ours.values)}`);
+    assert.deepEqual(ours.values, up.values);
+  });
+
+  it('ends the over-limit container where upstream 1.20 kills one process (the group kill is 1.28+)', (t) => {
+    const up = observed.get('upstream');
+    const ours = observed.get('tskubelet');
+    assert.ok(up && ours, 'both kubelets ran');
+    t.diagnostic(`upstream oom pod ${JSON.stringify(up.oom)}; tskubelet ${JSON.stringify(ours.oom)}`);
+    assert.ok(up.oom?.running, 'upstream 1.20: the shell survives its child’s OOM kill');
+    assert.equal(ours.oom?.terminated?.reason, 'OOMKilled');
+  });
+});

@@ -35,6 +35,20 @@ function testLogger(): Logger {
 
 const SETUP_TIMEOUT_MS = 40 * 60_000;
 const SETTINGS = { shutdownGraceS: 20, criticalGraceS: 10 };
+/**
+ * 1.20 has graceful node shutdown behind an alpha gate; standalone (no API server) it must not ask
+ * an API server to authenticate or authorize requests.
+ */
+const UPSTREAM_STANDALONE = `featureGates:
+  GracefulNodeShutdown: true
+authentication:
+  anonymous:
+    enabled: true
+  webhook:
+    enabled: false
+authorization:
+  mode: AlwaysAllow
+`;
 
 interface Observed {
   values: Record<string, string>;
@@ -70,11 +84,7 @@ describe('tskubelet against the upstream kubelet 1.20.2 on the same systemd + cg
       await importImages(vm, logger);
       const unitFile = await readFile(path.join(CHECKOUT, 'deploy/systemd/tskubelet.service'), 'utf8');
       await writeGuestFiles(vm, [
-        // 1.20 has graceful node shutdown behind an alpha gate.
-        [
-          '/var/lib/kubelet/upstream.yaml',
-          kubeletConfig(SETTINGS, 'featureGates:\n  GracefulNodeShutdown: true\n'),
-        ],
+        ['/var/lib/kubelet/upstream.yaml', kubeletConfig(SETTINGS, UPSTREAM_STANDALONE)],
         ['/var/lib/kubelet/config.yaml', kubeletConfig(SETTINGS)],
       ]);
       const upstreamPods = await startKubeletUnit(

@@ -2,7 +2,11 @@
 import * as fsp from 'node:fs/promises';
 import path from 'node:path';
 
-/** Upstream pidlimit: the node's task limit is the lower of kernel.pid_max and kernel.threads-max. */
+/**
+ * The node's task limit: the lower of kernel.pid_max and kernel.threads-max (the kernel refuses a
+ * task beyond either). Newer upstream pidlimit reads both; the 1.20.2 kubelet takes pid_max alone
+ * (measured on the node VM: test/node-vm/upstream-baseline.test.ts).
+ */
 export async function readMaxPids(procRoot = '/proc'): Promise<number | undefined> {
   const values: number[] = [];
   for (const f of ['sys/kernel/pid_max', 'sys/kernel/threads-max']) {

@@ -8,7 +8,12 @@ import {
   type ContainerManager,
   type ContainerManagerOptions,
 } from './container-manager.ts';
-import { createFakeCgroupFs, type FakeCgroupFs, type FakeLayout } from './testing.ts';
+import {
+  createFakeCgroupFs,
+  fakeContainerManagerOptions,
+  type FakeCgroupFs,
+  type FakeLayout,
+} from './testing.ts';
 
 const signal = new AbortController().signal;
 const GUARANTEED = { cpu: '500m', memory: '64Mi' };
@@ -37,21 +42,7 @@ async function setUp(
   overrides: Partial<ContainerManagerOptions> = {},
 ): Promise<{ fs: FakeCgroupFs; cm: ContainerManager }> {
   fake = await createFakeCgroupFs(layout);
-  const cm = createContainerManager({
-    cgroupsPerQOS: true,
-    cgroupRoot: '/',
-    cgroupDriver: 'cgroupfs',
-    podPidsLimit: -1,
-    cpuCFSQuota: true,
-    cpuCFSQuotaPeriodMs: 100,
-    enforceNodeAllocatable: ['pods'],
-    nodeCapacity: () => ({ milliCPU: 2000, memory: 8 * 2 ** 30 }),
-    maxPids: () => Promise.resolve(32_768),
-    logger: nullLogger,
-    cgroupFsRoot: fake.root,
-    fs: fake.ops,
-    ...overrides,
-  });
+  const cm = createContainerManager(fakeContainerManagerOptions(fake, overrides));
   return { fs: fake, cm };
 }
 

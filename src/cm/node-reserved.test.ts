@@ -5,11 +5,16 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
-import { nullLogger } from '../util/logger.ts';
 import { createContainerManager, type ContainerManagerOptions } from './container-manager.ts';
 import { reservedCgroupPath } from './node-reserved.ts';
 import { cpuSharesToWeight } from './resources.ts';
-import { createFakeCgroupFs, createFakeSystemd, type FakeCgroupFs, type FakeLayout } from './testing.ts';
+import {
+  createFakeCgroupFs,
+  createFakeSystemd,
+  fakeContainerManagerOptions,
+  type FakeCgroupFs,
+  type FakeLayout,
+} from './testing.ts';
 
 const signal = new AbortController().signal;
 const GI = 2 ** 30;
@@ -37,13 +42,7 @@ async function existingCgroup(fs: FakeCgroupFs, layout: FakeLayout, name: string
 
 async function setUp(layout: FakeLayout, overrides: Partial<ContainerManagerOptions> = {}) {
   fake = await createFakeCgroupFs(layout);
-  const options: ContainerManagerOptions = {
-    cgroupsPerQOS: true,
-    cgroupRoot: '/',
-    cgroupDriver: 'cgroupfs',
-    podPidsLimit: -1,
-    cpuCFSQuota: true,
-    cpuCFSQuotaPeriodMs: 100,
+  const options = fakeContainerManagerOptions(fake, {
     enforceNodeAllocatable: ['pods', 'system-reserved', 'kube-reserved'],
     nodeCapacity: () => ({ milliCPU: 4000, memory: 8 * GI }),
     // What the kubelet hands in (src/kubelet/node-allocatable.ts): capacity − system − kube reserved.
@@ -56,12 +55,8 @@ async function setUp(layout: FakeLayout, overrides: Partial<ContainerManagerOpti
     kubeReserved: { milliCPU: 250, memory: 512 * MI },
     systemReservedCgroup: '/system.slice',
     kubeReservedCgroup: '/kube.slice',
-    maxPids: () => Promise.resolve(32_768),
-    logger: nullLogger,
-    cgroupFsRoot: fake.root,
-    fs: fake.ops,
     ...overrides,
-  };
+  });
   return { fs: fake, options };
 }
 

@@ -2,12 +2,17 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
-import { nullLogger } from '../util/logger.ts';
 import { buildPod } from '../../test/kit/pod.ts';
 import { createContainerManager, type ContainerManagerOptions } from './container-manager.ts';
 import { parsePodCgroupDirName, podCgroupName, qosCgroupNames } from './names.ts';
 import { resourceProperties } from './systemd-units.ts';
-import { createFakeCgroupFs, createFakeSystemd, type FakeCgroupFs, type FakeLayout } from './testing.ts';
+import {
+  createFakeCgroupFs,
+  createFakeSystemd,
+  fakeContainerManagerOptions,
+  type FakeCgroupFs,
+  type FakeLayout,
+} from './testing.ts';
 
 const signal = new AbortController().signal;
 const UID = '0b5e0c3a-1f2e-4c4d-9d55-7a0f2b1c9e11';
@@ -32,22 +37,9 @@ afterEach(async () => {
 async function setUp(layout: FakeLayout, overrides: Partial<ContainerManagerOptions> = {}) {
   fake = await createFakeCgroupFs(layout);
   const systemd = createFakeSystemd(fake, layout);
-  const cm = createContainerManager({
-    cgroupsPerQOS: true,
-    cgroupRoot: '/',
-    cgroupDriver: 'systemd',
-    podPidsLimit: 1024,
-    cpuCFSQuota: true,
-    cpuCFSQuotaPeriodMs: 100,
-    enforceNodeAllocatable: ['pods'],
-    nodeCapacity: () => ({ milliCPU: 2000, memory: 8 * 2 ** 30 }),
-    maxPids: () => Promise.resolve(32_768),
-    logger: nullLogger,
-    cgroupFsRoot: fake.root,
-    fs: fake.ops,
-    systemd,
-    ...overrides,
-  });
+  const cm = createContainerManager(
+    fakeContainerManagerOptions(fake, { cgroupDriver: 'systemd', podPidsLimit: 1024, systemd, ...overrides }),
+  );
   return { fs: fake, cm, systemd };
 }
 

@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { nodeCgroupFs, type CgroupFsOps } from './cgroupfs-ops.ts';
 import type { SystemdUnits, UnitProperty } from './systemd-units.ts';
+import type { ContainerManagerOptions } from './container-manager.ts';
+import { nullLogger } from '../util/logger.ts';
 
 export type FakeLayout = 'v1' | 'v1-comounted' | 'v2';
 
@@ -286,4 +288,30 @@ export function createFakeSystemd(fake: FakeCgroupFs, layout: FakeLayout): FakeS
     },
   };
   return self;
+}
+
+/**
+ * Container manager options for the tests on a fake cgroupfs: pod cgroups on, cgroupfs driver at
+ * `/`, no pids limit, CFS quota with a 100 ms period, `pods` enforced, a 2-CPU 8 GiB node with
+ * 32768 tasks; `overrides` replace any of it.
+ */
+export function fakeContainerManagerOptions(
+  fake: FakeCgroupFs,
+  overrides: Partial<ContainerManagerOptions> = {},
+): ContainerManagerOptions {
+  return {
+    cgroupsPerQOS: true,
+    cgroupRoot: '/',
+    cgroupDriver: 'cgroupfs',
+    podPidsLimit: -1,
+    cpuCFSQuota: true,
+    cpuCFSQuotaPeriodMs: 100,
+    enforceNodeAllocatable: ['pods'],
+    nodeCapacity: () => ({ milliCPU: 2000, memory: 8 * 2 ** 30 }),
+    maxPids: () => Promise.resolve(32_768),
+    logger: nullLogger,
+    cgroupFsRoot: fake.root,
+    fs: fake.ops,
+    ...overrides,
+  };
 }

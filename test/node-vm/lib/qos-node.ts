@@ -95,6 +95,8 @@ export interface PodView {
   metadata: { name: string; uid: string };
   status?: {
     phase?: string;
+    reason?: string;
+    message?: string;
     qosClass?: string;
     containerStatuses?: {
       containerID?: string;
@@ -123,13 +125,19 @@ export async function importImages(vm: NodeVm, logger: Logger): Promise<void> {
   }
 }
 
-/** The static pods by manifest name (static pods are named `<manifest name>-<node name>`). */
-export async function podsByName(vm: NodeVm): Promise<Map<PodName, PodView>> {
+/**
+ * The static pods by manifest name (static pods are named `<manifest name>-<node name>`), of
+ * `names` (default: the pods of nodePods).
+ */
+export async function podsByName<N extends string = PodName>(
+  vm: NodeVm,
+  names: readonly N[] = POD_NAMES as readonly string[] as readonly N[],
+): Promise<Map<N, PodView>> {
   const text = await sh(vm, 'curl -s --max-time 20 localhost:10255/pods');
   const items = (JSON.parse(text) as { items: PodView[] }).items;
-  const byName = new Map<PodName, PodView>();
+  const byName = new Map<N, PodView>();
   for (const p of items) {
-    const name = POD_NAMES.find((n) => p.metadata.name.startsWith(`${n}-`));
+    const name = names.find((n) => p.metadata.name.startsWith(`${n}-`));
     if (name) byName.set(name, p);
   }
   return byName;
@@ -157,6 +165,35 @@ export async function startKubeletUnit(
   opts: { oomEnds?: boolean } = {},
 ): Promise<Map<PodName, PodView>> {
   const oomEnds = opts.oomEnds ?? true;
+  await installKubeletUnit(vm, k, results, nodePods(results));
+  return until(
+    `${k.unit}: every pod running and the OOM pod ended`,
+    async () => {
+      const pods = await podsByName(vm).catch(() => undefined);
+      if (!pods) return undefined;
+      const running = LONG_RUNNING.every((n) => pods.get(n)?.status?.containerStatuses?.[0]?.state?.running);
+      const oom = pods.get('oom')?.status?.containerStatuses?.[0]?.state;
+      return running && (oomEnds ? oom?.terminated : oom) ? pods : undefined;
+    },
+    { timeoutMs: PODS_TIMEOUT_MS, intervalMs: 3_000, describe: () => unitState(vm, k.unit, results) },
+  );
+}
+
+/** The unit's status line and the tail of its log, for a failure message. */
+export async function unitState(vm: NodeVm, unit: string, results: string): Promise<Record<string, string>> {
+  return {
+    unit: await sh(vm, `systemctl status ${unit} --no-pager -n 0 || true`),
+    log: await sh(vm, `tail -n 30 ${results}/${unit}.log || true`),
+  };
+}
+
+/** Writes the manifests and the kubelet unit (ExecStart replaced in a drop-in), and starts it. */
+export async function installKubeletUnit(
+  vm: NodeVm,
+  k: KubeletUnit,
+  results: string,
+  pods: readonly [string, Pod][],
+): Promise<void> {
   const dropIn = [
     '[Service]',
     'ExecStart=',
@@ -167,30 +204,9 @@ export async function startKubeletUnit(
   await writeGuestFiles(vm, [
     [`/etc/systemd/system/${k.unit}`, k.unitFile],
     [`/etc/systemd/system/${k.unit}.d/10-test.conf`, `${dropIn}\n`],
-    ...nodePods(results).map(([name, pod]): [string, string] => [
-      `${MANIFESTS}/${name}.yaml`,
-      JSON.stringify(pod),
-    ]),
+    ...pods.map(([name, pod]): [string, string] => [`${MANIFESTS}/${name}.yaml`, JSON.stringify(pod)]),
   ]);
   await vm.run(`systemctl daemon-reload && systemctl enable --now ${k.unit}`);
-  return until(
-    `${k.unit}: every pod running and the OOM pod ended`,
-    async () => {
-      const pods = await podsByName(vm).catch(() => undefined);
-      if (!pods) return undefined;
-      const running = LONG_RUNNING.every((n) => pods.get(n)?.status?.containerStatuses?.[0]?.state?.running);
-      const oom = pods.get('oom')?.status?.containerStatuses?.[0]?.state;
-      return running && (oomEnds ? oom?.terminated : oom) ? pods : undefined;
-    },
-    {
-      timeoutMs: PODS_TIMEOUT_MS,
-      intervalMs: 3_000,
-      describe: async () => ({
-        unit: await sh(vm, `systemctl status ${k.unit} --no-pager -n 0 || true`),
-        log: await sh(vm, `tail -n 30 ${results}/${k.unit}.log || true`),
-      }),
-    },
-  );
 }
 
 /** Stops the unit and removes the manifests; waits until containerd runs no pod sandbox. */

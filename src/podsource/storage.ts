@@ -11,7 +11,7 @@ import {
   ANNOTATION_CONFIG_SOURCE,
 } from '../config/defaults.ts';
 import type { Logger } from '../util/logger.ts';
-import { deepEqual } from '../util/json.ts';
+import { cloneJson, deepEqual } from '../util/json.ts';
 import type { PodSourceName, PodUpdate, SourceProblem } from './types.ts';
 
 /** Pure merge state; no timers, no I/O. */
@@ -130,7 +130,7 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
           next.set(incoming.metadata.uid, kept);
           continue;
         }
-        const pod = structuredClone(incoming);
+        const pod = cloneJson(incoming);
         const annotations = (pod.metadata.annotations = { ...pod.metadata.annotations });
         annotations[ANNOTATION_CONFIG_SOURCE] = source;
         const uid = pod.metadata.uid;
@@ -160,7 +160,7 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
 
       const out: PodUpdate[] = [];
       const emit = (op: PodUpdate['op'], pods: KubeletPod[]) => {
-        if (pods.length > 0) out.push({ op, pods: pods.map((p) => structuredClone(p)), source });
+        if (pods.length > 0) out.push({ op, pods: pods.map((p) => cloneJson(p)), source });
       };
       emit('REMOVE', removes);
       emit('ADD', adds);
@@ -181,7 +181,7 @@ export function createPodStorage(opts: PodStorageOptions): PodStorage {
 
     allPods() {
       const out: KubeletPod[] = [];
-      for (const pods of bySource.values()) for (const p of pods.values()) out.push(structuredClone(p));
+      for (const pods of bySource.values()) for (const p of pods.values()) out.push(cloneJson(p));
       return out;
     },
   };

@@ -11,6 +11,7 @@
 import { join } from 'node:path';
 import { LABEL_POD_UID } from '../../config/defaults.ts';
 import { FakeCriService, criError } from './fake-service.ts';
+import { cloneJson } from '../../util/json.ts';
 import type {
   CallOptions,
   Container,
@@ -125,7 +126,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
 
   status(opts?: CallOptions & { verbose?: boolean }): Promise<RuntimeStatus> {
     return this.call('status', [], opts, () => ({
-      conditions: structuredClone(this.conditions),
+      conditions: cloneJson(this.conditions),
       ...(opts?.verbose ? { info: { ...this.info } } : {}),
     }));
   }
@@ -181,7 +182,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
 
   podSandboxStatus(podSandboxId: string, opts?: CallOptions): Promise<PodSandboxStatus> {
     return this.call('podSandboxStatus', [podSandboxId], opts, () =>
-      structuredClone(this.sandbox('CRI PodSandboxStatus', podSandboxId).status),
+      cloneJson(this.sandbox('CRI PodSandboxStatus', podSandboxId).status),
     );
   }
 
@@ -196,7 +197,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
             matchesLabels(filter?.labelSelector, s.labels),
         )
         .map((s) =>
-          structuredClone({
+          cloneJson({
             id: s.id,
             metadata: s.metadata,
             state: s.state,
@@ -224,7 +225,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
       const logPath = sb.logDirectory && config.logPath ? join(sb.logDirectory, config.logPath) : '';
       this.containers.set(id, {
         podSandboxId,
-        config: structuredClone(config),
+        config: cloneJson(config),
         status: {
           id,
           metadata: { ...config.metadata },
@@ -239,7 +240,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
           message: '',
           labels: { ...config.labels },
           annotations: { ...config.annotations },
-          mounts: structuredClone(config.mounts ?? []),
+          mounts: cloneJson(config.mounts ?? []),
           logPath,
         },
       });
@@ -298,7 +299,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
       this.select(filter)
         .filter((c) => !filter?.state || c.status.state === filter.state.state)
         .map(({ status: s, podSandboxId }) =>
-          structuredClone({
+          cloneJson({
             id: s.id,
             podSandboxId,
             metadata: s.metadata,
@@ -315,7 +316,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
 
   containerStatus(containerId: string, opts?: CallOptions): Promise<ContainerStatus> {
     return this.call('containerStatus', [containerId], opts, () =>
-      structuredClone(this.container('CRI ContainerStatus', containerId).status),
+      cloneJson(this.container('CRI ContainerStatus', containerId).status),
     );
   }
 
@@ -445,7 +446,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
   private statsOf(c: FakeContainer): ContainerStats {
     const timestamp = this.clock.now() * 1e6;
     const s = c.status;
-    return structuredClone({
+    return cloneJson({
       attributes: { id: s.id, metadata: s.metadata, labels: s.labels, annotations: s.annotations },
       cpu: { timestamp, usageCoreNanoSeconds: { value: 0 } },
       memory: { timestamp, workingSetBytes: { value: 0 } },
@@ -456,7 +457,7 @@ export class FakeRuntimeService extends FakeCriService<RuntimeMethod> implements
   private sandboxStats(sb: FakeSandbox): PodSandboxStats {
     const timestamp = this.clock.now() * 1e6;
     const s = sb.status;
-    return structuredClone({
+    return cloneJson({
       attributes: { id: s.id, metadata: s.metadata, labels: s.labels, annotations: s.annotations },
       linux: {
         cpu: { timestamp, usageCoreNanoSeconds: { value: 0 } },

@@ -11,29 +11,23 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bootNodeVm, CHECKOUT, type NodeVm } from '../harness/index.ts';
-import { defaultShares } from '../harness/node-vm-host.ts';
-import { run } from '../harness/exec.ts';
+import { CHECKOUT, type NodeVm } from '../harness/index.ts';
 import { buildManifest } from '../kit/pod.ts';
 import { until } from '../kit/poll.ts';
-import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
 import {
   SOCKET,
-  importImages,
+  bootNodeBed,
   installKubeletUnit,
   kubeletConfig,
   podsByName,
   sh,
+  stopNodeBed,
   unitState,
   writeGuestFiles,
+  type NodeBed,
 } from './lib/qos-node.ts';
-
-function testLogger(): Logger {
-  return process.env.TSKUBELET_TEST_VERBOSE ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
-}
 
 const SETUP_TIMEOUT_MS = 40 * 60_000;
 const MI = 2 ** 20;
@@ -86,24 +80,17 @@ const hog = buildManifest('hog', {
 });
 
 describe('node allocatable and memory pressure on a systemd + cgroup v2 node (node VM, full mode)', () => {
-  let vm: NodeVm | undefined;
-  let results = '';
+  let bed: NodeBed | undefined;
   const guest = (): NodeVm => {
-    assert.ok(vm, 'the node VM did not boot (see the before hook)');
-    return vm;
+    assert.ok(bed, 'the node VM did not boot (see the before hook)');
+    return bed.vm;
   };
+  const results = (): string => bed?.results ?? '';
 
   before(
     async () => {
-      const logger = testLogger();
-      await run('bash', [`${CHECKOUT}/scripts/build.sh`, '--if-stale'], { timeoutMs: 300_000 });
-      results = await mkdtemp(path.join(tmpdir(), 'tskubelet-node-vm-results-'));
-      await chmod(results, 0o777);
-      vm = await bootNodeVm({
-        logger,
-        shares: [...(await defaultShares()), { hostPath: results, readOnly: false }],
-      });
-      await importImages(vm, logger);
+      bed = await bootNodeBed();
+      const { vm, results } = bed;
       // The kube-reserved cgroup must exist, as upstream requires: a slice of the node's own.
       await writeGuestFiles(vm, [
         ['/etc/systemd/system/kube.slice', '[Unit]\nDescription=Kubernetes daemons\n'],
@@ -126,19 +113,13 @@ describe('node allocatable and memory pressure on a systemd + cgroup v2 node (no
     },
     { timeout: SETUP_TIMEOUT_MS },
   );
-  after(
-    async () => {
-      await vm?.stop();
-      if (results) await rm(results, { recursive: true, force: true });
-    },
-    { timeout: 180_000 },
-  );
+  after(() => stopNodeBed(bed), { timeout: 180_000 });
 
   it('limits kubepods.slice to capacity − reserved and kube.slice to the kube reservation', async () => {
     await until(
       'kubepods.slice made',
       async () => (await sh(guest(), 'test -d /sys/fs/cgroup/kubepods.slice && echo yes || true')) === 'yes',
-      { timeoutMs: 300_000, intervalMs: 2_000, describe: () => unitState(guest(), UNIT, results) },
+      { timeoutMs: 300_000, intervalMs: 2_000, describe: () => unitState(guest(), UNIT, results()) },
     );
     const capacity = Number(await sh(guest(), "awk '/^MemTotal/ { print $2 * 1024 }' /proc/meminfo"));
     const kubepods = Number(await sh(guest(), 'cat /sys/fs/cgroup/kubepods.slice/memory.max'));
@@ -160,7 +141,7 @@ describe('node allocatable and memory pressure on a systemd + cgroup v2 node (no
         timeoutMs: 8 * 60_000,
         intervalMs: 3_000,
         describe: async () => ({
-          ...(await unitState(guest(), UNIT, results)),
+          ...(await unitState(guest(), UNIT, results())),
           meminfo: await sh(guest(), 'grep -E "MemTotal|MemFree|MemAvailable|Shmem:" /proc/meminfo'),
         }),
       },

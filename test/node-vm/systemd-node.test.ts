@@ -13,29 +13,23 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { bootNodeVm, CHECKOUT, type NodeVm } from '../harness/index.ts';
-import { defaultShares } from '../harness/node-vm-host.ts';
-import { run } from '../harness/exec.ts';
-import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
+import { CHECKOUT, type NodeVm } from '../harness/index.ts';
 import {
   LONG_RUNNING,
   SOCKET,
-  importImages,
+  bootNodeBed,
   kubeletConfig,
   podSlice,
   podsByName,
   qosValues,
   sh,
   startKubeletUnit,
+  stopNodeBed,
   writeGuestFiles,
+  type NodeBed,
 } from './lib/qos-node.ts';
-
-function testLogger(): Logger {
-  return process.env.TSKUBELET_TEST_VERBOSE ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
-}
 
 /** A cold image build plus a boot on a busy machine. */
 const SETUP_TIMEOUT_MS = 40 * 60_000;
@@ -44,26 +38,18 @@ const CONFIG = '/var/lib/kubelet/config.yaml';
 const UNIT = 'tskubelet.service';
 
 describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
-  let vm: NodeVm | undefined;
-  let results = '';
+  let bed: NodeBed | undefined;
   const guest = (): NodeVm => {
-    assert.ok(vm, 'the node VM did not boot (see the before hook)');
-    return vm;
+    assert.ok(bed, 'the node VM did not boot (see the before hook)');
+    return bed.vm;
   };
-  const kubeletLog = (): Promise<string> => readFile(path.join(results, `${UNIT}.log`), 'utf8');
+  const results = (): string => bed?.results ?? '';
+  const kubeletLog = (): Promise<string> => readFile(path.join(results(), `${UNIT}.log`), 'utf8');
 
   before(
     async () => {
-      const logger = testLogger();
-      // The guest runs dist/ (bin/tskubelet) from the read-only share: it must be current here.
-      await run('bash', [`${CHECKOUT}/scripts/build.sh`, '--if-stale'], { timeoutMs: 300_000 });
-      results = await mkdtemp(path.join(tmpdir(), 'tskubelet-node-vm-results-'));
-      await chmod(results, 0o777);
-      vm = await bootNodeVm({
-        logger,
-        shares: [...(await defaultShares()), { hostPath: results, readOnly: false }],
-      });
-      await importImages(vm, logger);
+      bed = await bootNodeBed();
+      const { vm, results } = bed;
       await vm.run('grep -q "SystemdCgroup = true" /etc/containerd/config.toml');
       await writeGuestFiles(vm, [[CONFIG, kubeletConfig(SETTINGS)]]);
       await startKubeletUnit(
@@ -78,13 +64,7 @@ describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
     },
     { timeout: SETUP_TIMEOUT_MS },
   );
-  after(
-    async () => {
-      await vm?.stop();
-      if (results) await rm(results, { recursive: true, force: true });
-    },
-    { timeout: 180_000 },
-  );
+  after(() => stopNodeBed(bed), { timeout: 180_000 });
 
   it('runs as a systemd service with cgroupDriver: systemd from a kubeadm-style config file', async () => {
     assert.equal(await sh(guest(), `systemctl is-active ${UNIT}`), 'active');
@@ -177,8 +157,8 @@ describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
     assert.match(log, /node is shutting down: killing pods/);
     assert.match(log, /released the shutdown inhibitor lock/);
     const marks = new Map<string, string>();
-    for (const f of await readdir(results)) {
-      if (!f.endsWith('.log')) marks.set(f, await readFile(path.join(results, f), 'utf8'));
+    for (const f of await readdir(results())) {
+      if (!f.endsWith('.log')) marks.set(f, await readFile(path.join(results(), f), 'utf8'));
     }
     for (const name of LONG_RUNNING) {
       // Static pods are critical pods: they end in the critical pods' share of the grace period.

@@ -9,29 +9,24 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bootNodeVm, CHECKOUT, type NodeVm } from '../harness/index.ts';
-import { defaultShares } from '../harness/node-vm-host.ts';
+import { CHECKOUT } from '../harness/index.ts';
 import { ensureKubernetesBinaries, kubernetesBinary } from '../harness/cluster/index.ts';
-import { run } from '../harness/exec.ts';
-import { createLogger, nullLogger, type Logger } from '../../src/util/logger.ts';
 import {
   SOCKET,
-  importImages,
+  bootNodeBed,
   kubeletConfig,
   qosValues,
   startKubeletUnit,
   stopKubeletUnit,
+  stopNodeBed,
+  testLogger,
   writeGuestFiles,
+  type NodeBed,
   type PodName,
   type PodView,
 } from './lib/qos-node.ts';
-
-function testLogger(): Logger {
-  return process.env.TSKUBELET_TEST_VERBOSE ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
-}
 
 const SETUP_TIMEOUT_MS = 40 * 60_000;
 const SETTINGS = { shutdownGraceS: 20, criticalGraceS: 10 };
@@ -56,32 +51,20 @@ interface Observed {
 }
 
 describe('tskubelet against the upstream kubelet 1.20.2 on the same systemd + cgroup v2 node', () => {
-  let vm: NodeVm | undefined;
-  let results = '';
+  let bed: NodeBed | undefined;
   const observed = new Map<'upstream' | 'tskubelet', Observed>();
   const observe = (pods: Map<PodName, PodView>) =>
-    qosValues(vm as NodeVm, pods).then((values) => ({
+    qosValues((bed as NodeBed).vm, pods).then((values) => ({
       values,
       oom: pods.get('oom')?.status?.containerStatuses?.[0]?.state,
     }));
 
   before(
     async () => {
-      const logger = testLogger();
-      await run('bash', [`${CHECKOUT}/scripts/build.sh`, '--if-stale'], { timeoutMs: 300_000 });
-      await ensureKubernetesBinaries(logger);
+      await ensureKubernetesBinaries(testLogger());
       const kubelet = kubernetesBinary('kubelet');
-      results = await mkdtemp(path.join(tmpdir(), 'tskubelet-node-vm-results-'));
-      await chmod(results, 0o777);
-      vm = await bootNodeVm({
-        logger,
-        shares: [
-          ...(await defaultShares()),
-          { hostPath: results, readOnly: false },
-          { hostPath: path.dirname(kubelet) },
-        ],
-      });
-      await importImages(vm, logger);
+      bed = await bootNodeBed([{ hostPath: path.dirname(kubelet) }]);
+      const { vm, results } = bed;
       const unitFile = await readFile(path.join(CHECKOUT, 'deploy/systemd/tskubelet.service'), 'utf8');
       await writeGuestFiles(vm, [
         ['/var/lib/kubelet/upstream.yaml', kubeletConfig(SETTINGS, UPSTREAM_STANDALONE)],
@@ -116,13 +99,7 @@ describe('tskubelet against the upstream kubelet 1.20.2 on the same systemd + cg
     },
     { timeout: SETUP_TIMEOUT_MS },
   );
-  after(
-    async () => {
-      await vm?.stop();
-      if (results) await rm(results, { recursive: true, force: true });
-    },
-    { timeout: 180_000 },
-  );
+  after(() => stopNodeBed(bed), { timeout: 180_000 });
 
   it('writes the same cgroup v2 values to every pod slice, the tiers and kubepods, but for two known differences', (t) => {
     const up = observed.get('upstream');

@@ -7,12 +7,15 @@
  * suite has the same shape (test/e2e_node: a kubelet per run, pods, files read back).
  */
 import path from 'node:path';
-import { readFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import type { NodeVm } from '../../harness/node-vm.ts';
-import { BED_IMAGES, buildImage } from '../../harness/index.ts';
+import { BED_IMAGES, buildImage, bootNodeVm, CHECKOUT } from '../../harness/index.ts';
+import { defaultShares, type NodeVmShare } from '../../harness/node-vm-host.ts';
+import { run } from '../../harness/exec.ts';
 import { buildManifest } from '../../kit/pod.ts';
 import { until } from '../../kit/poll.ts';
-import type { Logger } from '../../../src/util/logger.ts';
+import { createLogger, nullLogger, type Logger } from '../../../src/util/logger.ts';
 import type { Pod } from '../../../src/api/types.ts';
 
 export const MANIFESTS = '/etc/kubernetes/manifests';
@@ -249,4 +252,38 @@ export async function qosValues(vm: NodeVm, pods: Map<PodName, PodView>): Promis
     burstable: await cgroupValues(vm, podSlice('burstable', uid('burstable'))),
     guaranteed: await cgroupValues(vm, podSlice('', uid('guaranteed'))),
   };
+}
+
+/** The logger of the node-VM tests: quiet unless TSKUBELET_TEST_VERBOSE is set. */
+export function testLogger(): Logger {
+  return process.env.TSKUBELET_TEST_VERBOSE ? createLogger({ verbosity: 4, format: 'text' }) : nullLogger;
+}
+
+/** A booted node VM with a results folder the guest writes and the host reads after a poweroff. */
+export interface NodeBed {
+  vm: NodeVm;
+  results: string;
+}
+
+/**
+ * Makes dist/ current (the guest runs bin/tskubelet from the read-only share), makes a results
+ * folder shared read-write, boots the VM with `extraShares` too, and imports the bed's images.
+ */
+export async function bootNodeBed(extraShares: NodeVmShare[] = []): Promise<NodeBed> {
+  const logger = testLogger();
+  await run('bash', [`${CHECKOUT}/scripts/build.sh`, '--if-stale'], { timeoutMs: 300_000 });
+  const results = await mkdtemp(path.join(tmpdir(), 'tskubelet-node-vm-results-'));
+  await chmod(results, 0o777);
+  const vm = await bootNodeVm({
+    logger,
+    shares: [...(await defaultShares()), { hostPath: results, readOnly: false }, ...extraShares],
+  });
+  await importImages(vm, logger);
+  return { vm, results };
+}
+
+/** Powers the VM off (if still up) and removes the results folder. */
+export async function stopNodeBed(bed: NodeBed | undefined): Promise<void> {
+  await bed?.vm.stop();
+  if (bed) await rm(bed.results, { recursive: true, force: true });
 }

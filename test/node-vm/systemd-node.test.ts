@@ -139,12 +139,24 @@ describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
     );
   });
 
-  it('kills the whole container at its memory limit (memory.oom.group) and reports it OOMKilled', async () => {
+  it('kills the whole container at its memory limit (memory.oom.group): exit 137, the kernel’s OOM kill in its cgroup', async (t) => {
     const oom = (await podsByName(guest())).get('oom');
-    const terminated = oom?.status?.containerStatuses?.[0]?.state?.terminated;
-    assert.equal(terminated?.reason, 'OOMKilled', JSON.stringify(oom?.status));
-    assert.equal(terminated?.exitCode, 137);
+    const status = oom?.status?.containerStatuses?.[0];
+    const terminated = status?.state?.terminated;
+    // The shell outlives its child's OOM kill unless the whole container is killed.
+    assert.equal(terminated?.exitCode, 137, JSON.stringify(oom?.status));
     assert.equal(oom?.status?.phase, 'Failed');
+    const id = status?.containerID?.replace(/^containerd:\/\//, '') ?? 'missing';
+    const kills = await sh(
+      guest(),
+      `journalctl -k --no-pager -q | grep -c 'oom-kill:.*cri-containerd-${id}' || true`,
+    );
+    assert.ok(Number(kills) >= 1, `the kernel log names an OOM kill in the container's cgroup (${kills})`);
+    // containerd 1.6 marks the reason OOMKilled when its OOM event is handled before the exit event;
+    // when the exit comes first the kubelet has already read "Error" (a race in the runtime, seen
+    // once in CI): either is what the runtime said.
+    t.diagnostic(`reason ${terminated?.reason ?? '(none)'}`);
+    assert.ok(['OOMKilled', 'Error'].includes(terminated?.reason ?? ''), terminated?.reason);
   });
 
   it('ends the pods gracefully on systemctl poweroff, under logind’s delay lock, and lets the node go', async () => {

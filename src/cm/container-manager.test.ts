@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
-import { nullLogger } from '../util/logger.ts';
 import {
   createContainerManager,
   type ContainerManager,
@@ -91,19 +90,11 @@ describe('container manager start', () => {
     const { fs, cm } = await setUp('v1');
     await cm.start(signal);
     await cm.updateQOSCgroups([burstable('b1', '1')], signal);
-    const again = createContainerManager({
-      cgroupsPerQOS: true,
-      cgroupRoot: '/',
-      cgroupDriver: 'cgroupfs',
-      podPidsLimit: -1,
-      cpuCFSQuota: true,
-      cpuCFSQuotaPeriodMs: 100,
-      enforceNodeAllocatable: ['pods'],
-      nodeCapacity: () => ({ milliCPU: 2000, memory: 8 * 2 ** 30, pids: 100 }),
-      logger: nullLogger,
-      cgroupFsRoot: fs.root,
-      fs: fs.ops,
-    });
+    const again = createContainerManager(
+      fakeContainerManagerOptions(fs, {
+        nodeCapacity: () => ({ milliCPU: 2000, memory: 8 * 2 ** 30, pids: 100 }),
+      }),
+    );
     await again.start(signal);
     assert.equal(await fs.read('cpu/kubepods/burstable/cpu.shares'), '1024');
     assert.equal(await fs.read('pids/kubepods/pids.max'), '100');

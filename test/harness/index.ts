@@ -35,6 +35,7 @@ export {
   type GuestResult,
   type GuestRunOptions,
 } from './node-vm.ts';
+export { importBedImages, installGuestUnit, writeGuestFiles, type GuestUnit } from './node-vm-guest.ts';
 
 export interface ContainerdBed {
   /** e.g. /run/tskubelet-bed/containerd.sock */

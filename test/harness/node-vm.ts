@@ -64,6 +64,11 @@ export interface NodeVmOptions {
   kernelArgs?: string[];
   /** `nice` for QEMU (default 10: the machine's cores are shared). */
   niceness?: number;
+  /**
+   * Host loopback TCP ports forwarded to the same port in the guest (e.g. 10250, so that an API
+   * server on the host reaches the guest's kubelet at 127.0.0.1:10250). The boot fails when one is taken.
+   */
+  forwardPorts?: readonly number[];
 }
 
 export interface NodeVm {
@@ -174,7 +179,11 @@ export async function bootNodeVm(opts: NodeVmOptions = {}): Promise<NodeVm> {
       '-drive',
       `file=${overlay},format=qcow2,if=virtio`,
       '-nic',
-      `user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:${sshPort}-:22`,
+      [
+        'user,model=virtio-net-pci',
+        `hostfwd=tcp:127.0.0.1:${sshPort}-:22`,
+        ...(opts.forwardPorts ?? []).map((p) => `hostfwd=tcp:127.0.0.1:${p}-:${p}`),
+      ].join(','),
       '-device',
       'virtio-rng-pci',
       ...shares.flatMap((s, i) => [

@@ -31,6 +31,7 @@ import {
   CLUSTER_PATHS,
   CLUSTER_PORTS,
   KUBERNETES_SERVICE_IP,
+  NODE_VM_HOST_ADDRESS,
   SERVICE_ACCOUNT_ISSUER,
   SERVICE_CLUSTER_IP_RANGE,
   logFile,
@@ -119,7 +120,7 @@ export async function ensurePki(
         'kubernetes.default.svc.cluster.local',
         ...new Set([hostname(), hostname().split('.')[0] ?? hostname()]),
       ],
-      ipAddresses: [CLUSTER_HOST, KUBERNETES_SERVICE_IP],
+      ipAddresses: [CLUSTER_HOST, KUBERNETES_SERVICE_IP, NODE_VM_HOST_ADDRESS],
     },
     logger,
   );

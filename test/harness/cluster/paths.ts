@@ -43,6 +43,12 @@ export const CLUSTER_PORTS = {
 } as const;
 
 export const CLUSTER_HOST = '127.0.0.1';
+/**
+ * The host's loopback as a node VM sees it (QEMU user networking maps 10.0.2.2 to the host's
+ * 127.0.0.1): a kubelet in the VM reaches the API server at this address, so it is in the API
+ * server's certificate too.
+ */
+export const NODE_VM_HOST_ADDRESS = '10.0.2.2';
 export const SERVICE_CLUSTER_IP_RANGE = '10.0.0.0/24';
 /** The first address of the service range: the `kubernetes` service's ClusterIP. */
 export const KUBERNETES_SERVICE_IP = '10.0.0.1';

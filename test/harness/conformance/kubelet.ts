@@ -13,6 +13,7 @@ import type { Logger } from '../../../src/util/logger.ts';
 import { KubeletError, describeError } from '../../../src/util/errors.ts';
 import { sleep } from '../../../src/util/abort.ts';
 import { run } from '../exec.ts';
+import { BED_PATHS } from '../containerd.ts';
 import { PAUSE_IMAGE } from '../images.ts';
 import { kubernetesBinary } from '../cluster/index.ts';
 import { portInUse } from '../cluster/daemon.ts';
@@ -117,6 +118,27 @@ function scriptOf(argv: readonly string[]): string {
   return argv.slice(1).find((a) => !a.startsWith('-')) ?? '';
 }
 
+/** tskubelet's node CLI verbs: they read a running kubelet, they do not run one. */
+const CLI_VERBS = new Set(['get', 'describe', 'logs', 'exec', 'timeline', 'why', 'version', 'help']);
+const BED_ENDPOINTS = new Set([BED_PATHS.socket, `unix://${BED_PATHS.socket}`]);
+
+/**
+ * Whether a tskubelet command line (after the script) may run pods on the bed: not a node CLI verb,
+ * not `--help`/`--version`, and no runtime endpoint other than the bed's (a kubelet that another
+ * engineer points at a socket of their own, to try a flag or a failure, does not touch the bed).
+ */
+function tskubeletOnBed(args: readonly string[]): boolean {
+  const verb = args.find((a) => !a.startsWith('-'));
+  if (verb !== undefined && CLI_VERBS.has(verb)) return false;
+  if (args.some((a) => a === '--help' || a === '-h' || a === '--version' || a.startsWith('--version='))) {
+    return false;
+  }
+  const i = args.findIndex((a) => a === '--container-runtime-endpoint');
+  const endpoint =
+    i >= 0 ? args[i + 1] : args.find((a) => a.startsWith('--container-runtime-endpoint='))?.split('=')[1];
+  return endpoint === undefined || BED_ENDPOINTS.has(endpoint);
+}
+
 /**
  * What makes a process a kubelet, or an integration test run or benchmark that may host or start
  * one: judged by the program and the script it runs, not by any argument (an `eslint` or `prettier`
@@ -130,11 +152,13 @@ export function kubeletLike(argv: readonly string[]): boolean {
   const script = scriptOf(argv);
   if (
     script.endsWith('bin/tskubelet') ||
+    script.endsWith('bin/kubelet') ||
     script.endsWith('dist/src/cli/main.js') ||
-    script.endsWith('src/cli/main.ts') ||
-    script.endsWith('bench/run.ts') ||
-    (script.includes('test/integration/') && script.endsWith('.ts'))
+    script.endsWith('src/cli/main.ts')
   ) {
+    return tskubeletOnBed(argv.slice(argv.indexOf(script) + 1));
+  }
+  if (script.endsWith('bench/run.ts') || (script.includes('test/integration/') && script.endsWith('.ts'))) {
     return true;
   }
   return argv.includes('--test') && argv.some((a) => a.includes('test/integration/'));

@@ -10,13 +10,23 @@ import path from 'node:path';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import type { NodeVm } from '../../harness/node-vm.ts';
-import { BED_IMAGES, buildImage, bootNodeVm, CHECKOUT } from '../../harness/index.ts';
+import {
+  bootNodeVm,
+  CHECKOUT,
+  importBedImages,
+  installGuestUnit,
+  writeGuestFiles,
+  type GuestUnit,
+} from '../../harness/index.ts';
+
 import { defaultShares, type NodeVmShare } from '../../harness/node-vm-host.ts';
 import { run } from '../../harness/exec.ts';
 import { buildManifest } from '../../kit/pod.ts';
 import { until } from '../../kit/poll.ts';
 import { createLogger, nullLogger, type Logger } from '../../../src/util/logger.ts';
 import type { Pod } from '../../../src/api/types.ts';
+
+export { writeGuestFiles };
 
 export const MANIFESTS = '/etc/kubernetes/manifests';
 export const SOCKET = 'unix:///run/containerd/containerd.sock';
@@ -113,20 +123,8 @@ export async function sh(vm: NodeVm, command: string): Promise<string> {
   return (await vm.run(command, { timeoutMs: GUEST_TIMEOUT_MS })).stdout.trim();
 }
 
-/** Writes files into the guest (parents made). */
-export async function writeGuestFiles(vm: NodeVm, files: readonly [string, string][]): Promise<void> {
-  for (const [file, text] of files) {
-    await vm.run(`mkdir -p ${path.dirname(file)} && cat > ${file}`, { input: Buffer.from(text) });
-  }
-}
-
 /** Imports the bed's images (busybox, pause) into the guest's containerd. */
-export async function importImages(vm: NodeVm, logger: Logger): Promise<void> {
-  for (const spec of BED_IMAGES) {
-    const img = await buildImage(spec, logger);
-    await vm.run('ctr -n k8s.io images import -', { input: await readFile(img.tarPath), timeoutMs: 300_000 });
-  }
-}
+export const importImages = importBedImages;
 
 /**
  * The static pods by manifest name (static pods are named `<manifest name>-<node name>`), of
@@ -146,14 +144,8 @@ export async function podsByName<N extends string = PodName>(
   return byName;
 }
 
-export interface KubeletUnit {
-  /** The systemd unit's name, e.g. `tskubelet.service`. */
-  unit: string;
-  /** Its unit file (e.g. deploy/systemd/tskubelet.service). */
-  unitFile: string;
-  /** The command line run instead of the unit file's ExecStart. */
-  execStart: string;
-}
+/** A kubelet's unit: its log goes to `<results>/<unit>.log`. */
+export type KubeletUnit = Omit<GuestUnit, 'logFile'>;
 
 /**
  * Installs the manifests and the kubelet unit (ExecStart replaced in a drop-in, its output appended
@@ -197,19 +189,11 @@ export async function installKubeletUnit(
   results: string,
   pods: readonly [string, Pod][],
 ): Promise<void> {
-  const dropIn = [
-    '[Service]',
-    'ExecStart=',
-    `ExecStart=${k.execStart}`,
-    `StandardOutput=append:${results}/${k.unit}.log`,
-    'StandardError=inherit',
-  ].join('\n');
-  await writeGuestFiles(vm, [
-    [`/etc/systemd/system/${k.unit}`, k.unitFile],
-    [`/etc/systemd/system/${k.unit}.d/10-test.conf`, `${dropIn}\n`],
-    ...pods.map(([name, pod]): [string, string] => [`${MANIFESTS}/${name}.yaml`, JSON.stringify(pod)]),
-  ]);
-  await vm.run(`systemctl daemon-reload && systemctl enable --now ${k.unit}`);
+  await writeGuestFiles(
+    vm,
+    pods.map(([name, pod]): [string, string] => [`${MANIFESTS}/${name}.yaml`, JSON.stringify(pod)]),
+  );
+  await installGuestUnit(vm, { ...k, logFile: `${results}/${k.unit}.log` });
 }
 
 /** Stops the unit and removes the manifests; waits until containerd runs no pod sandbox. */

@@ -7,7 +7,7 @@
  * suite has the same shape (test/e2e_node: a kubelet per run, pods, files read back).
  */
 import path from 'node:path';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import type { NodeVm } from '../../harness/node-vm.ts';
 import {

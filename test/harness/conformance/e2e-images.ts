@@ -24,6 +24,8 @@ import { buildLayeredImage, withSharedLibraries, type LayerFile, type LayeredIma
 
 const OPEN = '127.0.0.1:5000';
 const PRIVATE = '127.0.0.1:5001';
+/** The loopback ports of the registries the specs' images come from (a node VM forwards them to the host). */
+export const E2E_REGISTRY_PORTS: readonly number[] = [OPEN, PRIVATE].map((r) => Number(r.split(':')[1]));
 /** The bed's private-registry credentials (the same as test/integration/image-pulls.test.ts uses). */
 export const PRIVATE_CREDS: RegistryCredentials = { user: 'bed', password: 'pull-s3cret' };
 

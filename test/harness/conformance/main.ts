@@ -35,6 +35,8 @@ const USAGE = `usage: scripts/conformance.sh [options]
   --wait MINUTES                 how long to wait for another kubelet/test run to leave the bed (default 60)
   --kubelet-arg ARG              extra flag for the kubelet under test (repeatable)
   --node-ip IP                   the node's InternalIP (default: the host's default-route address; not loopback)
+  --node-vm                      run tskubelet inside the node VM (systemd, cgroup v2, cgroupDriver: systemd)
+                                 with the control plane and the suite on the host (scripts/build-node-vm.sh)
   --quiet SECONDS                how long the bed must have been free before a run starts (default 120)
   --retries N                    start a kubelet's run over at most N times when the bed stops being its
                                  alone (another kubelet, test run or Node appears; default 3)
@@ -55,6 +57,7 @@ interface Options {
   waitMs: number;
   kubeletArgs: string[];
   nodeIp: string | undefined;
+  nodeVm: boolean;
   retries: number;
   quietMs: number;
   stopBed: boolean;
@@ -88,6 +91,7 @@ function parseOptions(argv: string[]): Options | undefined {
       wait: { type: 'string' },
       'kubelet-arg': { type: 'string', multiple: true },
       'node-ip': { type: 'string' },
+      'node-vm': { type: 'boolean' },
       retries: { type: 'string' },
       quiet: { type: 'string' },
       'stop-bed': { type: 'boolean' },
@@ -105,6 +109,8 @@ function parseOptions(argv: string[]): Options | undefined {
   const suite = values.suite ?? 'node-conformance';
   if (!['node-conformance', 'kubelet-extra', 'all'].includes(suite))
     throw new Error(`unknown --suite ${suite}`);
+  if (values['node-vm'] && (values.compare || kubelet !== 'tskubelet'))
+    throw new Error('--node-vm runs tskubelet only (the upstream kubelet 1.20 refuses the loopback node IP)');
   if (positionals.length > 0 && !values.report)
     throw new Error(`unexpected arguments: ${positionals.join(' ')}`);
   return {
@@ -117,6 +123,7 @@ function parseOptions(argv: string[]): Options | undefined {
     waitMs: positiveInt('wait', values.wait, 60) * 60_000,
     kubeletArgs: values['kubelet-arg'] ?? [],
     nodeIp: values['node-ip'],
+    nodeVm: values['node-vm'] ?? false,
     retries: values.retries === undefined ? 3 : Number.parseInt(values.retries, 10) || 0,
     stopBed: values['stop-bed'] ?? false,
     quietMs: positiveInt('quiet', values.quiet, 120) * 1000,

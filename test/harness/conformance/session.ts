@@ -31,6 +31,7 @@ import { CONFORMANCE_PATHS } from './paths.ts';
 import { ensureSharedMount, SHARED_KUBELET_DIR } from './host-mounts.ts';
 import { SELECTION_FILE } from './report.ts';
 import { runSuite, selectedSpecs, type SuiteEnv } from './suite.ts';
+import { startVmKubelet, VM_NODE_IP } from './vm-kubelet.ts';
 
 const WATCH_INTERVAL_MS = 20_000;
 /** Consecutive failed API calls (one per interval) before the watchdog gives up on the API server. */
@@ -48,6 +49,8 @@ export interface SessionOptions {
   retries: number;
   kubeletArgs: readonly string[];
   nodeIp: string | undefined;
+  /** Run the kubelet in the node VM (vm-kubelet.ts) instead of on the host. */
+  nodeVm: boolean;
   logger: Logger;
   print: (line: string) => void;
   /** The harness is stopping (SIGINT/SIGTERM). */
@@ -152,18 +155,19 @@ async function attempt(
     kubeconfig: await bed.cluster.kubeletKubeconfig(nodeName),
     caFile: bed.cluster.caFile,
     endpoint: bed.containerd.endpoint,
-    nodeIp: opts.nodeIp ?? (await hostIp()),
+    nodeIp: opts.nodeVm ? VM_NODE_IP : (opts.nodeIp ?? (await hostIp())),
     rootDir,
     logFile: join(dir, 'kubelet.log'),
     extraArgs: opts.kubeletArgs,
   };
-  await ensureSharedMount(SHARED_KUBELET_DIR, logger);
-  const kubelet = startKubelet(spec, logger);
+  if (!opts.nodeVm) await ensureSharedMount(SHARED_KUBELET_DIR, logger);
+  const kubelet = opts.nodeVm ? await startVmKubelet(spec, logger, opts.signal) : startKubelet(spec, logger);
   const watch = watchBed(admin, kubelet.pid, nodeName, logger);
   const signal = AbortSignal.any([opts.signal, watch.signal]);
   const results = new Map<string, RunResults>();
   try {
-    await waitNodeReady(admin, kubelet, 180_000);
+    // In the VM, Node compiles tskubelet under emulation (TCG) and reads it over 9p: minutes, not seconds.
+    await waitNodeReady(admin, kubelet, opts.nodeVm ? 600_000 : 180_000);
     print(`== ${kind}: node ${nodeName} (${spec.nodeIp}) Ready; results in ${dir}`);
     for (const pass of opts.passes) {
       const selected = await selectedSpecs(bed.env, pass);
@@ -210,7 +214,7 @@ async function attempt(
 export async function runKubelet(kind: KubeletKind, opts: SessionOptions, bed: Bed): Promise<KubeletRun> {
   for (let n = 0; ; n++) {
     await waitForIdleBed(opts.logger, { timeoutMs: opts.waitMs, quietMs: opts.quietMs }, opts.signal);
-    const dir = join(opts.resultsRoot, `${stamp()}-${kind}`);
+    const dir = join(opts.resultsRoot, `${stamp()}-${kind}${opts.nodeVm ? '-node-vm' : ''}`);
     await mkdir(dir, { recursive: true });
     const a = await attempt(kind, dir, opts, bed);
     if (a.void === undefined) return { kind, dir, results: a.results };

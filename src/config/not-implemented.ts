@@ -7,9 +7,6 @@
  * (`--container-runtime`, `--network-plugin`, …) so older kubelet command lines still start.
  */
 export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: true }[] = [
-  { flag: 'config-dir' },
-  { flag: 'bootstrap-kubeconfig' },
-  { flag: 'cert-dir' },
   { flag: 'cloud-provider' },
   { flag: 'cloud-config' },
   { flag: 'lock-file' },
@@ -26,7 +23,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { field: 'rotateCertificates', flag: 'rotate-certificates', bool: true },
   { field: 'oomScoreAdj', flag: 'oom-score-adj' },
   { field: 'volumePluginDir', flag: 'volume-plugin-dir' },
-  { field: 'featureGates', flag: 'feature-gates' },
   { field: 'kubeletCgroups', flag: 'kubelet-cgroups' },
   { field: 'systemCgroups', flag: 'system-cgroups' },
   { field: 'providerID', flag: 'provider-id' },

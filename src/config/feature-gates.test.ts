@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseRunArgs } from '../cli/flags.ts';
 import { parseFeatureGates } from '../cli/option-parsers.ts';
+import { toKubeletConfiguration } from './configz.ts';
 import { featureEnabled, KUBELET_1_20_FEATURE_GATES, resolveFeatureGates } from './feature-gates.ts';
 import { assertInvalid, compileFields as compile } from './testing.ts';
 
@@ -137,7 +138,10 @@ describe('featureGates in the file', () => {
     assert.deepEqual(config.featureGates, { AppArmor: true, GracefulNodeShutdown: true, AllAlpha: false });
   });
 
-  it('is no longer reported as not implemented', () => {
-    assert.deepEqual(compile({ featureGates: { AppArmor: true } }).warnings, []);
+  it('is no longer reported as not implemented, and /configz shows it', () => {
+    const { config, warnings } = compile({ featureGates: { AppArmor: true } });
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(toKubeletConfiguration(config).featureGates, { AppArmor: true });
+    assert.equal(toKubeletConfiguration(compile({}).config).featureGates, undefined);
   });
 });

@@ -116,7 +116,8 @@ export const KUBELET_FIELDS = {
   },
   bootstrapKubeconfig: {
     kind: 'string',
-    flag: { name: 'bootstrap-kubeconfig', arg: '<file>' },
+    // The alias is upstream's deprecated spelling, still accepted by 1.20.
+    flag: { name: 'bootstrap-kubeconfig', arg: '<file>', alias: 'experimental-bootstrap-kubeconfig' },
     fileZero: 'kept',
     // Resolved against the working directory by compileConfig.
     help:

@@ -1,9 +1,10 @@
-// Every flag of kubelet 1.20.2 is accepted: implemented (a row of config/fields.ts), or taken with a
+// Every flag and every KubeletConfiguration field of kubelet 1.20.2 is accepted: implemented (a row of config/fields.ts), or taken with a
 // warning (config/not-implemented.ts), never "unknown option", so an existing 1.20 command line
 // starts. The names are the ones `kubelet --help` of the 1.20.2 binary lists (cmd/kubelet/app/options,
 // component-base logs and verflag, the global flags of cAdvisor, klog and the credential providers).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { decodeKubeletConfiguration } from '../config/index.ts';
 import { hasCode } from '../util/errors.ts';
 import { parseRunArgs } from './flags.ts';
 
@@ -217,5 +218,123 @@ describe("kubelet 1.20.2's flags", () => {
     for (const name of BOOL_FLAGS) await check([name === 'v' ? '-v' : `--${name}`]);
     for (const name of VALUE_FLAGS) await check([name === 'v' ? '-v=2' : `--${name}=1`]);
     assert.deepEqual(unknown, []);
+  });
+});
+
+/**
+ * The fields of kubelet 1.20.2's KubeletConfiguration v1beta1 (k8s.io/kubelet/config/v1beta1
+ * types.go), but the nested objects, written out below.
+ */
+const FILE_FIELDS = [
+  'address',
+  'allowedUnsafeSysctls',
+  'cgroupDriver',
+  'cgroupRoot',
+  'cgroupsPerQOS',
+  'clusterDNS',
+  'clusterDomain',
+  'configMapAndSecretChangeDetectionStrategy',
+  'containerLogMaxFiles',
+  'containerLogMaxSize',
+  'contentType',
+  'cpuCFSQuota',
+  'cpuCFSQuotaPeriod',
+  'cpuManagerPolicy',
+  'cpuManagerReconcilePeriod',
+  'enableContentionProfiling',
+  'enableControllerAttachDetach',
+  'enableDebuggingHandlers',
+  'enableServer',
+  'enableSystemLogHandler',
+  'enforceNodeAllocatable',
+  'eventBurst',
+  'eventRecordQPS',
+  'evictionHard',
+  'evictionMaxPodGracePeriod',
+  'evictionMinimumReclaim',
+  'evictionPressureTransitionPeriod',
+  'evictionSoft',
+  'evictionSoftGracePeriod',
+  'failSwapOn',
+  'featureGates',
+  'fileCheckFrequency',
+  'hairpinMode',
+  'healthzBindAddress',
+  'healthzPort',
+  'httpCheckFrequency',
+  'imageGCHighThresholdPercent',
+  'imageGCLowThresholdPercent',
+  'imageMinimumGCAge',
+  'iptablesDropBit',
+  'iptablesMasqueradeBit',
+  'kernelMemcgNotification',
+  'kubeAPIBurst',
+  'kubeAPIQPS',
+  'kubeReserved',
+  'kubeReservedCgroup',
+  'kubeletCgroups',
+  'makeIPTablesUtilChains',
+  'maxOpenFiles',
+  'maxPods',
+  'nodeLeaseDurationSeconds',
+  'nodeStatusMaxImages',
+  'nodeStatusReportFrequency',
+  'nodeStatusUpdateFrequency',
+  'oomScoreAdj',
+  'podCIDR',
+  'podPidsLimit',
+  'podsPerCore',
+  'port',
+  'protectKernelDefaults',
+  'providerID',
+  'qosReserved',
+  'readOnlyPort',
+  'registryBurst',
+  'registryPullQPS',
+  'reservedSystemCPUs',
+  'resolvConf',
+  'rotateCertificates',
+  'runOnce',
+  'runtimeRequestTimeout',
+  'serializeImagePulls',
+  'serverTLSBootstrap',
+  'showHiddenMetricsForVersion',
+  'shutdownGracePeriod',
+  'shutdownGracePeriodCriticalPods',
+  'staticPodPath',
+  'staticPodURL',
+  'staticPodURLHeader',
+  'streamingConnectionIdleTimeout',
+  'syncFrequency',
+  'systemCgroups',
+  'systemReserved',
+  'systemReservedCgroup',
+  'tlsCertFile',
+  'tlsCipherSuites',
+  'tlsMinVersion',
+  'tlsPrivateKeyFile',
+  'topologyManagerPolicy',
+  'topologyManagerScope',
+  'volumePluginDir',
+  'volumeStatsAggPeriod',
+];
+
+describe("kubelet 1.20.2's KubeletConfiguration fields", () => {
+  it('are all known: implemented or accepted with a warning, none an unknown field', () => {
+    assert.equal(FILE_FIELDS.length + 3, 94);
+    const doc: Record<string, unknown> = {
+      apiVersion: 'kubelet.config.k8s.io/v1beta1',
+      kind: 'KubeletConfiguration',
+      logging: { format: null, sanitization: null },
+      authentication: {
+        x509: { clientCAFile: null },
+        webhook: { enabled: null, cacheTTL: null },
+        anonymous: { enabled: null },
+      },
+      authorization: { mode: null, webhook: { cacheAuthorizedTTL: null, cacheUnauthorizedTTL: null } },
+    };
+    // null: present but unset, so only the names are checked here.
+    for (const name of FILE_FIELDS) doc[name] = null;
+    assert.doesNotThrow(() => decodeKubeletConfiguration(doc, '/etc/kubernetes/kubelet.yaml'));
   });
 });

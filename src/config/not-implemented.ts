@@ -50,6 +50,8 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { field: 'logging.flushFrequency', flag: 'log-flush-frequency' },
   { field: 'logging.vmodule', flag: 'vmodule' },
   { field: 'logging.options' },
+  // 1.20's LoggingConfiguration (component-base config v1alpha1).
+  { field: 'logging.sanitization', flag: 'experimental-logging-sanitization', bool: true },
   { flag: 'log-text-split-stream', bool: true },
   { flag: 'log-text-info-buffer-size' },
   { flag: 'log-json-split-stream', bool: true },
@@ -93,7 +95,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { flag: 'event-storage-event-limit' },
   { flag: 'experimental-check-node-capabilities-before-mount', bool: true },
   { flag: 'experimental-kernel-memcg-notification', bool: true },
-  { flag: 'experimental-logging-sanitization', bool: true },
   { flag: 'global-housekeeping-interval' },
   { flag: 'housekeeping-interval' },
   { flag: 'log-backtrace-at' },

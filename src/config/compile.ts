@@ -145,7 +145,10 @@ export function compileConfig(
   warnings.push(...listenerWarnings(fields, server.enableServer, server.enableDebuggingHandlers));
 
   if (errors.length > 0) {
-    const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
+    const dropIns = file?.dropIns?.length ? `, drop-ins ${file.dropIns.join(' ')}` : '';
+    const op = file
+      ? `validate kubelet configuration (file ${file.path}${dropIns}, flags)`
+      : 'validate kubelet flags';
     throw new KubeletError('InvalidArgument', op, errors.join('; '));
   }
   const config: KubeletConfig = withoutUndefined({ configFile: file?.path, ...fields, server });

@@ -112,6 +112,12 @@ describe('--config-dir', () => {
     );
     await writeFile(path.join(bad, '10-bad.conf'), HEADER + 'maxPod: 5\n');
     await assert.rejects(parseRunArgs([`--config-dir=${bad}`], opts), /10-bad\.conf.*unknown field "maxPod"/);
+    // A value refused after the merge: the error lists the drop-ins it may have come from.
+    await writeFile(path.join(bad, '10-bad.conf'), HEADER + 'maxPods: -5\n');
+    await assert.rejects(
+      parseRunArgs([`--config=${main}`, `--config-dir=${bad}`], opts),
+      /validate kubelet configuration \(file .*config\.yaml, drop-ins .*10-bad\.conf, flags\): maxPods: -5/,
+    );
   });
 });
 

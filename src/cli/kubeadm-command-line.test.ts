@@ -1,6 +1,7 @@
 // The command line kubeadm 1.20 starts the kubelet with, parsed unchanged. Upstream sources:
-// the kubeadm drop-in 10-kubeadm.conf (kubernetes build/debs/10-kubeadm.conf, release-1.17 and
-// later; kubernetes/release's packaging since), cmd/kubeadm/app/phases/kubelet/flags.go
+// the kubeadm drop-in 10-kubeadm.conf ("This dropin only works with kubeadm and kubelet v1.11+":
+// kubernetes release-1.17 build/debs/10-kubeadm.conf; the kubeadm packages of kubernetes/release
+// ship the same text for 1.20), cmd/kubeadm/app/phases/kubelet/flags.go
 // (buildKubeletArgMapCommon: /var/lib/kubelet/kubeadm-flags.env), cmd/kubeadm/app/util/arguments.go
 // (BuildArgumentListFromMap: `--key=value`, sorted), cmd/kubeadm/app/componentconfigs/kubelet.go
 // (the defaults kubeadm writes into /var/lib/kubelet/config.yaml), all at v1.20.2.

@@ -14,6 +14,7 @@ import {
   NOT_IMPLEMENTED,
   compileConfig,
   loadConfigFile,
+  mergeConfigDropIns,
   type CompileOptions,
   type CompiledConfig,
   type FieldSpec,
@@ -28,10 +29,12 @@ import {
   parseInt64,
   parseManifestURLHeader,
   mapStringStringParser,
+  parseFeatureGates,
   parseNodeLabels,
   parseRegisterWithTaints,
   parseStringSlice,
 } from './option-parsers.ts';
+import { versionOption, type VersionRequest } from './version.ts';
 
 /** The commander option of a table row, with the parser of the row's kind. */
 function optionOf(spec: FieldSpec, flag: FlagSpec, name: string, help: string): Option {
@@ -56,6 +59,8 @@ function optionOf(spec: FieldSpec, flag: FlagSpec, name: string, help: string): 
       return option.argParser(mapStringStringParser('='));
     case 'thresholdMap':
       return option.argParser(mapStringStringParser('<'));
+    case 'boolMap':
+      return option.argParser(parseFeatureGates);
     case 'string':
     case 'duration':
       return option;
@@ -120,19 +125,27 @@ function shown(value: unknown): string {
 }
 
 /**
- * Builds the `run` command. When it runs, it loads `--config` (if given), overlays the explicit
- * flags, validates, and calls `onRun` with the frozen config and every warning (unimplemented file
- * fields and flags, deprecated forms). Errors (`KubeletError('InvalidArgument' | 'NotFound')`)
- * propagate out of commander's `parseAsync`.
+ * Builds the `run` command. When it runs, it loads `--config` (if given), merges the `--config-dir`
+ * drop-ins over it, overlays the explicit flags, validates, and calls `onRun` with the frozen
+ * config and every warning (unimplemented file fields and flags, deprecated forms). Errors
+ * (`KubeletError('InvalidArgument' | 'NotFound')`) propagate out of commander's `parseAsync`.
+ * `--version` calls `onVersion` instead, before any file is read or any value checked (upstream
+ * verflag.PrintAndExitIfRequested); without `onVersion` it is an error.
  */
 export function buildRunCommand(
   onRun: (result: CompiledConfig) => Promise<void>,
   options: CompileOptions = {},
+  onVersion?: (request: Exclude<VersionRequest, 'false'>) => void,
 ): Command {
   const cmd = new Command('run')
     .description('Run the kubelet: static pods from a directory or URL, optionally joined to a cluster.')
     .allowExcessArguments(false)
-    .option('--config <file>', 'KubeletConfiguration file (YAML or JSON); explicit flags override it');
+    .option('--config <file>', 'KubeletConfiguration file (YAML or JSON); explicit flags override it')
+    .option(
+      '--config-dir <dir>',
+      'directory of KubeletConfiguration drop-ins (*.conf, in lexical order) merged over --config; explicit flags override them',
+    )
+    .addOption(versionOption());
   const rows = addFieldOptions(cmd);
 
   const notImplemented: Option[] = [];
@@ -147,6 +160,13 @@ export function buildRunCommand(
   }
 
   cmd.action(async () => {
+    const given = cmd.opts<{ config?: string; configDir?: string; version?: VersionRequest }>();
+    if (given.version !== undefined && given.version !== 'false') {
+      if (!onVersion)
+        throw new KubeletError('InvalidArgument', 'parse flags', '--version is not available here');
+      onVersion(given.version);
+      return;
+    }
     const warnings: string[] = [];
     for (const option of notImplemented) {
       if (cmd.getOptionValueSource(option.attributeName()) === 'cli') {
@@ -156,9 +176,9 @@ export function buildRunCommand(
       }
     }
     const flags = flagValuesOf(cmd, rows);
-    const config = cmd.opts<{ config?: string }>().config;
-    // Upstream treats an empty --config as "no file".
-    const file = config ? await loadConfigFile(config) : undefined;
+    // Upstream treats an empty --config (and --config-dir) as "none".
+    let file = given.config ? await loadConfigFile(given.config) : undefined;
+    if (given.configDir) file = await mergeConfigDropIns(file, given.configDir);
     const compiled = compileConfig(file, flags, options);
     await onRun({ config: compiled.config, warnings: [...compiled.warnings, ...warnings] });
   });

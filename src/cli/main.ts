@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { routeArgs } from './argv.ts';
 import { buildRunCommand } from './flags.ts';
 import { addNodeCommands } from './node/index.ts';
 import { runKubelet } from './run.ts';
+import { versionText } from './version.ts';
 import { describeError } from '../util/errors.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -18,9 +20,13 @@ const program = new Command('tskubelet')
   .showHelpAfterError();
 
 program.addCommand(
-  buildRunCommand(async ({ config, warnings }) => {
-    process.exitCode = await runKubelet(config, warnings, TSKUBELET_VERSION);
-  }),
+  buildRunCommand(
+    async ({ config, warnings }) => {
+      process.exitCode = await runKubelet(config, warnings, TSKUBELET_VERSION);
+    },
+    {},
+    (request) => process.stdout.write(versionText(request, TSKUBELET_VERSION)),
+  ),
 );
 program
   .command('version')
@@ -32,7 +38,12 @@ program
 addNodeCommands(program);
 
 try {
-  await program.parseAsync(process.argv);
+  // bin/tskubelet says how it was invoked (a `kubelet` link means the kubelet's command line).
+  const invokedAs = process.env.TSKUBELET_INVOKED_AS ?? 'tskubelet';
+  // Not for the processes the kubelet starts (openssl, exec credential plugins).
+  delete process.env.TSKUBELET_INVOKED_AS;
+  const args = routeArgs(process.argv.slice(2), invokedAs);
+  await program.parseAsync(args, { from: 'user' });
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode;

@@ -42,10 +42,18 @@ export function parseInt64(value: string): number {
   return n;
 }
 
+const GO_TRUE = ['1', 't', 'T', 'true', 'TRUE', 'True'];
+const GO_FALSE = ['0', 'f', 'F', 'false', 'FALSE', 'False'];
+
+/** Whether Go's strconv.ParseBool takes the text. */
+export function isGoBool(value: string): boolean {
+  return GO_TRUE.includes(value) || GO_FALSE.includes(value);
+}
+
 /** Go's strconv.ParseBool. */
 export function parseGoBool(value: string): boolean {
-  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(value)) return true;
-  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(value)) return false;
+  if (GO_TRUE.includes(value)) return true;
+  if (GO_FALSE.includes(value)) return false;
   throw new InvalidArgumentError('not a boolean (true or false)');
 }
 
@@ -146,6 +154,33 @@ export function parseNodeLabels(
     const eq = pair.indexOf('=');
     if (eq < 0) setOwn(out, pair.trim(), '');
     else setOwn(out, pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+/**
+ * One `--feature-gates` value (upstream cliflag.MapStringBool): comma-separated `Name=bool` pairs,
+ * both sides trimmed, empty pairs skipped, values in Go's ParseBool syntax. Repeated flags
+ * accumulate, a later value of a gate replaces an earlier one. The messages are upstream's. Which
+ * gates exist is checked when compiling (config/feature-gates.ts).
+ */
+export function parseFeatureGates(
+  value: string,
+  previous: Record<string, boolean> | undefined,
+): Record<string, boolean> {
+  const out: Record<string, boolean> = { ...previous };
+  for (const pair of value.split(',')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    if (eq < 0) throw new InvalidArgumentError('malformed pair, expect string=bool');
+    const name = pair.slice(0, eq).trim();
+    const text = pair.slice(eq + 1).trim();
+    if (!isGoBool(text)) {
+      throw new InvalidArgumentError(
+        `invalid value of ${name}: ${text}, err: strconv.ParseBool: parsing ${JSON.stringify(text)}: invalid syntax`,
+      );
+    }
+    setOwn(out, name, parseGoBool(text));
   }
   return out;
 }

@@ -36,6 +36,8 @@ describe('compileConfig defaults', () => {
         containerLogMaxFiles: 5,
       },
       rootDir: '/var/lib/kubelet',
+      certDir: '/var/lib/kubelet/pki',
+      featureGates: {},
       nodeName: 'node-a',
       runOnce: false,
       runOnceTimeoutMs: 1_023_000,

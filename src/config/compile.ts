@@ -31,6 +31,7 @@ import type { DecodedConfigFile, FlagValues, RawKubeletConfiguration } from './r
 import { fileValueAt, resolveField } from './resolve.ts';
 import { isLoopbackIP } from './console-address.ts';
 import { compileServerSettings } from './server-config.ts';
+import { mergeFeatureGates } from './feature-gates.ts';
 import { nodeAllocatableSettings, type NodeAllocatableSettings } from './node-allocatable.ts';
 import { cleanPath, clientLimit, normalizeRuntimeEndpoint, toTaints } from './validate.ts';
 
@@ -108,6 +109,9 @@ export function compileConfig(
     verbosity: value('verbosity'),
     logFormat,
     kubeconfig: value('kubeconfig'),
+    bootstrapKubeconfig: value('bootstrapKubeconfig'),
+    certDir: path.resolve(options.cwd ?? process.cwd(), value('certDir') ?? path.join(rootDir, 'pki')),
+    featureGates: mergeFeatureGates(raw.featureGates, flags.featureGates, errors, warnings),
     kubeAPIQPS: clientLimit(value('kubeAPIQPS'), CLIENT_GO_DEFAULT_QPS),
     kubeAPIBurst: clientLimit(value('kubeAPIBurst'), CLIENT_GO_DEFAULT_BURST),
     eventRecordQPS: clientLimit(value('eventRecordQPS'), CLIENT_GO_DEFAULT_QPS),
@@ -141,7 +145,10 @@ export function compileConfig(
   warnings.push(...listenerWarnings(fields, server.enableServer, server.enableDebuggingHandlers));
 
   if (errors.length > 0) {
-    const op = file ? `validate kubelet configuration (file ${file.path}, flags)` : 'validate kubelet flags';
+    const dropIns = file?.dropIns?.length ? `, drop-ins ${file.dropIns.join(' ')}` : '';
+    const op = file
+      ? `validate kubelet configuration (file ${file.path}${dropIns}, flags)`
+      : 'validate kubelet flags';
     throw new KubeletError('InvalidArgument', op, errors.join('; '));
   }
   const config: KubeletConfig = withoutUndefined({ configFile: file?.path, ...fields, server });

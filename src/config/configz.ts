@@ -89,6 +89,7 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     containerRuntimeEndpoint: c.containerRuntimeEndpoint,
     enableSystemLogHandler: s.enableSystemLogHandler,
     logging: { format: c.logFormat, verbosity: c.verbosity },
+    ...(Object.keys(c.featureGates).length > 0 ? { featureGates: { ...c.featureGates } } : {}),
     shutdownGracePeriod: d(c.shutdownGracePeriodMs),
     shutdownGracePeriodCriticalPods: d(c.shutdownGracePeriodCriticalPodsMs),
   };

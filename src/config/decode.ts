@@ -256,7 +256,24 @@ class FieldReader {
       case 'stringMap':
       case 'thresholdMap':
         return this.#stringMap(key);
+      case 'boolMap':
+        return this.#boolMap(key);
     }
+  }
+
+  #boolMap(key: string): Record<string, boolean> | undefined {
+    const value = this.#obj[key];
+    if (value === undefined || value === null) return undefined;
+    if (!isPlainObject(value) || !Object.values(value).every((v) => typeof v === 'boolean')) {
+      this.#wrong(key, 'a map of string to boolean', value);
+      return undefined;
+    }
+    const out: Record<string, boolean> = {};
+    for (const [name, on] of Object.entries(value)) {
+      // defineProperty: a gate named `__proto__` must stay a key (and then fail as unknown).
+      Object.defineProperty(out, name, { value: on, enumerable: true, writable: true, configurable: true });
+    }
+    return out;
   }
 
   #stringList(key: string): string[] | undefined {

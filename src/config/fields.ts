@@ -53,6 +53,8 @@ export interface KindValues {
   stringMap: Record<string, string>;
   /** map[string]string; the flag is `key<value,…` (upstream LangleSeparatedMapStringString). */
   thresholdMap: Record<string, string>;
+  /** map[string]bool; the flag is `Name=true,…` (upstream MapStringBool, the feature gates). */
+  boolMap: Record<string, boolean>;
 }
 export type FieldKind = keyof KindValues;
 
@@ -111,6 +113,27 @@ export const KUBELET_FIELDS = {
       if (c.value.trim() === '') errors.push(`${c.label}: must not be empty when given`);
     },
     help: 'kubeconfig for the API server; omit for standalone mode',
+  },
+  bootstrapKubeconfig: {
+    kind: 'string',
+    // The alias is upstream's deprecated spelling, still accepted by 1.20.
+    flag: { name: 'bootstrap-kubeconfig', arg: '<file>', alias: 'experimental-bootstrap-kubeconfig' },
+    fileZero: 'kept',
+    // Resolved against the working directory by compileConfig.
+    // The TLS bootstrap (issue 27) reads it; until then run.ts warns that it is ignored.
+    help:
+      'kubeconfig to get a client certificate with (TLS bootstrap) when the --kubeconfig file does not exist ' +
+      '(not acted on yet: a warning says so)',
+  },
+  certDir: {
+    kind: 'string',
+    flag: { name: 'cert-dir', arg: '<dir>' },
+    fileZero: 'kept',
+    // Default <root-dir>/pki, resolved against the working directory by compileConfig.
+    check: (c, errors) => {
+      if (c.value.trim() === '') errors.push(`${c.label}: must not be empty when given`);
+    },
+    help: 'directory of the TLS certificates and keys (default <root-dir>/pki; another directory is not acted on yet: a warning says so)',
   },
   staticPodPath: {
     kind: 'string',
@@ -536,6 +559,17 @@ export const KUBELET_FIELDS = {
     default: [],
     check: checkSysctlPatterns,
     help: "unsafe sysctls pods may set (names or 'prefix*', namespaced only), e.g. 'kernel.msg*,net.core.somaxconn'; repeatable",
+  },
+  featureGates: {
+    kind: 'boolMap',
+    file: 'featureGates',
+    flag: { name: 'feature-gates', arg: '<Name=bool,...>' },
+    // Merged key by key, flags over file (compile.ts), as upstream's kubeletConfigFlagPrecedence.
+    fileZero: 'kept',
+    default: {},
+    help:
+      'feature gates as Name=true|false pairs, the gates kubelet 1.20 knows (an unknown gate is an error); ' +
+      "repeatable; each gate given overrides the file's value of that gate",
   },
   ...NODE_RESOURCE_FIELDS,
 } satisfies Readonly<Record<string, FieldSpec>>;

@@ -30,6 +30,8 @@ export { ALL_FIELDS, KUBELET_FIELDS } from './fields.ts';
 export { SERVER_FIELDS } from './server-fields.ts';
 export { toKubeletConfiguration } from './configz.ts';
 export { NOT_IMPLEMENTED } from './not-implemented.ts';
+export { mergeConfigDropIns } from './drop-in.ts';
+export { KUBELET_1_20_FEATURE_GATES, featureEnabled } from './feature-gates.ts';
 export type { FieldKind, FieldSpec, FlagSpec, KindValues } from './fields.ts';
 export type { ServerFlagValues } from './raw.ts';
 export type { AuthorizationMode, ServerSettings, TlsVersion } from './server-config.ts';

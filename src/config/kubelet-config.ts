@@ -75,6 +75,16 @@ export interface KubeletConfig {
   readonly verbosity: number;
   readonly logFormat: LogFormat;
   readonly kubeconfig?: string;
+  /** `--bootstrap-kubeconfig`: the credentials for TLS bootstrap, as given. */
+  readonly bootstrapKubeconfig?: string;
+  /** `--cert-dir`, absolute: where the kubelet's certificates and keys live (default `<rootDir>/pki`). */
+  readonly certDir: string;
+  /**
+   * The feature gates as configured: the file's `featureGates` with each gate given by
+   * `--feature-gates` replacing the file's value (upstream). Every name is a gate kubelet 1.20
+   * knows; `featureEnabled(gates, name)` (feature-gates.ts) tells whether one is on.
+   */
+  readonly featureGates: Readonly<Record<string, boolean>>;
   /**
    * Request rate and burst of the main API client (everything except events and node heartbeats).
    * Always > 0: a configured 0 means client-go's fallback (5 QPS / burst 10), which is what an

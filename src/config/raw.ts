@@ -108,6 +108,7 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   evictionMinimumReclaim?: Record<string, string>;
   evictionPressureTransitionPeriod?: string;
   evictionMaxPodGracePeriod?: number;
+  featureGates?: Record<string, boolean>;
 }
 
 /** What a file field may hold once decoded; anything else is a nested object of more fields. */
@@ -128,7 +129,10 @@ export type RawFieldPath = LeafPaths<RawKubeletConfiguration>;
 
 /** A decoded configuration file and what was accepted but ignored in it. */
 export interface DecodedConfigFile {
+  /** The --config file, or the --config-dir directory when there is no --config file. */
   readonly path: string;
+  /** The --config-dir drop-ins merged over it, in the order they were merged. */
+  readonly dropIns?: readonly string[];
   readonly raw: RawKubeletConfiguration;
   /** Known upstream fields tskubelet does not implement yet (accepted, ignored), one line each. */
   readonly warnings: readonly string[];

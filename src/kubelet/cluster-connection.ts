@@ -41,7 +41,7 @@ export function registeringObjects(source: PodSource, objects: PodObjectManager)
 }
 
 /** The kubelet version reported in the Node object: the Kubernetes API level we implement + ours. */
-function reportedKubeletVersion(version: string): string {
+export function reportedKubeletVersion(version: string): string {
   return `${KUBERNETES_API_VERSION}-tskubelet.${version.replace(/^v/, '')}`;
 }
 

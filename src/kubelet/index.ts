@@ -5,6 +5,7 @@
  * admission, housekeeping) is private to this folder.
  */
 export { newKubelet, type AssembledKubelet, type Dependencies } from './new-kubelet.ts';
+export { reportedKubeletVersion } from './cluster-connection.ts';
 export type { Kubelet, KubeletDependencies, NodeEventSink, PodView } from './types.ts';
 export type { RunOnceResult } from './run-once.ts';
 // Hook types the folders below implement (type-only imports up the map: eslint/boundaries.js).

@@ -78,6 +78,7 @@ const WRONG: Record<FieldKind, Json[]> = {
   labels: [[], 'x'],
   stringMap: [[], 'x', { a: 5 }, { a: ['x'] }],
   thresholdMap: [[], 'x', { a: 5 }],
+  boolMap: [[], 'x', { a: 'true' }, { a: 1 }],
 };
 
 /** Odd values of the right type: either outcome, but a refusal names the field. */
@@ -129,6 +130,7 @@ const ODD: Record<FieldKind, Json[]> = {
     { 'bogus.signal': '1' },
     { 'nodefs.available': '-5Gi' },
   ],
+  boolMap: [{}, { AllAlpha: true }, { Bogus: true }, { NodeLease: false }, { __proto__: true }],
 };
 
 const baseConfig: fc.Arbitrary<JsonObj> = fc

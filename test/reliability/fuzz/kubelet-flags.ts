@@ -55,6 +55,10 @@ function flagText(kind: FieldKind, d: unknown): string | undefined {
       return Object.entries(d as Record<string, string>)
         .map(([k, v]) => `${k}<${v}`)
         .join(',');
+    case 'boolMap':
+      return Object.entries(d as Record<string, boolean>)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',');
     default:
       // string, bool, int32, int64: scalars.
       return typeof d === 'string' || typeof d === 'number' || typeof d === 'boolean' ? String(d) : undefined;
@@ -85,6 +89,7 @@ const INVALID: Partial<Record<FieldKind, string[]>> = {
   taints: ['a:b:c', 'k=v=w:NoSchedule', 'k:NoSchedule-', 'k=v'],
   thresholdMap: ['memory.available', 'a<b,c'],
   stringMap: ['noequals'],
+  boolMap: ['noequals', 'AllAlpha=maybe', 'Bogus=true', 'NodeLease=false'],
 };
 
 /** Odd values of the right syntax: either outcome, but a refusal names the flag. */
@@ -119,6 +124,7 @@ const ODD: Record<FieldKind, string[]> = {
     'bogus<1',
     'nodefs.available<-5Gi',
   ],
+  boolMap: ['', ',', '__proto__=true', 'AllBeta=false,RunAsGroup=true', ' AppArmor = T '],
 };
 
 function syntax(name: string, value: string, style: number): string[] {

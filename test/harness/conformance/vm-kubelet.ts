@@ -38,6 +38,7 @@ const GUEST = {
   endpoint: 'unix:///run/containerd/containerd.sock',
 } as const;
 const STOP_UNIT_TIMEOUT_MS = 90_000;
+const POWEROFF_TIMEOUT_MS = 180_000;
 
 /** The kubeadm-style configuration (what `kubeadm join` writes, for the fields it sets that tskubelet reads). */
 function kubeletConfig(): string {
@@ -157,7 +158,8 @@ export async function startVmKubelet(
           }),
         );
       }
-      await vm.stop();
+      // The poweroff stops the containers the suite left (under emulation): more than the default 90 s.
+      await vm.stop({ timeoutMs: POWEROFF_TIMEOUT_MS });
     },
   };
 }

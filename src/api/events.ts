@@ -4,6 +4,9 @@ import type { Logger } from '../util/logger.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
+/** Records an event on the kubelet's Node object (upstream's nodeRef recorder). */
+export type NodeEventSink = (type: EventType, reason: string, message: string) => void;
+
 /**
  * Records Kubernetes Events about pods (upstream record.EventRecorder). Standalone, events go to the
  * log; in cluster mode a recorder that also posts them to the API server takes its place.

@@ -6,6 +6,7 @@
 import type { KubeletPod, Pod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import { podQOSClass } from '../api/qos.ts';
+import type { NodeEventSink } from '../api/events.ts';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { detectLayout, settableControllers, type CgroupLayout } from './cgroup-layout.ts';
@@ -24,7 +25,13 @@ import {
 import { createSystemdCgroups } from './systemd-cgroups.ts';
 import { createSystemdUnits, type SystemdUnits } from './systemd-units.ts';
 import { createSystemBus } from '../util/busctl.ts';
-import { enforceReservedCgroups, kubepodsConfig, type NodeReservedOptions } from './node-reserved.ts';
+import {
+  enforceReservedCgroups,
+  FAILED_NODE_ALLOCATABLE_ENFORCEMENT,
+  kubepodsConfig,
+  NODE_ALLOCATABLE_ENFORCED,
+  type NodeReservedOptions,
+} from './node-reserved.ts';
 import {
   qosTierConfigs,
   resourceConfigForPod,
@@ -103,6 +110,11 @@ export interface ContainerManagerOptions extends NodeReservedOptions {
   fs?: CgroupFsOps;
   /** The node's task limit for kubepods (default: min of kernel.pid_max and kernel.threads-max). */
   maxPids?: () => Promise<number | undefined>;
+  /**
+   * An event on the Node (KubeletDependencies.nodeEvent): NodeAllocatableEnforced when kubepods'
+   * and the reserved cgroups' limits are written, FailedNodeAllocatableEnforcement when not.
+   */
+  nodeEvent?: NodeEventSink;
 }
 
 export function createContainerManager(opts: ContainerManagerOptions): ContainerManager {
@@ -152,9 +164,18 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
       await cg.apply(names.guaranteed, config, signal);
       if (nodeAllocatablePending) log.info('node allocatable limits applied', { cgroup: names.guaranteed });
       nodeAllocatablePending = undefined;
+      opts.nodeEvent?.('Normal', NODE_ALLOCATABLE_ENFORCED, 'Updated Node Allocatable limit across pods');
     } catch (err) {
       if (signal.aborted) throw err;
-      // Upstream keeps retrying (every minute) until evictions bring usage under the new limits.
+      // Upstream keeps retrying (every minute) until evictions bring usage under the new limits;
+      // the Warning event is sent once per episode (the retries here follow pod syncs, not a minute).
+      if (!nodeAllocatablePending) {
+        opts.nodeEvent?.(
+          'Warning',
+          FAILED_NODE_ALLOCATABLE_ENFORCEMENT,
+          `Failed to update Node Allocatable Limits ${JSON.stringify(names.guaranteed)}: ${describeError(err)}`,
+        );
+      }
       nodeAllocatablePending = config;
       log.warn('failed to apply node allocatable limits; will retry', {
         cgroup: names.guaranteed,
@@ -253,7 +274,11 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
       // Upstream creates both tiers, or updates existing ones to have the right state on start.
       await cg.apply(names.burstable, (await cg.exists(names.burstable)) ? {} : tiers.burstable, signal);
       await cg.apply(names.besteffort, tiers.besteffort, signal);
-      await enforceReservedCgroups(cg, opts.cgroupDriver, opts.enforceNodeAllocatable, opts, log, signal);
+      await enforceReservedCgroups(cg, opts.cgroupDriver, opts.enforceNodeAllocatable, opts, {
+        log,
+        signal,
+        ...(opts.nodeEvent ? { nodeEvent: opts.nodeEvent } : {}),
+      });
       cgroups = cg;
       log.info('pod cgroups per QoS class', {
         mode: layout.mode,

@@ -109,6 +109,60 @@ describe('node allocatable enforcement', () => {
     assert.equal(await fs.exists('cpu/kube.slice'), false);
   });
 
+  it('records NodeAllocatableEnforced on the Node for kubepods and each reserved cgroup, as upstream', async () => {
+    const events: string[] = [];
+    const { fs, options } = await setUp('v1', {
+      nodeEvent: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
+    });
+    await existingCgroup(fs, 'v1', 'system.slice');
+    await existingCgroup(fs, 'v1', 'kube.slice');
+    await createContainerManager(options).start(signal);
+    assert.deepEqual(events, [
+      'Normal NodeAllocatableEnforced Updated Node Allocatable limit across pods',
+      'Normal NodeAllocatableEnforced Updated limits on system reserved cgroup /system.slice',
+      'Normal NodeAllocatableEnforced Updated limits on kube reserved cgroup /kube.slice',
+    ]);
+  });
+
+  it('records FailedNodeAllocatableEnforcement on the Node when a reserved cgroup cannot be limited', async () => {
+    const events: string[] = [];
+    const { fs, options } = await setUp('v1', {
+      nodeEvent: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
+    });
+    await existingCgroup(fs, 'v1', 'system.slice');
+    await assert.rejects(createContainerManager(options).start(signal));
+    assert.deepEqual(events.slice(-1), [
+      'Warning FailedNodeAllocatableEnforcement Failed to enforce Kube Reserved Cgroup Limits on "/kube.slice": "/kube.slice" cgroup does not exist',
+    ]);
+  });
+
+  it('records one FailedNodeAllocatableEnforcement while kubepods cannot take its limit, then NodeAllocatableEnforced', async () => {
+    const events: string[] = [];
+    let failing = true;
+    const { options } = await setUp('v1', {
+      enforceNodeAllocatable: ['pods'],
+      nodeEvent: (type, reason) => events.push(`${type} ${reason}`),
+    });
+    const ops = options.fs;
+    assert.ok(ops);
+    const cm = createContainerManager({
+      ...options,
+      fs: {
+        ...ops,
+        writeFile: (file, data) =>
+          failing && file.endsWith('kubepods/memory.limit_in_bytes')
+            ? Promise.reject(Object.assign(new Error('device or resource busy'), { code: 'EBUSY' }))
+            : ops.writeFile(file, data),
+      },
+    });
+    await cm.start(signal);
+    await cm.updateQOSCgroups([], signal);
+    assert.deepEqual(events, ['Warning FailedNodeAllocatableEnforcement']);
+    failing = false;
+    await cm.updateQOSCgroups([], signal);
+    assert.deepEqual(events, ['Warning FailedNodeAllocatableEnforcement', 'Normal NodeAllocatableEnforced']);
+  });
+
   it('fails the start when the enforced reservation is empty, as upstream', async () => {
     const { fs, options } = await setUp('v1', { enforceNodeAllocatable: ['system-reserved'] });
     delete options.systemReserved;

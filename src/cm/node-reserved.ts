@@ -10,6 +10,7 @@
 import path from 'node:path';
 import { KubeletError, describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import type { NodeEventSink } from '../api/events.ts';
 import type { Cgroups } from './cgroupfs.ts';
 import { cgroupPath, cleanCgroupName, type CgroupDriver } from './names.ts';
 import {
@@ -75,6 +76,10 @@ export function kubepodsConfig(
   return nodeAllocatableConfig(enforcePods && allocatable ? allocatable(internal) : internal);
 }
 
+/** Upstream's event reasons (pkg/kubelet/events). */
+export const NODE_ALLOCATABLE_ENFORCED = 'NodeAllocatableEnforced';
+export const FAILED_NODE_ALLOCATABLE_ENFORCEMENT = 'FailedNodeAllocatableEnforcement';
+
 const ENFORCEMENTS = [
   {
     key: 'system-reserved',
@@ -87,27 +92,30 @@ const ENFORCEMENTS = [
 
 /**
  * Writes the reservations to their cgroups for each of "system-reserved" and "kube-reserved" in
- * `enforce`. Throws FailedPrecondition naming the cgroup when it cannot (upstream: the kubelet
- * does not start).
+ * `enforce`, with upstream's Node event either way. Throws FailedPrecondition naming the cgroup when
+ * it cannot (upstream: the kubelet does not start).
  */
 export async function enforceReservedCgroups(
   cg: Cgroups,
   driver: CgroupDriver,
   enforce: readonly string[],
   opts: NodeReservedOptions,
-  log: Logger,
-  signal: AbortSignal,
+  ctx: { log: Logger; signal: AbortSignal; nodeEvent?: NodeEventSink },
 ): Promise<void> {
+  const { log, signal } = ctx;
   for (const e of ENFORCEMENTS) {
     if (!enforce.includes(e.key)) continue;
     const configured = opts[e.cgroup] ?? '';
-    const fail = (why: string, cause?: unknown): KubeletError =>
-      new KubeletError(
+    const fail = (why: string, cause?: unknown): KubeletError => {
+      const message = `Failed to enforce ${e.what} Cgroup Limits on ${JSON.stringify(configured)}: ${why}`;
+      ctx.nodeEvent?.('Warning', FAILED_NODE_ALLOCATABLE_ENFORCEMENT, message);
+      return new KubeletError(
         'FailedPrecondition',
         'enforce node allocatable',
-        `Failed to enforce ${e.what} Cgroup Limits on ${JSON.stringify(configured)}: ${why}`,
+        message,
         cause === undefined ? undefined : { cause },
       );
+    };
     if (configured === '') throw fail(`${e.cgroup} is not set`);
     const name = reservedCgroupPath(configured, driver);
     const reserved = opts[e.reserved];
@@ -122,5 +130,10 @@ export async function enforceReservedCgroups(
       throw fail(describeError(err), err);
     }
     log.info(`Updated limits on ${e.what.toLowerCase()} cgroup`, { cgroup: name, resources: config });
+    ctx.nodeEvent?.(
+      'Normal',
+      NODE_ALLOCATABLE_ENFORCED,
+      `Updated limits on ${e.what.toLowerCase()} cgroup ${name}`,
+    );
   }
 }

@@ -233,6 +233,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       nodeAllocatable: (capacity) => kubepodsAllocatable(allocatablePlan, capacity),
       ...reservedCgroupOptions(config, allocatablePlan),
       logger,
+      nodeEvent,
     });
   const stats: StatsProvider = createStatsProvider({
     runtime: runtimeService,

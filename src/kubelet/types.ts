@@ -1,5 +1,5 @@
 import type { KubeletPod, PodStatus } from '../api/types.ts';
-import type { EventRecorder, EventType } from '../api/events.ts';
+import type { EventRecorder, NodeEventSink } from '../api/events.ts';
 import type { ApiClient } from '../api/client-types.ts';
 import type { RuntimeClassLookup } from '../api/runtime-class-informer.ts';
 import type { Logger } from '../util/logger.ts';
@@ -21,8 +21,7 @@ import type { OpenKmsg } from '../oom/index.ts';
 import type { PodWhy } from '../why/index.ts';
 import type { PodTimeline, TimelineRecorder } from '../timeline/index.ts';
 
-/** Records an event on the kubelet's Node object (upstream's nodeRef recorder). */
-export type NodeEventSink = (type: EventType, reason: string, message: string) => void;
+export type { NodeEventSink } from '../api/events.ts';
 
 /** What the eviction manager reads: the stats summary and whether the image filesystem is separate. */
 export type EvictionStats = Pick<EvictionDeps, 'summary' | 'hasDedicatedImageFs'>;

@@ -35,7 +35,13 @@ export {
   type GuestResult,
   type GuestRunOptions,
 } from './node-vm.ts';
-export { importBedImages, installGuestUnit, writeGuestFiles, type GuestUnit } from './node-vm-guest.ts';
+export {
+  guestKubeconfig,
+  importBedImages,
+  installGuestUnit,
+  writeGuestFiles,
+  type GuestUnit,
+} from './node-vm-guest.ts';
 
 export interface ContainerdBed {
   /** e.g. /run/tskubelet-bed/containerd.sock */

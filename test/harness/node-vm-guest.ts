@@ -3,10 +3,12 @@
  * the node-VM suites and by the conformance harness when the kubelet under test runs in the VM.
  */
 import { dirname } from 'node:path';
+import { parse, stringify } from 'yaml';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../../src/util/logger.ts';
 import type { NodeVm } from './node-vm.ts';
 import { BED_IMAGES, buildImage } from './images.ts';
+import { NODE_VM_HOST_ADDRESS } from './cluster/paths.ts';
 
 /** Writes files into the guest (parents made), as root. */
 export async function writeGuestFiles(vm: NodeVm, files: readonly [string, string][]): Promise<void> {
@@ -51,4 +53,17 @@ export async function installGuestUnit(vm: NodeVm, u: GuestUnit): Promise<void> 
     [`/etc/systemd/system/${u.unit}.d/10-test.conf`, `${dropIn}\n`],
   ]);
   await vm.run(`systemctl daemon-reload && systemctl enable --now ${u.unit}`);
+}
+
+/** The host's kubeconfig with its server moved to the host's loopback as the guest sees it. */
+export function guestKubeconfig(text: string): string {
+  const doc = parse(text) as { clusters?: { cluster?: { server?: string } }[] };
+  for (const c of doc.clusters ?? []) {
+    if (c.cluster?.server === undefined) continue;
+    const url = new URL(c.cluster.server);
+    if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') continue;
+    url.hostname = NODE_VM_HOST_ADDRESS;
+    c.cluster.server = url.origin;
+  }
+  return stringify(doc);
 }

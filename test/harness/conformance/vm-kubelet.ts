@@ -14,13 +14,12 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { parse, stringify } from 'yaml';
 import type { Logger } from '../../../src/util/logger.ts';
 import { KubeletError, describeError } from '../../../src/util/errors.ts';
 import { run } from '../exec.ts';
 import { bootNodeVm, CHECKOUT, type NodeVm } from '../node-vm.ts';
 import { defaultShares } from '../node-vm-host.ts';
-import { importBedImages, installGuestUnit, writeGuestFiles } from '../node-vm-guest.ts';
+import { guestKubeconfig, importBedImages, installGuestUnit, writeGuestFiles } from '../node-vm-guest.ts';
 import { NODE_VM_HOST_ADDRESS } from '../cluster/index.ts';
 import { E2E_REGISTRY_PORTS } from './e2e-images.ts';
 import type { KubeletSpec, RunningKubelet } from './kubelet.ts';
@@ -57,19 +56,6 @@ authentication:
 authorization:
   mode: Webhook
 `;
-}
-
-/** The host's kubeconfig with its server moved to the host's loopback as the guest sees it. */
-export function guestKubeconfig(text: string): string {
-  const doc = parse(text) as { clusters?: { cluster?: { server?: string } }[] };
-  for (const c of doc.clusters ?? []) {
-    if (c.cluster?.server === undefined) continue;
-    const url = new URL(c.cluster.server);
-    if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') continue;
-    url.hostname = NODE_VM_HOST_ADDRESS;
-    c.cluster.server = url.origin;
-  }
-  return stringify(doc);
 }
 
 function execStart(spec: KubeletSpec): string {

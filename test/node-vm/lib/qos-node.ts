@@ -56,7 +56,11 @@ ${extra}`;
 }
 
 /** A pod that records SIGTERM and its preStop hook in the results folder, then exits. */
-function markingPod(name: string, resources: Record<string, Record<string, string>>, results: string): Pod {
+export function markingPod(
+  name: string,
+  resources: Record<string, Record<string, string>>,
+  results: string,
+): Pod {
   const mark = (what: string) => `echo ${what} $(date +%s) >> /results/${name}`;
   return buildManifest(name, {
     image: 'docker.io/library/busybox:1.29',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { guestKubeconfig } from './vm-kubelet.ts';
+import { guestKubeconfig } from './node-vm-guest.ts';
 
 describe('guestKubeconfig', () => {
   it('points a loopback API server at the host as the node VM sees it, keeping the rest', () => {

@@ -143,6 +143,7 @@ export function createClientCredentials(
   const certFiles =
     creds.certFile && creds.keyFile ? { cert: creds.certFile, key: creds.keyFile } : undefined;
   const certCheck = singleFlight<boolean>();
+  let lastCertProblem: string | undefined;
   async function checkCertFiles(): Promise<boolean> {
     if (!certFiles) return false;
     let next: { cert: Buffer; key: Buffer };
@@ -151,14 +152,17 @@ export function createClientCredentials(
       createSecureContext({ cert, key });
       next = { cert, key };
     } catch (err) {
-      // A rotation caught half-written, or the files gone: keep what works, look again next time.
-      log.warn('client certificate files unusable; keeping the current certificate', {
-        certFile: certFiles.cert,
-        keyFile: certFiles.key,
-        err: describeError(err),
-      });
+      // A rotation caught half-written, or the files gone: keep what works, look again next time
+      // (said once per distinct problem, not at every check).
+      const problem = describeError(err);
+      const fields = { certFile: certFiles.cert, keyFile: certFiles.key, err: problem };
+      if (problem !== lastCertProblem)
+        log.warn('client certificate files unusable; keeping the current certificate', fields);
+      else log.debug('client certificate files still unusable', fields);
+      lastCertProblem = problem;
       return false;
     }
+    lastCertProblem = undefined;
     const changed = switchIdentity(next);
     if (changed) {
       log.info('client certificate rotation detected; new connections use the new certificate', {
@@ -167,11 +171,13 @@ export function createClientCredentials(
     }
     return changed;
   }
+  const periodicCheck = (): void => {
+    certCheck.run(checkCertFiles).catch((err: unknown) => {
+      log.error('client certificate file check failed', { err: describeError(err) });
+    });
+  };
   const certTimer = certFiles
-    ? setInterval(
-        () => void certCheck.run(checkCertFiles),
-        opts.certCheckPeriodMs ?? CLIENT_CERT_FILE_CHECK_PERIOD_MS,
-      )
+    ? setInterval(periodicCheck, opts.certCheckPeriodMs ?? CLIENT_CERT_FILE_CHECK_PERIOD_MS)
     : undefined;
   certTimer?.unref();
 
@@ -199,7 +205,9 @@ export function createClientCredentials(
       if (exec) {
         const c = await exec.get();
         if (c.cert && c.key) {
-          if (switchIdentity({ cert: c.cert, key: c.key })) {
+          // The first certificate is no rotation (client-go's onRotate skips it too).
+          const rotation = identity.cert !== undefined;
+          if (switchIdentity({ cert: c.cert, key: c.key }) && rotation) {
             log.info('exec plugin gave a new client certificate; new connections use it');
           }
         }

@@ -31,6 +31,9 @@ describe('API client credentials kept current', () => {
   const rejected = new Set<string>();
   const watches: { res: ServerResponse; seen: Seen }[] = [];
   const clients: ApiClient[] = [];
+  /** The CN of every client connection still open. */
+  const open = new Map<TLSSocket, string>();
+  const openWith = (cn: string): number => [...open.values()].filter((c) => c === cn).length;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tsk-creds-'));
@@ -62,6 +65,11 @@ describe('API client credentials kept current', () => {
         res.end(JSON.stringify(seen));
       },
     );
+    server.on('secureConnection', (sock: TLSSocket) => {
+      const cn = sock.getPeerCertificate().subject?.CN;
+      open.set(sock, typeof cn === 'string' ? cn : '');
+      sock.on('close', () => open.delete(sock));
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     port = (server.address() as AddressInfo).port;
   });
@@ -129,6 +137,26 @@ describe('API client credentials kept current', () => {
     assert.equal((await readFile(join(dir, 'token-plugin.runs'), 'utf8')).trim(), '2');
   });
 
+  it("shares one exec plugin run between the kubelet's two clients of one kubeconfig", async () => {
+    const plugin = join(dir, 'shared-plugin');
+    await writeFile(
+      plugin,
+      [
+        '#!/bin/sh',
+        `n=$(cat "${dir}/shared-plugin.runs" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "${dir}/shared-plugin.runs"`,
+        `printf '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"shared-%s"}}' "$n"`,
+      ].join('\n'),
+    );
+    await chmod(plugin, 0o755);
+    const user = { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: plugin } };
+    const api = await client('shared', user);
+    const leaseApi = await client('shared', user);
+    const [a, b] = await Promise.all([whoami(api), whoami(leaseApi)]);
+    assert.equal(a.auth, 'Bearer shared-1');
+    assert.equal(b.auth, 'Bearer shared-1');
+    assert.equal((await readFile(join(dir, 'shared-plugin.runs'), 'utf8')).trim(), '1');
+  });
+
   it('fails a request with the exec plugin error when the plugin is missing', async () => {
     const api = await client('exec-missing', {
       exec: {
@@ -175,22 +203,34 @@ describe('API client credentials kept current', () => {
 
     const events: unknown[] = [];
     const before = watches.length;
-    const watching = api.watch('/api/v1/pods', {}, (e) => events.push(e.object), {
-      signal: new AbortController().signal,
-    });
+    const watching = api
+      .watch('/api/v1/pods', {}, (e) => events.push(e.object), { signal: new AbortController().signal })
+      .then(
+        () => 'ended',
+        (err: unknown) => err,
+      );
     while (watches.length === before) await new Promise((r) => setTimeout(r, 10));
     const watch = watches[watches.length - 1]!;
     assert.equal(watch.seen.cn, 'system:node:a');
 
+    // The watch took the first connection; this request opens a second one, idle afterwards.
+    assert.equal((await whoami(api)).cn, 'system:node:a');
+    assert.equal(openWith('system:node:a'), 2, 'the watch and an idle keep-alive connection');
+
     await swapLink(current, join(dir, 'kubelet-client-b.pem'));
     assert.equal(await api.reloadCredentials(), true);
     assert.equal((await whoami(api)).cn, 'system:node:b');
+    const deadline = Date.now() + 5_000;
+    while (openWith('system:node:a') !== 1) {
+      assert.ok(Date.now() < deadline, 'the idle connection of the old certificate was not closed');
+      await new Promise((r) => setTimeout(r, 10));
+    }
     assert.equal(await api.reloadCredentials(), false, 'nothing changed since');
 
     // The watch made with the old certificate still delivers.
     watch.res.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'p1' } } })}\n`);
     watch.res.end();
-    await watching;
+    assert.equal(await watching, 'ended', 'the watch ended when the server ended it, not before');
     assert.deepEqual(events, [{ metadata: { name: 'p1' } }]);
   });
 

@@ -39,9 +39,20 @@ export interface KubeconfigContext {
 }
 
 /** The ExecCredential API versions client-go accepts (v1alpha1 was removed in client-go 1.24). */
-export const EXEC_API_VERSIONS = ['client.authentication.k8s.io/v1beta1', 'client.authentication.k8s.io/v1'];
 export type ExecApiVersion = 'client.authentication.k8s.io/v1beta1' | 'client.authentication.k8s.io/v1';
+export const EXEC_API_VERSIONS: readonly ExecApiVersion[] = [
+  'client.authentication.k8s.io/v1beta1',
+  'client.authentication.k8s.io/v1',
+];
 export type ExecInteractiveMode = 'Never' | 'IfAvailable' | 'Always';
+const INTERACTIVE_MODES: readonly ExecInteractiveMode[] = ['Never', 'IfAvailable', 'Always'];
+
+const oneOf =
+  <T extends string>(values: readonly T[]) =>
+  (v: string | undefined): v is T =>
+    (values as readonly (string | undefined)[]).includes(v);
+const isExecApiVersion = oneOf(EXEC_API_VERSIONS);
+const isInteractiveMode = oneOf(INTERACTIVE_MODES);
 
 /**
  * What the plugin is told of the cluster when `provideClusterInfo` is set (client-go's
@@ -112,7 +123,6 @@ function str(f: Fields | undefined, key: string): string | undefined {
 }
 
 const EXEC_INFO_EXTENSION = 'client.authentication.k8s.io/exec';
-const INTERACTIVE_MODES: readonly string[] = ['Never', 'IfAvailable', 'Always'];
 
 /**
  * The user's `exec` stanza as clientcmd validates it (validateAuthInfo's messages), with
@@ -132,7 +142,7 @@ function parseExec(
   const apiVersion = str(exec, 'apiVersion');
   if (!apiVersion) {
     problems.push(`apiVersion must be specified for ${userName} to use exec authentication plugin`);
-  } else if (!EXEC_API_VERSIONS.includes(apiVersion)) {
+  } else if (!isExecApiVersion(apiVersion)) {
     problems.push(`exec plugin: invalid apiVersion ${JSON.stringify(apiVersion)}`);
   }
   const env: { name: string; value: string }[] = [];
@@ -146,18 +156,20 @@ function parseExec(
   if (!mode && apiVersion === 'client.authentication.k8s.io/v1beta1') mode = 'IfAvailable';
   if (!mode)
     problems.push(`interactiveMode must be specified for ${userName} to use exec authentication plugin`);
-  else if (!INTERACTIVE_MODES.includes(mode)) {
+  else if (!isInteractiveMode(mode)) {
     problems.push(`invalid interactiveMode for ${userName}: ${JSON.stringify(mode)}`);
   }
-  if (problems.length > 0 || !command) return problems;
+  if (problems.length > 0 || !command || !isExecApiVersion(apiVersion) || !isInteractiveMode(mode)) {
+    return problems;
+  }
   const args = Array.isArray(exec.args) ? (exec.args as unknown[]).map(String) : [];
   const out: ExecConfig = {
     command: command.includes('/') && !isAbsolute(command) ? join(dir, command) : command,
     args,
     env,
-    apiVersion: apiVersion as ExecApiVersion,
+    apiVersion,
     provideClusterInfo: exec.provideClusterInfo === true,
-    interactiveMode: mode as ExecInteractiveMode,
+    interactiveMode: mode,
   };
   const installHint = str(exec, 'installHint');
   if (installHint) out.installHint = installHint;

@@ -54,6 +54,13 @@ export interface ApiClient {
    * so a connection frozen by a network partition is not waited on until TCP gives up.
    */
   closeConnections(): void;
+  /**
+   * Reads the kubeconfig's client certificate and key files (and token file) again now, instead of
+   * at the next periodic check: the certificate manager calls it right after it wrote a rotated
+   * certificate. Resolves true when the certificate changed: new requests use it, connections made
+   * with the old one close when they fall idle (watches run to their end). Never rejects.
+   */
+  reloadCredentials(): Promise<boolean>;
   close(): void;
 }
 

@@ -1,9 +1,19 @@
-import { Agent, request as httpsRequest } from 'node:https';
+/**
+ * The kubelet's API client (upstream client-go rest.RESTClient + transport, the parts a kubelet
+ * uses): raw JSON over a keep-alive node:https agent, a token bucket, a timeout per request, watches
+ * as line-delimited JSON. Credentials come from the kubeconfig and are kept current by
+ * credentials.ts (certificate files, tokenFile, exec plugins; reloadCredentials() for the
+ * certificate manager).
+ */
 import type { IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { KubeletError, describeError } from '../util/errors.ts';
-import { combineSignals } from '../util/abort.ts';
+import { combineSignals, untilAborted } from '../util/abort.ts';
+import { monotonicNow } from '../util/clock.ts';
+import { nullLogger, type Logger } from '../util/logger.ts';
 import { createRateLimiter, type RateLimiter } from './rate-limiter.ts';
 import { loadKubeconfig } from './kubeconfig.ts';
+import { createClientCredentials, type ClientCredentials, type RequestCredentials } from './credentials.ts';
 import {
   ApiError,
   QuietWatchError,
@@ -24,6 +34,10 @@ export interface ApiClientOptions {
   userAgent?: string;
   /** The longest watch event line accepted (default MAX_WATCH_LINE_BYTES); longer cuts the watch off. */
   maxWatchLineBytes?: number;
+  /** Where credential rotation and exec plugin trouble is logged (default: nowhere). */
+  logger?: Logger;
+  /** How often client certificate files are checked (default CLIENT_CERT_FILE_CHECK_PERIOD_MS). */
+  certCheckPeriodMs?: number;
   /**
    * Called once per finished request (client-go's request metrics): the method, the full URL, the
    * HTTP status (undefined when none came back) and the duration. Must be cheap and never throw.
@@ -34,12 +48,6 @@ export interface ApiClientOptions {
     status: number | undefined;
     durationSeconds: number;
   }) => void;
-}
-
-interface Connection {
-  server: URL;
-  agent: Agent;
-  headers: Record<string, string>;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -58,23 +66,6 @@ export function parseRetryAfter(status: number, header: string | string[] | unde
   const v = Array.isArray(header) ? header[0] : header;
   if (v === undefined || !/^\s*\d+\s*$/.test(v)) return undefined;
   return Math.min(Number(v), MAX_RETRY_AFTER_S);
-}
-
-/** Turns the kubeconfig's current context into TLS and auth for a keep-alive node:https agent. */
-async function connect(kubeconfig: string): Promise<Connection> {
-  const creds = await loadKubeconfig(kubeconfig);
-  const agent = new Agent({
-    keepAlive: true,
-    maxSockets: 32,
-    ...(creds.ca ? { ca: creds.ca } : {}),
-    ...(creds.cert ? { cert: creds.cert } : {}),
-    ...(creds.key ? { key: creds.key } : {}),
-    rejectUnauthorized: !creds.insecureSkipTLSVerify,
-    ...(creds.tlsServerName ? { servername: creds.tlsServerName } : {}),
-  });
-  const headers: Record<string, string> = {};
-  if (creds.authorization) headers.Authorization = creds.authorization;
-  return { server: new URL(creds.server), agent, headers };
 }
 
 function buildPath(path: string, query: ApiRequest['query']): string {
@@ -115,7 +106,12 @@ function errorFromBody(op: string, res: IncomingMessage, body: string): ApiError
  * kubelet makes a second client for Lease heartbeats so they never queue behind pod traffic.
  */
 export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient> {
-  const conn = await connect(opts.kubeconfig);
+  const kc = await loadKubeconfig(opts.kubeconfig);
+  const server = new URL(kc.server);
+  const creds: ClientCredentials = createClientCredentials(kc, {
+    logger: (opts.logger ?? nullLogger).child({ kubeconfig: opts.kubeconfig }),
+    ...(opts.certCheckPeriodMs !== undefined ? { certCheckPeriodMs: opts.certCheckPeriodMs } : {}),
+  });
   const limiter: RateLimiter = createRateLimiter(opts.qps, opts.burst);
   const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const userAgent = opts.userAgent ?? 'tskubelet';
@@ -123,6 +119,7 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
   const closed = new AbortController();
 
   function send(
+    auth: RequestCredentials,
     method: string,
     path: string,
     body: string | undefined,
@@ -131,23 +128,23 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
   ): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = {
-        ...conn.headers,
         Accept: 'application/json',
         'User-Agent': userAgent,
       };
+      if (auth.authorization) headers.Authorization = auth.authorization;
       if (body !== undefined) {
         headers['Content-Type'] = contentType ?? 'application/json';
         headers['Content-Length'] = String(Buffer.byteLength(body));
       }
       const req = httpsRequest(
         {
-          protocol: conn.server.protocol,
-          hostname: conn.server.hostname,
-          port: conn.server.port,
-          path: `${conn.server.pathname.replace(/\/$/, '')}${path}`,
+          protocol: server.protocol,
+          hostname: server.hostname,
+          port: server.port,
+          path: `${server.pathname.replace(/\/$/, '')}${path}`,
           method,
           headers,
-          agent: conn.agent,
+          agent: auth.agent,
           signal,
         },
         resolve,
@@ -171,7 +168,7 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
   }
 
   return {
-    server: conn.server.origin,
+    server: server.origin,
     async request<T>(req: ApiRequest): Promise<T> {
       const op = `${req.method} ${req.path}`;
       const signal = combineSignals([req.signal, closed.signal], req.timeoutMs ?? timeoutMs);
@@ -183,9 +180,12 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
         const body = req.body === undefined ? undefined : JSON.stringify(req.body);
         const contentType =
           req.contentType ?? (req.method === 'PATCH' ? 'application/strategic-merge-patch+json' : undefined);
-        started = performance.now();
-        const res = await send(req.method, fullPath, body, contentType, signal);
+        // An exec plugin may take long: the request's own deadline and cancellation still hold.
+        const auth = await untilAborted(creds.forRequest(), signal);
+        started = monotonicNow();
+        const res = await send(auth, req.method, fullPath, body, contentType, signal);
         status = res.statusCode ?? 0;
+        if (status === 401) creds.unauthorized(auth, started);
         const text = await readBody(res);
         if (status < 200 || status >= 300) throw errorFromBody(op, res, text);
         return (text === '' ? undefined : JSON.parse(text)) as T;
@@ -195,9 +195,9 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
         if (opts.onRequestDone && started !== undefined) {
           opts.onRequestDone({
             verb: req.method,
-            url: new URL(fullPath, conn.server),
+            url: new URL(fullPath, server),
             status,
-            durationSeconds: (performance.now() - started) / 1000,
+            durationSeconds: (monotonicNow() - started) / 1000,
           });
         }
       }
@@ -215,9 +215,20 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
       };
       try {
         await limiter.acquire(signal);
+        // An exec plugin may take long: the request's own deadline and cancellation still hold.
+        const auth = await untilAborted(creds.forRequest(), signal);
         armIdle();
-        const res = await send('GET', buildPath(path, { ...query, watch: 1 }), undefined, undefined, signal);
+        const startedAt = monotonicNow();
+        const res = await send(
+          auth,
+          'GET',
+          buildPath(path, { ...query, watch: 1 }),
+          undefined,
+          undefined,
+          signal,
+        );
         const status = res.statusCode ?? 0;
+        if (status === 401) creds.unauthorized(auth, startedAt);
         if (status < 200 || status >= 300) throw errorFromBody(op, res, await readBody(res));
         // Decoded as a stream: a character split across two chunks stays one character.
         res.setEncoding('utf8');
@@ -251,12 +262,15 @@ export async function createApiClient(opts: ApiClientOptions): Promise<ApiClient
       }
     },
     closeConnections() {
-      // Destroys the sockets in use and the idle ones; the agent stays usable for new requests.
-      conn.agent.destroy();
+      // Destroys the sockets in use and the idle ones; the agents stay usable for new requests.
+      creds.closeConnections();
+    },
+    reloadCredentials() {
+      return creds.reload();
     },
     close() {
       closed.abort(new KubeletError('Canceled', 'API client', 'client closed'));
-      conn.agent.destroy();
+      creds.close();
     },
   };
 }

@@ -63,10 +63,10 @@ describe('kubeconfig loading', () => {
     );
   });
 
-  it('refuses exec plugins, a missing context, and a missing certificate file, naming what is wrong', async () => {
+  it('refuses an auth provider, a missing context, and a missing certificate file, naming what is wrong', async () => {
     await assert.rejects(
-      loadKubeconfig(await write(base({ exec: { command: 'x' } }))),
-      /exec and auth-provider/,
+      loadKubeconfig(await write(base({ 'auth-provider': { name: 'gcp' } }))),
+      /auth-provider credentials are not supported/,
     );
     await assert.rejects(
       loadKubeconfig(await write({ ...base({}), 'current-context': 'nope' })),
@@ -76,6 +76,119 @@ describe('kubeconfig loading', () => {
       loadKubeconfig(await write(base({ 'client-certificate': 'missing.crt' }))),
       /missing\.crt/,
     );
+  });
+
+  it('reads an exec plugin: command relative to the kubeconfig when it names a path, args, env, cluster info', async () => {
+    const c = await loadKubeconfig(
+      await write(
+        base(
+          {
+            exec: {
+              apiVersion: 'client.authentication.k8s.io/v1',
+              command: 'bin/get-token',
+              args: ['--region', 'x'],
+              env: [{ name: 'A', value: 'b' }],
+              interactiveMode: 'Never',
+              installHint: 'install get-token',
+              provideClusterInfo: true,
+            },
+          },
+          {
+            'tls-server-name': 'api.internal',
+            extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { audience: 'aud' } }],
+          },
+        ),
+      ),
+    );
+    assert.equal(c.authorization, undefined);
+    assert.deepEqual(c.exec, {
+      command: join(dir, 'bin/get-token'),
+      args: ['--region', 'x'],
+      env: [{ name: 'A', value: 'b' }],
+      apiVersion: 'client.authentication.k8s.io/v1',
+      installHint: 'install get-token',
+      provideClusterInfo: true,
+      interactiveMode: 'Never',
+      cluster: {
+        server: 'https://127.0.0.1:16443',
+        'tls-server-name': 'api.internal',
+        'certificate-authority-data': Buffer.from('CA-PEM').toString('base64'),
+        config: { audience: 'aud' },
+      },
+    });
+    // A bare command name is looked up in PATH, as clientcmd leaves it.
+    const bare = await loadKubeconfig(
+      await write(
+        base({
+          exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws', interactiveMode: 'Never' },
+        }),
+      ),
+    );
+    assert.equal(bare.exec?.command, 'aws');
+  });
+
+  it('defaults interactiveMode to IfAvailable for v1beta1 only, and checks the exec stanza as clientcmd does', async () => {
+    const beta = await loadKubeconfig(
+      await write(base({ exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'p' } })),
+    );
+    assert.equal(beta.exec?.interactiveMode, 'IfAvailable');
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [
+        { apiVersion: 'client.authentication.k8s.io/v1', command: 'p' },
+        /interactiveMode must be specified for u1 to use exec authentication plugin/,
+      ],
+      [
+        { apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Never' },
+        /command must be specified for u1/,
+      ],
+      [{ command: 'p', interactiveMode: 'Never' }, /apiVersion must be specified for u1/],
+      [
+        { apiVersion: 'client.authentication.k8s.io/v1alpha1', command: 'p', interactiveMode: 'Never' },
+        /exec plugin: invalid apiVersion "client\.authentication\.k8s\.io\/v1alpha1"/,
+      ],
+      [
+        { apiVersion: 'client.authentication.k8s.io/v1', command: 'p', interactiveMode: 'Sometimes' },
+        /invalid interactiveMode for u1: "Sometimes"/,
+      ],
+      [
+        {
+          apiVersion: 'client.authentication.k8s.io/v1',
+          command: 'p',
+          interactiveMode: 'Never',
+          env: [{ value: 'x' }],
+        },
+        /env variable name must be specified for u1/,
+      ],
+    ];
+    for (const [exec, want] of cases) {
+      await assert.rejects(loadKubeconfig(await write(base({ exec }))), want);
+    }
+  });
+
+  it('uses the exec plugin only when the user has no other credential, as client-go does', async () => {
+    const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: 'p', interactiveMode: 'Never' };
+    const c = await loadKubeconfig(await write(base({ token: 'abc', exec })));
+    assert.equal(c.authorization, 'Bearer abc');
+    assert.equal(c.exec, undefined);
+  });
+
+  it('keeps the paths of client certificate, key and token files, to reload them', async () => {
+    await writeFile(join(dir, 'c.crt'), 'CERT');
+    await writeFile(join(dir, 'c.key'), 'KEY');
+    const files = await loadKubeconfig(
+      await write(
+        base({ 'client-certificate': 'c.crt', 'client-key': join(dir, 'c.key'), tokenFile: 'token' }),
+      ),
+    );
+    assert.equal(files.certFile, join(dir, 'c.crt'));
+    assert.equal(files.keyFile, join(dir, 'c.key'));
+    assert.equal(files.tokenFile, join(dir, 'token'));
+    const inline = await loadKubeconfig(
+      await write(
+        base({ 'client-certificate-data': Buffer.from('C').toString('base64'), 'client-key': 'c.key' }),
+      ),
+    );
+    assert.equal(inline.certFile, undefined, 'not reloaded when any half is inline');
   });
 
   it('reads a named context, else the current one, else the first', async () => {

@@ -87,6 +87,7 @@ function observing<T>(api: ApiClient, item: () => WatchItem<T> | undefined): Api
     },
     // The shared client belongs to the kubelet.
     closeConnections() {},
+    reloadCredentials: () => Promise.resolve(false),
     close() {},
   };
 }

@@ -242,6 +242,14 @@ export class FakeApi implements ApiClient {
     this.connectionsClosed++;
   }
 
+  /** Times reloadCredentials() was called. */
+  credentialReloads = 0;
+
+  reloadCredentials(): Promise<boolean> {
+    this.credentialReloads++;
+    return Promise.resolve(false);
+  }
+
   close(): void {
     this.closed = true;
   }

@@ -293,3 +293,21 @@ export const LOGIND_RECONNECT_PERIOD_MS = 1_000;
  * with hundreds of containers from flooding the event loop with their host-side setup at once.
  */
 export const MAX_PARALLEL_CONTAINER_STARTS = 16;
+
+/**
+ * API client credentials (client-go transport and exec plugin; pkg/kubelet/certificate/transport.go).
+ * Client certificate files are checked as often as the kubelet's rotating transport checks its
+ * certificate manager (client-go's own file reload loop, CertCallbackRefreshDuration, runs every
+ * 5 min but also reads the files at each new TLS handshake, which a node:https agent cannot).
+ */
+export const CLIENT_CERT_FILE_CHECK_PERIOD_MS = 10_000; // updateTransport period (10*time.Second)
+export const TOKEN_FILE_PERIOD_MS = 60_000; // NewCachedFileTokenSource fileTokenSource.period
+export const TOKEN_SOURCE_LEEWAY_MS = 10_000; // NewCachedFileTokenSource cachingTokenSource.leeway
+/** tskubelet: client-go waits for an exec credential plugin for ever; we give up after this. */
+export const EXEC_PLUGIN_TIMEOUT_MS = 60_000;
+/**
+ * tskubelet: connections made with a client certificate that was since replaced are closed when
+ * idle, and at the latest after this (upstream closes them all at once: connrotation CloseAll).
+ * Longer than the longest watch the reflectors ask for (timeoutSeconds up to 2 × 5 min).
+ */
+export const RETIRED_CONNECTIONS_GRACE_MS = 11 * 60_000;

@@ -68,6 +68,7 @@ export async function connectCluster(
   const kubeconfig = config.kubeconfig ?? '';
   const client = {
     kubeconfig,
+    logger,
     qps: config.kubeAPIQPS,
     burst: config.kubeAPIBurst,
     onRequestDone: (r: RestClientRequest) => metrics.restClient.requestDone(r),

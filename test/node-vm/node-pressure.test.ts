@@ -121,7 +121,8 @@ describe('node allocatable and memory pressure on a systemd + cgroup v2 node (no
       async () => (await sh(guest(), 'test -d /sys/fs/cgroup/kubepods.slice && echo yes || true')) === 'yes',
       { timeoutMs: 300_000, intervalMs: 2_000, describe: () => unitState(guest(), UNIT, results()) },
     );
-    const capacity = Number(await sh(guest(), "awk '/^MemTotal/ { print $2 * 1024 }' /proc/meminfo"));
+    // In kB, multiplied here: the guest's awk (mawk) prints numbers past 2^31 as 4.1033e+09.
+    const capacity = Number(await sh(guest(), "awk '/^MemTotal/ { print $2 }' /proc/meminfo")) * 1024;
     const kubepods = Number(await sh(guest(), 'cat /sys/fs/cgroup/kubepods.slice/memory.max'));
     assert.equal(kubepods, capacity - (KUBE_RESERVED_MI + SYSTEM_RESERVED_MI) * MI);
     assert.equal(

@@ -12,22 +12,17 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startCluster } from '../harness/cluster/index.ts';
-import { CHECKOUT, guestKubeconfig, type NodeVm } from '../harness/index.ts';
-import { kubectlFor, type Kubectl } from '../kit/kubectl.ts';
+import type { NodeVm } from '../harness/index.ts';
 import { until } from '../kit/poll.ts';
 import type { Pod } from '../../src/api/types.ts';
+import { joinClusterNode, UNIT, type ClusterNode } from './lib/cluster-node.ts';
 import {
-  SOCKET,
   bootNodeBed,
-  installKubeletUnit,
   kubeletConfig,
   markingPod,
   sh,
   stopNodeBed,
-  testLogger,
   unitState,
-  writeGuestFiles,
   type NodeBed,
 } from './lib/qos-node.ts';
 
@@ -35,23 +30,14 @@ const SETUP_TIMEOUT_MS = 40 * 60_000;
 const NODE = 'node-vm-shutdown';
 const GRACE_S = 30;
 const CRITICAL_GRACE_S = 10;
-const UNIT = 'tskubelet.service';
-const CONFIG = '/var/lib/kubelet/config.yaml';
-const KUBECONFIG = '/etc/kubernetes/kubelet.conf';
 /** Upstream 1.20's nodeShutdownReason and nodeShutdownMessage (pkg/kubelet/nodeshutdown). */
 const SHUTDOWN_REASON = 'Shutdown';
 const SHUTDOWN_MESSAGE = 'Node is shutting, evicting pods';
 
-interface PodView {
-  metadata: { name: string; namespace: string };
-  status?: { phase?: string; reason?: string; message?: string };
-}
-
-/** A pod of `markingPod` bound to the VM's node, in `namespace`, with a priority class if given. */
+/** A pod of `markingPod` in `namespace`, with a priority class if given. */
 function apiPod(name: string, namespace: string, results: string, priorityClassName?: string): Pod {
   const pod = markingPod(name, {}, results);
   pod.metadata.namespace = namespace;
-  pod.spec.nodeName = NODE;
   if (priorityClassName) pod.spec.priorityClassName = priorityClassName;
   return pod;
 }
@@ -63,96 +49,34 @@ const PODS = [
 
 describe('graceful node shutdown in cluster mode on a systemd node (node VM, full mode)', () => {
   let bed: NodeBed | undefined;
-  let kubectl: Kubectl | undefined;
+  let node: ClusterNode | undefined;
   const guest = (): NodeVm => {
     assert.ok(bed, 'the node VM did not boot (see the before hook)');
     return bed.vm;
   };
-  const k = (): Kubectl => {
-    assert.ok(kubectl, 'the cluster bed did not start (see the before hook)');
-    return kubectl;
-  };
-  const podsOnNode = async (): Promise<Map<string, PodView>> => {
-    const out = await k().ok([
-      'get',
-      'pods',
-      '-A',
-      '--field-selector',
-      `spec.nodeName=${NODE}`,
-      '-o',
-      'json',
-    ]);
-    const items = (JSON.parse(out) as { items: PodView[] }).items;
-    return new Map(items.map((p) => [p.metadata.name, p]));
+  const joined = (): ClusterNode => {
+    assert.ok(node, 'the node did not join (see the before hook)');
+    return node;
   };
 
   before(
     async () => {
-      const c = await startCluster({ logger: testLogger() });
-      kubectl = kubectlFor(() => c.adminKubeconfig);
-      await k().ok(['delete', 'node', NODE, '--ignore-not-found']);
-      for (const p of PODS) {
-        await k().ok([
-          'delete',
-          'pod',
-          '-n',
-          p.namespace,
-          p.name,
-          '--ignore-not-found',
-          '--grace-period=0',
-          '--force',
-        ]);
-      }
       bed = await bootNodeBed();
       const { vm, results } = bed;
-      await writeGuestFiles(vm, [
-        [KUBECONFIG, guestKubeconfig(await readFile(await c.kubeletKubeconfig(NODE), 'utf8'))],
-        [CONFIG, kubeletConfig({ shutdownGraceS: GRACE_S, criticalGraceS: CRITICAL_GRACE_S })],
-      ]);
-      await installKubeletUnit(
-        vm,
-        {
-          unit: UNIT,
-          unitFile: await readFile(path.join(CHECKOUT, 'deploy/systemd/tskubelet.service'), 'utf8'),
-          execStart: [
-            `${CHECKOUT}/bin/tskubelet run`,
-            `--config=${CONFIG}`,
-            `--kubeconfig=${KUBECONFIG}`,
-            `--hostname-override=${NODE}`,
-            `--container-runtime-endpoint=${SOCKET}`,
-            '--v=2',
-          ].join(' '),
-        },
-        results,
-        [],
-      );
-      await until(
-        `node ${NODE} Ready`,
-        async () =>
-          (
-            await k().run([
-              'get',
-              'node',
-              NODE,
-              '-o',
-              'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
-            ])
-          ).stdout === 'True',
-        { timeoutMs: 10 * 60_000, intervalMs: 3_000, describe: () => unitState(vm, UNIT, results) },
+      node = await joinClusterNode(
+        bed,
+        NODE,
+        kubeletConfig({ shutdownGraceS: GRACE_S, criticalGraceS: CRITICAL_GRACE_S }),
       );
       for (const p of PODS) {
-        const pod = apiPod(
-          p.name,
-          p.namespace,
-          results,
-          'priorityClassName' in p ? p.priorityClassName : undefined,
+        await node.create(
+          apiPod(p.name, p.namespace, results, 'priorityClassName' in p ? p.priorityClassName : undefined),
         );
-        await k().ok(['apply', '-f', '-'], JSON.stringify(pod));
       }
       await until(
         'both pods running',
         async () => {
-          const pods = await podsOnNode();
+          const pods = await joined().pods();
           return PODS.every((p) => pods.get(p.name)?.status?.phase === 'Running');
         },
         { timeoutMs: 8 * 60_000, intervalMs: 3_000, describe: () => unitState(vm, UNIT, results) },
@@ -163,19 +87,7 @@ describe('graceful node shutdown in cluster mode on a systemd node (node VM, ful
   after(
     async () => {
       await stopNodeBed(bed);
-      for (const p of PODS) {
-        await kubectl?.run([
-          'delete',
-          'pod',
-          '-n',
-          p.namespace,
-          p.name,
-          '--ignore-not-found',
-          '--grace-period=0',
-          '--force',
-        ]);
-      }
-      await kubectl?.run(['delete', 'node', NODE, '--ignore-not-found']);
+      await node?.cleanUp(PODS);
     },
     { timeout: 240_000 },
   );
@@ -212,7 +124,7 @@ describe('graceful node shutdown in cluster mode on a systemd node (node VM, ful
       `the ordinary pod ended (${ordinary.get('TERM')}) before the critical one began stopping (${critical.get('preStop')})`,
     );
 
-    const pods = await podsOnNode();
+    const pods = await joined().pods();
     for (const p of PODS) {
       const s = pods.get(p.name)?.status;
       assert.equal(s?.phase, 'Failed', `${p.name}: ${JSON.stringify(s)}`);

@@ -1,7 +1,8 @@
 /**
  * Node allocatable and memory-pressure eviction on the systemd + cgroup v2 node VM (full mode, not
- * in scripts/test.sh): tskubelet with kubeReserved / systemReserved, `enforceNodeAllocatable: [pods,
- * kube-reserved]` and a hard memory.available threshold. kubepods.slice must be capacity − reserved,
+ * in scripts/test.sh): tskubelet in the VM joined to the bed's API server (the pods are API pods:
+ * static pods are critical and never evicted, as upstream) with kubeReserved / systemReserved,
+ * `enforceNodeAllocatable: [pods, kube-reserved]` and a hard memory.available threshold. kubepods.slice must be capacity − reserved,
  * kube.slice the kube reservation; a BestEffort pod filling a memory-backed emptyDir step by step must
  * be evicted (Failed, reason Evicted, upstream's message) before the kernel steps in, while a
  * Guaranteed pod keeps running. Upstream's counterparts: test/e2e_node node_container_manager_test.go
@@ -11,17 +12,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
-import { CHECKOUT, type NodeVm } from '../harness/index.ts';
+import type { NodeVm } from '../harness/index.ts';
 import { buildManifest } from '../kit/pod.ts';
 import { until } from '../kit/poll.ts';
+import { joinClusterNode, UNIT, type ClusterNode } from './lib/cluster-node.ts';
 import {
-  SOCKET,
   bootNodeBed,
-  installKubeletUnit,
   kubeletConfig,
-  podsByName,
   sh,
   stopNodeBed,
   unitState,
@@ -34,9 +31,11 @@ const MI = 2 ** 20;
 const KUBE_RESERVED_MI = 512;
 const SYSTEM_RESERVED_MI = 256;
 const THRESHOLD_MI = 1500;
-const CONFIG = '/var/lib/kubelet/config.yaml';
-const UNIT = 'tskubelet.service';
-const PODS = ['guaranteed', 'hog'] as const;
+const NODE = 'node-vm-pressure';
+const PODS = [
+  { name: 'guaranteed', namespace: 'default' },
+  { name: 'hog', namespace: 'default' },
+] as const;
 
 const PRESSURE_CONFIG = `evictionHard:
   memory.available: ${THRESHOLD_MI}Mi
@@ -81,39 +80,42 @@ const hog = buildManifest('hog', {
 
 describe('node allocatable and memory pressure on a systemd + cgroup v2 node (node VM, full mode)', () => {
   let bed: NodeBed | undefined;
+  let node: ClusterNode | undefined;
   const guest = (): NodeVm => {
     assert.ok(bed, 'the node VM did not boot (see the before hook)');
     return bed.vm;
+  };
+  const joined = (): ClusterNode => {
+    assert.ok(node, 'the node did not join (see the before hook)');
+    return node;
   };
   const results = (): string => bed?.results ?? '';
 
   before(
     async () => {
       bed = await bootNodeBed();
-      const { vm, results } = bed;
       // The kube-reserved cgroup must exist, as upstream requires: a slice of the node's own.
-      await writeGuestFiles(vm, [
+      await writeGuestFiles(bed.vm, [
         ['/etc/systemd/system/kube.slice', '[Unit]\nDescription=Kubernetes daemons\n'],
-        [CONFIG, kubeletConfig({ shutdownGraceS: 0, criticalGraceS: 0 }, PRESSURE_CONFIG)],
       ]);
-      await vm.run('systemctl daemon-reload && systemctl start kube.slice');
-      await installKubeletUnit(
-        vm,
-        {
-          unit: UNIT,
-          unitFile: await readFile(path.join(CHECKOUT, 'deploy/systemd/tskubelet.service'), 'utf8'),
-          execStart: `${CHECKOUT}/bin/tskubelet run --config=${CONFIG} --container-runtime-endpoint=${SOCKET} --v=2`,
-        },
-        results,
-        [
-          ['guaranteed', guaranteed],
-          ['hog', hog],
-        ],
+      await bed.vm.run('systemctl daemon-reload && systemctl start kube.slice');
+      node = await joinClusterNode(
+        bed,
+        NODE,
+        kubeletConfig({ shutdownGraceS: 0, criticalGraceS: 0 }, PRESSURE_CONFIG),
       );
+      await node.create(guaranteed);
+      await node.create(hog);
     },
     { timeout: SETUP_TIMEOUT_MS },
   );
-  after(() => stopNodeBed(bed), { timeout: 180_000 });
+  after(
+    async () => {
+      await stopNodeBed(bed);
+      await node?.cleanUp(PODS);
+    },
+    { timeout: 240_000 },
+  );
 
   it('limits kubepods.slice to capacity − reserved and kube.slice to the kube reservation', async () => {
     await until(
@@ -135,8 +137,8 @@ describe('node allocatable and memory pressure on a systemd + cgroup v2 node (no
     const pods = await until(
       'the hog evicted',
       async () => {
-        const p = await podsByName(guest(), PODS).catch(() => undefined);
-        return p?.get('hog')?.status?.phase === 'Failed' ? p : undefined;
+        const p = await joined().pods();
+        return p.get('hog')?.status?.phase === 'Failed' ? p : undefined;
       },
       {
         timeoutMs: 8 * 60_000,

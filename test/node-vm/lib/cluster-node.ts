@@ -1,0 +1,121 @@
+/**
+ * tskubelet in the node VM joined to the bed's API server on the host (cluster mode): the node's
+ * kubeconfig (its server moved to 10.0.2.2, how the guest sees the host's loopback), a kubeadm-style
+ * config, the unit, and kubectl for the pods bound to the node. API pods, not static pods, for what
+ * only API pods get: eviction (static pods are critical and never evicted, as upstream) and
+ * statuses posted to the API.
+ */
+import path from 'node:path';
+import { readFile } from 'node:fs/promises';
+import assert from 'node:assert/strict';
+import { startCluster } from '../../harness/cluster/index.ts';
+import { CHECKOUT, guestKubeconfig } from '../../harness/index.ts';
+import { kubectlFor, type Kubectl } from '../../kit/kubectl.ts';
+import { until } from '../../kit/poll.ts';
+import type { Pod } from '../../../src/api/types.ts';
+import {
+  SOCKET,
+  installKubeletUnit,
+  testLogger,
+  unitState,
+  writeGuestFiles,
+  type NodeBed,
+} from './qos-node.ts';
+
+export const UNIT = 'tskubelet.service';
+const CONFIG = '/var/lib/kubelet/config.yaml';
+const KUBECONFIG = '/etc/kubernetes/kubelet.conf';
+const READY_TIMEOUT_MS = 10 * 60_000;
+
+export interface PodView {
+  metadata: { name: string; namespace: string };
+  status?: {
+    phase?: string;
+    reason?: string;
+    message?: string;
+    containerStatuses?: {
+      state?: { running?: object; terminated?: { exitCode?: number; reason?: string } };
+    }[];
+  };
+}
+
+export interface ClusterNode {
+  kubectl: Kubectl;
+  /** The pods bound to the node, by name. */
+  pods(): Promise<Map<string, PodView>>;
+  /** Creates `pod` bound to the node. */
+  create(pod: Pod): Promise<void>;
+  /** Deletes the node's pods (force) and its Node object; the VM is the caller's. */
+  cleanUp(pods: readonly { name: string; namespace: string }[]): Promise<void>;
+}
+
+/**
+ * Starts (or reuses) the cluster bed, removes a stale Node `node`, installs tskubelet in `bed`'s VM
+ * as its unit with `config` (a KubeletConfiguration) and the node's kubeconfig, and resolves once
+ * the Node is Ready.
+ */
+export async function joinClusterNode(bed: NodeBed, node: string, config: string): Promise<ClusterNode> {
+  const cluster = await startCluster({ logger: testLogger() });
+  const kubectl = kubectlFor(() => cluster.adminKubeconfig);
+  await kubectl.ok(['delete', 'node', node, '--ignore-not-found']);
+  const { vm, results } = bed;
+  await writeGuestFiles(vm, [
+    [KUBECONFIG, guestKubeconfig(await readFile(await cluster.kubeletKubeconfig(node), 'utf8'))],
+    [CONFIG, config],
+  ]);
+  const execStart = [
+    `${CHECKOUT}/bin/tskubelet run`,
+    `--config=${CONFIG}`,
+    `--kubeconfig=${KUBECONFIG}`,
+    `--hostname-override=${node}`,
+    `--container-runtime-endpoint=${SOCKET}`,
+    '--v=2',
+  ].join(' ');
+  const unitFile = await readFile(path.join(CHECKOUT, 'deploy/systemd/tskubelet.service'), 'utf8');
+  await installKubeletUnit(vm, { unit: UNIT, unitFile, execStart }, results, []);
+  const ready = async (): Promise<boolean> =>
+    (
+      await kubectl.run([
+        'get',
+        'node',
+        node,
+        '-o',
+        'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+      ])
+    ).stdout === 'True';
+  await until(`node ${node} Ready`, ready, {
+    timeoutMs: READY_TIMEOUT_MS,
+    intervalMs: 3_000,
+    describe: () => unitState(vm, UNIT, results),
+  });
+  const forceDelete = (ns: string, name: string) =>
+    kubectl.run(['delete', 'pod', '-n', ns, name, '--ignore-not-found', '--grace-period=0', '--force']);
+  return {
+    kubectl,
+    async pods() {
+      const out = await kubectl.ok([
+        'get',
+        'pods',
+        '-A',
+        '--field-selector',
+        `spec.nodeName=${node}`,
+        '-o',
+        'json',
+      ]);
+      const items = (JSON.parse(out) as { items: PodView[] }).items;
+      return new Map(items.map((p) => [p.metadata.name, p]));
+    },
+    async create(pod) {
+      assert.ok(pod.metadata.name, 'a pod needs a name');
+      await forceDelete(pod.metadata.namespace ?? 'default', pod.metadata.name);
+      await kubectl.ok(
+        ['apply', '-f', '-'],
+        JSON.stringify({ ...pod, spec: { ...pod.spec, nodeName: node } }),
+      );
+    },
+    async cleanUp(pods) {
+      for (const p of pods) await forceDelete(p.namespace, p.name);
+      await kubectl.run(['delete', 'node', node, '--ignore-not-found']);
+    },
+  };
+}

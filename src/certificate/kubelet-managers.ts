@@ -9,7 +9,7 @@ import type { ApiClient } from '../api/client-types.ts';
 import type { Logger } from '../util/logger.ts';
 import { nodeClientTemplate } from './bootstrap.ts';
 import type { CsrTemplate } from './csr.ts';
-import { createCertificateManager, type CertificateManager } from './manager.ts';
+import { SERVING_TEMPLATE_RECHECK_MS, createCertificateManager, type CertificateManager } from './manager.ts';
 import { CLIENT_KUBELET_SIGNER, CLIENT_USAGES, KUBELET_SERVING_SIGNER, SERVING_USAGES } from './request.ts';
 import { createFileStore } from './store.ts';
 
@@ -100,7 +100,7 @@ export function servingTemplate(
  * last addresses, upstream getLastObservedNodeAddresses): a new address is a rotation.
  */
 export function createServingCertificateManager(
-  opts: Common & { addresses: () => readonly NodeAddress[] },
+  opts: Common & { addresses: () => readonly NodeAddress[]; templateRecheckMs?: number },
 ): Promise<CertificateManager> {
   const store = createFileStore({
     prefix: 'kubelet-server',
@@ -115,6 +115,7 @@ export function createServingCertificateManager(
     signerName: KUBELET_SERVING_SIGNER,
     usages: SERVING_USAGES,
     template: () => servingTemplate(opts.nodeName, opts.addresses()),
+    templateRecheckMs: opts.templateRecheckMs ?? SERVING_TEMPLATE_RECHECK_MS,
     logger: opts.logger,
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.onRenewError ? { onRenewError: opts.onRenewError } : {}),

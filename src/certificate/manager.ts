@@ -24,6 +24,8 @@ const ROTATE_RETRY_STEADY_MS = 32_000;
 const MAX_SLEEP_MS = 10 * 60_000;
 /** How often a manager without a template (no node address yet) looks again. */
 const TEMPLATE_RECHECK_MS = 5000;
+/** How often the serving certificate's addresses are compared with the node's (upstream: 1 s). */
+export const SERVING_TEMPLATE_RECHECK_MS = 5000;
 
 /**
  * Owns one certificate of the kubelet. `current()` is cheap and synchronous (TLS code calls it per
@@ -60,6 +62,11 @@ export interface CertificateManagerOptions {
   onRenewError?: () => void;
   waitTimeoutMs?: number;
   pollMs?: number;
+  /**
+   * The template can change (the serving certificate's addresses): while waiting for the deadline,
+   * it is compared with the certificate this often (upstream: every second). Default: never.
+   */
+  templateRecheckMs?: number;
   /** Retry delays after a failed rotation (test knob). */
   retryDelaysMs?: readonly number[];
   retrySteadyMs?: number;
@@ -217,11 +224,11 @@ export async function createCertificateManager(opts: CertificateManagerOptions):
             ...(pair ? { notAfter: new Date(pair.notAfter).toISOString() } : {}),
           });
         }
-        await sleep(Math.min(wait, MAX_SLEEP_MS), signal);
+        await sleep(Math.min(wait, MAX_SLEEP_MS, opts.templateRecheckMs ?? Infinity), signal);
         continue;
       }
       if (!opts.template()) {
-        await sleep(TEMPLATE_RECHECK_MS, signal);
+        await sleep(opts.templateRecheckMs ?? TEMPLATE_RECHECK_MS, signal);
         continue;
       }
       const delays = opts.retryDelaysMs ?? ROTATE_RETRY_MS;

@@ -321,3 +321,28 @@ async function clusterCAFile(path: string): Promise<string | undefined> {
   if (typeof file !== 'string' || file === '' || cluster?.['certificate-authority-data']) return undefined;
   return isAbsolute(file) ? file : resolve(dirname(path), file);
 }
+
+/**
+ * True when the kubeconfig's user takes its client certificate from `<certDir>/kubelet-client-current.pem`
+ * (as a bootstrapped or kubeadm-written kubeconfig does), so a rotation reaches the API client.
+ */
+export async function kubeconfigUsesStore(kubeconfigPath: string, certDir: string): Promise<boolean> {
+  let doc: unknown;
+  try {
+    doc = parse(await readFile(kubeconfigPath, 'utf8'));
+  } catch {
+    // Unreadable here means the API client failed on it already; nothing to say about rotation.
+    return false;
+  }
+  const want = resolve(certDir, 'kubelet-client-current.pem');
+  const users = typeof doc === 'object' && doc !== null && 'users' in doc ? doc.users : undefined;
+  if (!Array.isArray(users)) return false;
+  return users.some((u: unknown) => {
+    const user = typeof u === 'object' && u !== null && 'user' in u ? u.user : undefined;
+    const file =
+      typeof user === 'object' && user !== null && 'client-certificate' in user
+        ? user['client-certificate']
+        : undefined;
+    return typeof file === 'string' && resolve(dirname(kubeconfigPath), file) === want;
+  });
+}

@@ -5,6 +5,7 @@
  */
 export {
   BOOTSTRAP_WAIT_TIMEOUT_MS,
+  kubeconfigUsesStore,
   loadClientCert,
   nodeClientTemplate,
   type BootstrapOptions,

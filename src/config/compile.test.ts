@@ -72,6 +72,9 @@ describe('compileConfig defaults', () => {
       nodeStatusReportFrequencyMs: 300_000,
       nodeLeaseDurationSeconds: 40,
       registerNode: true,
+      certDirectory: '/var/lib/kubelet/pki',
+      rotateCertificates: false,
+      serverTLSBootstrap: false,
       registerWithTaints: [],
       nodeLabels: {},
       resolvConf: '/etc/resolv.conf',
@@ -529,5 +532,33 @@ describe('compileConfig runtime endpoint', () => {
     );
     assertInvalid(() => compile(undefined, { containerRuntimeEndpoint: 'unix://run/c.sock' }), /absolute/);
     assertInvalid(() => compile(undefined, { containerRuntimeEndpoint: '' }), /must not be empty/);
+  });
+});
+
+describe('compileConfig certificates (TLS bootstrap and rotation)', () => {
+  it('takes --bootstrap-kubeconfig, --cert-dir (default <root-dir>/pki), rotateCertificates and serverTLSBootstrap', () => {
+    assert.equal(compile(undefined, { rootDir: '/srv/kubelet' }).config.certDirectory, '/srv/kubelet/pki');
+    const { config, warnings } = compile(
+      { rotateCertificates: true, serverTLSBootstrap: true },
+      {
+        kubeconfig: '/etc/kubernetes/kubelet.conf',
+        bootstrapKubeconfig: '/etc/kubernetes/bootstrap-kubelet.conf',
+        certDirectory: 'pki-x',
+      },
+    );
+    assert.deepEqual(warnings, []);
+    assert.equal(config.bootstrapKubeconfig, '/etc/kubernetes/bootstrap-kubelet.conf');
+    assert.equal(config.certDirectory, '/work/pki-x');
+    assert.equal(config.rotateCertificates, true);
+    assert.equal(config.serverTLSBootstrap, true);
+    const flags = compile(undefined, { rotateCertificates: true, serverTLSBootstrap: true }).config;
+    assert.equal(flags.rotateCertificates && flags.serverTLSBootstrap, true);
+  });
+
+  it('refuses --bootstrap-kubeconfig without --kubeconfig (nowhere to write the result)', () => {
+    assertInvalid(
+      () => compile(undefined, { bootstrapKubeconfig: '/etc/kubernetes/bootstrap-kubelet.conf' }),
+      /--bootstrap-kubeconfig: needs --kubeconfig/,
+    );
   });
 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { isDNSDomainName } from '../api/names.ts';
 import { KubeletError } from '../util/errors.ts';
 import {
+  CERT_DIR_NAME,
   CHANGE_DETECTION_STRATEGIES,
   CLIENT_GO_DEFAULT_BURST,
   DEFAULT_CONFIGMAP_AND_SECRET_CHANGE_DETECTION_STRATEGY,
@@ -108,6 +109,13 @@ export function compileConfig(
     verbosity: value('verbosity'),
     logFormat,
     kubeconfig: value('kubeconfig'),
+    bootstrapKubeconfig: value('bootstrapKubeconfig'),
+    certDirectory: path.resolve(
+      options.cwd ?? process.cwd(),
+      value('certDirectory') ?? path.join(rootDir, CERT_DIR_NAME),
+    ),
+    rotateCertificates: value('rotateCertificates'),
+    serverTLSBootstrap: value('serverTLSBootstrap'),
     kubeAPIQPS: clientLimit(value('kubeAPIQPS'), CLIENT_GO_DEFAULT_QPS),
     kubeAPIBurst: clientLimit(value('kubeAPIBurst'), CLIENT_GO_DEFAULT_BURST),
     eventRecordQPS: clientLimit(value('eventRecordQPS'), CLIENT_GO_DEFAULT_QPS),
@@ -137,6 +145,9 @@ export function compileConfig(
     ...containerGCSettings(field, warnings),
     ...shutdownSettings(field, errors),
   };
+  if (fields.bootstrapKubeconfig && !fields.kubeconfig) {
+    errors.push('--bootstrap-kubeconfig: needs --kubeconfig (the file TLS bootstrap writes)');
+  }
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
   warnings.push(...listenerWarnings(fields, server.enableServer, server.enableDebuggingHandlers));
 

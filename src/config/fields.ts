@@ -112,6 +112,42 @@ export const KUBELET_FIELDS = {
     },
     help: 'kubeconfig for the API server; omit for standalone mode',
   },
+  bootstrapKubeconfig: {
+    kind: 'string',
+    flag: { name: 'bootstrap-kubeconfig', arg: '<file>' },
+    fileZero: 'kept',
+    check: (c, errors) => {
+      if (c.value.trim() === '') errors.push(`${c.label}: must not be empty when given`);
+    },
+    help:
+      'kubeconfig used to get a client certificate (TLS bootstrap) when --kubeconfig does not exist or its ' +
+      'certificate is expired; the result is written to --kubeconfig and --cert-dir',
+  },
+  certDirectory: {
+    kind: 'string',
+    flag: { name: 'cert-dir', arg: '<dir>' },
+    fileZero: 'kept',
+    check: (c, errors) => {
+      if (c.value.trim() === '') errors.push(`${c.label}: must not be empty when given`);
+    },
+    help: 'directory of the bootstrapped and rotated certificates (default <root-dir>/pki)',
+  },
+  rotateCertificates: {
+    kind: 'bool',
+    file: 'rotateCertificates',
+    flag: { name: 'rotate-certificates' },
+    fileZero: 'kept',
+    default: d.DEFAULT_ROTATE_CERTIFICATES,
+    help: 'renew the client certificate from the API server as it nears expiry (rotateCertificates)',
+  },
+  serverTLSBootstrap: {
+    kind: 'bool',
+    file: 'serverTLSBootstrap',
+    flag: { name: 'rotate-server-certificates' },
+    fileZero: 'kept',
+    default: d.DEFAULT_SERVER_TLS_BOOTSTRAP,
+    help: 'request the serving certificate from the API server (signer kubernetes.io/kubelet-serving) and renew it (serverTLSBootstrap)',
+  },
   staticPodPath: {
     kind: 'string',
     file: 'staticPodPath',

@@ -75,6 +75,14 @@ export interface KubeletConfig {
   readonly verbosity: number;
   readonly logFormat: LogFormat;
   readonly kubeconfig?: string;
+  /** --bootstrap-kubeconfig: TLS bootstrap (src/certificate) writes `kubeconfig` from it when needed. */
+  readonly bootstrapKubeconfig?: string;
+  /** --cert-dir, absolute: bootstrapped and rotated pairs (`kubelet-client-current.pem`, …). */
+  readonly certDirectory: string;
+  /** Renew the client certificate through CSRs (upstream rotateCertificates). */
+  readonly rotateCertificates: boolean;
+  /** Get and renew the serving certificate through CSRs (upstream serverTLSBootstrap). */
+  readonly serverTLSBootstrap: boolean;
   /**
    * Request rate and burst of the main API client (everything except events and node heartbeats).
    * Always > 0: a configured 0 means client-go's fallback (5 QPS / burst 10), which is what an

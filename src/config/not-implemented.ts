@@ -8,8 +8,6 @@
  */
 export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: true }[] = [
   { flag: 'config-dir' },
-  { flag: 'bootstrap-kubeconfig' },
-  { flag: 'cert-dir' },
   { flag: 'cloud-provider' },
   { flag: 'cloud-config' },
   { flag: 'lock-file' },
@@ -22,8 +20,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   // Contention profiling needs the pprof handlers, which tskubelet does not serve.
   { field: 'enableContentionProfiling', flag: 'contention-profiling', bool: true },
   { field: 'imageServiceEndpoint', flag: 'image-service-endpoint' },
-  { field: 'serverTLSBootstrap', flag: 'rotate-server-certificates', bool: true },
-  { field: 'rotateCertificates', flag: 'rotate-certificates', bool: true },
   { field: 'oomScoreAdj', flag: 'oom-score-adj' },
   { field: 'volumePluginDir', flag: 'volume-plugin-dir' },
   { field: 'featureGates', flag: 'feature-gates' },

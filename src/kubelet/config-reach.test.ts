@@ -25,6 +25,7 @@ const OPTIONAL: Record<OptionalKey, true> = {
   nodeIP: true,
   consoleAddress: true,
   kubeconfig: true,
+  bootstrapKubeconfig: true,
   maxParallelImagePulls: true,
 };
 

@@ -100,11 +100,18 @@ export function servingTemplate(
  * last addresses, upstream getLastObservedNodeAddresses): a new address is a rotation.
  */
 export function createServingCertificateManager(
-  opts: Common & { addresses: () => readonly NodeAddress[]; templateRecheckMs?: number },
+  opts: Common & {
+    addresses: () => readonly NodeAddress[];
+    /** tlsCertFile / tlsPrivateKeyFile: served until the first issue (upstream passes them to the store). */
+    certFile?: string;
+    keyFile?: string;
+    templateRecheckMs?: number;
+  },
 ): Promise<CertificateManager> {
   const store = createFileStore({
     prefix: 'kubelet-server',
     dir: opts.certDir,
+    ...(opts.certFile && opts.keyFile ? { certFile: opts.certFile, keyFile: opts.keyFile } : {}),
     ...(opts.now ? { now: opts.now } : {}),
     logger: opts.logger,
   });

@@ -3,14 +3,15 @@ import { readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { recordingLogger } from '../util/testing.ts';
-import { loadClientCert } from './bootstrap.ts';
 import {
   createClientCertificateManager,
   createServingCertificateManager,
   servingTemplate,
 } from './kubelet-managers.ts';
-import { rotationDeadline, templateMismatch } from './manager.ts';
-import { KUBELET_SERVING_SIGNER, SERVING_USAGES } from './request.ts';
+import { createCertificateManager, rotationDeadline, templateMismatch } from './manager.ts';
+import { createFileStore } from './store.ts';
+import { loadClientCert, nodeClientTemplate } from './bootstrap.ts';
+import { CLIENT_KUBELET_SIGNER, CLIENT_USAGES, KUBELET_SERVING_SIGNER, SERVING_USAGES } from './request.ts';
 import {
   FakeCsrApi,
   approveAndIssue,
@@ -167,6 +168,43 @@ describe('client certificate manager', () => {
     await m.stop();
     assert.notEqual(m.current(), old);
     assert.equal(api.csrs.size, 1);
+  });
+
+  it('keeps going while the API server is down at the deadline: renew errors counted, old pair kept, then rotated', async () => {
+    const api = new FakeCsrApi();
+    const { certDir } = await bootstrapped(api);
+    const later = Date.now() + 23 * 3600_000;
+    api.onCreate = (csr) => approveAndIssue(ca, csr, 2);
+    api.down = 2;
+    let renewErrors = 0;
+    const logger = recordingLogger();
+    const m = await createCertificateManager({
+      name: 'test',
+      store: createFileStore({ prefix: 'kubelet-client', dir: certDir, logger }),
+      api,
+      signerName: CLIENT_KUBELET_SIGNER,
+      usages: CLIENT_USAGES,
+      template: () => nodeClientTemplate('node-a'),
+      logger,
+      now: () => later,
+      onRenewError: () => renewErrors++,
+      pollMs: 5,
+      retryDelaysMs: [5, 5],
+      retrySteadyMs: 5,
+    });
+    const old = m.current();
+    const rotated = new Promise((resolve) => m.onRotated(resolve));
+    m.start();
+    await rotated;
+    await m.stop();
+    assert.equal(renewErrors, 2);
+    assert.ok(old && m.current() !== old);
+    assert.equal(
+      logger.lines.filter(
+        (l) => l.msg === 'certificate rotation failed; the current certificate stays in use',
+      ).length,
+      2,
+    );
   });
 
   it('answers no certificate once the current one has expired', async () => {

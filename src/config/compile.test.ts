@@ -551,8 +551,12 @@ describe('compileConfig certificates (TLS bootstrap and rotation)', () => {
     assert.equal(config.certDirectory, '/work/pki-x');
     assert.equal(config.rotateCertificates, true);
     assert.equal(config.serverTLSBootstrap, true);
-    const flags = compile(undefined, { rotateCertificates: true, serverTLSBootstrap: true }).config;
-    assert.equal(flags.rotateCertificates && flags.serverTLSBootstrap, true);
+    const standalone = compile(undefined, { rotateCertificates: true, serverTLSBootstrap: true });
+    assert.equal(standalone.config.rotateCertificates && standalone.config.serverTLSBootstrap, true);
+    assert.deepEqual(standalone.warnings, [
+      'serverTLSBootstrap needs an API server (--kubeconfig); the kubelet API serves its self-signed certificate',
+      'rotateCertificates needs an API server (--kubeconfig); ignored',
+    ]);
   });
 
   it('refuses --bootstrap-kubeconfig without --kubeconfig (nowhere to write the result)', () => {

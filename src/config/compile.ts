@@ -148,6 +148,17 @@ export function compileConfig(
   if (fields.bootstrapKubeconfig && !fields.kubeconfig) {
     errors.push('--bootstrap-kubeconfig: needs --kubeconfig (the file TLS bootstrap writes)');
   }
+  // Standalone, nothing can sign: upstream's managers then never get a certificate (its kubelet
+  // API refuses every handshake); here the self-signed serving pair stays.
+  if (!fields.kubeconfig) {
+    if (fields.serverTLSBootstrap) {
+      warnings.push(
+        'serverTLSBootstrap needs an API server (--kubeconfig); the kubelet API serves its self-signed certificate',
+      );
+    }
+    if (fields.rotateCertificates)
+      warnings.push('rotateCertificates needs an API server (--kubeconfig); ignored');
+  }
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
   warnings.push(...listenerWarnings(fields, server.enableServer, server.enableDebuggingHandlers));
 

@@ -255,6 +255,9 @@ async function certificateManagers(
       ...common,
       logger: logger.child({ component: 'serving-certificate' }),
       addresses,
+      ...(config.server.tlsCertFile && config.server.tlsPrivateKeyFile
+        ? { certFile: config.server.tlsCertFile, keyFile: config.server.tlsPrivateKeyFile }
+        : {}),
       onRenewError: () => metrics.certificates.servingRenewError(),
     });
     metrics.certificates.setServingCertificate(() => serving.current()?.notAfter);

@@ -234,6 +234,31 @@ describe('TLS bootstrap', () => {
     assert.match(creds.cert.toString(), /BEGIN CERTIFICATE/);
   });
 
+  it('bootstraps again when the kubeconfig names a corrupt key, instead of failing every connection', async () => {
+    const api = new FakeCsrApi();
+    api.onCreate = (csr) => approveAndIssue(ca, csr);
+    const { opts, logger } = await setup(api);
+    await loadClientCert(opts);
+    const current = join(opts.certDir, 'kubelet-client-current.pem');
+    const pem = await readFile(current, 'utf8');
+    // The key block truncated in place (a disk full, a crash mid-write).
+    await writeFile(
+      await readlink(current),
+      pem.slice(0, pem.indexOf('-----BEGIN EC PRIVATE KEY-----') + 40),
+    );
+
+    const result = await loadClientCert(opts);
+
+    assert.equal(result.bootstrapped, true);
+    assert.ok(
+      logger.lines.some(
+        (l) => l.level === 'warn' && l.msg.includes('stored client certificate or key is invalid'),
+      ),
+    );
+    const creds = await readKubeconfig(opts.kubeconfigPath);
+    assert.ok(creds.key && creds.key.toString().includes('END EC PRIVATE KEY'));
+  });
+
   it('bootstraps again when the kubeconfig certificate has expired, finding its pending request after a restart', async () => {
     const api = new FakeCsrApi();
     api.onCreate = (csr) => approveAndIssue(ca, csr);

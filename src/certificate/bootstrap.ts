@@ -20,7 +20,7 @@ import { KubeletError, describeError, errnoCode, hasCode } from '../util/errors.
 import type { Logger } from '../util/logger.ts';
 import { digestedName, makeCsrPem, newPrivateKeyPem, parsePrivateKey, type CsrTemplate } from './csr.ts';
 import { CLIENT_KUBELET_SIGNER, CLIENT_USAGES, requestCertificate, waitForCertificate } from './request.ts';
-import { createFileStore, pemBlocks, type CertificatePair } from './store.ts';
+import { createFileStore, parsePair, pemBlocks, type CertificatePair } from './store.ts';
 
 /** Upstream tmpPrivateKeyFile: the key kept across restarts until its request is issued. */
 export const TMP_PRIVATE_KEY_FILE = 'kubelet-client.key.tmp';
@@ -71,10 +71,19 @@ export async function kubeconfigProblem(path: string, now: number): Promise<stri
     throw new KubeletError('InvalidArgument', `read kubeconfig ${path}`, describeError(err), { cause: err });
   }
   let cert: Buffer | undefined;
+  let key: Buffer | undefined;
   try {
-    cert = (await readKubeconfig(path)).cert;
+    ({ cert, key } = await readKubeconfig(path));
   } catch (err) {
     return `unable to read existing kubeconfig: ${describeError(err)}`;
+  }
+  // The pair must load, as upstream's transport.TLSConfigFor checks: a corrupt key is a bootstrap too.
+  if (cert && key) {
+    try {
+      parsePair(cert.toString('utf8'), key.toString('utf8'), path);
+    } catch (err) {
+      return describeError(err);
+    }
   }
   const certs = pemBlocks(cert?.toString('utf8') ?? '').filter((b) => b.type === 'CERTIFICATE');
   if (certs.length === 0) return 'the kubeconfig has no client certificate';

@@ -36,6 +36,7 @@ const BELOW_CLI = [
   'why',
   'server',
   'console',
+  'certificate',
 ];
 
 /**
@@ -66,6 +67,7 @@ export const FOLDERS = {
   why: { uses: ['util', 'api', 'logs', 'runtime'], types: ['prober', 'status'] },
   server: { uses: ['util', 'api', 'config', 'logs', 'runtime'], types: ['timeline', 'why'] },
   console: { uses: ['util', 'api'], types: ['node'] },
+  certificate: { uses: ['util', 'api'], types: [] },
   kubelet: { uses: BELOW_CLI, types: [] },
   cli: { uses: ['*'], types: [] },
 };

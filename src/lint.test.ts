@@ -96,11 +96,11 @@ describe('the folder-map lint rule', { timeout: 120_000 }, () => {
 
   it('reports an import from a folder the map does not know yet', async () => {
     const messages = await folderMap(
-      'src/certificate/lint-probe.ts',
+      'src/credentialprovider/lint-probe.ts',
       "import { createPleg } from '../pleg/index.ts';\nexport const f = createPleg;\n",
     );
     assert.deepEqual(messages, [
-      'certificate/ is not in the folder map: give it a row in FOLDERS (eslint/boundaries.js)',
+      'credentialprovider/ is not in the folder map: give it a row in FOLDERS (eslint/boundaries.js)',
     ]);
   });
 

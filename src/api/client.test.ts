@@ -21,7 +21,7 @@ describe('API client connections', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tsk-client-'));
     const cert = await loadServingCert({
-      rootDir: dir,
+      certDir: join(dir, 'pki'),
       nodeName: 'localhost',
       ips: ['127.0.0.1'],
       logger: nullLogger,

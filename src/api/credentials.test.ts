@@ -39,7 +39,7 @@ describe('API client credentials kept current', () => {
     dir = await mkdtemp(join(tmpdir(), 'tsk-creds-'));
     pki = await makeTestPki(dir);
     const serving = await loadServingCert({
-      rootDir: dir,
+      certDir: join(dir, 'pki'),
       nodeName: 'localhost',
       ips: ['127.0.0.1'],
       logger: nullLogger,

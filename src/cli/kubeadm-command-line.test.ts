@@ -102,7 +102,7 @@ describe("kubeadm 1.20's kubelet command line", () => {
     const { config, warnings } = await parseRunArgs(argv.slice(1), opts);
     assert.equal(config.kubeconfig, '/etc/kubernetes/kubelet.conf');
     assert.equal(config.bootstrapKubeconfig, '/etc/kubernetes/bootstrap-kubelet.conf');
-    assert.equal(config.certDir, '/var/lib/kubelet/pki');
+    assert.equal(config.certDirectory, '/var/lib/kubelet/pki');
     assert.equal(config.configFile, configYaml);
     assert.equal(config.containerRuntimeEndpoint, 'unix:///run/containerd/containerd.sock');
     assert.equal(config.nodeName, 'worker-1.example');
@@ -119,6 +119,7 @@ describe("kubeadm 1.20's kubelet command line", () => {
     assert.equal(config.server.authentication.anonymous, false);
     assert.equal(config.server.authentication.clientCAFile, '/etc/kubernetes/pki/ca.crt');
     assert.equal(config.server.authorization.mode, 'Webhook');
+    assert.equal(config.rotateCertificates, true);
     // What tskubelet does not implement is said, one warning each, and nothing else is.
     // (upstream 1.20 too warns about an endpoint without unix://).
     assert.deepEqual(
@@ -130,7 +131,6 @@ describe("kubeadm 1.20's kubelet command line", () => {
       ),
       [
         'field cpuManagerReconcilePeriod',
-        'field rotateCertificates',
         'endpoint without scheme',
         '--container-runtime',
       ],

@@ -18,7 +18,7 @@ export async function runKubelet(
   version: string,
 ): Promise<number> {
   const logger = createLogger({ verbosity: config.verbosity, format: config.logFormat });
-  for (const w of [...warnings, ...pendingSettingWarnings(config)]) logger.warn(w);
+  for (const w of warnings) logger.warn(w);
   // Upstream logs the gates at V(1) ("feature gates: …"); tskubelet acts on none of them yet.
   if (Object.keys(config.featureGates).length > 0)
     logger.info('feature gates', { gates: config.featureGates });
@@ -53,25 +53,4 @@ export async function runKubelet(
   // socket, a pod cgroup hierarchy that cannot be set up).
   await kubelet.run();
   return 0;
-}
-
-/**
- * Settings parsed into the config whose consumer is not there yet (TLS bootstrap, the certificate
- * directory): said at start, as the not-implemented flags are, rather than ignored in silence.
- */
-export function pendingSettingWarnings(config: KubeletConfig): string[] {
-  const out: string[] = [];
-  if (config.bootstrapKubeconfig !== undefined) {
-    out.push(
-      `flag --bootstrap-kubeconfig (${config.bootstrapKubeconfig}) is not implemented by tskubelet yet and is ignored: ` +
-        'no TLS bootstrap, the --kubeconfig file must hold the credentials',
-    );
-  }
-  if (config.certDir !== join(config.rootDir, 'pki')) {
-    out.push(
-      `flag --cert-dir (${config.certDir}) is not implemented by tskubelet yet and is ignored: ` +
-        `the self-signed serving certificate stays in ${join(config.rootDir, 'pki')}`,
-    );
-  }
-  return out;
 }

@@ -36,7 +36,6 @@ describe('compileConfig defaults', () => {
         containerLogMaxFiles: 5,
       },
       rootDir: '/var/lib/kubelet',
-      certDir: '/var/lib/kubelet/pki',
       featureGates: {},
       nodeName: 'node-a',
       runOnce: false,
@@ -74,6 +73,9 @@ describe('compileConfig defaults', () => {
       nodeStatusReportFrequencyMs: 300_000,
       nodeLeaseDurationSeconds: 40,
       registerNode: true,
+      certDirectory: '/var/lib/kubelet/pki',
+      rotateCertificates: false,
+      serverTLSBootstrap: false,
       registerWithTaints: [],
       nodeLabels: {},
       resolvConf: '/etc/resolv.conf',
@@ -531,5 +533,37 @@ describe('compileConfig runtime endpoint', () => {
     );
     assertInvalid(() => compile(undefined, { containerRuntimeEndpoint: 'unix://run/c.sock' }), /absolute/);
     assertInvalid(() => compile(undefined, { containerRuntimeEndpoint: '' }), /must not be empty/);
+  });
+});
+
+describe('compileConfig certificates (TLS bootstrap and rotation)', () => {
+  it('takes --bootstrap-kubeconfig, --cert-dir (default <root-dir>/pki), rotateCertificates and serverTLSBootstrap', () => {
+    assert.equal(compile(undefined, { rootDir: '/srv/kubelet' }).config.certDirectory, '/srv/kubelet/pki');
+    const { config, warnings } = compile(
+      { rotateCertificates: true, serverTLSBootstrap: true },
+      {
+        kubeconfig: '/etc/kubernetes/kubelet.conf',
+        bootstrapKubeconfig: '/etc/kubernetes/bootstrap-kubelet.conf',
+        certDirectory: 'pki-x',
+      },
+    );
+    assert.deepEqual(warnings, []);
+    assert.equal(config.bootstrapKubeconfig, '/etc/kubernetes/bootstrap-kubelet.conf');
+    assert.equal(config.certDirectory, '/work/pki-x');
+    assert.equal(config.rotateCertificates, true);
+    assert.equal(config.serverTLSBootstrap, true);
+    const standalone = compile(undefined, { rotateCertificates: true, serverTLSBootstrap: true });
+    assert.equal(standalone.config.rotateCertificates && standalone.config.serverTLSBootstrap, true);
+    assert.deepEqual(standalone.warnings, [
+      'serverTLSBootstrap needs an API server (--kubeconfig); the kubelet API serves its self-signed certificate',
+      'rotateCertificates needs an API server (--kubeconfig); ignored',
+    ]);
+  });
+
+  it('refuses --bootstrap-kubeconfig without --kubeconfig (nowhere to write the result)', () => {
+    assertInvalid(
+      () => compile(undefined, { bootstrapKubeconfig: '/etc/kubernetes/bootstrap-kubelet.conf' }),
+      /--bootstrap-kubeconfig: needs --kubeconfig/,
+    );
   });
 });

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { isDNSDomainName } from '../api/names.ts';
 import { KubeletError } from '../util/errors.ts';
 import {
+  CERT_DIR_NAME,
   CHANGE_DETECTION_STRATEGIES,
   CLIENT_GO_DEFAULT_BURST,
   DEFAULT_CONFIGMAP_AND_SECRET_CHANGE_DETECTION_STRATEGY,
@@ -110,7 +111,12 @@ export function compileConfig(
     logFormat,
     kubeconfig: value('kubeconfig'),
     bootstrapKubeconfig: value('bootstrapKubeconfig'),
-    certDir: path.resolve(options.cwd ?? process.cwd(), value('certDir') ?? path.join(rootDir, 'pki')),
+    certDirectory: path.resolve(
+      options.cwd ?? process.cwd(),
+      value('certDirectory') ?? path.join(rootDir, CERT_DIR_NAME),
+    ),
+    rotateCertificates: value('rotateCertificates'),
+    serverTLSBootstrap: value('serverTLSBootstrap'),
     featureGates: mergeFeatureGates(raw.featureGates, flags.featureGates, errors, warnings),
     kubeAPIQPS: clientLimit(value('kubeAPIQPS'), CLIENT_GO_DEFAULT_QPS),
     kubeAPIBurst: clientLimit(value('kubeAPIBurst'), CLIENT_GO_DEFAULT_BURST),
@@ -141,6 +147,20 @@ export function compileConfig(
     ...containerGCSettings(field, warnings),
     ...shutdownSettings(field, errors),
   };
+  if (fields.bootstrapKubeconfig && !fields.kubeconfig) {
+    errors.push('--bootstrap-kubeconfig: needs --kubeconfig (the file TLS bootstrap writes)');
+  }
+  // Standalone, nothing can sign: upstream's managers then never get a certificate (its kubelet
+  // API refuses every handshake); here the self-signed serving pair stays.
+  if (!fields.kubeconfig) {
+    if (fields.serverTLSBootstrap) {
+      warnings.push(
+        'serverTLSBootstrap needs an API server (--kubeconfig); the kubelet API serves its self-signed certificate',
+      );
+    }
+    if (fields.rotateCertificates)
+      warnings.push('rotateCertificates needs an API server (--kubeconfig); ignored');
+  }
   const server = compileServerSettings(flags.server ?? {}, raw, errors, warnings);
   warnings.push(...listenerWarnings(fields, server.enableServer, server.enableDebuggingHandlers));
 

@@ -82,6 +82,8 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     ...(c.kubeReservedCgroup !== '' ? { kubeReservedCgroup: c.kubeReservedCgroup } : {}),
     allowedUnsafeSysctls: [...c.allowedUnsafeSysctls],
     registerNode: c.registerNode,
+    rotateCertificates: c.rotateCertificates,
+    serverTLSBootstrap: c.serverTLSBootstrap,
     registerWithTaints: c.registerWithTaints.map((t) => ({ ...t })),
     seccompDefault: c.seccompDefault,
     singleProcessOOMKill: c.singleProcessOOMKill,

@@ -185,6 +185,10 @@ export const DEFAULT_KUBE_API_BURST = 100; // kubeAPIBurst
 export const DEFAULT_EVENT_RECORD_QPS = 50; // eventRecordQPS
 export const DEFAULT_EVENT_BURST = 100; // eventBurst
 export const DEFAULT_REGISTER_NODE = true; // registerNode
+/** --cert-dir: `<root-dir>/pki` (upstream's default is the fixed /var/lib/kubelet/pki, the same with the default root dir). */
+export const CERT_DIR_NAME = 'pki';
+export const DEFAULT_ROTATE_CERTIFICATES = false; // rotateCertificates (v1beta1 default)
+export const DEFAULT_SERVER_TLS_BOOTSTRAP = false; // serverTLSBootstrap (v1beta1 default)
 /** What client-go substitutes when a rest.Config carries QPS 0 / Burst 0 (k8s.io/client-go/rest). */
 export const CLIENT_GO_DEFAULT_QPS = 5; // rest.DefaultQPS
 export const CLIENT_GO_DEFAULT_BURST = 10; // rest.DefaultBurst

@@ -119,21 +119,37 @@ export const KUBELET_FIELDS = {
     // The alias is upstream's deprecated spelling, still accepted by 1.20.
     flag: { name: 'bootstrap-kubeconfig', arg: '<file>', alias: 'experimental-bootstrap-kubeconfig' },
     fileZero: 'kept',
-    // Resolved against the working directory by compileConfig.
-    // The TLS bootstrap (issue 27) reads it; until then run.ts warns that it is ignored.
-    help:
-      'kubeconfig to get a client certificate with (TLS bootstrap) when the --kubeconfig file does not exist ' +
-      '(not acted on yet: a warning says so)',
-  },
-  certDir: {
-    kind: 'string',
-    flag: { name: 'cert-dir', arg: '<dir>' },
-    fileZero: 'kept',
-    // Default <root-dir>/pki, resolved against the working directory by compileConfig.
     check: (c, errors) => {
       if (c.value.trim() === '') errors.push(`${c.label}: must not be empty when given`);
     },
-    help: 'directory of the TLS certificates and keys (default <root-dir>/pki; another directory is not acted on yet: a warning says so)',
+    help:
+      'kubeconfig used to get a client certificate (TLS bootstrap) when --kubeconfig does not exist or its ' +
+      'certificate is expired; the result is written to --kubeconfig and --cert-dir',
+  },
+  certDirectory: {
+    kind: 'string',
+    flag: { name: 'cert-dir', arg: '<dir>' },
+    fileZero: 'kept',
+    check: (c, errors) => {
+      if (c.value.trim() === '') errors.push(`${c.label}: must not be empty when given`);
+    },
+    help: 'directory of the bootstrapped and rotated certificates (default <root-dir>/pki)',
+  },
+  rotateCertificates: {
+    kind: 'bool',
+    file: 'rotateCertificates',
+    flag: { name: 'rotate-certificates' },
+    fileZero: 'kept',
+    default: d.DEFAULT_ROTATE_CERTIFICATES,
+    help: 'renew the client certificate from the API server as it nears expiry (rotateCertificates)',
+  },
+  serverTLSBootstrap: {
+    kind: 'bool',
+    file: 'serverTLSBootstrap',
+    flag: { name: 'rotate-server-certificates' },
+    fileZero: 'kept',
+    default: d.DEFAULT_SERVER_TLS_BOOTSTRAP,
+    help: 'request the serving certificate from the API server (signer kubernetes.io/kubelet-serving) and renew it (serverTLSBootstrap)',
   },
   staticPodPath: {
     kind: 'string',

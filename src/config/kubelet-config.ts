@@ -75,10 +75,14 @@ export interface KubeletConfig {
   readonly verbosity: number;
   readonly logFormat: LogFormat;
   readonly kubeconfig?: string;
-  /** `--bootstrap-kubeconfig`: the credentials for TLS bootstrap, as given. */
+  /** --bootstrap-kubeconfig: TLS bootstrap (src/certificate) writes `kubeconfig` from it when needed. */
   readonly bootstrapKubeconfig?: string;
-  /** `--cert-dir`, absolute: where the kubelet's certificates and keys live (default `<rootDir>/pki`). */
-  readonly certDir: string;
+  /** --cert-dir, absolute: bootstrapped and rotated pairs (`kubelet-client-current.pem`, …). */
+  readonly certDirectory: string;
+  /** Renew the client certificate through CSRs (upstream rotateCertificates). */
+  readonly rotateCertificates: boolean;
+  /** Get and renew the serving certificate through CSRs (upstream serverTLSBootstrap). */
+  readonly serverTLSBootstrap: boolean;
   /**
    * The feature gates as configured: the file's `featureGates` with each gate given by
    * `--feature-gates` replacing the file's value (upstream). Every name is a gate kubelet 1.20

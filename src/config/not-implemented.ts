@@ -19,8 +19,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   // Contention profiling needs the pprof handlers, which tskubelet does not serve.
   { field: 'enableContentionProfiling', flag: 'contention-profiling', bool: true },
   { field: 'imageServiceEndpoint', flag: 'image-service-endpoint' },
-  { field: 'serverTLSBootstrap', flag: 'rotate-server-certificates', bool: true },
-  { field: 'rotateCertificates', flag: 'rotate-certificates', bool: true },
   { field: 'oomScoreAdj', flag: 'oom-score-adj' },
   { field: 'volumePluginDir', flag: 'volume-plugin-dir' },
   { field: 'kubeletCgroups', flag: 'kubelet-cgroups' },

@@ -74,6 +74,8 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   nodeStatusReportFrequency?: string;
   nodeLeaseDurationSeconds?: number;
   registerNode?: boolean;
+  rotateCertificates?: boolean;
+  serverTLSBootstrap?: boolean;
   registerWithTaints?: RawTaint[];
   resolvConf?: string;
   clusterDomain?: string;

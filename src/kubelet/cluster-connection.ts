@@ -9,6 +9,7 @@ import type { ImageService } from '../runtime/cri/index.ts';
 import type { EventType } from '../api/events.ts';
 import { createApiSource, type PodSource } from '../podsource/index.ts';
 import type { Kubelet } from './kubelet.ts';
+import type { ApiClient } from '../api/client-types.ts';
 import { createApiClient } from '../api/client.ts';
 import { createApiEventRecorder, type ApiEventRecorder } from '../api/event-recorder.ts';
 import { createApiObjectSource, objectTTLSeconds, type PodObjectManager } from '../api/object-source.ts';
@@ -21,6 +22,13 @@ import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
 import type { KubeletMetrics, RestClientRequest } from '../metrics/index.ts';
 import { tapApiRecorder, type EventRing } from '../console/index.ts';
 import type { NodeAllocatablePlan } from './node-allocatable.ts';
+import {
+  createClientCertificateManager,
+  createServingCertificateManager,
+  kubeconfigUsesStore,
+  loadClientCert,
+  type CertificateManager,
+} from '../certificate/index.ts';
 
 /**
  * The source as the kubelet sees it, except that each snapshot first registers its pods' Secrets
@@ -66,6 +74,17 @@ export async function connectCluster(
   allocatable: NodeAllocatablePlan,
 ) {
   const kubeconfig = config.kubeconfig ?? '';
+  // TLS bootstrap (upstream bootstrap.LoadClientCert, before any client is built): a missing or
+  // expired kubeconfig is made from --bootstrap-kubeconfig through a CSR.
+  if (config.bootstrapKubeconfig) {
+    await loadClientCert({
+      kubeconfigPath: kubeconfig,
+      bootstrapKubeconfigPath: config.bootstrapKubeconfig,
+      certDir: config.certDirectory,
+      nodeName: config.nodeName,
+      logger,
+    });
+  }
   const client = {
     kubeconfig,
     logger,
@@ -160,8 +179,12 @@ export async function connectCluster(
     api,
     logger: logger.child({ informer: 'runtimeclasses' }),
   });
+  const certificates = await certificateManagers(config, logger, [api, leaseApi], metrics, () =>
+    (nodeAgent.node()?.status?.addresses ?? []).map((a) => ({ type: a.type, address: a.address })),
+  );
   return {
     api,
+    certificates,
     recorder,
     nodeAgent,
     mirrorPods,
@@ -172,7 +195,14 @@ export async function connectCluster(
     bind(k: Kubelet) {
       kubelet = k;
     },
+    /** Starts the certificate rotation loops (rotateCertificates, serverTLSBootstrap). */
+    startCertificates() {
+      certificates.client?.start();
+      certificates.serving?.start();
+    },
     async close() {
+      await certificates.client?.stop();
+      await certificates.serving?.stop();
       await services.stop();
       await runtimeClasses.stop();
       await volumeObjects.stop();
@@ -182,4 +212,61 @@ export async function connectCluster(
       leaseApi.close();
     },
   };
+}
+
+/**
+ * The certificate managers the config asks for (upstream cmd/kubelet/app buildClientCertificateManager
+ * with rotateCertificates; NewMainKubelet's serverCertificateManager with serverTLSBootstrap), with
+ * their metrics. The client manager renews `<cert-dir>/kubelet-client-current.pem`; the API client
+ * reads that file through the kubeconfig, so a kubeconfig naming other files does not follow.
+ */
+async function certificateManagers(
+  config: KubeletConfig,
+  logger: Logger,
+  clients: readonly [ApiClient, ...ApiClient[]],
+  metrics: KubeletMetrics,
+  addresses: () => { type: string; address: string }[],
+): Promise<{ client?: CertificateManager; serving?: CertificateManager }> {
+  const [api] = clients;
+  const out: { client?: CertificateManager; serving?: CertificateManager } = {};
+  const common = { certDir: config.certDirectory, nodeName: config.nodeName, api };
+  if (config.rotateCertificates) {
+    const client = await createClientCertificateManager({
+      ...common,
+      logger: logger.child({ component: 'client-certificate' }),
+      onRenewError: () => metrics.certificates.clientRenewError(),
+    });
+    metrics.certificates.setClientCertificate(() => client.current()?.notAfter);
+    const kubeconfig = config.kubeconfig ?? '';
+    if (!(await kubeconfigUsesStore(kubeconfig, config.certDirectory))) {
+      logger.warn(
+        'rotateCertificates: the kubeconfig does not name <cert-dir>/kubelet-client-current.pem; ' +
+          "rotated client certificates are stored there but the API client keeps the kubeconfig's",
+        { kubeconfig, certDir: config.certDirectory },
+      );
+    }
+    // Every API client reloads its certificate files at once (they also check every 10 s);
+    // connections made with the old certificate drain, watches are not cut.
+    client.onRotated((pair) => {
+      logger.info('client certificate rotated; the API clients switch to it', {
+        notAfter: new Date(pair.notAfter).toISOString(),
+      });
+      for (const c of clients) void c.reloadCredentials();
+    });
+    out.client = client;
+  }
+  if (config.serverTLSBootstrap) {
+    const serving = await createServingCertificateManager({
+      ...common,
+      logger: logger.child({ component: 'serving-certificate' }),
+      addresses,
+      ...(config.server.tlsCertFile && config.server.tlsPrivateKeyFile
+        ? { certFile: config.server.tlsCertFile, keyFile: config.server.tlsPrivateKeyFile }
+        : {}),
+      onRenewError: () => metrics.certificates.servingRenewError(),
+    });
+    metrics.certificates.setServingCertificate(() => serving.current()?.notAfter);
+    out.serving = serving;
+  }
+  return out;
 }

@@ -335,6 +335,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       runtime: runtimeService,
       nodeIP,
       ...(cluster ? { api: cluster.api } : {}),
+      ...(cluster?.certificates.serving ? { servingCertificate: cluster.certificates.serving } : {}),
       providers: {
         metrics: (which) => {
           switch (which) {
@@ -370,6 +371,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
         cluster?.services.start();
         cluster?.runtimeClasses.start();
         cluster?.nodeAgent.start();
+        cluster?.startCertificates();
         // Rejects when the kubelet cannot start (e.g. the pod cgroup hierarchy cannot be set up).
         await core.run();
       } finally {

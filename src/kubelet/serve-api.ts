@@ -9,7 +9,12 @@ import type { Kubelet } from './kubelet.ts';
 import { createContainerLogManager, type ContainerLogManager } from '../logs/index.ts';
 import { readMachineInfo, type MachineInfo } from '../node/index.ts';
 import type { RuntimeService } from '../runtime/cri/index.ts';
-import { createKubeletApi, type KubeletServer, type TextBody } from '../server/index.ts';
+import {
+  createKubeletApi,
+  type KubeletServer,
+  type ServingCertificateSource,
+  type TextBody,
+} from '../server/index.ts';
 import type { Logger } from '../util/logger.ts';
 import type { NodeConsole } from '../console/index.ts';
 
@@ -48,6 +53,8 @@ export async function serveKubeletApi(opts: {
   /** The node console at /console/ (and on `consoleAddress`, a loopback HOST:PORT, when given). */
   console?: NodeConsole;
   consoleAddress?: { host: string; port: number };
+  /** serverTLSBootstrap: the serving certificate manager (src/certificate). */
+  servingCertificate?: ServingCertificateSource;
 }): Promise<ServedApi> {
   const { config, logger } = opts;
   const s = config.server;
@@ -81,6 +88,7 @@ export async function serveKubeletApi(opts: {
       port: config.port,
       readOnlyPort: config.readOnlyPort,
       rootDir: config.rootDir,
+      certDir: config.certDirectory,
       nodeName: config.nodeName,
       nodeIPs: [
         ...(opts.nodeIP ? [opts.nodeIP] : []),
@@ -91,6 +99,7 @@ export async function serveKubeletApi(opts: {
       logger,
       ...(opts.console ? { console: opts.console } : {}),
       ...(opts.consoleAddress ? { consoleAddress: opts.consoleAddress } : {}),
+      ...(opts.servingCertificate ? { servingCertificate: opts.servingCertificate } : {}),
     });
     try {
       await server.start();

@@ -14,6 +14,7 @@ export {
   type RuntimeOperationMetrics,
   type RuntimePodsProvider,
 } from './kubelet-metrics.ts';
+export type { CertificateMetrics } from './certificate-metrics.ts';
 export { instrumentImageService, instrumentRuntimeService } from './instrument-runtime.ts';
 export { metricsText, type MetricsText } from './metrics-text.ts';
 export { restClientURLTemplate } from './rest-client.ts';

@@ -6,6 +6,7 @@ import type { ProbeMetricLabels, ProbeMetrics } from '../prober/index.ts';
 import type { PodSyncResult, RuntimePodSummary } from '../runtime/index.ts';
 import { DEF_BUCKETS, REST_CLIENT_BUCKETS, RUNTIME_OPERATION_BUCKETS } from './buckets.ts';
 import { restClientURLTemplate } from './rest-client.ts';
+import { createCertificateMetrics, type CertificateMetrics } from './certificate-metrics.ts';
 
 /** Container states as kubelet_running_containers labels them (upstream kubecontainer.State). */
 const CONTAINER_STATES = ['created', 'running', 'exited', 'unknown'] as const;
@@ -51,6 +52,8 @@ export interface KubeletMetrics {
   readonly prober: ProbeMetrics;
   readonly runtime: RuntimeOperationMetrics;
   readonly restClient: RestClientMetrics;
+  /** The client and serving certificate managers' TTL gauges and renewal error counters. */
+  readonly certificates: CertificateMetrics;
   /** kubelet_running_pods / kubelet_running_containers read this at each scrape. */
   setRuntimePodsProvider(provider: RuntimePodsProvider): void;
   /** kubelet_pod_start_duration_seconds: from first seeing a pod to seeing it Running. */
@@ -247,6 +250,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     registry,
     probeRegistry,
     runtime,
+    certificates: createCertificateMetrics(registry),
     pleg: {
       relisted(duration, interval) {
         relistDuration.observe(duration);

@@ -368,7 +368,7 @@ describe('the guard on every listener', () => {
       });
     });
     const serving = await loadServingCert({
-      rootDir: join(dir, 'ro'),
+      certDir: join(join(dir, 'pki'), 'ro'),
       nodeName: 'n',
       ips: [],
       logger: nullLogger,

@@ -16,7 +16,7 @@ import {
   type Authorizer,
 } from './auth/authorizer.ts';
 import type { KubeletApiHost } from './host.ts';
-import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
+import { createKubeletServer, type KubeletServer, type ServingCertificateSource } from './kubelet-server.ts';
 import { LOCAL_SOCKET_NAME, createLocalSocketServer } from './local-socket.ts';
 import { loadServingCert } from './serving-cert.ts';
 import { createConsoleListener } from './console-listener.ts';
@@ -27,6 +27,8 @@ export interface KubeletApiOptions {
   port: number;
   readOnlyPort: number;
   rootDir: string;
+  /** `--cert-dir`: where the self-signed serving pair is kept (default `<rootDir>/pki`). */
+  certDir?: string;
   nodeName: string;
   /** For the self-signed certificate's SANs. */
   nodeIPs: readonly string[];
@@ -38,19 +40,26 @@ export interface KubeletApiOptions {
   console?: ConsoleHandler;
   /** Also serve the console on this loopback address over plain HTTP, unauthenticated. */
   consoleAddress?: { host: string; port: number };
+  /**
+   * serverTLSBootstrap: the serving certificate comes from the API server (src/certificate) and
+   * rotates; no self-signed pair is made and tlsCertFile/tlsPrivateKeyFile are the manager's.
+   */
+  servingCertificate?: ServingCertificateSource;
 }
 
 export async function createKubeletApi(opts: KubeletApiOptions): Promise<KubeletServer> {
   const s = opts.settings;
   const log = opts.logger.child({ component: 'kubelet-api' });
-  const cert = await loadServingCert({
-    rootDir: opts.rootDir,
-    nodeName: opts.nodeName,
-    ips: opts.nodeIPs,
-    ...(s.tlsCertFile ? { tlsCertFile: s.tlsCertFile } : {}),
-    ...(s.tlsPrivateKeyFile ? { tlsPrivateKeyFile: s.tlsPrivateKeyFile } : {}),
-    logger: log,
-  });
+  const cert = opts.servingCertificate
+    ? undefined
+    : await loadServingCert({
+        certDir: opts.certDir ?? join(opts.rootDir, 'pki'),
+        nodeName: opts.nodeName,
+        ips: opts.nodeIPs,
+        ...(s.tlsCertFile ? { tlsCertFile: s.tlsCertFile } : {}),
+        ...(s.tlsPrivateKeyFile ? { tlsPrivateKeyFile: s.tlsPrivateKeyFile } : {}),
+        logger: log,
+      });
   // Read now (a broken file stops the start), reloaded when it changes once the API runs.
   const clientCA = s.authentication.clientCAFile
     ? await loadClientCA({ path: s.authentication.clientCAFile, logger: log })
@@ -94,8 +103,8 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     port: opts.port,
     readOnlyPort: opts.readOnlyPort,
     tls: {
-      cert: cert.cert,
-      key: cert.key,
+      ...(cert ? { cert: cert.cert, key: cert.key } : {}),
+      ...(opts.servingCertificate ? { servingCertificate: opts.servingCertificate } : {}),
       ...(clientCA ? { clientCA } : {}),
       ciphers: s.tlsCipherSuites,
       ...(s.tlsMinVersion ? { minVersion: s.tlsMinVersion } : {}),

@@ -29,7 +29,7 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tsk-api-'));
   pki = await makeTestPki(dir);
   serving = await loadServingCert({
-    rootDir: dir,
+    certDir: join(dir, 'pki'),
     nodeName: 'node-1',
     ips: ['127.0.0.1'],
     logger: nullLogger,

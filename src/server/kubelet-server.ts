@@ -29,8 +29,15 @@ export interface KubeletServerOptions {
   /** 0: no read-only listener. */
   readOnlyPort: number;
   tls: {
-    cert: Buffer;
-    key: Buffer;
+    /** The serving pair; absent when `servingCertificate` gives it. */
+    cert?: Buffer;
+    key?: Buffer;
+    /**
+     * A serving certificate issued and renewed elsewhere (serverTLSBootstrap, src/certificate):
+     * taken for new handshakes as it rotates; until the first one is issued every handshake fails
+     * (upstream: "no serving certificate available for the kubelet").
+     */
+    servingCertificate?: ServingCertificateSource;
     /**
      * Client CA bundle: client certificates are requested (not required) and verified against it;
      * a reloading one (auth/client-ca.ts) is put in force for new connections as it changes.
@@ -46,6 +53,13 @@ export interface KubeletServerOptions {
   logger: Logger;
   /** Delay between bind attempts when the port is taken. */
   bindRetryMs?: number;
+}
+
+/** Where a rotating serving certificate comes from (the kubelet's serving certificate manager). */
+export interface ServingCertificateSource {
+  current(): { certPem: string; keyPem: string } | undefined;
+  /** Called with each new pair; returns the unsubscribe. */
+  onRotated(cb: () => void): () => void;
 }
 
 export interface KubeletServer {
@@ -111,9 +125,14 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
 
   const clientCA = opts.tls.clientCA;
   /** The TLS context's options (setSecureContext takes them all again when the client CA changes). */
+  const serving = opts.tls.servingCertificate;
+  const pair = () => {
+    if (!serving) return { cert: opts.tls.cert, key: opts.tls.key };
+    const p = serving.current();
+    return p ? { cert: p.certPem, key: p.keyPem } : {};
+  };
   const context = (ca: Buffer | undefined) => ({
-    cert: opts.tls.cert,
-    key: opts.tls.key,
+    ...pair(),
     ...(ca ? { ca } : {}),
     ...(opts.tls.ciphers && opts.tls.ciphers.length > 0 ? { ciphers: opts.tls.ciphers.join(':') } : {}),
     ...(opts.tls.minVersion ? { minVersion: opts.tls.minVersion } : {}),
@@ -148,6 +167,29 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     clientCA && !Buffer.isBuffer(clientCA)
       ? trackClientCAConnections(secure, clientCA, (ca) => secure.setSecureContext(context(ca)))
       : undefined;
+  // A rotated serving certificate: new handshakes get it, open connections keep theirs.
+  const currentCA = () =>
+    clientCA === undefined || Buffer.isBuffer(clientCA) ? clientCA : clientCA.current();
+  const stopServingRotation = serving?.onRotated(() => {
+    secure.setSecureContext(context(currentCA()));
+    log.info('kubelet API: serving the rotated certificate to new connections');
+  });
+  if (serving) {
+    let lastNoCertLog = -Infinity;
+    secure.on('tlsClientError', (err: Error, socket: { remoteAddress?: string }) => {
+      if (serving.current()) {
+        log.debug('TLS handshake error', { remote: socket.remoteAddress, err: describeError(err) });
+        return;
+      }
+      // Said at most once a minute: until approval, every API server call fails this way.
+      const now = performance.now();
+      if (now - lastNoCertLog < 60_000) return;
+      lastNoCertLog = now;
+      log.warn('TLS handshake error: no serving certificate available for the kubelet', {
+        remote: socket.remoteAddress,
+      });
+    });
+  }
   /** Closes the request's connection when its client certificate was verified by an older bundle. */
   function closedAsStale(req: IncomingMessage): boolean {
     if (!caConnections?.isStale(req)) return false;
@@ -286,6 +328,7 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     ports: () => ({ ...bound }),
     async close() {
       closed = true;
+      stopServingRotation?.();
       for (const t of retryTimers) clearTimeout(t);
       retryTimers.clear();
       const closing = Promise.all([closeServer(secure), ...(readOnly ? [closeServer(readOnly)] : [])]);

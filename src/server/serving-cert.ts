@@ -1,6 +1,6 @@
 /**
  * The kubelet API's serving certificate: the configured `tlsCertFile`/`tlsPrivateKeyFile`, or (as
- * upstream) a self-signed pair kept at `<rootDir>/pki/kubelet.crt` / `kubelet.key`, made once and
+ * upstream) a self-signed pair kept at `<certDir>/kubelet.crt` / `kubelet.key` (`--cert-dir`, default `<rootDir>/pki`), made once and
  * reused on restart. Node has no X.509 writer, so the pair is made with the `openssl` command
  * (present on every Debian system); an expired pair is replaced.
  */
@@ -22,7 +22,8 @@ export interface ServingCert {
 }
 
 export interface ServingCertOptions {
-  rootDir: string;
+  /** Where the self-signed pair is kept (`--cert-dir`, default `<rootDir>/pki`). */
+  certDir: string;
   nodeName: string;
   /** Node IPs to put in the certificate's SANs (besides the node name). */
   ips: readonly string[];
@@ -44,7 +45,7 @@ export async function loadServingCert(opts: ServingCertOptions): Promise<Serving
     ]);
     return { cert, key, certFile: opts.tlsCertFile, keyFile: opts.tlsPrivateKeyFile, selfSigned: false };
   }
-  const dir = join(opts.rootDir, 'pki');
+  const dir = opts.certDir;
   const certFile = join(dir, 'kubelet.crt');
   const keyFile = join(dir, 'kubelet.key');
   const existing = await readPair(certFile, keyFile);

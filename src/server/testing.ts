@@ -166,7 +166,7 @@ export async function startTestServer(
   opts: TestServerOptions = {},
 ): Promise<{ server: KubeletServer; port: number }> {
   const cert = await loadServingCert({
-    rootDir: certDir,
+    certDir: join(certDir, 'pki'),
     nodeName: 'n',
     ips: opts.ips ?? [],
     logger: nullLogger,

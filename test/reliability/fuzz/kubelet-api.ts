@@ -189,7 +189,7 @@ export const kubeletApiSurface: FuzzSurface = {
       port: 0,
       readOnlyPort,
       tls: await loadServingCert({
-        rootDir: dir,
+        certDir: join(dir, 'pki'),
         nodeName: 'fuzz-node',
         ips: ['127.0.0.1'],
         logger: nullLogger,

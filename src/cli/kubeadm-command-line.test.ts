@@ -129,11 +129,7 @@ describe("kubeadm 1.20's kubelet command line", () => {
           .replace(/^flag (--[\w-]+) .*$/, '$1')
           .replace(/^--container-runtime-endpoint: .* has no scheme.*$/, 'endpoint without scheme'),
       ),
-      [
-        'field cpuManagerReconcilePeriod',
-        'endpoint without scheme',
-        '--container-runtime',
-      ],
+      ['field cpuManagerReconcilePeriod', 'endpoint without scheme', '--container-runtime'],
     );
   });
 

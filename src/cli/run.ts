@@ -2,7 +2,6 @@
  * `tskubelet run` once the flags and the config file are compiled (upstream cmd/kubelet/app
  * Run): the logger, the one assembly (`newKubelet`), signals, and the exit code. Glue only.
  */
-import { join } from 'node:path';
 import type { KubeletConfig } from '../config/index.ts';
 import { newKubelet } from '../kubelet/index.ts';
 import { describeError } from '../util/errors.ts';

@@ -103,6 +103,8 @@ cp -r src/console/static "$js/static"
 ' "$lib/package.json"
 
 strip --strip-all -o "$lib/node" "$(readlink -f "$node")"
+# The tree as installed must start: the stripped node on the bundle, nothing from the repository.
+smoke="$(env -i "$lib/node" "$js/main.js" version 2>&1)" || die "the bundle does not start: $smoke"
 install -m 0755 deploy/debian/tskubelet.sh "$pkg/usr/bin/tskubelet"
 install -m 0644 deploy/debian/tskubelet.service "$pkg/lib/systemd/system/tskubelet.service"
 install -m 0644 deploy/debian/default-tskubelet "$pkg/etc/default/tskubelet"

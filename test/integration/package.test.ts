@@ -186,6 +186,7 @@ void describe('the Debian packages on a clean Debian 12 root', () => {
 
   void it('tskubelet version, --help and the man page run from the installed files', async () => {
     assert.match(await inRoot(['/usr/bin/tskubelet', 'version']), /^tskubelet v\d+\.\d+\.\d+/);
+    assert.match(await inRoot(['/usr/lib/tskubelet/node', '--version']), /^v24\./);
     assert.equal(
       await inRoot(['/usr/bin/kubelet', 'version']),
       await inRoot(['/usr/bin/tskubelet', 'version']),

@@ -172,6 +172,10 @@ apache_copyright >"$kpkg/usr/share/doc/tskubelet-kubelet/copyright"
 # The Kubernetes version tskubelet's kubelet API and node status follow (the cluster bed's), for
 # kubeadm's `Depends: kubelet (>= ...)`.
 kube_version=1.20.2
+# Depends: what node links (libc6, libstdc++6, libgcc-s1: objdump -T shows GLIBC_2.28 and
+# GLIBCXX_3.4.21 at most), and the commands tskubelet runs: mount/umount (volumes), openssl (the
+# self-signed serving certificate; found missing by the clean-root test), deb-systemd-helper (the
+# maintainer scripts). Suggests systemd for busctl (graceful node shutdown through logind).
 maintainer="tskubelet developers <tskubelet@localhost>"
 description_tail=" tskubelet is a Kubernetes kubelet written in TypeScript: it runs pods on
  containerd over CRI, standalone from static pods or as a node of a cluster."
@@ -182,9 +186,9 @@ Version: $deb_version
 Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
-Depends: libc6 (>= 2.28), libstdc++6 (>= 5), libgcc-s1 (>= 3.4), mount, init-system-helpers (>= 1.52)
+Depends: libc6 (>= 2.28), libstdc++6 (>= 5), libgcc-s1 (>= 3.4), mount, openssl, init-system-helpers (>= 1.52)
 Recommends: containerd | containerd.io, iptables
-Suggests: tskubelet-kubelet
+Suggests: tskubelet-kubelet, systemd
 Section: admin
 Priority: optional
 Homepage: https://kubernetes.io/docs/reference/command-line-tools-reference/kubelet/

@@ -12,10 +12,11 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
@@ -151,10 +152,23 @@ void describe('the Debian packages on a clean Debian 12 root', () => {
     );
   });
 
-  void it('install with dpkg on a root without Node.js; units installed, not enabled', async () => {
+  void it('install with apt on a root without Node.js; units installed, not enabled', async () => {
     await assert.rejects(inRoot(['sh', '-c', 'command -v node']), 'the clean root has no node of its own');
-    // dpkg --root runs the maintainer scripts chrooted into the root, as on the node itself.
-    await sh('dpkg', ['--root', root, '-i', debs().main, debs().kubelet]);
+    // As an operator installs a downloaded .deb: apt resolves what the root lacks (openssl) from
+    // Debian's mirror, and dpkg runs the maintainer scripts in the root.
+    await copyFile('/etc/resolv.conf', join(root, 'etc/resolv.conf'));
+    for (const f of [debs().main, debs().kubelet]) await copyFile(f, join(root, 'tmp', basename(f)));
+    await sh(
+      'chroot',
+      [
+        root,
+        'sh',
+        '-c',
+        'DEBIAN_FRONTEND=noninteractive; export DEBIAN_FRONTEND; apt-get update -q && apt-get install -y -q --no-install-recommends ' +
+          [debs().main, debs().kubelet].map((f) => `/tmp/${basename(f)}`).join(' '),
+      ],
+      300_000,
+    );
     const status = await sh('dpkg-query', [
       '--admindir',
       join(root, 'var/lib/dpkg'),
@@ -285,6 +299,7 @@ void describe('the Debian packages on a clean Debian 12 root', () => {
           return p?.status?.phase === 'Running' ? p.status.podIP : undefined;
         },
         120_000,
+        () => readFileSync(k.logFile, 'utf8').split('\n').slice(-40),
       );
       const toRunning = monotonicNow() - started;
       assert.ok(ip, 'the pod has an IP');

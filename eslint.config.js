@@ -30,7 +30,7 @@ function suiteBoundary(files, forbidden) {
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'bench/results/', '.tmp/', 'dist/', 'dist.next/', 'dist.old/'],
+    ignores: ['node_modules/', 'bench/results/', '.tmp/', 'dist/', 'dist.next/', 'dist.old/', 'build/'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { createContainerManager, type ContainerManager } from './container-manager.ts';
-import { hugePageSizeName, hugePageSizeOfResource, hugetlbLimits } from './hugetlb.ts';
+import { hugetlbLimits, machineHugePageSizes } from './hugetlb.ts';
 import type { CgroupDriver } from './names.ts';
 import {
   createFakeCgroupFs,
@@ -140,23 +141,24 @@ describe('hugetlb limits without the hugetlb controller', () => {
   }
 });
 
-describe('hugetlb page size names', () => {
-  it('names page sizes as the kernel and runc do', () => {
-    assert.equal(hugePageSizeName(2 * MiB), '2MB');
-    assert.equal(hugePageSizeName(2 ** 30), '1GB');
-    assert.equal(hugePageSizeName(64 * 1024), '64KB');
-    assert.equal(hugePageSizeName(32 * MiB), '32MB');
-    assert.equal(hugePageSizeName(3000), undefined);
-    assert.equal(hugePageSizeOfResource('hugepages-2Mi'), '2MB');
-    assert.equal(hugePageSizeOfResource('hugepages-1Gi'), '1GB');
-    assert.equal(hugePageSizeOfResource('hugepages-bogus'), undefined);
-    assert.equal(hugePageSizeOfResource('memory'), undefined);
-  });
-
+describe('hugetlb limits of a resource list', () => {
   it('adds the amounts of one page size named two ways (upstream HugePageLimits)', () => {
     assert.deepEqual(hugetlbLimits({ 'hugepages-2Mi': 2 * MiB, 'hugepages-2048Ki': 4 * MiB, cpu: 1 }), {
       sizes: { '2MB': 6 * MiB },
       others: 0,
     });
+  });
+});
+
+describe('the machine huge page sizes', () => {
+  it('lists /sys/kernel/mm/hugepages as page size names, none when it is missing', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tskubelet-hugepages-'));
+    try {
+      for (const d of ['hugepages-2048kB', 'hugepages-1048576kB', 'other']) await mkdir(path.join(dir, d));
+      assert.deepEqual(machineHugePageSizes(undefined, dir), ['1GB', '2MB']);
+      assert.deepEqual(machineHugePageSizes(undefined, path.join(dir, 'missing')), []);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

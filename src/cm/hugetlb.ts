@@ -2,15 +2,17 @@
  * hugetlb limits of the pod, QoS and kubepods cgroups (upstream pkg/kubelet/cm helpers_linux.go
  * HugePageLimits, cgroup_manager_linux.go toResources / maybeSetHugetlb "for each page size
  * omitted, limit to 0", qos_container_manager_linux.go setHugePagesUnbounded,
- * node_container_manager_linux.go getCgroupConfig; v1helper HugePageUnitSizeFromByteSize) and the
+ * node_container_manager_linux.go getCgroupConfig; page size names from api/hugepages.ts) and the
  * files runc writes them to (libcontainer/cgroups/fs/hugetlb.go `hugetlb.2MB.limit_in_bytes`,
  * fs2/hugetlb.go `hugetlb.2MB.max`). systemd has no hugetlb unit property, so under both drivers
  * the values go straight to the files, as runc's systemd managers do after starting the unit.
  */
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { CGROUP_HUGE_PAGES_UNBOUNDED } from '../config/defaults.ts';
-import { parseQuantity } from '../api/quantity.ts';
-import { errnoCode } from '../util/errors.ts';
+import { hugePageSizeName, hugePageSizeOfResource } from '../api/hugepages.ts';
+import { describeError, errnoCode } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
 import { fsError, writeCgroupFile, type CgroupFsOps } from './cgroupfs-ops.ts';
 
 /**
@@ -28,40 +30,6 @@ export interface HugetlbLimits {
 /** The QoS tiers' limits: effectively unbounded for every page size (setHugePagesUnbounded). */
 export const UNBOUNDED_HUGETLB: HugetlbLimits = { sizes: {}, others: CGROUP_HUGE_PAGES_UNBOUNDED };
 
-const UNITS = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
-
-/**
- * Upstream HugePageUnitSizeFromByteSize: 2097152 → "2MB", 1073741824 → "1GB"; undefined for a
- * size that is not a whole number of its largest unit.
- */
-export function hugePageSizeName(bytes: number): string | undefined {
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) return undefined;
-  let size = bytes;
-  let idx = 0;
-  while (size % 1024 === 0 && idx < UNITS.length - 1) {
-    size /= 1024;
-    idx++;
-  }
-  if (size > 1024 && idx < UNITS.length - 1) return undefined;
-  return `${size}${UNITS[idx]}`;
-}
-
-const HUGE_PAGES_PREFIX = 'hugepages-';
-
-/** Whether a resource name is a huge-pages one (`hugepages-2Mi`). */
-export function isHugePagesResource(name: string): boolean {
-  return name.startsWith(HUGE_PAGES_PREFIX);
-}
-
-/** `hugepages-2Mi` → "2MB" (upstream HugePageSizeFromResourceName, then the unit name). */
-export function hugePageSizeOfResource(name: string): string | undefined {
-  if (!isHugePagesResource(name)) return undefined;
-  const quantity = name.slice(HUGE_PAGES_PREFIX.length);
-  // Anything else is refused by upstream's validation of the resource name: nothing to limit.
-  if (!/^[0-9]+(?:Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/.test(quantity)) return undefined;
-  return hugePageSizeName(parseQuantity(quantity, name));
-}
-
 /**
  * Upstream HugePageLimits: the huge-pages amounts (bytes) of a resource list by page size, sizes
  * named twice (`hugepages-2Mi` and `hugepages-2048Ki`) added; every other page size gets `others`.
@@ -74,6 +42,28 @@ export function hugetlbLimits(amounts: Readonly<Record<string, number>>, others 
     sizes[size] = (sizes[size] ?? 0) + bytes;
   }
   return { sizes, others };
+}
+
+/**
+ * The page sizes the kernel supports, named as in the hugetlb files (runc's HugePageSizes, read
+ * once at start upstream): one per `/sys/kernel/mm/hugepages/hugepages-<n>kB`, sorted; none when
+ * the directory cannot be read (a kernel without huge pages).
+ */
+export function machineHugePageSizes(log?: Logger, dir = '/sys/kernel/mm/hugepages'): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync(dir);
+  } catch (err) {
+    log?.debug('no huge page sizes: containers get no hugetlb limits', { dir, err: describeError(err) });
+    return [];
+  }
+  const out: string[] = [];
+  for (const e of entries) {
+    const m = /^hugepages-(\d+)kB$/.exec(e);
+    const size = m?.[1] === undefined ? undefined : hugePageSizeName(Number(m[1]) * 1024);
+    if (size !== undefined) out.push(size);
+  }
+  return out.sort();
 }
 
 /** The page sizes a cgroup directory has a limit file for, e.g. ["1GB", "2MB"]. */

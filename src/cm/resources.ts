@@ -14,7 +14,8 @@ import {
   CGROUP_MIN_SHARES,
   CGROUP_SHARES_PER_CPU,
 } from '../config/defaults.ts';
-import { UNBOUNDED_HUGETLB, hugetlbLimits, isHugePagesResource, type HugetlbLimits } from './hugetlb.ts';
+import { isHugePagesResource } from '../api/hugepages.ts';
+import { UNBOUNDED_HUGETLB, hugetlbLimits, type HugetlbLimits } from './hugetlb.ts';
 
 /**
  * The settings of one cgroup, in cgroup v1 units (v2 files get converted values). An absent field

@@ -3,7 +3,8 @@
  * cgroupfs manager does: cpuset values copied down each new v1 level, controllers enabled through
  * `cgroup.subtree_control` on the way down a v2 tree, then `cpu.shares`, CFS period and quota,
  * `memory.limit_in_bytes`, `pids.max` on v1, or `cpu.weight`, `cpu.max`, `memory.max`, `pids.max`
- * on v2.
+ * on v2; and the hugetlb limits (hugetlb.ts) where the hugetlb controller is there, nothing and no
+ * error where it is not (upstream maybeSetHugetlb: an optional controller).
  */
 import path from 'node:path';
 import { KubeletError, describeError } from '../util/errors.ts';
@@ -17,6 +18,7 @@ import {
   type CgroupFsOps,
 } from './cgroupfs-ops.ts';
 import { cpuMaxValue, cpuSharesToWeight, limitValue, type ResourceConfig } from './resources.ts';
+import { writeHugetlb } from './hugetlb.ts';
 
 /** Controllers whose values we write; on v2 they must be enabled down the tree. */
 const V2_NEEDED = ['cpu', 'memory', 'pids'];
@@ -107,6 +109,7 @@ async function setV1(
   if (h.controllers.has('pids') && r.pidsLimit !== undefined) {
     await writeCgroupFile(ops, path.join(dir, 'pids.max'), limitValue(r.pidsLimit));
   }
+  if (h.controllers.has('hugetlb') && r.hugetlb !== undefined) await writeHugetlb(ops, dir, 1, r.hugetlb);
 }
 
 async function setV2(ops: CgroupFsOps, dir: string, r: ResourceConfig): Promise<void> {
@@ -139,6 +142,7 @@ async function setV2(ops: CgroupFsOps, dir: string, r: ResourceConfig): Promise<
     need('pids');
     await writeCgroupFile(ops, path.join(dir, 'pids.max'), limitValue(r.pidsLimit));
   }
+  if (r.hugetlb !== undefined && controllers.has('hugetlb')) await writeHugetlb(ops, dir, 2, r.hugetlb);
 }
 
 /**

@@ -101,6 +101,12 @@ export interface ContainerManagerOptions extends NodeReservedOptions {
   enforceNodeAllocatable: readonly string[];
   /** The machine's capacity (cpu in millicores, memory in bytes; pids read from /proc if absent). */
   nodeCapacity: () => NodeResources;
+  /**
+   * The machine's huge pages in bytes by resource name (`hugepages-2Mi`), read at start: kubepods'
+   * hugetlb limits (upstream getCgroupConfig of the capacity or allocatable: huge pages cannot be
+   * reserved, so both are the capacity). Absent: kubepods' hugetlb files are left alone.
+   */
+  nodeHugePages?: () => Promise<Readonly<Record<string, number>>>;
   /** The capacity (with the node's task limit) minus the system and kube reservations; default: the capacity. */
   nodeAllocatable?: (capacity: NodeResources) => NodeResources;
   logger: Logger;
@@ -261,7 +267,8 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
           mode: layout.mode,
         });
       }
-      const capacity = opts.nodeCapacity();
+      const hugePages = await opts.nodeHugePages?.();
+      const capacity = { ...opts.nodeCapacity(), ...(hugePages !== undefined ? { hugePages } : {}) };
       const maxPids = capacity.pids ?? (await (opts.maxPids ?? readMaxPids)());
       const enforcePods = opts.enforceNodeAllocatable.includes('pods');
       const nodeConfig = kubepodsConfig(capacity, maxPids, enforcePods, opts.nodeAllocatable);
@@ -271,8 +278,14 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
         await cg.apply(names.guaranteed, {}, signal);
       }
       const tiers = qosTierConfigs([]);
-      // Upstream creates both tiers, or updates existing ones to have the right state on start.
-      await cg.apply(names.burstable, (await cg.exists(names.burstable)) ? {} : tiers.burstable, signal);
+      // Upstream creates both tiers, or updates existing ones to have the right state on start
+      // (an existing burstable tier keeps its shares until the first update; hugetlb unbounded).
+      const burstableExists = await cg.exists(names.burstable);
+      await cg.apply(
+        names.burstable,
+        burstableExists ? { hugetlb: tiers.burstable.hugetlb } : tiers.burstable,
+        signal,
+      );
       await cg.apply(names.besteffort, tiers.besteffort, signal);
       await enforceReservedCgroups(cg, opts.cgroupDriver, opts.enforceNodeAllocatable, opts, {
         log,

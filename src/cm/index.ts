@@ -12,4 +12,5 @@ export { qosCgroupNames, podCgroupName } from './names.ts';
 export type { QOSCgroupNames } from './names.ts';
 export { createQosUpdater, type QosUpdater } from './qos-updater.ts';
 export { detectLayout, isCgroup2UnifiedMode, type CgroupLayout } from './cgroup-layout.ts';
+export { machineHugePageSizes } from './hugetlb.ts';
 export { parsePodCgroupDirName } from './names.ts';

@@ -6,6 +6,8 @@
  * systemReservedCgroup (kubeReservedCgroup) is limited to the reservation: cpu shares from the
  * reserved cpu, the reserved memory as its limit, the reserved pids as pids.max. A missing cgroup
  * or an empty reservation fails the start, as upstream. Also the kubepods values of `start`.
+ * The reserved cgroups' hugetlb files are left alone (upstream 1.20 would write 0 for every page
+ * size there, since a reservation holds no huge pages).
  */
 import path from 'node:path';
 import { KubeletError, describeError } from '../util/errors.ts';
@@ -73,7 +75,11 @@ export function kubepodsConfig(
 ): ResourceConfig {
   const pids = capacity.pids ?? maxPids;
   const internal = pids !== undefined ? { ...capacity, pids } : capacity;
-  return nodeAllocatableConfig(enforcePods && allocatable ? allocatable(internal) : internal);
+  if (!enforcePods || !allocatable) return nodeAllocatableConfig(internal);
+  // Huge pages cannot be reserved (RESERVABLE_RESOURCES): allocatable has the capacity's.
+  const a = allocatable(internal);
+  const hugePages = a.hugePages ?? capacity.hugePages;
+  return nodeAllocatableConfig(hugePages !== undefined ? { ...a, hugePages } : a);
 }
 
 /** Upstream's event reasons (pkg/kubelet/events). */

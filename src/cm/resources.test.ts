@@ -12,8 +12,11 @@ import {
   qosTierConfigs,
   resourceConfigForPod,
 } from './resources.ts';
+import { UNBOUNDED_HUGETLB } from './hugetlb.ts';
 
 const OPTS = { enforceCPULimits: true, cpuPeriodUs: 100_000 };
+/** A pod that requests no huge pages: 0 for every page size. */
+const NO_HUGE_PAGES = { sizes: {}, others: 0 };
 
 function c(name: string, requests?: Record<string, string>, limits?: Record<string, string>): Container {
   return {
@@ -75,7 +78,7 @@ describe('podTotals', () => {
       [c('a', { cpu: '100m', memory: '10Mi' }), c('b', { cpu: '200m' })],
       [c('i1', { cpu: '500m', memory: '5Mi' }), c('i2', { memory: '20Mi' })],
     );
-    assert.deepEqual(podTotals(p, 'requests'), { cpu: 500, memory: 20 * 2 ** 20 });
+    assert.deepEqual(podTotals(p, 'requests'), { cpu: 500, memory: 20 * 2 ** 20, hugePages: {} });
   });
 
   it('adds sidecars to the app sum and to every init container that starts after them', () => {
@@ -89,8 +92,8 @@ describe('podTotals', () => {
     const p = pod([c('a', { cpu: '100m' }, { cpu: '200m' })], [], {
       overhead: { cpu: '10m', memory: '1Mi' },
     });
-    assert.deepEqual(podTotals(p, 'requests'), { cpu: 110, memory: 2 ** 20 });
-    assert.deepEqual(podTotals(p, 'limits'), { cpu: 210, memory: undefined });
+    assert.deepEqual(podTotals(p, 'requests'), { cpu: 110, memory: 2 ** 20, hugePages: {} });
+    assert.deepEqual(podTotals(p, 'limits'), { cpu: 210, memory: undefined, hugePages: {} });
   });
 });
 
@@ -105,6 +108,7 @@ describe('resourceConfigForPod', () => {
       cpuQuota: 75_000,
       cpuPeriod: 100_000,
       memory: 96 * 2 ** 20,
+      hugetlb: NO_HUGE_PAGES,
     });
   });
 
@@ -116,10 +120,11 @@ describe('resourceConfigForPod', () => {
       cpuQuota: 75_000,
       cpuPeriod: 100_000,
       memory: 80 * 2 ** 20,
+      hugetlb: NO_HUGE_PAGES,
     });
     // Without container limits the overhead adds to the shares only: no limit appears from it.
     const burstable = pod([c('a', { cpu: '100m' })], [], { overhead: { cpu: '250m', memory: '16Mi' } });
-    assert.deepEqual(resourceConfigForPod(burstable, OPTS), { cpuShares: 358 });
+    assert.deepEqual(resourceConfigForPod(burstable, OPTS), { cpuShares: 358, hugetlb: NO_HUGE_PAGES });
   });
 
   it('gives a Burstable pod quota and memory limit only when every container declares them', () => {
@@ -128,18 +133,33 @@ describe('resourceConfigForPod', () => {
       cpuShares: 102,
       cpuQuota: 50_000,
       cpuPeriod: 100_000,
+      hugetlb: NO_HUGE_PAGES,
     });
     const partial = pod([c('a', { cpu: '100m' }, { cpu: '200m' }), c('b')]);
-    assert.deepEqual(resourceConfigForPod(partial, OPTS), { cpuShares: 102 });
+    assert.deepEqual(resourceConfigForPod(partial, OPTS), { cpuShares: 102, hugetlb: NO_HUGE_PAGES });
   });
 
   it('counts init containers when deciding whether every container declares a limit', () => {
     const p = pod([c('a', { cpu: '100m', memory: '8Mi' }, { cpu: '100m', memory: '8Mi' })], [c('init')]);
-    assert.deepEqual(resourceConfigForPod(p, OPTS), { cpuShares: 102 });
+    assert.deepEqual(resourceConfigForPod(p, OPTS), { cpuShares: 102, hugetlb: NO_HUGE_PAGES });
   });
 
-  it('gives a BestEffort pod 2 shares and nothing else', () => {
-    assert.deepEqual(resourceConfigForPod(pod([c('a')]), OPTS), { cpuShares: 2 });
+  it('gives a BestEffort pod 2 shares and no huge pages', () => {
+    assert.deepEqual(resourceConfigForPod(pod([c('a')]), OPTS), { cpuShares: 2, hugetlb: NO_HUGE_PAGES });
+  });
+
+  it("limits hugetlb to the pod's huge-pages requests per page size, 0 for the sizes it does not request", () => {
+    const huge = { cpu: '100m', memory: '64Mi', 'hugepages-2Mi': '8Mi' };
+    const p = pod(
+      [c('a', huge, huge), c('b', { 'hugepages-2Mi': '4Mi', 'hugepages-2048Ki': '2Mi' })],
+      [c('init', { 'hugepages-1Gi': '1Gi' })],
+    );
+    // App containers add up (2Mi and 2048Ki are one page size); the init container's 1Gi is the
+    // largest of its size; upstream HugePageLimits of PodRequests.
+    assert.deepEqual(resourceConfigForPod(p, OPTS).hugetlb, {
+      sizes: { '2MB': 14 * 2 ** 20, '1GB': 2 ** 30 },
+      others: 0,
+    });
   });
 
   it('leaves the quota unlimited when cpuCFSQuota is off, and uses the configured period', () => {
@@ -158,10 +178,14 @@ describe('QoS tiers and node allocatable', () => {
     const guaranteed = pod([c('a', { cpu: '1', memory: '1Mi' }, { cpu: '1', memory: '1Mi' })]);
     const bestEffort = pod([c('a')]);
     assert.deepEqual(qosTierConfigs([burstable, burstable2, guaranteed, bestEffort]), {
-      burstable: { cpuShares: 768 },
-      besteffort: { cpuShares: 2 },
+      burstable: { cpuShares: 768, hugetlb: UNBOUNDED_HUGETLB },
+      besteffort: { cpuShares: 2, hugetlb: UNBOUNDED_HUGETLB },
     });
-    assert.deepEqual(qosTierConfigs([]).burstable, { cpuShares: 2 });
+    assert.deepEqual(qosTierConfigs([]).burstable, { cpuShares: 2, hugetlb: UNBOUNDED_HUGETLB });
+  });
+
+  it('leaves both tiers hugetlb unbounded (1 << 62 bytes) for every page size', () => {
+    assert.deepEqual(UNBOUNDED_HUGETLB, { sizes: {}, others: 2 ** 62 });
   });
 
   it('turns node resources into kubepods shares, memory and pids', () => {
@@ -174,5 +198,14 @@ describe('QoS tiers and node allocatable', () => {
       cpuShares: 2048,
       memory: 1 << 30,
     });
+  });
+
+  it("limits kubepods' hugetlb to the node's huge pages per page size", () => {
+    const r = {
+      milliCPU: 2000,
+      memory: 1 << 30,
+      hugePages: { 'hugepages-2Mi': 64 << 20, 'hugepages-1Gi': 0 },
+    };
+    assert.deepEqual(nodeAllocatableConfig(r).hugetlb, { sizes: { '2MB': 64 << 20, '1GB': 0 }, others: 0 });
   });
 });

@@ -1,8 +1,8 @@
 /**
  * What the kubelet writes into pod, QoS and node-allocatable cgroups (upstream pkg/kubelet/cm
  * helpers_linux.go ResourceConfigForPod, MilliCPUToShares/Quota, qos_container_manager UpdateCgroups,
- * node_container_manager getCgroupConfig), and the cgroup v1 → v2 value conversions runc applies.
- * Pure functions: no file system.
+ * node_container_manager getCgroupConfig, HugePageLimits), and the cgroup v1 → v2 value
+ * conversions runc applies. Pure functions: no file system.
  */
 import { isRestartableInitContainer } from '../api/pod-util.ts';
 import type { Container, Pod } from '../api/types.ts';
@@ -14,6 +14,8 @@ import {
   CGROUP_MIN_SHARES,
   CGROUP_SHARES_PER_CPU,
 } from '../config/defaults.ts';
+import { isHugePagesResource } from '../api/hugepages.ts';
+import { UNBOUNDED_HUGETLB, hugetlbLimits, type HugetlbLimits } from './hugetlb.ts';
 
 /**
  * The settings of one cgroup, in cgroup v1 units (v2 files get converted values). An absent field
@@ -30,15 +32,21 @@ export interface ResourceConfig {
   memory?: number;
   /** Maximum number of tasks; -1 means no limit. */
   pidsLimit?: number;
+  /** hugetlb limits for every page size of the cgroup (where the node has the controller). */
+  hugetlb?: HugetlbLimits;
 }
 
-/** cpu in millicores, memory in bytes; `undefined` when no container lists the resource. */
+/**
+ * cpu in millicores, memory in bytes; `undefined` when no container lists the resource. Huge
+ * pages in bytes by resource name (`hugepages-2Mi`), only those listed.
+ */
 interface Amounts {
   cpu: number | undefined;
   memory: number | undefined;
+  hugePages: Readonly<Record<string, number>>;
 }
 
-const NONE: Amounts = { cpu: undefined, memory: undefined };
+const NONE: Amounts = { cpu: undefined, memory: undefined, hugePages: {} };
 
 /** Upstream MilliCPUToShares: 1024 shares per CPU, at least 2 (also for 0), at most 262144. */
 export function milliCPUToShares(milliCPU: number): number {
@@ -54,16 +62,23 @@ export function milliCPUToQuota(milliCPU: number, periodUs: number): number {
 }
 
 function read(list: Record<string, string> | undefined, field: string): Amounts {
+  const hugePages: Record<string, number> = {};
+  for (const [name, q] of Object.entries(list ?? {})) {
+    if (isHugePagesResource(name)) hugePages[name] = Math.ceil(parseQuantity(q, `${field}.${name}`));
+  }
   return {
     cpu: list?.cpu !== undefined ? milliCPU(list.cpu, `${field}.cpu`) : undefined,
     memory: list?.memory !== undefined ? Math.ceil(parseQuantity(list.memory, `${field}.memory`)) : undefined,
+    hugePages,
   };
 }
 
 function combine(a: Amounts, b: Amounts, op: (x: number, y: number) => number): Amounts {
   const one = (x: number | undefined, y: number | undefined) =>
     x === undefined ? y : y === undefined ? x : op(x, y);
-  return { cpu: one(a.cpu, b.cpu), memory: one(a.memory, b.memory) };
+  const hugePages: Record<string, number> = { ...a.hugePages };
+  for (const [name, v] of Object.entries(b.hugePages)) hugePages[name] = one(hugePages[name], v) ?? v;
+  return { cpu: one(a.cpu, b.cpu), memory: one(a.memory, b.memory), hugePages };
 }
 const add = (a: Amounts, b: Amounts) => combine(a, b, (x, y) => x + y);
 const max = (a: Amounts, b: Amounts) => combine(a, b, Math.max);
@@ -103,6 +118,7 @@ export function podTotals(pod: Pod, kind: 'requests' | 'limits', each?: (a: Amou
   return {
     cpu: total.cpu === undefined ? undefined : total.cpu + (overhead.cpu ?? 0),
     memory: total.memory === undefined ? undefined : total.memory + (overhead.memory ?? 0),
+    hugePages: total.hugePages,
   };
 }
 
@@ -116,7 +132,9 @@ export interface PodResourceOptions {
 /**
  * Upstream ResourceConfigForPod. Guaranteed: shares from the requests, quota and memory limit from
  * the limits. Burstable: shares; quota only when every container (init included) has a cpu limit,
- * memory limit only when every container has a memory limit. BestEffort: 2 shares, nothing else.
+ * memory limit only when every container has a memory limit. BestEffort: 2 shares. Every class:
+ * hugetlb limits from the pod's huge-pages requests (HugePageLimits of PodRequests; requests equal
+ * limits for huge pages), 0 for every page size it does not request.
  */
 export function resourceConfigForPod(pod: Pod, opts: PodResourceOptions): ResourceConfig {
   let cpuLimitsDeclared = true;
@@ -129,23 +147,26 @@ export function resourceConfigForPod(pod: Pod, opts: PodResourceOptions): Resour
   const cpuShares = milliCPUToShares(requests.cpu ?? 0);
   const cpuQuota = opts.enforceCPULimits ? milliCPUToQuota(limits.cpu ?? 0, opts.cpuPeriodUs) : -1;
   const memory = limits.memory ?? 0;
+  const hugetlb = hugetlbLimits(requests.hugePages);
   switch (podQOSClass(pod)) {
     case 'Guaranteed':
-      return { cpuShares, cpuQuota, cpuPeriod: opts.cpuPeriodUs, memory };
+      return { cpuShares, cpuQuota, cpuPeriod: opts.cpuPeriodUs, memory, hugetlb };
     case 'Burstable':
       return {
         cpuShares,
         ...(cpuLimitsDeclared ? { cpuQuota, cpuPeriod: opts.cpuPeriodUs } : {}),
         ...(memoryLimitsDeclared ? { memory } : {}),
+        hugetlb,
       };
     case 'BestEffort':
-      return { cpuShares: CGROUP_MIN_SHARES };
+      return { cpuShares: CGROUP_MIN_SHARES, hugetlb };
   }
 }
 
 /**
  * Upstream qosContainerManager setCPUCgroupConfig: the burstable tier gets the shares of the cpu
- * requested by all active Burstable pods, the best-effort tier always 2 shares.
+ * requested by all active Burstable pods, the best-effort tier always 2 shares; and
+ * setHugePagesConfig: both tiers' hugetlb unbounded for every page size.
  */
 export function qosTierConfigs(activePods: readonly Pod[]): {
   burstable: ResourceConfig;
@@ -157,8 +178,8 @@ export function qosTierConfigs(activePods: readonly Pod[]): {
     burstableMilliCPU += podTotals(pod, 'requests').cpu ?? 0;
   }
   return {
-    burstable: { cpuShares: milliCPUToShares(burstableMilliCPU) },
-    besteffort: { cpuShares: CGROUP_MIN_SHARES },
+    burstable: { cpuShares: milliCPUToShares(burstableMilliCPU), hugetlb: UNBOUNDED_HUGETLB },
+    besteffort: { cpuShares: CGROUP_MIN_SHARES, hugetlb: UNBOUNDED_HUGETLB },
   };
 }
 
@@ -167,14 +188,20 @@ export interface NodeResources {
   milliCPU: number;
   memory: number;
   pids?: number;
+  /** Huge pages in bytes by resource name (`hugepages-2Mi`); absent: hugetlb left alone. */
+  hugePages?: Readonly<Record<string, number>>;
 }
 
-/** Upstream getCgroupConfig for the node-allocatable (`kubepods`) cgroup. */
+/**
+ * Upstream getCgroupConfig for the node-allocatable (`kubepods`) cgroup: cpu shares, memory and
+ * pids limits, and the node's huge pages per page size (0 for a size it has none of).
+ */
 export function nodeAllocatableConfig(r: NodeResources): ResourceConfig {
   return {
     cpuShares: milliCPUToShares(r.milliCPU),
     memory: r.memory,
     ...(r.pids !== undefined && r.pids > 0 ? { pidsLimit: r.pids } : {}),
+    ...(r.hugePages !== undefined ? { hugetlb: hugetlbLimits(r.hugePages) } : {}),
   };
 }
 

@@ -87,7 +87,8 @@ export function sliceBaseProperties(parent: string, cgroupVersion: 1 | 2): UnitP
  * A ResourceConfig as unit properties (runc genV1ResourcesProperties / genV2ResourcesProperties):
  * v1 MemoryLimit and CPUShares, v2 MemoryMax and CPUWeight (converted from shares), both
  * CPUQuotaPerSecUSec (rounded up to whole 10 ms, as systemd keeps a percentage), CPUQuotaPeriodUSec
- * and TasksMax. The exact values are written to the cgroup files afterwards, as runc does.
+ * and TasksMax. The exact values are written to the cgroup files afterwards, as runc does; hugetlb
+ * has no unit property (systemd has no hugetlb support) and only goes to the files.
  */
 export function resourceProperties(r: ResourceConfig, cgroupVersion: 1 | 2): UnitProperty[] {
   const out: UnitProperty[] = [];

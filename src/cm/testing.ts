@@ -2,7 +2,8 @@
  * Test helpers for this folder (not exported from index.ts): a fake cgroupfs in a temporary
  * directory that behaves like the kernel's where our code can tell: new cgroups come with their
  * control files, cpuset files start empty, cgroup v2 children see the controllers their parent
- * enabled, `cgroup.subtree_control` takes `+ctrl` writes, rmdir refuses a cgroup with children or
+ * enabled (existing children too, with the controller's files), `cgroup.subtree_control` takes
+ * `+ctrl` writes, rmdir refuses a cgroup with children or
  * tasks, and a kill removes the pid from every cgroup.procs.
  */
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -22,11 +23,23 @@ const V1_FILES: Record<string, Record<string, string>> = {
   cpuset: { 'cpuset.cpus': '', 'cpuset.mems': '' },
   memory: { 'memory.limit_in_bytes': '9223372036854771712' },
   pids: { 'pids.max': 'max' },
+  hugetlb: {
+    'hugetlb.1GB.limit_in_bytes': '9223372036854771712',
+    'hugetlb.2MB.limit_in_bytes': '9223372036854771712',
+    'hugetlb.2MB.rsvd.limit_in_bytes': '9223372036854771712',
+    'hugetlb.2MB.usage_in_bytes': '0',
+  },
 };
 const V2_FILES: Record<string, Record<string, string>> = {
   cpu: { 'cpu.weight': '100', 'cpu.max': 'max 100000' },
   memory: { 'memory.max': 'max' },
   pids: { 'pids.max': 'max' },
+  hugetlb: {
+    'hugetlb.1GB.max': 'max',
+    'hugetlb.2MB.max': 'max',
+    'hugetlb.2MB.rsvd.max': 'max',
+    'hugetlb.2MB.current': '0',
+  },
 };
 
 function errno(code: string, message: string): NodeJS.ErrnoException {
@@ -69,9 +82,15 @@ function allDirsSync(dir: string): string[] {
 /**
  * A fake cgroupfs: `v1` is this VM's layout (one mount per controller, name=systemd, and a hybrid
  * cgroup2 mount at `unified` holding only hugetlb); `v1-comounted` has `cpu,cpuacct` (with the
- * usual `cpu` and `cpuacct` symlinks); `v2` is a unified hierarchy with cpu, memory, pids and more.
+ * usual `cpu` and `cpuacct` symlinks) and a v1 `hugetlb` hierarchy; `v2` is a unified hierarchy
+ * with cpu, memory, hugetlb, pids and more. Page sizes 2MB and 1GB; `hugetlb: false` leaves the
+ * hugetlb controller out of `v1-comounted` and `v2`.
  */
-export async function createFakeCgroupFs(layout: FakeLayout): Promise<FakeCgroupFs> {
+export async function createFakeCgroupFs(
+  layout: FakeLayout,
+  opts: { hugetlb?: boolean } = {},
+): Promise<FakeCgroupFs> {
+  const hugetlb = opts.hugetlb ?? true;
   const root = await mkdtemp(path.join(tmpdir(), 'tskubelet-cgroupfs-'));
   const kills: { pid: number; signal: string }[] = [];
 
@@ -90,7 +109,8 @@ export async function createFakeCgroupFs(layout: FakeLayout): Promise<FakeCgroup
 
   if (layout === 'v2') {
     await writeFile(path.join(root, 'cgroup.procs'), '1\n');
-    await writeFile(path.join(root, 'cgroup.controllers'), 'cpuset cpu io memory hugetlb pids rdma misc\n');
+    const controllers = `cpuset cpu io memory ${hugetlb ? 'hugetlb ' : ''}pids rdma misc`;
+    await writeFile(path.join(root, 'cgroup.controllers'), `${controllers}\n`);
     await writeFile(path.join(root, 'cgroup.subtree_control'), '');
   } else {
     if (layout === 'v1') {
@@ -100,6 +120,7 @@ export async function createFakeCgroupFs(layout: FakeLayout): Promise<FakeCgroup
       await makeRootV1('cpu,cpuacct', ['cpu']);
       await symlink('cpu,cpuacct', path.join(root, 'cpu'));
       await symlink('cpu,cpuacct', path.join(root, 'cpuacct'));
+      if (hugetlb) await makeRootV1('hugetlb', ['hugetlb']);
     }
     for (const c of ['cpuset', 'memory', 'pids']) await makeRootV1(c, [c]);
     for (const c of ['blkio', 'devices', 'freezer', 'systemd']) await makeRootV1(c, []);
@@ -125,6 +146,17 @@ export async function createFakeCgroupFs(layout: FakeLayout): Promise<FakeCgroup
           else enabled.delete(c);
         }
         await writeFile(file, [...enabled].sort().join(' '));
+        // As the kernel: existing children get the controller and its interface files.
+        for (const e of await readdir(dir, { withFileTypes: true })) {
+          if (!e.isDirectory()) continue;
+          const child = path.join(dir, e.name);
+          await writeFile(path.join(child, 'cgroup.controllers'), [...enabled].sort().join(' '));
+          for (const c of enabled) {
+            for (const [f, v] of Object.entries(V2_FILES[c] ?? {})) {
+              if (!(await has(path.join(child, f)))) await writeFile(path.join(child, f), v);
+            }
+          }
+        }
         return;
       }
       if (path.basename(file) === 'cpu.shares' && Number(data) < 2) throw errno('EINVAL', file);
@@ -229,7 +261,8 @@ function expandSlice(unit: string): string {
 /**
  * A fake systemd for the systemd driver on a fake cgroupfs: a started slice appears (as systemd
  * makes it) in the v2 tree, with cpu, io, memory and pids enabled down to it, or in the v1
- * hierarchies systemd manages (name=systemd, cpu, cpuacct, memory, pids, blkio: not cpuset);
+ * hierarchies systemd manages (name=systemd, cpu, cpuacct, memory, pids, blkio: not cpuset or
+ * hugetlb);
  * a stopped slice's directories go when they are empty.
  */
 export function createFakeSystemd(fake: FakeCgroupFs, layout: FakeLayout): FakeSystemd {
@@ -240,7 +273,7 @@ export function createFakeSystemd(fake: FakeCgroupFs, layout: FakeLayout): FakeS
     if (layout === 'v2') return [fake.root];
     const out: string[] = [];
     for (const e of await readdir(fake.root, { withFileTypes: true })) {
-      if (e.isDirectory() && e.name !== 'cpuset' && e.name !== 'unified')
+      if (e.isDirectory() && !['cpuset', 'hugetlb', 'unified'].includes(e.name))
         out.push(path.join(fake.root, e.name));
     }
     return out;

@@ -269,6 +269,7 @@ export const CGROUP_MAX_SHARES = 262_144; // cm.MaxShares
 export const CGROUP_SHARES_PER_CPU = 1024; // cm.SharesPerCPU
 export const CGROUP_QUOTA_PERIOD_US = 100_000; // cm.QuotaPeriod
 export const CGROUP_MIN_QUOTA_PERIOD_US = 1000; // cm.MinQuotaPeriod
+export const CGROUP_HUGE_PAGES_UNBOUNDED = 2 ** 62; // qosContainerManager setHugePagesUnbounded: 1 << 62 bytes
 export const PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS = 60_000; // periodicQOSCgroupUpdateInterval
 
 /** Pod DNS (pkg/kubelet/network/dns; limits from pkg/apis/core/validation, ExpandedDNSConfig GA in 1.28). */

@@ -51,7 +51,7 @@ import { statusTargetFor } from './mirror-pods.ts';
 import type { KubeletConfig } from '../config/index.ts';
 import type { KubeletDependencies } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
-import { isCgroup2UnifiedMode } from '../cm/index.ts';
+import { isCgroup2UnifiedMode, machineHugePageSizes } from '../cm/index.ts';
 
 /** The managers the kubelet core drives; each can be replaced through KubeletDependencies.managers. */
 export interface KubeletManagers {
@@ -171,6 +171,7 @@ function defaultRuntime(
       defaultToRuntimeDefault: config.seccompDefault,
     },
     groupOomKill: !config.singleProcessOOMKill && isCgroup2UnifiedMode(),
+    hugePageSizes: machineHugePageSizes(log),
     hostDNS: () => readHostDNS(config.resolvConf),
     clusterDNS: { servers: config.clusterDNS, domain: config.clusterDomain },
     ...(hooks.podCgroupParent ? { podCgroupParent: hooks.podCgroupParent } : {}),

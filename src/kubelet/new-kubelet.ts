@@ -53,7 +53,7 @@ import {
   nodeAllocatablePlan,
   reservedCgroupOptions,
 } from './node-allocatable.ts';
-import { machineNodeView, machineResources, nodeViewFromNode } from './node-view.ts';
+import { machineHugePages, machineNodeView, machineResources, nodeViewFromNode } from './node-view.ts';
 import type { RunOnceResult } from './run-once.ts';
 import { serveKubeletApi, type ServedApi } from './serve-api.ts';
 import type { Kubelet, KubeletDependencies } from './types.ts';
@@ -230,6 +230,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       cpuCFSQuotaPeriodMs: config.cpuCFSQuotaPeriodMs,
       enforceNodeAllocatable: config.enforceNodeAllocatable,
       nodeCapacity: machineResources,
+      nodeHugePages: () => machineHugePages(logger),
       nodeAllocatable: (capacity) => kubepodsAllocatable(allocatablePlan, capacity),
       ...reservedCgroupOptions(config, allocatablePlan),
       logger,

@@ -1,7 +1,13 @@
 import { availableParallelism, totalmem } from 'node:os';
 import type { NodeView } from './admission.ts';
 import { parseQuantity, milliCPU } from '../api/quantity.ts';
-import { allocatableReservation, subtractReservation } from '../node/index.ts';
+import {
+  allocatableReservation,
+  hugePagesCapacity,
+  readHugePages,
+  subtractReservation,
+} from '../node/index.ts';
+import type { Logger } from '../util/logger.ts';
 import type { NodeAllocatablePlan } from './node-allocatable.ts';
 
 /** Go's GOARCH names for Node's process.arch. */
@@ -31,6 +37,11 @@ export function defaultNodeLabels(nodeName: string): Record<string, string> {
 /** The machine's cpu (millicores) and memory (bytes), as the container manager sizes kubepods from. */
 export function machineResources(): { milliCPU: number; memory: number } {
   return { milliCPU: availableParallelism() * 1000, memory: totalmem() };
+}
+
+/** The machine's huge pages in bytes by resource name (`hugepages-2Mi`), for the kubepods hugetlb limits. */
+export async function machineHugePages(logger?: Logger): Promise<Record<string, number>> {
+  return hugePagesCapacity(await readHugePages(undefined, logger));
 }
 
 /**

@@ -48,15 +48,22 @@ function thresholdBytes(threshold: string, capacity: number, field: string): num
   return quantityValue(t, field);
 }
 
+/** The huge pages capacity in bytes by resource name (`hugepages-2Mi`), as cadvisor's capacity names it. */
+export function hugePagesCapacity(hugePages: MachineInfo['hugePages']): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const hp of hugePages) {
+    c[`hugepages-${formatBinary(hp.pageSizeKiB * 1024)}`] = hp.pageSizeKiB * 1024 * hp.numPages;
+  }
+  return c;
+}
+
 /** upstream cadvisor.CapacityFromMachineInfo + ContainerManager.GetCapacity + pods. */
 export function machineCapacity(machine: MachineInfo, maxPods: number): Record<string, number> {
   const c: Record<string, number> = {
     cpu: machine.numCores,
     memory: machine.memoryCapacityBytes,
+    ...hugePagesCapacity(machine.hugePages),
   };
-  for (const hp of machine.hugePages) {
-    c[`hugepages-${formatBinary(hp.pageSizeKiB * 1024)}`] = hp.pageSizeKiB * 1024 * hp.numPages;
-  }
   c['pods'] = maxPods;
   if (machine.rootfsCapacityBytes !== undefined) c['ephemeral-storage'] = machine.rootfsCapacityBytes;
   return c;

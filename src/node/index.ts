@@ -6,6 +6,7 @@ export { initialNode, reconcileExistingNode } from './initial-node.ts';
 export { goArch } from './platform.ts';
 export {
   readMachineInfo,
+  readHugePages,
   readOnlineCPUs,
   parseMemTotal,
   parseOsRelease,
@@ -16,6 +17,7 @@ export { nodeStatusPatch } from './patch.ts';
 export {
   allocatableReservation,
   formatResource,
+  hugePagesCapacity,
   nodeReservations,
   subtractReservation,
   totalReserved,

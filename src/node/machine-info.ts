@@ -88,6 +88,37 @@ function hugePageSizeKiB(dirName: string): number | undefined {
 
 const HUGEPAGES_DIR = '/sys/kernel/mm/hugepages';
 
+/**
+ * The huge page sizes the kernel supports and how many pages of each are allocated (cadvisor
+ * GetHugePagesInfo): one entry per `/sys/kernel/mm/hugepages/hugepages-<size>kB`, none when the
+ * directory cannot be read; an unreadable `nr_hugepages` counts 0.
+ */
+export async function readHugePages(
+  readers: Pick<MachineReaders, 'readFile' | 'readDir'> = hostReaders,
+  logger?: Logger,
+): Promise<MachineInfo['hugePages']> {
+  const hugePages: MachineInfo['hugePages'] = [];
+  let dirs: string[] = [];
+  try {
+    dirs = await readers.readDir(HUGEPAGES_DIR);
+  } catch (err) {
+    logger?.debug('machine info: no huge page sizes', { path: HUGEPAGES_DIR, err: describeError(err) });
+  }
+  for (const d of dirs.sort()) {
+    const pageSizeKiB = hugePageSizeKiB(d);
+    if (pageSizeKiB === undefined) continue;
+    const file = join(HUGEPAGES_DIR, d, 'nr_hugepages');
+    let n = Number.NaN;
+    try {
+      n = Number((await readers.readFile(file)).trim());
+    } catch (err) {
+      logger?.debug('machine info: file not readable', { path: file, err: describeError(err) });
+    }
+    hugePages.push({ pageSizeKiB, numPages: Number.isFinite(n) ? n : 0 });
+  }
+  return hugePages;
+}
+
 export async function readMachineInfo(
   rootDir: string,
   readers: MachineReaders = hostReaders,
@@ -120,19 +151,7 @@ export async function readMachineInfo(
     });
   }
 
-  const hugePages: MachineInfo['hugePages'] = [];
-  let dirs: string[] = [];
-  try {
-    dirs = await readers.readDir(HUGEPAGES_DIR);
-  } catch (err) {
-    logger?.debug('machine info: no huge page sizes', { path: HUGEPAGES_DIR, err: describeError(err) });
-  }
-  for (const d of dirs.sort()) {
-    const pageSizeKiB = hugePageSizeKiB(d);
-    if (pageSizeKiB === undefined) continue;
-    const n = Number(await optional(join(HUGEPAGES_DIR, d, 'nr_hugepages')));
-    hugePages.push({ pageSizeKiB, numPages: Number.isFinite(n) ? n : 0 });
-  }
+  const hugePages = await readHugePages(readers, logger);
 
   return {
     numCores: readers.cpuCount(),

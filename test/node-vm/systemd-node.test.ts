@@ -86,12 +86,24 @@ describe('a systemd node with cgroup v2 (node VM, quick mode)', () => {
   });
 
   it('sizes each QoS class’s pod slice with upstream’s cgroup v2 values', async () => {
-    const values = await qosValues(guest(), await podsByName(guest()));
+    const pods = await podsByName(guest());
+    const values = await qosValues(guest(), pods);
     // cpu.weight = 1 + (shares − 2) × 9999 / 262142; shares = milliCPU × 1024 / 1000 (min 2).
     assert.equal(values.besteffort, '1|max 100000|max|max');
     assert.equal(values.burstable, '4|max 100000|max|max');
     assert.equal(values.guaranteed, `8|20000 100000|${64 * 2 ** 20}|max`);
     assert.equal(values.besteffortTier, '1|max 100000|max|max');
+    // hugetlb (the VM's kubepods.slice has the controller): a pod requesting no huge pages gets 0,
+    // the tiers upstream's unbounded 1 << 62 bytes (the kernel shows that number, not "max").
+    const besteffortUid = pods.get('besteffort')?.metadata.uid ?? 'missing';
+    assert.equal(
+      await sh(guest(), `cat /sys/fs/cgroup/${podSlice('besteffort', besteffortUid)}/hugetlb.2MB.max`),
+      '0',
+    );
+    assert.equal(
+      await sh(guest(), 'cat /sys/fs/cgroup/kubepods.slice/kubepods-besteffort.slice/hugetlb.2MB.max'),
+      '4611686018427387904',
+    );
     // systemd knows them as slices of kubepods.slice, as it does its own.
     assert.equal(
       await sh(guest(), 'systemctl show -p Wants --value kubepods-burstable.slice'),

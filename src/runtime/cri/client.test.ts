@@ -207,6 +207,33 @@ void describe('CRI client against a fake runtime', () => {
     assert.deepEqual(req.filter.labelSelector, { 'io.kubernetes.pod.uid': 'u1' });
   });
 
+  void test("sends a container's hugetlb limits as CRI hugepage_limits", async () => {
+    fake.handlers.set('CreateContainer', () => ({ containerId: 'c1' }));
+    await cri.runtime.createContainer(
+      'sb1',
+      {
+        metadata: { name: 'app', attempt: 0 },
+        image: { image: 'sha256:feed' },
+        linux: {
+          resources: {
+            hugepageLimits: [
+              { pageSize: '1GB', limit: 0 },
+              { pageSize: '2MB', limit: 8 * 2 ** 20 },
+            ],
+          },
+        },
+      },
+      { metadata: { name: 'p', uid: 'u1', namespace: 'default', attempt: 0 } },
+    );
+    const req = fake.received.get('CreateContainer')?.at(-1) as {
+      config: { linux: { resources: { hugepageLimits: unknown } } };
+    };
+    assert.deepEqual(req.config.linux.resources.hugepageLimits, [
+      { pageSize: '1GB', limit: 0 },
+      { pageSize: '2MB', limit: 8 * 2 ** 20 },
+    ]);
+  });
+
   void test('execSync returns stdout and stderr as Buffers with the exit code', async () => {
     fake.handlers.set('ExecSync', () => ({
       stdout: Buffer.from('hi\n'),

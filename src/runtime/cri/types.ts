@@ -65,6 +65,12 @@ export interface LinuxSandboxSecurityContext {
   apparmor?: SecurityProfile;
 }
 
+/** A container's hugetlb limit for one page size ("2MB", "1GB"), in bytes. */
+export interface HugepageLimit {
+  pageSize: string;
+  limit: number;
+}
+
 export interface LinuxContainerResources {
   cpuPeriod?: number;
   cpuQuota?: number;
@@ -73,6 +79,7 @@ export interface LinuxContainerResources {
   oomScoreAdj?: number;
   cpusetCpus?: string;
   cpusetMems?: string;
+  hugepageLimits?: HugepageLimit[];
   unified?: Record<string, string>;
   memorySwapLimitInBytes?: number;
 }

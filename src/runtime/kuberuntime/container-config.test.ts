@@ -413,3 +413,33 @@ describe('the OOM group kill on cgroup v2', () => {
     assert.equal(config(pod, c).linux?.resources?.unified, undefined);
   });
 });
+
+describe('container hugetlb limits (upstream GetHugepageLimitsFromResources)', () => {
+  it('sends every page size the node supports: the container limit, 0 for the others', () => {
+    const huge = { memory: '64Mi', 'hugepages-2Mi': '8Mi' };
+    const { pod, c } = withResources({ requests: huge, limits: huge });
+    const opts = { restartCount: 0, imageRef: 'sha256:feed', memoryCapacity: CAPACITY };
+    const cfg = generateContainerConfig(pod, c, { ...opts, hugePageSizes: ['1GB', '2MB'] });
+    assert.deepEqual(cfg.linux?.resources?.hugepageLimits, [
+      { pageSize: '1GB', limit: 0 },
+      { pageSize: '2MB', limit: 8 * 1024 ** 2 },
+    ]);
+    const plain = generateContainerConfig(
+      makePod([{ name: 'a', image: 'i' }]),
+      { name: 'a', image: 'i' },
+      {
+        ...opts,
+        hugePageSizes: ['2MB'],
+      },
+    );
+    assert.deepEqual(plain.linux?.resources?.hugepageLimits, [{ pageSize: '2MB', limit: 0 }]);
+  });
+
+  it('drops a size the node lacks, and sends nothing on a node without huge pages', () => {
+    const { pod, c } = withResources({ limits: { 'hugepages-1Gi': '1Gi' } });
+    assert.deepEqual(containerResources(pod, c, CAPACITY, ['2MB']).hugepageLimits, [
+      { pageSize: '2MB', limit: 0 },
+    ]);
+    assert.equal(config(pod, c).linux?.resources?.hugepageLimits, undefined);
+  });
+});

@@ -3,8 +3,10 @@ import { totalmem } from 'node:os';
 import type { Container, KubeletPod, Pod } from '../../api/types.ts';
 import { milliCPU, parseQuantity } from '../../api/quantity.ts';
 import { podQOSClass } from '../../api/qos.ts';
+import { hugePageSizeOfResource } from '../../api/hugepages.ts';
 import type {
   ContainerConfig,
+  HugepageLimit,
   KeyValue,
   LinuxContainerResources,
   LinuxContainerSecurityContext,
@@ -81,11 +83,32 @@ export function oomScoreAdj(pod: Pod, container: Container, memoryCapacity: numb
   return adj;
 }
 
-/** Upstream generateLinuxContainerConfig resources part (cgroupfs, cpu CFS quota enabled). */
+/**
+ * Upstream GetHugepageLimitsFromResources: every page size the node supports, limited to the
+ * container's `hugepages-<size>` limit, else 0; a limit of a size the node lacks is dropped.
+ */
+export function hugepageLimits(container: Container, pageSizes: readonly string[]): HugepageLimit[] {
+  const wanted = new Map<string, number>();
+  for (const [name, q] of Object.entries(container.resources?.limits ?? {})) {
+    const size = hugePageSizeOfResource(name);
+    if (size === undefined) continue;
+    wanted.set(
+      size,
+      Math.ceil(parseQuantity(q, `spec.containers[${container.name}].resources.limits.${name}`)),
+    );
+  }
+  return pageSizes.map((pageSize) => ({ pageSize, limit: wanted.get(pageSize) ?? 0 }));
+}
+
+/**
+ * Upstream generateLinuxContainerConfig resources part (cgroupfs, cpu CFS quota enabled);
+ * `hugePageSizes`: the page sizes the node supports (none: no hugetlb limits are sent).
+ */
 export function containerResources(
   pod: Pod,
   container: Container,
   memoryCapacity: number,
+  hugePageSizes: readonly string[] = [],
 ): LinuxContainerResources {
   const f = (k: string) => `spec.containers[${container.name}].resources.${k}`;
   const req = container.resources?.requests ?? {};
@@ -104,6 +127,7 @@ export function containerResources(
   }
   if (lim.memory !== undefined)
     r.memoryLimitInBytes = Math.floor(parseQuantity(lim.memory, f('limits.memory')));
+  if (hugePageSizes.length > 0) r.hugepageLimits = hugepageLimits(container, hugePageSizes);
   return r;
 }
 
@@ -174,6 +198,8 @@ export interface ContainerConfigOptions {
    * process of the container (upstream since 1.28 on cgroup v2, unless singleProcessOOMKill).
    */
   groupOomKill?: boolean;
+  /** The page sizes the node supports ("2MB", "1GB"): each gets a hugetlb limit. Absent: none. */
+  hugePageSizes?: readonly string[];
 }
 
 /** Upstream generateContainerConfig; mounts come prepared from the volume manager. */
@@ -201,7 +227,7 @@ export function generateContainerConfig(
     tty: container.tty ?? false,
     linux: {
       resources: {
-        ...containerResources(pod, container, opts.memoryCapacity ?? totalmem()),
+        ...containerResources(pod, container, opts.memoryCapacity ?? totalmem(), opts.hugePageSizes),
         ...(opts.groupOomKill ? { unified: { 'memory.oom.group': '1' } } : {}),
       },
       securityContext: securityContext(pod, container, opts.seccomp ?? DEFAULT_SECCOMP_OPTIONS),

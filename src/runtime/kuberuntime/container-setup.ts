@@ -55,6 +55,8 @@ export interface ContainerSetupDeps {
   seccomp?: SeccompOptions;
   /** cgroup v2 and not singleProcessOOMKill: containers get memory.oom.group=1. */
   groupOomKill?: boolean;
+  /** The page sizes the node supports: each container gets a hugetlb limit per size (0 unless requested). */
+  hugePageSizes?: readonly string[];
 }
 
 export interface ContainerSetupRequest {
@@ -130,6 +132,7 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
       ...(envs ? { envs } : {}),
       ...(deps.seccomp ? { seccomp: deps.seccomp } : {}),
       groupOomKill: deps.groupOomKill ?? false,
+      ...(deps.hugePageSizes ? { hugePageSizes: deps.hugePageSizes } : {}),
     });
     await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), {
       recursive: true,

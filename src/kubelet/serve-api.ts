@@ -66,7 +66,6 @@ export async function serveKubeletApi(opts: {
       maxFiles: s.containerLogMaxFiles,
       logger: logger.child({ component: 'container-logs' }),
     });
-    logRotation.start();
   }
   let server: KubeletServer | undefined;
   if (s.enableServer) {
@@ -82,6 +81,7 @@ export async function serveKubeletApi(opts: {
       metrics: (which) => opts.providers.metrics(which),
       statsSummary: (only, signal) => opts.providers.statsSummary(only, signal),
     });
+    // The serving certificate is read or made here: a failure stops the start, with nothing left running.
     server = await createKubeletApi({
       settings: s,
       address: config.address,
@@ -101,15 +101,13 @@ export async function serveKubeletApi(opts: {
       ...(opts.consoleAddress ? { consoleAddress: opts.consoleAddress } : {}),
       ...(opts.servingCertificate ? { servingCertificate: opts.servingCertificate } : {}),
     });
-    try {
-      await server.start();
-    } catch (err) {
-      await logRotation?.stop();
-      throw err;
-    }
+    await server.start();
   } else if (opts.consoleAddress) {
     logger.warn('--console-address is ignored: the kubelet API is disabled (enableServer: false)');
   }
+  // Started once the API is up: a start that fails above leaves no rotation loop behind (it kept
+  // a kubelet that could not start running, logging "CRI client is closed").
+  logRotation?.start();
   return {
     ...(server ? { server } : {}),
     ...(logRotation ? { logRotation } : {}),

@@ -7,7 +7,7 @@
  * binary under test. No Restart=: a kubelet that exits stays down, for the test to see.
  * No upstream counterpart (systemd's job on a real node).
  */
-import { readFile, unlink } from 'node:fs/promises';
+import { readFile, stat, unlink } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Logger } from '../../../src/util/logger.ts';
 import { KubeletError } from '../../../src/util/errors.ts';
@@ -39,10 +39,26 @@ async function readOptional(path: string): Promise<string | undefined> {
   }
 }
 
-/** The process still runs and is this node's kubelet (its command line names the node's root dir). */
-async function ourPid(paths: NodePaths): Promise<number | undefined> {
+/** The inode of a mount namespace (what /proc/PID/ns/mnt names as `mnt:[INODE]`), or undefined. */
+async function namespaceInode(path: string): Promise<number | undefined> {
+  try {
+    return (await stat(path)).ino;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The pid file's process, if it still runs and is this node's kubelet: it lives in the node's mount
+ * namespace or (that namespace gone) its command line names the node's root dir. A kubelet that
+ * execs another program (bin/tskubelet execs node) keeps its namespace, not its command line.
+ */
+async function ourPid(paths: NodePaths, nsFile: string): Promise<number | undefined> {
   const pid = Number.parseInt(((await readOptional(pidFile(paths))) ?? '').trim(), 10);
   if (!Number.isInteger(pid) || pid <= 1 || !(await running(pid))) return undefined;
+  const ns = await namespaceInode(nsFile);
+  if (ns !== undefined) return (await namespaceInode(`/proc/${pid}/ns/mnt`)) === ns ? pid : undefined;
   const cmdline = (await readOptional(`/proc/${pid}/cmdline`)) ?? '';
   return cmdline.split('\0').some((a) => a.includes(paths.kubeletDir)) ? pid : undefined;
 }
@@ -67,7 +83,7 @@ export async function kubeletCommand(
 export function kubeletService(paths: NodePaths, nsFile: string, logger: Logger): KubeletService {
   let last: string[] | undefined;
   const stop = async (): Promise<void> => {
-    const pid = await ourPid(paths);
+    const pid = await ourPid(paths, nsFile);
     if (pid !== undefined) {
       await terminate(pid, 'kubelet', logger, STOP_GRACE_MS);
       logger.info('stopped the node kubelet', { pid, node: paths.rootDir });
@@ -77,7 +93,7 @@ export function kubeletService(paths: NodePaths, nsFile: string, logger: Logger)
     });
   };
   const start = async (): Promise<void> => {
-    if ((await ourPid(paths)) !== undefined) return;
+    if ((await ourPid(paths, nsFile)) !== undefined) return;
     const { argv, env } = await kubeletCommand(paths);
     last = argv;
     const [exec, ...args] = argv;
@@ -104,7 +120,7 @@ export function kubeletService(paths: NodePaths, nsFile: string, logger: Logger)
       await stop();
       await start();
     },
-    pid: () => ourPid(paths),
+    pid: () => ourPid(paths, nsFile),
     lastCommand: () => last,
   };
 }

@@ -15,7 +15,7 @@ import { BED_PATHS } from '../harness/containerd.ts';
 import { PAUSE_IMAGE } from '../harness/images.ts';
 import { startContainerd } from '../harness/index.ts';
 import type { ContainerdBed } from '../harness/index.ts';
-import { BOOTSTRAP_TOKEN, kubeadmJoin } from '../harness/kubeadm/index.ts';
+import { BOOTSTRAP_TOKEN, KUBEADM_PATHS, kubeadmJoin, nodePaths } from '../harness/kubeadm/index.ts';
 import type { JoinedNode } from '../harness/kubeadm/index.ts';
 import { kubectlFor } from '../kit/kubectl.ts';
 import { eventually } from '../kit/poll.ts';
@@ -57,7 +57,11 @@ void describe('kubeadm join with the upstream kubelet 1.20.2', () => {
         kubeletExtraArgs: {
           'pod-infra-container-image': PAUSE_IMAGE,
           containerd: BED_PATHS.socket,
-          'volume-plugin-dir': join(CLUSTER_PATHS.state, 'kubeadm', `${NODE}-volume-plugins`),
+          // Not upstream's default under /usr/libexec: the node's files stay under its root.
+          'volume-plugin-dir': join(
+            nodePaths(join(KUBEADM_PATHS.nodesDir, NODE)).kubeletDir,
+            'volume-plugins',
+          ),
         },
         logger,
       });

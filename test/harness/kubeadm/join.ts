@@ -131,7 +131,15 @@ async function resetNodeDir(paths: NodePaths, nsFile: string, logger: Logger): P
 
 /** Lays out the node's files: kubeadm's drop-in, /etc/default/kubelet, the kubelet link, systemctl. */
 async function layOutNode(paths: NodePaths, opts: KubeadmJoinOptions, joinConfig: string): Promise<void> {
-  for (const d of [paths.binDir, paths.runDir, dirname(paths.dropIn), dirname(paths.defaultsFile)]) {
+  // /etc/kubernetes/manifests: the kubelet package ships it empty (kubeadm's preflight accepts an empty one).
+  const manifests = join(paths.kubernetesDir, 'manifests');
+  for (const d of [
+    paths.binDir,
+    paths.runDir,
+    dirname(paths.dropIn),
+    dirname(paths.defaultsFile),
+    manifests,
+  ]) {
     await mkdir(d, { recursive: true });
   }
   await writeFile(paths.dropIn, KUBEADM_DROP_IN);

@@ -77,8 +77,9 @@ void describe('kubeadm join with the upstream kubelet 1.20.2', () => {
     await cluster?.stop();
   });
 
-  void it('joins: kubeadm restarts the kubelet through systemctl and reports the node joined', () => {
+  void it('joins: kubeadm restarts the kubelet through systemctl and reports the node joined', (t) => {
     assert.ok(node);
+    t.diagnostic(`prepare ${node.timings.prepareMs} ms, kubeadm join ${node.timings.joinMs} ms`);
     assert.match(node.joinOutput, /This node has joined the cluster/);
     assert.deepEqual(
       node.systemctl.map((s) => `${s.verb}:${s.rc}`),

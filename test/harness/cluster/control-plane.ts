@@ -400,8 +400,16 @@ async function waitHealthy(
   return { healthy: false, died: false };
 }
 
+/**
+ * How long a port may stay taken after the bed's own instance was stopped: `running()` sees a Go
+ * process's main thread as a zombie while its other threads still tear down and hold its sockets.
+ */
+const PORT_RELEASE_MS = 5_000;
+
 async function ensurePortsFree(name: ComponentName): Promise<void> {
   for (const port of componentPorts(name)) {
+    const deadline = Date.now() + PORT_RELEASE_MS;
+    while ((await portInUse(port)) && Date.now() < deadline) await sleep(100);
     if (await portInUse(port)) {
       const owner = await portOwner(port);
       throw new KubeletError(

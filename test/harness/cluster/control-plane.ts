@@ -8,6 +8,7 @@ import { mkdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../../src/util/logger.ts';
 import { KubeletError, describeError } from '../../../src/util/errors.ts';
+import { parseGoDuration } from '../../../src/config/duration.ts';
 import { abortReason, sleep } from '../../../src/util/abort.ts';
 import type { KeyPair } from './certs.ts';
 import { ensureCa, ensureCert, ensureServiceAccountKey } from './certs.ts';
@@ -67,6 +68,37 @@ const START_TIMEOUT_MS: Record<ComponentName, number> = {
   'kube-controller-manager': 60_000,
   'kube-scheduler': 60_000,
 };
+
+/**
+ * Component settings a caller of startCluster may choose. A running component whose command line
+ * differs is restarted with the new one (ensureComponent), so a test that sets one leaves it set for
+ * whoever comes next until a start without it.
+ */
+export interface ControlPlaneOptions {
+  /**
+   * kube-controller-manager --cluster-signing-duration (default 8760h): the lifetime of the
+   * certificates its CSR signer issues. The signer backdates NotBefore by 5 minutes
+   * (pkg/controller/certificates/signer/ca_provider.go: Backdate), so an issued certificate expires
+   * `duration - 5m` after issue, and a kubelet renews it after 70-90% of `duration` from NotBefore.
+   */
+  clusterSigningDuration?: string;
+}
+
+/** The signer backdates by 5 minutes: a shorter duration issues certificates that have expired. */
+const MIN_SIGNING_DURATION_MS = 6 * 60_000;
+
+/** Throws on a signing duration that is not a Go duration or too short to be usable. */
+export function checkControlPlaneOptions(opts: ControlPlaneOptions): void {
+  if (opts.clusterSigningDuration === undefined) return;
+  const ms = parseGoDuration(opts.clusterSigningDuration, 'clusterSigningDuration');
+  if (ms < MIN_SIGNING_DURATION_MS) {
+    throw new KubeletError(
+      'InvalidArgument',
+      'cluster bed options',
+      `clusterSigningDuration ${opts.clusterSigningDuration} is below 6m: the signer backdates certificates by 5m`,
+    );
+  }
+}
 
 function pair(name: string): KeyPair {
   return { cert: join(CLUSTER_PATHS.pki, `${name}.crt`), key: join(CLUSTER_PATHS.pki, `${name}.key`) };
@@ -198,7 +230,11 @@ function kubeconfigComponentArgs(
 }
 
 /** The command line of each component. The first flag named in `marker` identifies the bed's instance. */
-export function componentSpec(name: ComponentName, pki: ClusterPki): DaemonSpec {
+export function componentSpec(
+  name: ComponentName,
+  pki: ClusterPki,
+  options: ControlPlaneOptions = {},
+): DaemonSpec {
   const common = { name, pidFile: pidFile(name), log: logFile(name) };
   switch (name) {
     case 'etcd': {
@@ -242,6 +278,8 @@ export function componentSpec(name: ComponentName, pki: ClusterPki): DaemonSpec 
           `--etcd-servers=${ETCD_URL}`,
           `--service-cluster-ip-range=${SERVICE_CLUSTER_IP_RANGE}`,
           '--authorization-mode=Node,RBAC',
+          // kubeadm join's bootstrap tokens (test/harness/kubeadm); nothing else presents one.
+          '--enable-bootstrap-token-auth=true',
           '--enable-admission-plugins=NodeRestriction',
           '--allow-privileged=true',
           `--service-account-key-file=${pki.serviceAccount.pub}`,
@@ -275,7 +313,9 @@ export function componentSpec(name: ComponentName, pki: ClusterPki): DaemonSpec 
           CLUSTER_PATHS.controllerManagerKubeconfig,
           CLUSTER_PORTS.controllerManager,
           [
-            '--controllers=*',
+            // The default set plus the two kubeadm clusters run: bootstrapsigner signs cluster-info with
+            // each bootstrap token (kubeadm join's discovery), tokencleaner removes expired tokens.
+            '--controllers=*,bootstrapsigner,tokencleaner',
             // Not --use-service-account-credentials: with it, 1.20 exits (klog.Fatal in its dynamic client
             // builder) when the apiserver is unreachable while it is still starting controllers, so an
             // outage test right after a start would kill it. Every controller uses this identity instead.
@@ -285,6 +325,9 @@ export function componentSpec(name: ComponentName, pki: ClusterPki): DaemonSpec 
             `--cluster-signing-cert-file=${pki.ca.cert}`,
             `--cluster-signing-key-file=${pki.ca.key}`,
             `--cluster-name=${CLUSTER_NAME}`,
+            ...(options.clusterSigningDuration !== undefined
+              ? [`--cluster-signing-duration=${options.clusterSigningDuration}`]
+              : []),
           ],
         ),
       };
@@ -358,8 +401,16 @@ async function waitHealthy(
   return { healthy: false, died: false };
 }
 
+/**
+ * How long a port may stay taken after the bed's own instance was stopped: `running()` sees a Go
+ * process's main thread as a zombie while its other threads still tear down and hold its sockets.
+ */
+const PORT_RELEASE_MS = 5_000;
+
 async function ensurePortsFree(name: ComponentName): Promise<void> {
   for (const port of componentPorts(name)) {
+    const deadline = Date.now() + PORT_RELEASE_MS;
+    while ((await portInUse(port)) && Date.now() < deadline) await sleep(100);
     if (await portInUse(port)) {
       const owner = await portOwner(port);
       throw new KubeletError(
@@ -402,10 +453,10 @@ export async function ensureComponent(
   name: ComponentName,
   pki: ClusterPki,
   logger: Logger,
-  opts: { signal?: AbortSignal; restart?: boolean } = {},
+  opts: { signal?: AbortSignal; restart?: boolean; options?: ControlPlaneOptions } = {},
 ): Promise<ComponentProcess> {
   const { signal } = opts;
-  const spec = componentSpec(name, pki);
+  const spec = componentSpec(name, pki, opts.options);
   const found = await findDaemon(spec);
   const replaced = found !== undefined;
   if (found !== undefined) {

@@ -27,6 +27,8 @@ export interface DaemonSpec {
   marker: string;
   /** How long SIGTERM may take before SIGKILL (default 10 s). */
   stopGraceMs?: number;
+  /** Its environment (default: this process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RunningDaemon {
@@ -160,7 +162,11 @@ export async function spawnDaemon(spec: DaemonSpec, logger: Logger): Promise<num
   let pid: number | undefined;
   try {
     await log.write(`\n===== ${new Date().toISOString()} tskubelet bed: starting ${spec.name} =====\n`);
-    const child = spawn(spec.binary, spec.args, { detached: true, stdio: ['ignore', log.fd, log.fd] });
+    const child = spawn(spec.binary, spec.args, {
+      detached: true,
+      stdio: ['ignore', log.fd, log.fd],
+      ...(spec.env !== undefined ? { env: spec.env } : {}),
+    });
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
     child.unref();
     pid = child.pid;

@@ -14,9 +14,10 @@ import { KubeletError, describeError } from '../../../src/util/errors.ts';
 import { abortReason, sleep } from '../../../src/util/abort.ts';
 import { ensureKubernetesBinaries } from './build.ts';
 import { ensureCert } from './certs.ts';
-import type { ClusterPki, ComponentProcess } from './control-plane.ts';
+import type { ClusterPki, ComponentProcess, ControlPlaneOptions } from './control-plane.ts';
 import {
   SERVER,
+  checkControlPlaneOptions,
   componentHealthy,
   componentSpec,
   ensureComponent,
@@ -77,6 +78,12 @@ export interface StartClusterOptions {
   withControllerManager?: boolean;
   /** Aborts the start (a build in progress included); not used after startCluster resolves. */
   signal?: AbortSignal;
+  /**
+   * kube-controller-manager --cluster-signing-duration, e.g. `10m` so a kubelet's client certificate
+   * rotates within minutes (see ControlPlaneOptions). Unset: upstream's one year. A running
+   * controller-manager with another value is restarted (and is again by the next start without it).
+   */
+  clusterSigningDuration?: string;
 }
 
 const LOCK_WAIT_MS = 5 * 60_000;
@@ -153,6 +160,9 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   const { signal } = opts;
   const withControllerManager = opts.withControllerManager ?? true;
   const withScheduler = opts.withScheduler ?? true;
+  const options: ControlPlaneOptions =
+    opts.clusterSigningDuration !== undefined ? { clusterSigningDuration: opts.clusterSigningDuration } : {};
+  checkControlPlaneOptions(options);
   if (process.getuid?.() !== 0) {
     throw new KubeletError('PermissionDenied', 'start cluster bed', 'the test bed must run as root');
   }
@@ -190,6 +200,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       for (const name of wanted) {
         const proc: ComponentProcess = await ensureComponent(name, pki, logger, {
           signal,
+          options,
           // New certificates: components that hold the old ones in memory must pick them up.
           restart: changed && name !== 'etcd',
         });
@@ -220,7 +231,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     // The others too: one that died meanwhile (etcd killed by a test, a controller-manager that
     // exited during the outage) comes back; healthy ones are only probed.
     for (const name of wanted) {
-      const proc = await ensureComponent(name, pki, logger);
+      const proc = await ensureComponent(name, pki, logger, { options });
       if (proc.started && name !== 'kube-apiserver') {
         logger.warn(`${name} was not running after the apiserver outage; started it again`, {
           pid: proc.pid,

@@ -29,6 +29,7 @@ function countingVolumes() {
       return Promise.resolve();
     },
     mountsFor: () => Promise.resolve([]),
+    devicesFor: () => Promise.resolve([]),
     cleanUpPod: () => Promise.resolve(),
     tearDownVolumes: () => Promise.resolve(),
   };

@@ -6,7 +6,15 @@ export {
   type VolumeManager,
   type VolumeManagerOptions,
 } from './volume-manager.ts';
-export type { ConfigMap, ObjectChange, Secret, VolumeObjectMeta, VolumeObjectSource } from './objects.ts';
+export type {
+  ConfigMap,
+  ObjectChange,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Secret,
+  VolumeObjectMeta,
+  VolumeObjectSource,
+} from './objects.ts';
 export type { NodeAllocatable } from './downward-api.ts';
 export {
   createTokenManager,

@@ -173,6 +173,7 @@ async function coreUnderSteps(backMs: number, forwardMs: number, logger: Logger)
             return Promise.resolve();
           },
           mountsFor: () => Promise.resolve([]),
+          devicesFor: () => Promise.resolve([]),
           cleanUpPod: () => Promise.resolve(),
           tearDownVolumes: () => Promise.resolve(),
         },

@@ -85,6 +85,8 @@ export const hostPathPlugin: PvPlugin = {
   },
 };
 
+const LOCAL_PLUGIN = 'kubernetes.io/local-volume';
+
 /** Upstream localVolumeMounter's "The volume may not be shareable" warning (events.WarnAlreadyMountedVolume). */
 const WARN_ALREADY_MOUNTED = 'AlreadyMountedVolume';
 
@@ -96,7 +98,7 @@ const WARN_ALREADY_MOUNTED = 'AlreadyMountedVolume';
  * volumeDevices dir.
  */
 export const localPlugin: PvPlugin = {
-  name: 'kubernetes.io/local-volume',
+  name: LOCAL_PLUGIN,
   async setUp(ctx) {
     const op = `mount volume ${ctx.volume}`;
     const path = localPath(ctx);
@@ -123,11 +125,11 @@ export const localPlugin: PvPlugin = {
         `MountVolume.MountDevice failed for volume "${ctx.pvName}" : only directory and block device are supported`,
       );
     }
-    const dir = podPvDir(ctx.rootDir, ctx.pod.metadata.uid, this.name, ctx.pvName);
+    const dir = podPvDir(ctx.rootDir, ctx.pod.metadata.uid, LOCAL_PLUGIN, ctx.pvName);
     if (await mountAt(dir)) return dir; // mounted by this or an earlier kubelet process
     // Other pods' mounts of this PV (upstream GetMountRefs filtered to the pods dir): the same
     // `volumes/kubernetes.io~local-volume/<pv>` under another pod.
-    const suffix = join('volumes', escapePluginName(this.name), ctx.pvName);
+    const suffix = join('volumes', escapePluginName(LOCAL_PLUGIN), ctx.pvName);
     const others = (await mountsUnder(join(ctx.rootDir, 'pods'))).filter(
       (m) => m.mountPoint !== dir && m.mountPoint.endsWith(`/${suffix}`),
     );
@@ -193,7 +195,7 @@ export const localPlugin: PvPlugin = {
         `MapVolume.MapPodDevice failed for volume "${ctx.pvName}" : ${path} is not a block device`,
       );
     }
-    const link = join(podDeviceDir(ctx.rootDir, ctx.pod.metadata.uid, this.name), ctx.pvName);
+    const link = join(podDeviceDir(ctx.rootDir, ctx.pod.metadata.uid, LOCAL_PLUGIN), ctx.pvName);
     const existing = await readlink(link).catch((err: unknown) => {
       if (errnoCode(err) === 'ENOENT') return undefined;
       throw err;

@@ -30,6 +30,7 @@ function countingVolumes() {
     },
     mountsFor: () => Promise.resolve([]),
     devicesFor: () => Promise.resolve([]),
+    claimVolumes: () => [],
     cleanUpPod: () => Promise.resolve(),
     tearDownVolumes: () => Promise.resolve(),
   };

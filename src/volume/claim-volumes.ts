@@ -24,6 +24,18 @@ export interface ClaimVolume {
   /** The claim reference's readOnly (upstream: the mounter's ReadOnly attribute). */
   readOnly: boolean;
   pvName: string;
+  claimName: string;
+  /** Filesystem volumes whose plugin reports statfs numbers: the path to statfs. */
+  metricsPath?: string;
+}
+
+/** One set-up claim volume of a pod, for volume stats (`pvcRef`) and kubelet_volume_stats_*. */
+export interface PodClaimVolume {
+  volume: string;
+  claimName: string;
+  mode: 'Filesystem' | 'Block';
+  /** Present when the PV type reports statfs numbers (local); absent: no stats (hostPath, Block). */
+  metricsPath?: string;
 }
 
 /** The PV source types a claim may be bound to here (for the "not supported" message). */
@@ -38,6 +50,8 @@ export interface ClaimVolumes {
   devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
   /** Runs the plugins' teardown hooks for the pod's volume dirs on disk (before the generic unmount). */
   tearDownPluginDirs(uid: string, signal?: AbortSignal): Promise<void>;
+  /** The pod's set-up claim volumes. */
+  list(uid: string): PodClaimVolume[];
   /** Forgets the pod (after its volumes are torn down). */
   forget(uid: string): void;
 }
@@ -157,7 +171,14 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
     }
     let byName = claims.get(uid);
     if (!byName) claims.set(uid, (byName = new Map<string, ClaimVolume>()));
-    byName.set(v.name, { mode: r.volumeMode, hostPath, readOnly: r.readOnly, pvName: r.pvName });
+    byName.set(v.name, {
+      mode: r.volumeMode,
+      hostPath,
+      readOnly: r.readOnly,
+      pvName: r.pvName,
+      claimName: r.claimName,
+      ...(r.volumeMode === 'Filesystem' && plugin.statfsMetrics ? { metricsPath: hostPath } : {}),
+    });
   }
 
   function devicesFor(pod: KubeletPod, container: Container): Promise<Device[]> {
@@ -190,6 +211,13 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
     get,
     devicesFor,
     tearDownPluginDirs,
+    list: (uid) =>
+      [...(claims.get(uid) ?? new Map<string, ClaimVolume>()).entries()].map(([volume, c]) => ({
+        volume,
+        claimName: c.claimName,
+        mode: c.mode,
+        ...(c.metricsPath !== undefined ? { metricsPath: c.metricsPath } : {}),
+      })),
     forget: (uid) => {
       claims.delete(uid);
     },

@@ -16,6 +16,7 @@ export type {
   VolumeObjectSource,
 } from './objects.ts';
 export type { NodeAllocatable } from './downward-api.ts';
+export type { PodClaimVolume } from './claim-volumes.ts';
 export {
   createTokenManager,
   type ServiceAccountToken,

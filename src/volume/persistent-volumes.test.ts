@@ -304,6 +304,30 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
     await assert.rejects(vm.setUpPodVolumes(claimPod('dirb', [], spec)), /is not a block device/);
   });
 
+  it('lists a pod’s claim volumes for stats: statfs path for local, none for hostPath', async () => {
+    const disk = join(root, 'disk');
+    await mkdir(disk);
+    bindClaim(objects, 'loc', 'pv-loc', { local: { path: disk } });
+    bindClaim(objects, 'hp', 'pv-hp2', { hostPath: { path: disk } });
+    seq += 1;
+    const pod = volumePod(`p${seq}`, `uid-pv-${seq}`, [
+      { name: 'a', persistentVolumeClaim: { claimName: 'loc' } },
+      { name: 'b', persistentVolumeClaim: { claimName: 'hp' } },
+    ]);
+    await vm.setUpPodVolumes(pod);
+    assert.deepEqual(vm.claimVolumes(pod.metadata.uid), [
+      {
+        volume: 'a',
+        claimName: 'loc',
+        mode: 'Filesystem',
+        metricsPath: podPvDir(root, pod.metadata.uid, LOCAL, 'pv-loc'),
+      },
+      { volume: 'b', claimName: 'hp', mode: 'Filesystem' },
+    ]);
+    await vm.cleanUpPod(pod.metadata.uid);
+    assert.deepEqual(vm.claimVolumes(pod.metadata.uid), []);
+  });
+
   it('refuses devices for a volume that is not a set-up Block claim (upstream makeBlockVolumes)', async () => {
     const pod = volumePod('d', 'uid-d', [{ name: 'e', emptyDir: {} }], [], {
       spec: { containers: [{ name: 'c', volumeDevices: [{ name: 'e', devicePath: '/dev/x' }] }] },

@@ -44,6 +44,12 @@ export interface PvContext {
 export interface PvPlugin {
   /** Upstream plugin name (`kubernetes.io/local-volume`); escaped (`/` → `~`) it names the pod dirs. */
   readonly name: string;
+  /**
+   * Filesystem volumes report statfs numbers of their host path (upstream MetricsStatFS, used by
+   * the local plugin); false: none (upstream MetricsNil, the hostPath plugin). CSI would add its own
+   * NodeGetVolumeStats path here.
+   */
+  readonly statfsMetrics: boolean;
   /** Filesystem mode: makes the PV available to the pod; the host path containers bind. */
   setUp(ctx: PvContext): Promise<string>;
   /** Block mode: the host path (device node or a symlink to it) containers get. Absent: no Block. */
@@ -71,6 +77,7 @@ export function podDeviceDir(rootDir: string, uid: string, plugin: string): stri
 /** Upstream hostPath plugin for PVs: the path itself, after its type checks; no ownership management. */
 export const hostPathPlugin: PvPlugin = {
   name: 'kubernetes.io/host-path',
+  statfsMetrics: false,
   async setUp(ctx) {
     const src = ctx.pv.spec?.hostPath;
     if (!src?.path) {
@@ -99,6 +106,7 @@ const WARN_ALREADY_MOUNTED = 'AlreadyMountedVolume';
  */
 export const localPlugin: PvPlugin = {
   name: LOCAL_PLUGIN,
+  statfsMetrics: true,
   async setUp(ctx) {
     const op = `mount volume ${ctx.volume}`;
     const path = localPath(ctx);

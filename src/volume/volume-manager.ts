@@ -19,7 +19,7 @@ import { createProjector } from './projector.ts';
 import type { ServiceAccountTokenSource } from './token-manager.ts';
 import type { TimelineRecorder } from '../timeline/index.ts';
 import { claimSource } from './persistent-volumes.ts';
-import { createClaimVolumes } from './claim-volumes.ts';
+import { createClaimVolumes, type PodClaimVolume } from './claim-volumes.ts';
 
 export { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
 
@@ -68,6 +68,8 @@ export interface VolumeManager {
    * upstream makeBlockVolumes): permissions `mrw`, or `r` when the claim reference is readOnly.
    */
   devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
+  /** The pod's set-up persistentVolumeClaim volumes (for volume stats with `pvcRef`). */
+  claimVolumes(uid: string): PodClaimVolume[];
   /**
    * Unmounts every mount under the pod's directory (tmpfs of secret/Memory volumes), then removes the
    * directory (emptyDir data included) once the pod is gone. If an unmount fails it throws and removes
@@ -421,6 +423,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       return mounts;
     },
     devicesFor: (pod, container) => claimVols.devicesFor(pod, container),
+    claimVolumes: (uid) => claimVols.list(uid),
     async tearDownVolumes(uid, signal) {
       if (uid === '') return;
       lastPod.delete(uid); // a finished pod's volumes are not refreshed again

@@ -174,6 +174,7 @@ async function coreUnderSteps(backMs: number, forwardMs: number, logger: Logger)
           },
           mountsFor: () => Promise.resolve([]),
           devicesFor: () => Promise.resolve([]),
+          claimVolumes: () => [],
           cleanUpPod: () => Promise.resolve(),
           tearDownVolumes: () => Promise.resolve(),
         },

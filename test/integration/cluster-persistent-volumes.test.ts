@@ -32,6 +32,8 @@ const LOCAL = 'kubernetes.io/local-volume';
 const PVS = ['tsk-pv-local', 'tsk-pv-hostpath', 'tsk-pv-block', 'tsk-pv-nfs'];
 const CLAIMS = ['local', 'hostpath', 'block', 'nfs'];
 const BLOCK_DATA = 'tsk-block-data';
+/** The kubelet API (the API server's node proxy reaches /metrics and /stats/summary through it). */
+const PORT = 11259;
 
 describe('persistentVolumeClaim volumes on hostPath and local PVs', () => {
   let env: Env | undefined;
@@ -55,7 +57,11 @@ describe('persistentVolumeClaim volumes on hostPath and local PVs', () => {
   async function startKubelet(): Promise<void> {
     const bed = cluster;
     if (!bed) throw new Error('not set up');
-    kubelet = startNodeKubelet(e(), { node: NODE, kubeconfig: await bed.kubeletKubeconfig(NODE) });
+    kubelet = startNodeKubelet(e(), {
+      node: NODE,
+      kubeconfig: await bed.kubeletKubeconfig(NODE),
+      extraArgs: ['--client-ca-file', bed.caFile, '--port', String(PORT)],
+    });
     await eventually(
       'node Ready',
       async () => {
@@ -236,6 +242,32 @@ spec:
     const dir = podPvDir(e().rootDir, uid, LOCAL, 'tsk-pv-local');
     const atDir = async () => (await mountsUnder(dir)).filter((m) => m.mountPoint === dir).length;
     assert.equal(await atDir(), 1);
+
+    // The claim's numbers: /stats/summary with its pvcRef, and kubelet_volume_stats_* on /metrics.
+    const summary = JSON.parse(await k.ok(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`])) as {
+      pods: {
+        podRef: { uid: string };
+        volume?: { name: string; pvcRef?: { name: string; namespace: string }; capacityBytes?: number }[];
+      }[];
+    };
+    const vol = summary.pods.find((p) => p.podRef.uid === uid)?.volume?.find((v) => v.name === 'data');
+    assert.deepEqual(vol?.pvcRef, { name: 'local', namespace: NS });
+    assert.ok((vol?.capacityBytes ?? 0) > 0);
+    const metrics = await k.ok(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics`]);
+    assert.match(
+      metrics,
+      new RegExp(
+        `^kubelet_volume_stats_capacity_bytes\\{namespace="${NS}",persistentvolumeclaim="local"\\} ${vol?.capacityBytes}$`,
+        'm',
+      ),
+    );
+    assert.match(
+      metrics,
+      new RegExp(
+        `^kubelet_volume_stats_inodes_used\\{namespace="${NS}",persistentvolumeclaim="local"\\} \\d+$`,
+        'm',
+      ),
+    );
 
     kubelet?.child.kill('SIGKILL');
     await kubelet?.stop();

@@ -50,6 +50,8 @@ export interface ClaimVolumes {
   devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
   /** Runs the plugins' teardown hooks for the pod's volume dirs on disk (before the generic unmount). */
   tearDownPluginDirs(uid: string, signal?: AbortSignal): Promise<void>;
+  /** After a pod's teardown: the plugins release node-wide state no pod uses (PvPlugin.releaseUnused). */
+  releaseUnused(signal?: AbortSignal): Promise<void>;
   /** The pod's set-up claim volumes. */
   list(uid: string): PodClaimVolume[];
   /** Forgets the pod (after its volumes are torn down). */
@@ -211,6 +213,9 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
     get,
     devicesFor,
     tearDownPluginDirs,
+    async releaseUnused(signal) {
+      for (const plugin of Object.values(PV_PLUGINS)) await plugin.releaseUnused?.(opts.rootDir, log, signal);
+    },
     list: (uid) =>
       [...(claims.get(uid) ?? new Map<string, ClaimVolume>()).entries()].map(([volume, c]) => ({
         volume,

@@ -1,7 +1,7 @@
 import { describe, it, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeletPod, Pod, Volume, VolumeMount } from '../api/types.ts';
@@ -10,7 +10,7 @@ import { KubeletError } from '../util/errors.ts';
 import { createVolumeManager, type VolumeManager } from './volume-manager.ts';
 import { mountsUnder, unmountAllUnder } from './mounts.ts';
 import { bindClaim, fakeObjectSource, volumePod, type FakeObjectSource } from './testing.ts';
-import { podDeviceDir, podPvDir } from './pv-plugins.ts';
+import { localDeviceMountDir, podDeviceDir, podPvDir } from './pv-plugins.ts';
 
 const LOCAL = 'kubernetes.io/local-volume';
 const NODE = { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a', zone: 'z1' } };
@@ -326,6 +326,43 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
     ]);
     await vm.cleanUpPod(pod.metadata.uid);
     assert.deepEqual(vm.claimVolumes(pod.metadata.uid), []);
+  });
+
+  it('formats a blank block device for a Filesystem local PV, mounts it once per node, and releases it when no pod uses it', async () => {
+    const image = join(root, 'disk.img');
+    await writeFile(image, '');
+    await truncate(image, 16 << 20);
+    const dev = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
+    try {
+      bindClaim(objects, 'fsdev', 'pv-fsdev', { local: { path: dev } });
+      const global = localDeviceMountDir(root, 'pv-fsdev');
+      const one = claimPod('fsdev');
+      const two = claimPod('fsdev');
+      await vm.setUpPodVolumes(one);
+      await vm.setUpPodVolumes(two);
+      assert.equal((await mountsUnder(global)).filter((m) => m.mountPoint === global)[0]?.fsType, 'ext4');
+      assert.equal(await mountCount(global), 1, 'one device mount for both pods');
+      const dir1 = podPvDir(root, one.metadata.uid, LOCAL, 'pv-fsdev');
+      await writeFile(join(dir1, 'kept'), 'on the device');
+
+      await vm.cleanUpPod(one.metadata.uid);
+      assert.equal(await mountCount(global), 1, 'still used by the second pod');
+      await vm.cleanUpPod(two.metadata.uid);
+      await assert.rejects(lstat(global), { code: 'ENOENT' }, 'released: unmounted and removed');
+
+      const three = claimPod('fsdev');
+      await vm.setUpPodVolumes(three);
+      const dir3 = podPvDir(root, three.metadata.uid, LOCAL, 'pv-fsdev');
+      assert.equal(
+        await readFile(join(dir3, 'kept'), 'utf8'),
+        'on the device',
+        'mounted again, never reformatted',
+      );
+      await vm.cleanUpPod(three.metadata.uid);
+    } finally {
+      await unmountAllUnder(root);
+      execFileSync('losetup', ['-d', dev]);
+    }
   });
 
   it('refuses devices for a volume that is not a set-up Block claim (upstream makeBlockVolumes)', async () => {

@@ -12,7 +12,7 @@
  * A plugin that holds state outside the pod dir (CSI: the driver's publish/stage) adds `tearDown`,
  * which the volume manager calls for each of its dirs it finds on disk, before that generic unmount.
  */
-import { lstat, mkdir, readlink, stat, symlink, unlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readlink, rmdir, stat, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { KubeletPod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
@@ -21,7 +21,8 @@ import { KubeletError, describeError, errnoCode, isKubeletError } from '../util/
 import type { Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import { checkHostPath, type HostPathType } from './host-dirs.ts';
-import { bindMount, mountAt, mountsUnder } from './mounts.ts';
+import { bindMount, mountAt, mountsUnder, run } from './mounts.ts';
+import { formatAndMount } from './format-and-mount.ts';
 import { setVolumeOwnership } from './ownership.ts';
 import { podDir } from './paths.ts';
 import type { PersistentVolume } from './objects.ts';
@@ -59,6 +60,11 @@ export interface PvPlugin {
    * `<pod>/volumes/<escaped name>/<pv>`), before the volume manager unmounts and removes the pod dir.
    */
   tearDown?(dir: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * After a pod's volumes are torn down: releases node-wide state no pod uses any more (the local
+   * plugin's device mounts), judged from disk and the mount table, so it also works after a restart.
+   */
+  releaseUnused?(rootDir: string, logger: Logger, signal?: AbortSignal): Promise<void>;
 }
 
 /** Upstream utilstrings.EscapeQualifiedName. */
@@ -93,97 +99,79 @@ export const hostPathPlugin: PvPlugin = {
 };
 
 const LOCAL_PLUGIN = 'kubernetes.io/local-volume';
+/** Upstream local plugin defaultFSType. */
+const DEFAULT_LOCAL_FS_TYPE = 'ext4';
+
+/** Where a Filesystem-mode local PV on a block device is mounted once per node (upstream getGlobalLocalPath). */
+export function localDeviceMountDir(rootDir: string, pvName: string): string {
+  return join(rootDir, 'plugins', LOCAL_PLUGIN, 'mounts', pvName);
+}
 
 /** Upstream localVolumeMounter's "The volume may not be shareable" warning (events.WarnAlreadyMountedVolume). */
 const WARN_ALREADY_MOUNTED = 'AlreadyMountedVolume';
+
+/**
+ * Upstream volumeLocks.LockKey(globalPath): one local-volume operation per PV at a time in this
+ * process, so a pod's setup never binds a device mount that another pod's teardown is releasing.
+ */
+const pvLocks = new Map<string, Promise<void>>();
+async function withPvLock<T>(pvName: string, fn: () => Promise<T>): Promise<T> {
+  const prev = pvLocks.get(pvName) ?? Promise.resolve();
+  let release = (): void => {};
+  const mine = new Promise<void>((r) => (release = r));
+  const chained = prev.then(() => mine);
+  pvLocks.set(pvName, chained);
+  await prev;
+  try {
+    return await fn();
+  } finally {
+    release();
+    if (pvLocks.get(pvName) === chained) pvLocks.delete(pvName);
+  }
+}
 
 /**
  * Upstream local plugin: a directory PV is bind-mounted at the pod's volume dir (idempotent: an
  * existing mount there is kept), its ownership set to the pod's fsGroup on the first mount of a
  * read-write use (none while another pod has it mounted: a mismatch is a warning event instead); a
  * block-device PV in Block mode is handed to the container through a symlink under the pod's
- * volumeDevices dir.
+ * volumeDevices dir. A Filesystem-mode PV on a block device is formatted
+ * if blank and mounted once per node (localDeviceMountDir), then bound like a directory; the device
+ * mount is released once no pod uses it.
  */
 export const localPlugin: PvPlugin = {
   name: LOCAL_PLUGIN,
   statfsMetrics: true,
-  async setUp(ctx) {
-    const op = `mount volume ${ctx.volume}`;
-    const path = localPath(ctx);
-    const st = await stat(path).catch((err: unknown) => {
-      throw new KubeletError(
-        errnoCode(err) === 'ENOENT' ? 'NotFound' : 'Internal',
-        op,
-        `MountVolume.MountDevice failed for volume "${ctx.pvName}" : ${describeError(err)}`,
-        { cause: err },
-      );
-    });
-    if (st.isBlockDevice()) {
-      // Upstream formats and mounts it under plugins/kubernetes.io/local-volume/mounts (FormatAndMount).
-      throw new KubeletError(
-        'Unimplemented',
-        op,
-        `local PV ${ctx.pvName}: path ${path} is a block device; volumeMode Filesystem on a block device (format and mount) is not supported yet, use volumeMode Block`,
-      );
-    }
-    if (!st.isDirectory()) {
-      throw new KubeletError(
-        'FailedPrecondition',
-        op,
-        `MountVolume.MountDevice failed for volume "${ctx.pvName}" : only directory and block device are supported`,
-      );
-    }
-    const dir = podPvDir(ctx.rootDir, ctx.pod.metadata.uid, LOCAL_PLUGIN, ctx.pvName);
-    if (await mountAt(dir)) return dir; // mounted by this or an earlier kubelet process
-    // Other pods' mounts of this PV (upstream GetMountRefs filtered to the pods dir): the same
-    // `volumes/kubernetes.io~local-volume/<pv>` under another pod.
-    const suffix = join('volumes', escapePluginName(LOCAL_PLUGIN), ctx.pvName);
-    const others = (await mountsUnder(join(ctx.rootDir, 'pods'))).filter(
-      (m) => m.mountPoint !== dir && m.mountPoint.endsWith(`/${suffix}`),
-    );
-    await mkdir(dirname(dir), { recursive: true, mode: KUBELET_DIR_MODE });
-    await mkdir(dir, { recursive: true, mode: KUBELET_DIR_MODE });
+  setUp(ctx) {
+    return withPvLock(ctx.pvName, () => setUpLocal(ctx));
+  },
+  async releaseUnused(rootDir, logger, signal) {
+    const base = join(rootDir, 'plugins', LOCAL_PLUGIN, 'mounts');
+    let names: string[];
     try {
-      await bindMount(path, dir, ctx.signal ? { signal: ctx.signal } : {});
+      names = await readdir(base);
     } catch (err) {
-      throw new KubeletError(
-        isKubeletError(err) ? err.code : 'Internal',
-        op,
-        `MountVolume.SetUp failed for volume "${ctx.pvName}" : ${describeError(err)}`,
-        { cause: err },
-      );
+      if (errnoCode(err) === 'ENOENT') return; // no device was ever mounted
+      throw err;
     }
-    const fsGroup = ctx.pod.spec.securityContext?.fsGroup;
-    const policy = ctx.pod.spec.securityContext?.fsGroupChangePolicy;
-    if (fsGroup !== undefined && !ctx.readOnly) {
-      if (others.length === 0) {
-        await setVolumeOwnership({
-          dir,
-          fsGroup,
-          readOnly: false,
-          ...(policy !== undefined ? { changePolicy: policy } : {}),
-          logger: ctx.logger,
-        });
-      } else {
-        const gid = (await stat(path)).gid;
-        if (gid !== fsGroup) {
-          ctx.recorder?.event(
-            ctx.pod,
-            'Warning',
-            WARN_ALREADY_MOUNTED,
-            `The requested fsGroup is ${fsGroup}, but the volume ${ctx.pvName} has GID ${gid}. The volume may not be shareable.`,
-          );
+    for (const pv of names) {
+      await withPvLock(pv, async () => {
+        const podMounts = await mountsUnder(join(rootDir, 'pods'));
+        const suffix = `/${join('volumes', escapePluginName(LOCAL_PLUGIN), pv)}`;
+        if (podMounts.some((m) => m.mountPoint.endsWith(suffix))) return; // a pod still uses it
+        const dir = join(base, pv);
+        if (await mountAt(dir)) {
+          await run('umount', [dir], `unmount ${dir}`, signal);
+          logger.info('local volume device unmounted: no pod uses it', { pv, dir });
         }
-      }
+        try {
+          await rmdir(dir);
+        } catch (err) {
+          // Kept for a look: an unmounted device dir is empty unless something wrote into it.
+          logger.warn('local volume device dir not removed', { pv, dir, err: describeError(err) });
+        }
+      });
     }
-    ctx.logger.info('local volume mounted', {
-      pod: podFullName(ctx.pod),
-      podUID: ctx.pod.metadata.uid,
-      volume: ctx.volume,
-      pv: ctx.pvName,
-      path,
-    });
-    return dir;
   },
   async mapDevice(ctx) {
     const op = `mount volume ${ctx.volume}`;
@@ -219,6 +207,100 @@ export const localPlugin: PvPlugin = {
     return link;
   },
 };
+
+/** The local plugin's SetUp (under the PV's lock): MountDevice for a block device, then the pod's bind. */
+async function setUpLocal(ctx: PvContext): Promise<string> {
+  const op = `mount volume ${ctx.volume}`;
+  const path = localPath(ctx);
+  const st = await stat(path).catch((err: unknown) => {
+    throw new KubeletError(
+      errnoCode(err) === 'ENOENT' ? 'NotFound' : 'Internal',
+      op,
+      `MountVolume.MountDevice failed for volume "${ctx.pvName}" : ${describeError(err)}`,
+      { cause: err },
+    );
+  });
+  let source = path;
+  if (st.isBlockDevice()) {
+    // Upstream MountDevice: formatted if blank, mounted once per node under the plugin's dir.
+    source = localDeviceMountDir(ctx.rootDir, ctx.pvName);
+    try {
+      await formatAndMount({
+        device: path,
+        target: source,
+        fsType: ctx.pv.spec?.local?.fsType || DEFAULT_LOCAL_FS_TYPE,
+        readOnly: ctx.readOnly,
+        mountOptions: ctx.pv.spec?.mountOptions ?? [],
+        logger: ctx.logger,
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+    } catch (err) {
+      throw new KubeletError(
+        isKubeletError(err) ? err.code : 'Internal',
+        op,
+        `MountVolume.MountDevice failed for volume "${ctx.pvName}" : ${describeError(err)}`,
+        { cause: err },
+      );
+    }
+  } else if (!st.isDirectory()) {
+    throw new KubeletError(
+      'FailedPrecondition',
+      op,
+      `MountVolume.MountDevice failed for volume "${ctx.pvName}" : only directory and block device are supported`,
+    );
+  }
+  const dir = podPvDir(ctx.rootDir, ctx.pod.metadata.uid, LOCAL_PLUGIN, ctx.pvName);
+  if (await mountAt(dir)) return dir; // mounted by this or an earlier kubelet process
+  // Other pods' mounts of this PV (upstream GetMountRefs filtered to the pods dir): the same
+  // `volumes/kubernetes.io~local-volume/<pv>` under another pod.
+  const suffix = join('volumes', escapePluginName(LOCAL_PLUGIN), ctx.pvName);
+  const others = (await mountsUnder(join(ctx.rootDir, 'pods'))).filter(
+    (m) => m.mountPoint !== dir && m.mountPoint.endsWith(`/${suffix}`),
+  );
+  await mkdir(dirname(dir), { recursive: true, mode: KUBELET_DIR_MODE });
+  await mkdir(dir, { recursive: true, mode: KUBELET_DIR_MODE });
+  try {
+    await bindMount(source, dir, ctx.signal ? { signal: ctx.signal } : {});
+  } catch (err) {
+    throw new KubeletError(
+      isKubeletError(err) ? err.code : 'Internal',
+      op,
+      `MountVolume.SetUp failed for volume "${ctx.pvName}" : ${describeError(err)}`,
+      { cause: err },
+    );
+  }
+  const fsGroup = ctx.pod.spec.securityContext?.fsGroup;
+  const policy = ctx.pod.spec.securityContext?.fsGroupChangePolicy;
+  if (fsGroup !== undefined && !ctx.readOnly) {
+    if (others.length === 0) {
+      await setVolumeOwnership({
+        dir,
+        fsGroup,
+        readOnly: false,
+        ...(policy !== undefined ? { changePolicy: policy } : {}),
+        logger: ctx.logger,
+      });
+    } else {
+      const gid = (await stat(source)).gid;
+      if (gid !== fsGroup) {
+        ctx.recorder?.event(
+          ctx.pod,
+          'Warning',
+          WARN_ALREADY_MOUNTED,
+          `The requested fsGroup is ${fsGroup}, but the volume ${ctx.pvName} has GID ${gid}. The volume may not be shareable.`,
+        );
+      }
+    }
+  }
+  ctx.logger.info('local volume mounted', {
+    pod: podFullName(ctx.pod),
+    podUID: ctx.pod.metadata.uid,
+    volume: ctx.volume,
+    pv: ctx.pvName,
+    path,
+  });
+  return dir;
+}
 
 function localPath(ctx: PvContext): string {
   const path = ctx.pv.spec?.local?.path ?? '';

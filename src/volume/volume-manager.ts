@@ -296,6 +296,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     }
     projector.forget(uid);
     claimVols.forget(uid);
+    await claimVols.releaseUnused(signal);
     opts.tokens?.forgetPod(uid); // upstream projected TearDown → DeleteServiceAccountToken
     for (const d of mounted) if (dirs.some((dir) => d.startsWith(dir + sep))) mounted.delete(d);
     for (const k of warnedDisk) if (k.startsWith(`${uid}/`)) warnedDisk.delete(k);

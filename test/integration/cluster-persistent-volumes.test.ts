@@ -3,7 +3,8 @@
  * makes them with kubectl: a local PV (a directory, node affinity to this node, fsGroup) written by
  * one pod and read by the next on the same claim; the mount kept, neither lost nor doubled, across a
  * kubelet SIGKILL and restart; a hostPath PV; a Block local PV on a loop device handed to the
- * container at `volumeDevices[].devicePath`; a PV of a type tskubelet does not mount (nfs) → a
+ * container at `volumeDevices[].devicePath`; a Filesystem local PV on a blank loop device (formatted
+ * ext4, mounted once, released after the last pod); a PV of a type tskubelet does not mount (nfs) → a
  * FailedMount event naming it, the pod Pending, the kubelet running. Upstream counterparts: the
  * e2e `PersistentVolumes-local` and `[Driver: local]` / `[Driver: hostPath]` suites.
  *
@@ -18,7 +19,7 @@ import { lstat, mkdir, open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { mountsUnder } from '../../src/volume/mounts.ts';
-import { podDeviceDir, podPvDir } from '../../src/volume/pv-plugins.ts';
+import { localDeviceMountDir, podDeviceDir, podPvDir } from '../../src/volume/pv-plugins.ts';
 import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
@@ -29,8 +30,8 @@ const NS = 'tsk-pv';
 const NODE = 'tsk-pv-node';
 const LOCAL = 'kubernetes.io/local-volume';
 /** PVs are cluster-scoped: every name carries the suite's prefix. */
-const PVS = ['tsk-pv-local', 'tsk-pv-hostpath', 'tsk-pv-block', 'tsk-pv-nfs'];
-const CLAIMS = ['local', 'hostpath', 'block', 'nfs'];
+const PVS = ['tsk-pv-local', 'tsk-pv-hostpath', 'tsk-pv-block', 'tsk-pv-fsdev', 'tsk-pv-nfs'];
+const CLAIMS = ['local', 'hostpath', 'block', 'fsdev', 'nfs'];
 const BLOCK_DATA = 'tsk-block-data';
 /** The kubelet API (the API server's node proxy reaches /metrics and /stats/summary through it). */
 const PORT = 11259;
@@ -40,6 +41,8 @@ describe('persistentVolumeClaim volumes on hostPath and local PVs', () => {
   let cluster: ClusterBed | undefined;
   let kubelet: TskubeletProcess | undefined;
   let loopDevice = '';
+  /** A second, blank loop device: a Filesystem-mode local PV the kubelet formats. */
+  let fsLoopDevice = '';
   let localDir = '';
   let hostDir = '';
 
@@ -195,12 +198,17 @@ spec:
     localDir = join(env.dir, 'local-disk');
     hostDir = join(env.dir, 'hostpath-disk');
     await mkdir(localDir);
-    const image = join(env.dir, 'block.img');
-    const f = await open(image, 'w');
-    await f.truncate(16 << 20);
-    await f.close();
-    loopDevice = (await run('losetup', ['--find', '--show', image])).stdout.trim();
-    assert.match(loopDevice, /^\/dev\/loop\d+$/);
+    const loop = async (name: string): Promise<string> => {
+      const image = join(e().dir, name);
+      const f = await open(image, 'w');
+      await f.truncate(16 << 20);
+      await f.close();
+      const dev = (await run('losetup', ['--find', '--show', image])).stdout.trim();
+      assert.match(dev, /^\/dev\/loop\d+$/);
+      return dev;
+    };
+    loopDevice = await loop('block.img');
+    fsLoopDevice = await loop('fs.img');
     await startKubelet();
   });
 
@@ -213,7 +221,7 @@ spec:
     await kubelet?.stop();
     if (cluster) await kubectl(['delete', 'node', NODE, '--ignore-not-found']);
     await env?.close(); // unmounts what is left below the test dir, then removes it
-    if (loopDevice) await run('losetup', ['-d', loopDevice]);
+    for (const dev of [loopDevice, fsLoopDevice]) if (dev) await run('losetup', ['-d', dev]);
     await cluster?.stop();
   });
 
@@ -335,6 +343,22 @@ spec:
     );
     await phaseOf('blk-reader', 'Succeeded');
     await deletePod('blk-reader');
+  });
+
+  it('formats a blank loop device for a Filesystem local PV, mounts it once, and releases it after the last pod', async () => {
+    await createClaim('fsdev', 'tsk-pv-fsdev', localAffinity(fsLoopDevice));
+    const global = localDeviceMountDir(e().rootDir, 'tsk-pv-fsdev');
+    await createPod('fs-writer', 'fsdev', 'echo on-ext4 > /data/h');
+    await phaseOf('fs-writer', 'Succeeded');
+    const { stdout } = await run('blkid', ['-p', '-s', 'TYPE', '-o', 'value', fsLoopDevice]);
+    assert.equal(stdout.trim(), 'ext4', 'formatted with the local plugin’s default');
+    await deletePod('fs-writer');
+    await eventually('the device mount released', async () =>
+      (await lstat(global).catch(() => undefined)) === undefined ? true : undefined,
+    );
+    await createPod('fs-reader', 'fsdev', 'test "$(cat /data/h)" = on-ext4');
+    await phaseOf('fs-reader', 'Succeeded');
+    await deletePod('fs-reader');
   });
 
   it('records FailedMount naming an unsupported PV type, keeps the pod Pending and keeps running', async () => {

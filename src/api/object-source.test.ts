@@ -228,3 +228,39 @@ describe('Cache strategy while the wall clock steps', () => {
     assert.equal((await source.getConfigMap('default', 'c1'))?.data?.v, '2', 'read again after 1 min');
   });
 });
+
+describe('PersistentVolumeClaims and PersistentVolumes (upstream populator: a plain GET each time)', () => {
+  const PVC = '/api/v1/namespaces/default/persistentvolumeclaims/data';
+  const PV = '/api/v1/persistentvolumes/pv-1';
+  for (const strategy of ['Get', 'Cache', 'Watch'] as const) {
+    it(`reads a claim and its volume from the API with the request timeout (${strategy})`, async () => {
+      const { api, source } = setup(strategy);
+      api.respond('GET', PVC, () => ({ metadata: { name: 'data', uid: 'c1' }, status: { phase: 'Bound' } }));
+      api.respond('GET', PV, () => ({ metadata: { name: 'pv-1' }, spec: { local: { path: '/mnt/x' } } }));
+      const ac = new AbortController();
+      assert.equal(
+        (await source.getPersistentVolumeClaim('default', 'data', ac.signal))?.status?.phase,
+        'Bound',
+      );
+      assert.equal((await source.getPersistentVolume('pv-1'))?.spec?.local?.path, '/mnt/x');
+      await source.getPersistentVolumeClaim('default', 'data');
+      assert.equal(api.requests.length, 3, 'never cached');
+      assert.equal(api.requests[0]?.signal, ac.signal);
+      assert.equal(api.requests[0]?.timeoutMs, 10_000);
+      assert.equal(api.requests[1]?.timeoutMs, 10_000);
+      await source.stop();
+    });
+  }
+
+  it('answers undefined for NotFound and rejects any other error', async () => {
+    const { api, source } = setup('Get');
+    api.respondOnce('GET', PVC, apiError(404, 'NotFound'));
+    api.respondOnce('GET', PVC, apiError(403, 'Forbidden', 'no relationship found'));
+    api.respondOnce('GET', PV, apiError(404, 'NotFound'));
+    api.respondOnce('GET', PV, apiError(500, 'InternalError'));
+    assert.equal(await source.getPersistentVolumeClaim('default', 'data'), undefined);
+    await assert.rejects(source.getPersistentVolumeClaim('default', 'data'), { code: 'PermissionDenied' });
+    assert.equal(await source.getPersistentVolume('pv-1'), undefined);
+    await assert.rejects(source.getPersistentVolume('pv-1'));
+  });
+});

@@ -10,6 +10,7 @@ import type { ApiClient } from './client-types.ts';
 import type { KubeletPod } from './types.ts';
 import { podObjectNames } from './pod-references.ts';
 import {
+  OBJECT_REQUEST_TIMEOUT_MS,
   createCacheStore,
   createGetStore,
   type ObjectKind,
@@ -17,9 +18,16 @@ import {
   type ObjectStoreOptions,
 } from './object-store.ts';
 import { createWatchStore, type WatchStoreOptions } from './object-watch-store.ts';
-import { describeError } from '../util/errors.ts';
+import { describeError, isNotFound } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
-import type { ConfigMap, ObjectChange, Secret, VolumeObjectSource } from '../volume/index.ts';
+import type {
+  ConfigMap,
+  ObjectChange,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Secret,
+  VolumeObjectSource,
+} from '../volume/index.ts';
 import { monotonicNow } from '../util/clock.ts';
 
 /** KubeletConfiguration configMapAndSecretChangeDetectionStrategy (upstream ResourceChangeDetectionStrategy). */
@@ -44,11 +52,16 @@ export function objectTTLSeconds(
 }
 
 /**
- * Secrets and ConfigMaps for the pods of this node. Reads follow the VolumeObjectSource contract
- * (undefined for NotFound; anything else rejects); `onObjectChange` reports changes the Watch
- * strategy sees (the other strategies see none). Register and unregister never block.
+ * Secrets and ConfigMaps for the pods of this node, and the claims and volumes of their
+ * persistentVolumeClaim volumes. Reads follow the VolumeObjectSource contract (undefined for
+ * NotFound; anything else rejects); `onObjectChange` reports changes the Watch strategy sees (the
+ * other strategies see none). Register and unregister never block. PVCs and PVs are read with a
+ * plain GET each time (upstream desiredStateOfWorldPopulator: kubeClient Get, no cache), each with
+ * the request timeout; the Node authorizer lets a node read the claims of its pods and their PVs.
  */
 export interface PodObjectManager extends VolumeObjectSource {
+  getPersistentVolumeClaim: NonNullable<VolumeObjectSource['getPersistentVolumeClaim']>;
+  getPersistentVolume: NonNullable<VolumeObjectSource['getPersistentVolume']>;
   readonly strategy: ChangeDetectionStrategy;
   /**
    * Registers every Secret and ConfigMap the pod names (upstream RegisterPod), replacing what it
@@ -126,6 +139,21 @@ export function createApiObjectSource(opts: ApiObjectSourceOptions): PodObjectMa
     }
   }
 
+  /** One GET of `path` with the request timeout; undefined for NotFound, anything else rejects. */
+  async function getFresh<T>(path: string, signal: AbortSignal | undefined): Promise<T | undefined> {
+    try {
+      return await opts.api.request<T>({
+        method: 'GET',
+        path,
+        timeoutMs: opts.requestTimeoutMs ?? OBJECT_REQUEST_TIMEOUT_MS,
+        ...(signal ? { signal } : {}),
+      });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
   const secrets = store<Secret>('secret');
   const configMaps = store<ConfigMap>('configMap');
 
@@ -138,6 +166,13 @@ export function createApiObjectSource(opts: ApiObjectSourceOptions): PodObjectMa
     strategy: opts.strategy,
     getSecret: (namespace, name, signal) => secrets.get(namespace, name, signal),
     getConfigMap: (namespace, name, signal) => configMaps.get(namespace, name, signal),
+    getPersistentVolumeClaim: (namespace, name, signal) =>
+      getFresh<PersistentVolumeClaim>(
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims/${encodeURIComponent(name)}`,
+        signal,
+      ),
+    getPersistentVolume: (name, signal) =>
+      getFresh<PersistentVolume>(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`, signal),
     onObjectChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -178,6 +178,8 @@ export interface Container {
   envFrom?: unknown[];
   resources?: ResourceRequirements;
   volumeMounts?: VolumeMount[];
+  /** Block-mode PVC volumes, each handed to the container as the device at `devicePath`. */
+  volumeDevices?: VolumeDevice[];
   livenessProbe?: Probe;
   readinessProbe?: Probe;
   startupProbe?: Probe;
@@ -220,6 +222,12 @@ export interface VolumeMount {
   /** Like subPath, with `$(VAR)` expanded from the container's environment (exclusive with subPath). */
   subPathExpr?: string;
   mountPropagation?: string;
+}
+
+/** core/v1 VolumeDevice: a raw block volume at `devicePath` in the container. */
+export interface VolumeDevice {
+  name: string;
+  devicePath: string;
 }
 
 export interface ExecAction {
@@ -280,6 +288,8 @@ export interface PodSecurityContext {
   runAsNonRoot?: boolean;
   supplementalGroups?: number[];
   fsGroup?: number;
+  /** How fsGroup ownership is applied to volumes that support it: `Always` (default) or `OnRootMismatch`. */
+  fsGroupChangePolicy?: string;
   sysctls?: { name: string; value: string }[];
   seccompProfile?: { type: string; localhostProfile?: string };
 }

@@ -1,4 +1,5 @@
-import type { NodeSelectorRequirement, Pod } from '../api/types.ts';
+import type { Pod } from '../api/types.ts';
+import { requirementMatches } from '../api/node-selector.ts';
 import { milliCPU, parseQuantity } from '../api/quantity.ts';
 
 export interface AdmitResult {
@@ -133,27 +134,6 @@ function hostPortConflict(pod: Pod, activePods: readonly Pod[]): boolean {
       return tp === proto && tport === port && (ip === tip || ip === '0.0.0.0' || tip === '0.0.0.0');
     });
   });
-}
-
-function requirementMatches(r: NodeSelectorRequirement, labels: Record<string, string>): boolean {
-  const v = labels[r.key];
-  switch (r.operator) {
-    case 'In':
-      return v !== undefined && (r.values ?? []).includes(v);
-    case 'NotIn':
-      return v === undefined || !(r.values ?? []).includes(v);
-    case 'Exists':
-      return v !== undefined;
-    case 'DoesNotExist':
-      return v === undefined;
-    case 'Gt':
-    case 'Lt': {
-      const n = Number(v);
-      const bound = Number(r.values?.[0]);
-      if (v === undefined || !Number.isInteger(n) || !Number.isInteger(bound)) return false;
-      return r.operator === 'Gt' ? n > bound : n < bound;
-    }
-  }
 }
 
 /** spec.nodeSelector, and requiredDuringSchedulingIgnoredDuringExecution node affinity terms (ORed). */

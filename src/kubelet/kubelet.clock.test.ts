@@ -29,6 +29,8 @@ function countingVolumes() {
       return Promise.resolve();
     },
     mountsFor: () => Promise.resolve([]),
+    devicesFor: () => Promise.resolve([]),
+    claimVolumes: () => [],
     cleanUpPod: () => Promise.resolve(),
     tearDownVolumes: () => Promise.resolve(),
   };

@@ -315,6 +315,7 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
       return stopping;
     },
     pods: () => [...state.desired.values()].map((pod) => ({ pod, status: statuses.get(pod.metadata.uid) })),
+    claimVolumes: (uid) => volumes.claimVolumes(uid),
     runningPods: (signal) => runtime.listPods(signal),
     podTimeline(namespace, name) {
       for (const [uid, p] of state.desired) {

@@ -94,6 +94,10 @@ export function buildManagers(
       recorder: deps.recorder,
       ...(deps.timeline ? { timeline: deps.timeline } : {}),
       ...(objects ? { objects } : {}),
+      node: () => {
+        const n = deps.node();
+        return { name: n.name, labels: n.labels };
+      },
       ...(deps.cluster
         ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, monotonic }) }
         : {}),
@@ -177,6 +181,7 @@ function defaultRuntime(
     ...(hooks.podCgroupParent ? { podCgroupParent: hooks.podCgroupParent } : {}),
     ...(deps.cluster?.runtimeClasses ? { runtimeClasses: deps.cluster.runtimeClasses } : {}),
     mountsFor: (pod, container) => volumes.mountsFor(pod, container),
+    devicesFor: (pod, container) => volumes.devicesFor(pod, container),
     imageUser: async (imageRef, signal) => {
       const img = await deps.imageService.imageStatus({ image: imageRef }, { signal });
       return img ? { ...(img.uid ? { uid: img.uid.value } : {}), username: img.username } : undefined;

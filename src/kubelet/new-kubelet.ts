@@ -37,7 +37,7 @@ import {
   type RuntimeService,
 } from '../runtime/cri/index.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
-import { createStatsProvider, type StatsProvider } from '../stats/index.ts';
+import { createStatsProvider, pvcVolumeStats, type StatsProvider } from '../stats/index.ts';
 import { createTimelineRecorder, registerStepDurationHistogram } from '../timeline/index.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -245,7 +245,16 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     pods: () => core.pods().map((p) => p.pod),
     logger: logger.child({ component: 'stats' }),
     volumeStatsPeriodMs: config.volumeStatsAggPeriodMs,
+    claimVolumes: (uid) => core.claimVolumes(uid),
     ...(containerManager.qosCgroups ? { podCgroups: containerManager.qosCgroups } : {}),
+  });
+  metrics.setVolumeStatsProvider(async () => {
+    try {
+      return pvcVolumeStats(await stats.summaryMs());
+    } catch (err) {
+      logger.debug('no volume stats for kubelet_volume_stats_*', { err: describeError(err) });
+      return undefined;
+    }
   });
 
   const core = createKubelet(config, {

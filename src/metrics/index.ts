@@ -12,7 +12,9 @@ export {
   type RestClientMetrics,
   type RestClientRequest,
   type RuntimeOperationMetrics,
+  type PvcVolumeStats,
   type RuntimePodsProvider,
+  type VolumeStatsProvider,
 } from './kubelet-metrics.ts';
 export type { CertificateMetrics } from './certificate-metrics.ts';
 export { instrumentImageService, instrumentRuntimeService } from './instrument-runtime.ts';

@@ -38,6 +38,41 @@ describe('kubelet metrics', () => {
     ]);
   });
 
+  it('reports kubelet_volume_stats_* per claim at scrape time (the first pod’s numbers), none without stats', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_volume_stats_capacity_bytes'), []);
+    const stat = (claim: string, capacityBytes: number) => ({
+      namespace: 'ns',
+      persistentvolumeclaim: claim,
+      capacityBytes,
+      availableBytes: 1,
+      usedBytes: 2,
+      inodes: 3,
+      inodesFree: 4,
+      inodesUsed: 5,
+    });
+    m.setVolumeStatsProvider(() => Promise.resolve([stat('a', 100), stat('a', 999), stat('b', 200)]));
+    const text = await m.registry.metrics();
+    assert.deepEqual(samples(text, 'kubelet_volume_stats_capacity_bytes'), [
+      'kubelet_volume_stats_capacity_bytes{namespace="ns",persistentvolumeclaim="a"} 100',
+      'kubelet_volume_stats_capacity_bytes{namespace="ns",persistentvolumeclaim="b"} 200',
+    ]);
+    assert.deepEqual(samples(text, 'kubelet_volume_stats_inodes_used'), [
+      'kubelet_volume_stats_inodes_used{namespace="ns",persistentvolumeclaim="a"} 5',
+      'kubelet_volume_stats_inodes_used{namespace="ns",persistentvolumeclaim="b"} 5',
+    ]);
+    assert.match(
+      text,
+      /# HELP kubelet_volume_stats_available_bytes \[ALPHA\] Number of available bytes in the volume/,
+    );
+    m.setVolumeStatsProvider(() => Promise.resolve([stat('b', 300)]));
+    assert.deepEqual(
+      samples(await m.registry.metrics(), 'kubelet_volume_stats_capacity_bytes'),
+      ['kubelet_volume_stats_capacity_bytes{namespace="ns",persistentvolumeclaim="b"} 300'],
+      'a claim gone from the stats is gone from the metrics',
+    );
+  });
+
   it('computes running pods and containers at scrape time from the runtime pods provider', async () => {
     const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
     let pods: RuntimePodSummary[] | undefined;

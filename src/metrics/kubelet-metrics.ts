@@ -66,7 +66,34 @@ export interface KubeletMetrics {
   recordContainerStarts(pod: Pod, result: Pick<PodSyncResult, 'started' | 'startFailures'>): void;
   /** kubelet_evictions{eviction_signal}; declared for the eviction manager, unused so far. */
   recordEviction(signal: string): void;
+  /** kubelet_volume_stats_* read this at each scrape (the summary's volumes with a pvcRef). */
+  setVolumeStatsProvider(provider: VolumeStatsProvider): void;
 }
+
+/** One persistentVolumeClaim's volume numbers (upstream volumeStatsCollector's input). */
+export interface PvcVolumeStats {
+  namespace: string;
+  persistentvolumeclaim: string;
+  capacityBytes?: number;
+  availableBytes?: number;
+  usedBytes?: number;
+  inodes?: number;
+  inodesFree?: number;
+  inodesUsed?: number;
+}
+
+/** The PVC volume stats now, or undefined when they cannot be read (the gauges are then left empty). */
+export type VolumeStatsProvider = () => Promise<readonly PvcVolumeStats[] | undefined>;
+
+/** Upstream collectors/volume_stats.go: name suffix, help, and the field it reports. */
+const VOLUME_STATS: readonly [string, string, keyof PvcVolumeStats][] = [
+  ['capacity_bytes', 'Capacity in bytes of the volume', 'capacityBytes'],
+  ['available_bytes', 'Number of available bytes in the volume', 'availableBytes'],
+  ['used_bytes', 'Number of used bytes in the volume', 'usedBytes'],
+  ['inodes', 'Maximum number of inodes in the volume', 'inodes'],
+  ['inodes_free', 'Number of free inodes in the volume', 'inodesFree'],
+  ['inodes_used', 'Number of used inodes in the volume', 'inodesUsed'],
+];
 
 export interface KubeletMetricsOptions {
   nodeName: string;
@@ -99,6 +126,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
   const probeRegistry = new Registry();
   const registers = [registry];
   let runtimePods: RuntimePodsProvider = () => undefined;
+  let volumeStats: VolumeStatsProvider = () => Promise.resolve(undefined);
   // The counters and histograms of `registry` (the probe counter has its own registry).
   const counter = <L extends string = string>(name: string, text: string, labelNames: readonly L[] = []) =>
     new Counter<L>({ name, help: help(text), labelNames, registers });
@@ -115,6 +143,28 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     labelNames: ['node'],
     registers,
   }).set({ node: opts.nodeName }, 1);
+
+  // Upstream volumeStatsCollector: one series per claim (the first pod's numbers when several pods
+  // use it), recomputed at every scrape.
+  for (const [suffix, text, field] of VOLUME_STATS) {
+    new Gauge({
+      name: `kubelet_volume_stats_${suffix}`,
+      help: help(text),
+      labelNames: ['namespace', 'persistentvolumeclaim'],
+      registers,
+      async collect(this: Gauge<'namespace' | 'persistentvolumeclaim'>) {
+        this.reset();
+        const seen = new Set<string>();
+        for (const v of (await volumeStats()) ?? []) {
+          const key = `${v.namespace}/${v.persistentvolumeclaim}`;
+          const value = v[field];
+          if (seen.has(key) || typeof value !== 'number') continue;
+          seen.add(key);
+          this.set({ namespace: v.namespace, persistentvolumeclaim: v.persistentvolumeclaim }, value);
+        }
+      },
+    });
+  }
 
   new Gauge({
     name: 'kubelet_running_pods',
@@ -279,6 +329,9 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     },
     setRuntimePodsProvider(provider) {
       runtimePods = provider;
+    },
+    setVolumeStatsProvider(provider) {
+      volumeStats = provider;
     },
     observePodStartDuration: (seconds) => podStart.observe(seconds),
     recordContainerStarts(pod, result) {

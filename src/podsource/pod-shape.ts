@@ -178,6 +178,7 @@ const container = object(
         ['name', 'mountPath'],
       ),
     ),
+    volumeDevices: listOf(object({ name: str, devicePath: str }, ['name', 'devicePath'])),
     livenessProbe: probe,
     readinessProbe: probe,
     startupProbe: probe,

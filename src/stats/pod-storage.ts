@@ -10,9 +10,18 @@ import type { Logger } from '../util/logger.ts';
 import { describeError } from '../util/errors.ts';
 import { diskUsage, type DiskUsage, type FsCapacity } from './fs-usage.ts';
 import type { PodEntry } from './pod-stats.ts';
-import type { FsStats, VolumeStats } from './types.ts';
+import type { FsStats, Summary, VolumeStats } from './types.ts';
+import type { PvcVolumeStats } from '../metrics/index.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { compareStrings } from '../util/compare.ts';
+
+/** A pod's persistentVolumeClaim volume as the volume manager reports it (volume's PodClaimVolume). */
+export interface ClaimVolumeRef {
+  volume: string;
+  claimName: string;
+  /** The path to statfs; absent: the PV type reports no stats (hostPath, Block). */
+  metricsPath?: string;
+}
 
 export interface StorageContext {
   rootDir: string;
@@ -24,6 +33,8 @@ export interface StorageContext {
   /** statfs, memoized for this computation; undefined when it failed. */
   capacity(dir: string): Promise<FsCapacity | undefined>;
   volumeUsage: VolumeUsageCache;
+  /** A pod's set-up persistentVolumeClaim volumes (the volume manager's); absent: none reported. */
+  claimVolumes?: (uid: string) => readonly ClaimVolumeRef[];
   logger: Logger;
 }
 
@@ -123,6 +134,7 @@ async function volumesOf(
     const names = await readdir(path.join(base, plugin)).catch(() => [] as string[]);
     for (const name of names) {
       if (spec.size > 0 && !spec.has(name)) continue;
+      if (spec.get(name)?.persistentVolumeClaim !== undefined) continue; // reported with its pvcRef below
       found.push({ name, dir: path.join(base, plugin, name), plugin });
     }
   }
@@ -146,7 +158,37 @@ async function volumesOf(
       }
     }),
   );
-  return out.filter((v) => v !== undefined).sort((a, b) => compareStrings(a.stats.name, b.stats.name));
+  const claims = await claimVolumeStats(ctx, uid, e.stats.podRef.namespace);
+  return [...out.filter((v) => v !== undefined), ...claims].sort((a, b) =>
+    compareStrings(a.stats.name, b.stats.name),
+  );
+}
+
+/**
+ * persistentVolumeClaim volumes whose PV type reports statfs numbers (the local plugin's
+ * MetricsStatFS): capacity, available and used bytes and inodes of the filesystem under the pod's
+ * mount, with `pvcRef` (what kubelet_volume_stats_* are made from). Never ephemeral storage.
+ */
+async function claimVolumeStats(
+  ctx: StorageContext,
+  uid: string,
+  namespace: string,
+): Promise<{ stats: VolumeStats<number>; ephemeral: boolean }[]> {
+  const out: { stats: VolumeStats<number>; ephemeral: boolean }[] = [];
+  for (const c of ctx.claimVolumes?.(uid) ?? []) {
+    if (c.metricsPath === undefined) continue;
+    const cap = await ctx.capacity(c.metricsPath);
+    if (!cap) continue; // capacity() logs why
+    out.push({
+      stats: {
+        name: c.volume,
+        pvcRef: { name: c.claimName, namespace },
+        ...withCapacity(ctx.seenAt, cap, { usedBytes: cap.usedBytes, inodesUsed: cap.inodesUsed }),
+      },
+      ephemeral: false,
+    });
+  }
+  return out;
 }
 
 /** Files directly in the pod's log directory (upstream getPodLogStats skips the container dirs). */
@@ -213,4 +255,26 @@ export async function addPodStorage(ctx: StorageContext, e: PodEntry, wanted: Se
   const files = await podLogFilesUsage(logDir);
   if (files) add({ time: ctx.seenAt, ...files });
   e.stats['ephemeral-storage'] = withCapacity(time || ctx.seenAt, rootCap, { usedBytes, inodesUsed });
+}
+
+/** The summary's volumes with a pvcRef, as kubelet_volume_stats_* report them (upstream volumeStatsCollector). */
+export function pvcVolumeStats(summary: Summary<number>): PvcVolumeStats[] {
+  return summary.pods.flatMap((p) =>
+    (p.volume ?? []).flatMap((v) =>
+      v.pvcRef
+        ? [
+            {
+              namespace: v.pvcRef.namespace,
+              persistentvolumeclaim: v.pvcRef.name,
+              ...(v.capacityBytes !== undefined ? { capacityBytes: v.capacityBytes } : {}),
+              ...(v.availableBytes !== undefined ? { availableBytes: v.availableBytes } : {}),
+              ...(v.usedBytes !== undefined ? { usedBytes: v.usedBytes } : {}),
+              ...(v.inodes !== undefined ? { inodes: v.inodes } : {}),
+              ...(v.inodesFree !== undefined ? { inodesFree: v.inodesFree } : {}),
+              ...(v.inodesUsed !== undefined ? { inodesUsed: v.inodesUsed } : {}),
+            },
+          ]
+        : [],
+    ),
+  );
 }

@@ -7,6 +7,7 @@ import type { KubeletPod } from '../api/types.ts';
 import type { PodSandboxStats } from '../runtime/cri/types.ts';
 import { KubeletError } from '../util/errors.ts';
 import { createStatsProvider, type StatsProviderOptions } from './provider.ts';
+import { pvcVolumeStats } from './pod-storage.ts';
 import { cgroupV1Files, criPod, fakeCri, procFiles, writeTree, type FakeCri } from './testing.ts';
 import { buildPod } from '../../test/kit/pod.ts';
 
@@ -356,6 +357,65 @@ describe('stats provider summary', () => {
       'rootfs + logs + emptyDir; the secret volume does not count',
     );
     assert.equal(eph?.inodesUsed, 5 + 2 + 2);
+  });
+});
+
+describe('persistentVolumeClaim volume stats', () => {
+  it('reports a claim volume by its pod volume name with a pvcRef and statfs numbers; kubelet_volume_stats_* get them', async () => {
+    const uid = 'u1';
+    const mount = `root/pods/${uid}/volumes/kubernetes.io~local-volume/pv-1`;
+    const b = await bed({
+      files: { [`${mount}/f`]: 'x' },
+      pods: [
+        buildPod('pod-u1', {
+          uid,
+          containers: ['app'],
+          volumes: [
+            { name: 'data', persistentVolumeClaim: { claimName: 'claim-1' } },
+            { name: 'other', persistentVolumeClaim: { claimName: 'on-hostpath' } },
+          ],
+        }),
+      ],
+      options: {
+        claimVolumes: (u) =>
+          u === uid
+            ? [
+                {
+                  volume: 'data',
+                  claimName: 'claim-1',
+                  mode: 'Filesystem',
+                  metricsPath: path.join(dir, `bed-${seq}`, mount),
+                },
+                { volume: 'other', claimName: 'on-hostpath', mode: 'Filesystem' },
+              ]
+            : [],
+      },
+    });
+    addPod(b.cri, uid, T0, 1e9);
+    const s = await b.provider.summaryMs();
+    const vols = s.pods[0]?.volume ?? [];
+    assert.deepEqual(
+      vols.map((v) => `${v.name} ${v.pvcRef?.namespace}/${v.pvcRef?.name}`),
+      ['data default/claim-1'],
+      'no stats for a PV type without metrics (hostPath), no entry named after the PV',
+    );
+    const data = vols[0];
+    assert.ok((data?.capacityBytes ?? 0) > 0 && (data?.inodes ?? 0) > 0, JSON.stringify(data));
+    assert.ok(
+      (data?.usedBytes ?? 0) > 0 &&
+        (data?.usedBytes ?? 0) + (data?.availableBytes ?? 0) <= (data?.capacityBytes ?? 0),
+      'statfs numbers: used = blocks − free, available = blocks available to users',
+    );
+    assert.equal(data?.inodesUsed, (data?.inodes ?? 0) - (data?.inodesFree ?? 0));
+    assert.equal(
+      s.pods[0]?.['ephemeral-storage']?.usedBytes,
+      (s.pods[0]?.containers[0]?.rootfs?.usedBytes ?? 0) + (s.pods[0]?.containers[0]?.logs?.usedBytes ?? 0),
+      'a PV never counts as ephemeral storage',
+    );
+    assert.deepEqual(
+      pvcVolumeStats(s).map((v) => [v.namespace, v.persistentvolumeclaim, v.capacityBytes]),
+      [['default', 'claim-1', data?.capacityBytes]],
+    );
   });
 });
 

@@ -23,7 +23,12 @@ import {
   type HostContext,
   type SystemContainerSpec,
 } from './host-stats.ts';
-import { addPodStorage, createVolumeUsageCache, type StorageContext } from './pod-storage.ts';
+import {
+  addPodStorage,
+  createVolumeUsageCache,
+  type ClaimVolumeRef,
+  type StorageContext,
+} from './pod-storage.ts';
 import { buildPodEntries, type PodEntry } from './pod-stats.ts';
 import { PROMETHEUS_TEXT_CONTENT_TYPE } from './prom-text.ts';
 import { cadvisorMetrics, resourceMetrics } from './resource-metrics.ts';
@@ -74,6 +79,8 @@ export interface StatsProviderOptions {
   criTimeoutMs?: number;
   cacheTtlMs?: number;
   volumeStatsPeriodMs?: number;
+  /** A pod's set-up persistentVolumeClaim volumes (volume stats with `pvcRef`); absent: none. */
+  claimVolumes?: (uid: string) => readonly ClaimVolumeRef[];
   logger?: Logger;
 }
 
@@ -267,6 +274,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
         pods,
         capacity,
         volumeUsage,
+        ...(opts.claimVolumes ? { claimVolumes: opts.claimVolumes } : {}),
         logger: log,
       };
       const wanted = new Set<string>();

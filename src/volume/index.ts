@@ -6,8 +6,17 @@ export {
   type VolumeManager,
   type VolumeManagerOptions,
 } from './volume-manager.ts';
-export type { ConfigMap, ObjectChange, Secret, VolumeObjectMeta, VolumeObjectSource } from './objects.ts';
+export type {
+  ConfigMap,
+  ObjectChange,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Secret,
+  VolumeObjectMeta,
+  VolumeObjectSource,
+} from './objects.ts';
 export type { NodeAllocatable } from './downward-api.ts';
+export type { PodClaimVolume } from './claim-volumes.ts';
 export {
   createTokenManager,
   type ServiceAccountToken,

@@ -70,7 +70,8 @@ export async function mountsUnder(dir: string): Promise<MountEntry[]> {
     .map(({ m }) => m);
 }
 
-function run(cmd: string, args: string[], op: string, signal?: AbortSignal): Promise<void> {
+/** Runs a mount-related command with the mount timeout; rejects with a KubeletError carrying its stderr. */
+export function run(cmd: string, args: string[], op: string, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { timeout: MOUNT_COMMAND_TIMEOUT_MS, signal }, (err, _stdout, stderr) => {
       if (!err) {

@@ -1,6 +1,13 @@
 import type { KubeletPod, Volume, VolumeMount } from '../api/types.ts';
 import { buildPod, type PodOptions } from '../../test/kit/pod.ts';
-import type { ConfigMap, ObjectChange, Secret, VolumeObjectSource } from './objects.ts';
+import type {
+  ConfigMap,
+  ObjectChange,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  Secret,
+  VolumeObjectSource,
+} from './objects.ts';
 import type { ServiceAccountTokenSource, TokenRequestSpec } from './token-manager.ts';
 
 /** A pod in `ns` with `volumes`, whose one container `c` mounts `mounts` (the kit's builder). */
@@ -24,6 +31,10 @@ export function volumePod(
 export interface FakeObjectSource extends VolumeObjectSource {
   secrets: Map<string, Secret>;
   configMaps: Map<string, ConfigMap>;
+  /** Claims by `namespace/name`. */
+  claims: Map<string, PersistentVolumeClaim>;
+  /** PersistentVolumes by name. */
+  pvs: Map<string, PersistentVolume>;
   calls: string[];
   /** When set, every read rejects with it (an API outage). */
   failWith?: Error;
@@ -40,6 +51,8 @@ export function fakeObjectSource(): FakeObjectSource {
   const src: FakeObjectSource = {
     secrets: new Map(),
     configMaps: new Map(),
+    claims: new Map(),
+    pvs: new Map(),
     calls: [],
     onObjectChange(listener) {
       listeners.add(listener);
@@ -59,6 +72,18 @@ export function fakeObjectSource(): FakeObjectSource {
       if (src.hang) return new Promise<never>(() => {});
       if (src.failWith) return Promise.reject(src.failWith);
       return Promise.resolve(src.configMaps.get(`${namespace}/${name}`));
+    },
+    getPersistentVolumeClaim(namespace, name) {
+      src.calls.push(`pvc ${namespace}/${name}`);
+      if (src.hang) return new Promise<never>(() => {});
+      if (src.failWith) return Promise.reject(src.failWith);
+      return Promise.resolve(src.claims.get(`${namespace}/${name}`));
+    },
+    getPersistentVolume(name) {
+      src.calls.push(`pv ${name}`);
+      if (src.hang) return new Promise<never>(() => {});
+      if (src.failWith) return Promise.reject(src.failWith);
+      return Promise.resolve(src.pvs.get(name));
     },
   };
   return src;
@@ -88,4 +113,26 @@ export function fakeTokenSource(token = 'jwt-1'): FakeTokenSource {
     },
   };
   return src;
+}
+
+/** A claim `ns/name` Bound to `pvName`, and that PV (spec given) bound back to it; both stored in `src`. */
+export function bindClaim(
+  src: FakeObjectSource,
+  claim: string,
+  pvName: string,
+  spec: NonNullable<PersistentVolume['spec']>,
+): { pvc: PersistentVolumeClaim; pv: PersistentVolume } {
+  const uid = `claim-uid-${claim}`;
+  const pvc: PersistentVolumeClaim = {
+    metadata: { name: claim, namespace: 'ns', uid },
+    spec: { volumeName: pvName },
+    status: { phase: 'Bound' },
+  };
+  const pv: PersistentVolume = {
+    metadata: { name: pvName },
+    spec: { claimRef: { namespace: 'ns', name: claim, uid }, ...spec },
+  };
+  src.claims.set(`ns/${claim}`, pvc);
+  src.pvs.set(pvName, pv);
+  return { pvc, pv };
 }

@@ -6,7 +6,7 @@ import { parseQuantity } from '../api/quantity.ts';
 import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE, ensurePrivateDir } from '../util/private-dir.ts';
-import type { Mount } from '../runtime/cri/index.ts';
+import type { Device, Mount } from '../runtime/cri/index.ts';
 import type { NodeAllocatable } from './downward-api.ts';
 import { checkHostPath, setGroupOwnership, type HostPathType } from './host-dirs.ts';
 import { createPodSerializer, projectsObject } from './live-updates.ts';
@@ -18,6 +18,8 @@ import { SUBPATH_DIR, bindSubPath, checkSubPath, makeSubPathDirs } from './subpa
 import { createProjector } from './projector.ts';
 import type { ServiceAccountTokenSource } from './token-manager.ts';
 import type { TimelineRecorder } from '../timeline/index.ts';
+import { claimSource } from './persistent-volumes.ts';
+import { createClaimVolumes, type PodClaimVolume } from './claim-volumes.ts';
 
 export { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
 
@@ -40,6 +42,9 @@ const CHANGE_REFRESH_TIMEOUT_MS = 60_000;
  * Supported: `emptyDir` (disk or Memory medium), `hostPath` with its type checks, and the projected
  * kinds `secret`, `configMap`, `downwardAPI`, `projected` (its secret/configMap/downwardAPI and
  * serviceAccountToken sources; a refreshed token is written on the next setup, i.e. the next sync).
+ * `persistentVolumeClaim` resolves through the API to its bound PV (persistent-volumes.ts) and is set
+ * up by the plugin of the PV's type (pv-plugins.ts: hostPath, local; Filesystem and, for local,
+ * Block); a claim is resolved once per pod, as upstream's populator processes a pod once.
  * Any other volume type fails with a clear error instead of running containers without the volume.
  *
  * Live updates (upstream's remount of plugins that `RequiresRemount()`): every setup re-projects
@@ -58,6 +63,13 @@ export interface VolumeManager {
   setUpPodVolumes(pod: KubeletPod, signal?: AbortSignal): Promise<void>;
   /** The CRI mounts for one container (after setUpPodVolumes). Projected kinds are always read-only. */
   mountsFor(pod: KubeletPod, container: Container): Promise<Mount[]>;
+  /**
+   * The CRI devices for one container's volumeDevices (block-mode claims, after setUpPodVolumes;
+   * upstream makeBlockVolumes): permissions `mrw`, or `r` when the claim reference is readOnly.
+   */
+  devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
+  /** The pod's set-up persistentVolumeClaim volumes (for volume stats with `pvcRef`). */
+  claimVolumes(uid: string): PodClaimVolume[];
   /**
    * Unmounts every mount under the pod's directory (tmpfs of secret/Memory volumes), then removes the
    * directory (emptyDir data included) once the pod is gone. If an unmount fails it throws and removes
@@ -92,6 +104,11 @@ export interface VolumeManagerOptions {
   recorder?: EventRecorder;
   /** Told when each volume of a pod is first set up (`volume-ready`) or fails (`failed`); absent: nothing. */
   timeline?: Pick<TimelineRecorder, 'record' | 'recordFirst'>;
+  /**
+   * This node's name and labels, for a PV's required node affinity (checked before mounting).
+   * Absent: a PV with required node affinity is refused (never mounted unchecked).
+   */
+  node?: () => { name: string; labels: Record<string, string> };
 }
 
 function volumeKind(v: Volume): string {
@@ -111,6 +128,13 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
   const warnedDisk = new Set<string>();
   /** Directories this process mounted tmpfs on (spares a mount-table read on every sync). */
   const mounted = new Set<string>();
+  const claimVols = createClaimVolumes({
+    rootDir: opts.rootDir,
+    logger: log,
+    ...(opts.objects && { objects: opts.objects }),
+    ...(opts.recorder && { recorder: opts.recorder }),
+    ...(opts.node && { node: opts.node }),
+  });
 
   function hostPathOf(pod: KubeletPod, v: Volume): string {
     const uid = pod.metadata.uid;
@@ -121,12 +145,14 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
         return emptyDirPath(opts.rootDir, uid, v.name);
       case 'hostPath':
         return v.hostPath?.path ?? '';
+      case 'persistentVolumeClaim':
+        return claimVols.get(pod, v.name).hostPath;
       default:
         throw new KubeletError(
           'Unimplemented',
           `mount volume ${v.name}`,
           `volume type ${kind} is not supported yet ` +
-            '(supported: emptyDir, hostPath, secret, configMap, downwardAPI, projected)',
+            '(supported: emptyDir, hostPath, secret, configMap, downwardAPI, projected, persistentVolumeClaim)',
         );
     }
   }
@@ -248,9 +274,11 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
    */
   async function cleanUp(uid: string, signal?: AbortSignal, only?: 'volumes'): Promise<void> {
     // The subPath binds first: they pin files of the volumes below.
+    const pdir = podDir(opts.rootDir, uid);
     const dirs = only
-      ? [join(podDir(opts.rootDir, uid), SUBPATH_DIR), join(podDir(opts.rootDir, uid), 'volumes')]
-      : [podDir(opts.rootDir, uid)];
+      ? [join(pdir, SUBPATH_DIR), join(pdir, 'volumes'), join(pdir, 'volumeDevices')]
+      : [pdir];
+    await claimVols.tearDownPluginDirs(uid, signal);
     for (const dir of dirs) {
       let unmounted: string[];
       try {
@@ -267,6 +295,8 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       await rm(dir, { recursive: true, force: true });
     }
     projector.forget(uid);
+    claimVols.forget(uid);
+    await claimVols.releaseUnused(signal);
     opts.tokens?.forgetPod(uid); // upstream projected TearDown → DeleteServiceAccountToken
     for (const d of mounted) if (dirs.some((dir) => d.startsWith(dir + sep))) mounted.delete(d);
     for (const k of warnedDisk) if (k.startsWith(`${uid}/`)) warnedDisk.delete(k);
@@ -315,6 +345,8 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       if (gid !== undefined) await setGroupOwnership(dir, gid, 0o770);
     } else if (kind === 'hostPath') {
       await checkHostPath(v.name, v.hostPath?.path ?? '', (v.hostPath?.type ?? '') as HostPathType);
+    } else if (kind === 'persistentVolumeClaim') {
+      await claimVols.setUp(pod, v, signal);
     } else {
       hostPathOf(pod, v); // throws the clear "not supported" error
     }
@@ -384,11 +416,15 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
             : m.mountPropagation === 'HostToContainer'
               ? 'PROPAGATION_HOST_TO_CONTAINER'
               : 'PROPAGATION_PRIVATE';
-        const readonly = projected || (m.readOnly ?? false);
+        // Upstream makeMounts: the mount's readOnly or the volume's (a claim reference's readOnly).
+        const claimReadOnly = claimSource(v) ? claimVols.get(pod, v.name).readOnly : false;
+        const readonly = projected || claimReadOnly || (m.readOnly ?? false);
         mounts.push({ containerPath: m.mountPath, hostPath, readonly, propagation });
       }
       return mounts;
     },
+    devicesFor: (pod, container) => claimVols.devicesFor(pod, container),
+    claimVolumes: (uid) => claimVols.list(uid),
     async tearDownVolumes(uid, signal) {
       if (uid === '') return;
       lastPod.delete(uid); // a finished pod's volumes are not refreshed again

@@ -234,6 +234,24 @@ void describe('CRI client against a fake runtime', () => {
     ]);
   });
 
+  void test("sends a container's block-volume devices as CRI ContainerConfig.devices", async () => {
+    fake.handlers.set('CreateContainer', () => ({ containerId: 'c1' }));
+    const devices = [
+      {
+        containerPath: '/dev/xvda',
+        hostPath: '/var/lib/kubelet/pods/u1/volumeDevices/x/pv',
+        permissions: 'mrw',
+      },
+    ];
+    await cri.runtime.createContainer(
+      'sb1',
+      { metadata: { name: 'app', attempt: 0 }, image: { image: 'sha256:feed' }, devices },
+      { metadata: { name: 'p', uid: 'u1', namespace: 'default', attempt: 0 } },
+    );
+    const req = fake.received.get('CreateContainer')?.at(-1) as { config: { devices: unknown } };
+    assert.deepEqual(req.config.devices, devices);
+  });
+
   void test('execSync returns stdout and stderr as Buffers with the exit code', async () => {
     fake.handlers.set('ExecSync', () => ({
       stdout: Buffer.from('hi\n'),

@@ -159,6 +159,13 @@ export interface Mount {
   propagation?: MountPropagation;
 }
 
+/** CRI Device: `hostPath` (a device node, or a symlink to one) at `containerPath`, with cgroup `permissions`. */
+export interface Device {
+  containerPath: string;
+  hostPath: string;
+  permissions: string;
+}
+
 export interface Capability {
   addCapabilities?: string[];
   dropCapabilities?: string[];
@@ -193,6 +200,7 @@ export interface ContainerConfig {
   workingDir?: string;
   envs?: KeyValue[];
   mounts?: Mount[];
+  devices?: Device[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   /** Relative to the sandbox's logDirectory. */

@@ -130,6 +130,30 @@ describe('generateContainerConfig identity', () => {
     });
     assert.deepEqual(cfg.mounts, mounts);
   });
+
+  it('passes the block-volume devices prepared by the volume manager through, and none by default', () => {
+    const c: Container = {
+      name: 'app',
+      image: 'x:1',
+      volumeDevices: [{ name: 'b', devicePath: '/dev/xvda' }],
+    };
+    const pod = makePod([c]);
+    assert.equal(config(pod, c).devices, undefined);
+    const devices = [
+      {
+        containerPath: '/dev/xvda',
+        hostPath: '/var/lib/kubelet/pods/uid-123/volumeDevices/p/pv',
+        permissions: 'mrw',
+      },
+    ];
+    const cfg = generateContainerConfig(pod, c, {
+      restartCount: 0,
+      imageRef: 'sha256:feed',
+      devices,
+      memoryCapacity: CAPACITY,
+    });
+    assert.deepEqual(cfg.devices, devices);
+  });
 });
 
 describe('containerResources (upstream MilliCPUToShares / MilliCPUToQuota)', () => {

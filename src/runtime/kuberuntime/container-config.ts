@@ -6,6 +6,7 @@ import { podQOSClass } from '../../api/qos.ts';
 import { hugePageSizeOfResource } from '../../api/hugepages.ts';
 import type {
   ContainerConfig,
+  Device,
   HugepageLimit,
   KeyValue,
   LinuxContainerResources,
@@ -182,6 +183,8 @@ export interface ContainerConfigOptions {
   imageRef: string;
   /** Volume mounts, prepared by the volume manager. */
   mounts?: Mount[];
+  /** Block-volume devices, prepared by the volume manager (upstream makeBlockVolumes). */
+  devices?: Device[];
   memoryCapacity?: number;
   /**
    * The container environment computed by `makeEnvironment` (env.ts: service links, envFrom,
@@ -219,6 +222,7 @@ export function generateContainerConfig(
     workingDir: container.workingDir ?? '',
     envs,
     mounts: opts.mounts ?? [],
+    ...(opts.devices && opts.devices.length > 0 ? { devices: opts.devices } : {}),
     labels: containerLabels(pod, container),
     annotations: containerAnnotations(pod, container, opts.restartCount),
     logPath: `${container.name}/${opts.restartCount}.log`,

@@ -11,7 +11,7 @@ import type { Container, KubeletPod } from '../../api/types.ts';
 import type { Logger } from '../../util/logger.ts';
 import { describeError } from '../../util/errors.ts';
 import { DEFAULT_TERMINATION_MESSAGE_PATH } from '../../config/defaults.ts';
-import type { ContainerConfig, KeyValue, Mount, RuntimeService } from '../cri/index.ts';
+import type { ContainerConfig, Device, KeyValue, Mount, RuntimeService } from '../cri/index.ts';
 import {
   generateContainerConfig,
   requiresNonRoot,
@@ -36,6 +36,11 @@ export interface ContainerSetupDeps {
   clusterDNS?: ClusterDNS;
   /** CRI mounts for a container's volumeMounts (the volume manager). */
   mountsFor: (pod: KubeletPod, container: Container) => Promise<Mount[]>;
+  /**
+   * CRI devices for a container's volumeDevices (block-mode PVCs; upstream makeBlockVolumes).
+   * Absent: none (a container with volumeDevices then runs without them).
+   */
+  devicesFor?: (pod: KubeletPod, container: Container) => Promise<Device[]>;
   /** The container environment (env.ts makeEnvironment); absent: literal values only. */
   makeEnv?: (
     pod: KubeletPod,
@@ -123,12 +128,14 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
     // Every container: service-link variables need the full environment even without valueFrom.
     if (deps.makeEnv) envs = await deps.makeEnv(pod, container, podIPs, signal);
     const mounts = await deps.mountsFor(pod, withExpandedSubPaths(container, envs));
+    const devices = deps.devicesFor ? await deps.devicesFor(pod, container) : [];
     const message = await terminationMessageMount(pod, container, log);
     const hosts = await etcHostsMount(pod, container, podIPs);
     const config = generateContainerConfig(pod, container, {
       restartCount,
       imageRef,
       mounts: [...mounts, ...(message ? [message] : []), ...(hosts ? [hosts] : [])],
+      ...(devices.length > 0 ? { devices } : {}),
       ...(envs ? { envs } : {}),
       ...(deps.seccomp ? { seccomp: deps.seccomp } : {}),
       groupOomKill: deps.groupOomKill ?? false,

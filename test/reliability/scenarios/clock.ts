@@ -173,6 +173,8 @@ async function coreUnderSteps(backMs: number, forwardMs: number, logger: Logger)
             return Promise.resolve();
           },
           mountsFor: () => Promise.resolve([]),
+          devicesFor: () => Promise.resolve([]),
+          claimVolumes: () => [],
           cleanUpPod: () => Promise.resolve(),
           tearDownVolumes: () => Promise.resolve(),
         },

@@ -1,0 +1,230 @@
+/**
+ * The persistentVolumeClaim volumes of the pods (upstream volumemanager for PVC-backed volumes: the
+ * populator's claim resolution, the reconciler's MountVolume/MapVolume through the PV type's
+ * plugin, makeBlockVolumes for the devices). What is set up is remembered per pod; after a kubelet
+ * restart the next setup resolves the claim again and the plugin finds (never repeats) its mount.
+ */
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Container, KubeletPod, Volume } from '../api/types.ts';
+import type { EventRecorder } from '../api/events.ts';
+import { KubeletError, describeError, errnoCode, isKubeletError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { Device } from '../runtime/cri/index.ts';
+import type { VolumeObjectSource } from './objects.ts';
+import { podDir } from './paths.ts';
+import { checkNodeAffinity, claimSource, resolveClaim } from './persistent-volumes.ts';
+import { PV_PLUGINS, escapePluginName, type PvContext } from './pv-plugins.ts';
+
+/** A persistentVolumeClaim volume once set up: what containers get, and how. */
+export interface ClaimVolume {
+  mode: 'Filesystem' | 'Block';
+  /** Filesystem: the dir containers bind; Block: the device (or a symlink to it). */
+  hostPath: string;
+  /** The claim reference's readOnly (upstream: the mounter's ReadOnly attribute). */
+  readOnly: boolean;
+  pvName: string;
+  claimName: string;
+  /** Filesystem volumes whose plugin reports statfs numbers: the path to statfs. */
+  metricsPath?: string;
+}
+
+/** One set-up claim volume of a pod, for volume stats (`pvcRef`) and kubelet_volume_stats_*. */
+export interface PodClaimVolume {
+  volume: string;
+  claimName: string;
+  mode: 'Filesystem' | 'Block';
+  /** Present when the PV type reports statfs numbers (local); absent: no stats (hostPath, Block). */
+  metricsPath?: string;
+}
+
+/** The PV source types a claim may be bound to here (for the "not supported" message). */
+const SUPPORTED_PV_TYPES = Object.keys(PV_PLUGINS).join(', ');
+
+export interface ClaimVolumes {
+  /** Resolves and sets up one persistentVolumeClaim volume of the pod; a no-op once done. */
+  setUp(pod: KubeletPod, v: Volume, signal?: AbortSignal): Promise<void>;
+  /** The set-up volume; throws when it is not set up (yet). */
+  get(pod: KubeletPod, volume: string): ClaimVolume;
+  /** CRI devices for a container's volumeDevices (upstream makeBlockVolumes). */
+  devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
+  /** Runs the plugins' teardown hooks for the pod's volume dirs on disk (before the generic unmount). */
+  tearDownPluginDirs(uid: string, signal?: AbortSignal): Promise<void>;
+  /** After a pod's teardown: the plugins release node-wide state no pod uses (PvPlugin.releaseUnused). */
+  releaseUnused(signal?: AbortSignal): Promise<void>;
+  /** The pod's set-up claim volumes. */
+  list(uid: string): PodClaimVolume[];
+  /** Forgets the pod (after its volumes are torn down). */
+  forget(uid: string): void;
+}
+
+export interface ClaimVolumesOptions {
+  rootDir: string;
+  logger: Logger;
+  objects?: VolumeObjectSource;
+  recorder?: EventRecorder;
+  node?: () => { name: string; labels: Record<string, string> };
+}
+
+export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
+  const log = opts.logger;
+  /** Set-up persistentVolumeClaim volumes, by pod UID then volume name. */
+  const claims = new Map<string, Map<string, ClaimVolume>>();
+
+  function get(pod: KubeletPod, name: string): ClaimVolume {
+    const c = claims.get(pod.metadata.uid)?.get(name);
+    if (!c) {
+      throw new KubeletError(
+        'FailedPrecondition',
+        `mount volume ${name}`,
+        `volume ${name} is not set up yet`,
+      );
+    }
+    return c;
+  }
+
+  /**
+   * The plugin teardown hooks (PvPlugin.tearDown) for every plugin dir found on disk under the pod's
+   * `volumes/` (so it works for volumes a previous kubelet process set up). A failure stops the
+   * cleanup: the pod dir is kept and the next cleanup retries.
+   */
+  async function tearDownPluginDirs(uid: string, signal?: AbortSignal): Promise<void> {
+    for (const plugin of Object.values(PV_PLUGINS)) {
+      if (!plugin.tearDown) continue;
+      const base = join(podDir(opts.rootDir, uid), 'volumes', escapePluginName(plugin.name));
+      let names: string[];
+      try {
+        names = await readdir(base);
+      } catch (err) {
+        if (errnoCode(err) === 'ENOENT') continue; // the pod has no volume of this plugin
+        throw err;
+      }
+      for (const name of names) {
+        const dir = join(base, name);
+        try {
+          await plugin.tearDown(dir, signal);
+        } catch (err) {
+          throw new KubeletError(
+            isKubeletError(err) ? err.code : 'Internal',
+            `clean up pod ${uid} volumes`,
+            `tear down ${dir}: ${describeError(err)}; pod directory kept`,
+            { cause: err },
+          );
+        }
+        log.info('volume torn down', { podUID: uid, plugin: plugin.name, dir });
+      }
+    }
+  }
+
+  /**
+   * A persistentVolumeClaim volume: the claim resolved to its PV once per pod (upstream's populator
+   * processes a pod once), the PV's node affinity checked, then set up by its type's plugin. After a
+   * kubelet restart this runs again and the plugin finds what the earlier process made.
+   */
+  async function setUpClaim(pod: KubeletPod, v: Volume, signal?: AbortSignal): Promise<void> {
+    const uid = pod.metadata.uid;
+    if (claims.get(uid)?.has(v.name)) return;
+    const op = `mount volume ${v.name}`;
+    const r = await resolveClaim(opts.objects, pod, v, signal);
+    const plugin = PV_PLUGINS[r.sourceKind];
+    if (!plugin) {
+      throw new KubeletError(
+        'Unimplemented',
+        op,
+        `failed to get Plugin from volumeSpec for volume "${r.pvName}" err=no volume plugin matched ` +
+          `(PersistentVolume type ${r.sourceKind || '(none)'} is not supported; supported: ${SUPPORTED_PV_TYPES})`,
+      );
+    }
+    const prefix = r.volumeMode === 'Block' ? 'MapVolume' : 'MountVolume';
+    if (r.pv.spec?.nodeAffinity?.required) {
+      if (!opts.node) {
+        throw new KubeletError(
+          'FailedPrecondition',
+          op,
+          `${prefix}.NodeAffinity check failed for volume "${r.pvName}" : the node's labels are unknown`,
+        );
+      }
+      checkNodeAffinity(v.name, r.pvName, r.pv, opts.node(), prefix);
+    }
+    const ctx: PvContext = {
+      rootDir: opts.rootDir,
+      pod,
+      volume: v.name,
+      pvName: r.pvName,
+      pv: r.pv,
+      readOnly: r.readOnly,
+      logger: log,
+      ...(opts.recorder && { recorder: opts.recorder }),
+      ...(signal && { signal }),
+    };
+    let hostPath: string;
+    if (r.volumeMode === 'Block') {
+      if (!plugin.mapDevice) {
+        throw new KubeletError(
+          'Unimplemented',
+          op,
+          `MapVolume.FindMapperPluginBySpec failed for volume "${r.pvName}" : ` +
+            `volumeMode Block is not supported for PersistentVolume type ${r.sourceKind}`,
+        );
+      }
+      hostPath = await plugin.mapDevice(ctx);
+    } else {
+      hostPath = await plugin.setUp(ctx);
+    }
+    let byName = claims.get(uid);
+    if (!byName) claims.set(uid, (byName = new Map<string, ClaimVolume>()));
+    byName.set(v.name, {
+      mode: r.volumeMode,
+      hostPath,
+      readOnly: r.readOnly,
+      pvName: r.pvName,
+      claimName: r.claimName,
+      ...(r.volumeMode === 'Filesystem' && plugin.statfsMetrics ? { metricsPath: hostPath } : {}),
+    });
+  }
+
+  function devicesFor(pod: KubeletPod, container: Container): Promise<Device[]> {
+    const byName = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
+    const devices: Device[] = [];
+    for (const d of container.volumeDevices ?? []) {
+      const v = byName.get(d.name);
+      const c = v && claimSource(v) ? claims.get(pod.metadata.uid)?.get(d.name) : undefined;
+      if (!c || c.mode !== 'Block') {
+        // Upstream makeBlockVolumes' wording.
+        return Promise.reject(
+          new KubeletError(
+            'NotFound',
+            `map volume ${d.name}`,
+            `cannot find volume "${d.name}" to pass into container "${container.name}"`,
+          ),
+        );
+      }
+      devices.push({
+        containerPath: d.devicePath,
+        hostPath: c.hostPath,
+        permissions: c.readOnly ? 'r' : 'mrw',
+      });
+    }
+    return Promise.resolve(devices);
+  }
+
+  return {
+    setUp: setUpClaim,
+    get,
+    devicesFor,
+    tearDownPluginDirs,
+    async releaseUnused(signal) {
+      for (const plugin of Object.values(PV_PLUGINS)) await plugin.releaseUnused?.(opts.rootDir, log, signal);
+    },
+    list: (uid) =>
+      [...(claims.get(uid) ?? new Map<string, ClaimVolume>()).entries()].map(([volume, c]) => ({
+        volume,
+        claimName: c.claimName,
+        mode: c.mode,
+        ...(c.metricsPath !== undefined ? { metricsPath: c.metricsPath } : {}),
+      })),
+    forget: (uid) => {
+      claims.delete(uid);
+    },
+  };
+}

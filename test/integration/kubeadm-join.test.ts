@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readFile, readlink, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { connect } from 'node:tls';
 import { CLUSTER_PATHS, kubernetesBinary, startCluster } from '../harness/cluster/index.ts';
 import type { ClusterBed } from '../harness/cluster/index.ts';
@@ -26,7 +26,7 @@ import { PAUSE_IMAGE } from '../harness/images.ts';
 import { startContainerd } from '../harness/index.ts';
 import type { ContainerdBed } from '../harness/index.ts';
 import { BOOTSTRAP_TOKEN, KUBEADM_PATHS, kubeadmJoin, nodePaths } from '../harness/kubeadm/index.ts';
-import type { JoinedNode } from '../harness/kubeadm/index.ts';
+import type { JoinedNode, NodePaths } from '../harness/kubeadm/index.ts';
 import { IMAGE, testLogger } from '../kit/bed.ts';
 import { kubectlFor } from '../kit/kubectl.ts';
 import { eventually } from '../kit/poll.ts';
@@ -53,10 +53,22 @@ interface Csr {
   status: { conditions?: { type: string }[]; certificate?: string };
 }
 
+/**
+ * What the upstream baseline cannot show on the bed: every bed node reports 127.0.0.1, and the
+ * upstream kubelet refuses a loopback node IP for its status ("failed to validate nodeIP: nodeIP
+ * can't be loopback address", kubelet_node_status.go). Its Node has no addresses, so its serving
+ * certificate manager has no template to request (no kubelet-serving CSR) and the API server cannot
+ * reach it for logs and exec ("no preferred addresses found"). Seen on the bed at 7a9884f.
+ */
+const ADDRESSED =
+  KUBELET === 'tskubelet'
+    ? true
+    : "the upstream kubelet refuses the bed's loopback node IP: its Node has no addresses";
+
 /** The kubeletExtraArgs kubeadm writes into kubeadm-flags.env, beyond the harness's bed flags. */
-function extraArgs(paths: ReturnType<typeof nodePaths>): Record<string, string> {
-  const common = { port: String(PORT), 'rotate-server-certificates': 'true' };
-  if (KUBELET === 'tskubelet') return common;
+function extraArgs(paths: NodePaths): Record<string, string> {
+  const common = { port: String(PORT) };
+  if (KUBELET === 'tskubelet') return { ...common, 'rotate-server-certificates': 'true' };
   // What the upstream kubelet needs on the bed beyond that (as test/kit/kubelets.ts).
   return {
     ...common,
@@ -81,8 +93,13 @@ function servedCertificate(): Promise<X509Certificate> {
   });
 }
 
-async function fileCertificate(path: string): Promise<X509Certificate> {
-  return new X509Certificate(await readFile(path));
+/**
+ * The certificate a `*-current.pem` link names. The link may hold the node's own view of the path
+ * (the upstream kubelet writes /var/lib/kubelet/pki/…, seen only inside the node's namespace): the
+ * dated file is read from the node's cert dir by its name.
+ */
+async function fileCertificate(paths: NodePaths, link: string): Promise<X509Certificate> {
+  return new X509Certificate(await readFile(join(paths.certDir, basename(await readlink(link)))));
 }
 
 void describe(`kubeadm join with ${KUBELET} as the node's kubelet`, () => {
@@ -229,7 +246,7 @@ spec:
     );
     assert.equal(bootstrap.spec.signerName, CLIENT_SIGNER);
     assert.ok(isApproved(bootstrap), 'the bootstrap CSR was not auto-approved');
-    const client = await fileCertificate(join(paths.certDir, 'kubelet-client-current.pem'));
+    const client = await fileCertificate(paths, join(paths.certDir, 'kubelet-client-current.pem'));
     assert.match(client.subject, new RegExp(`CN=system:node:${NODE}`));
 
     const nodeJson = JSON.parse(await kubectl.ok(['get', 'node', NODE, '-o', 'json'])) as {
@@ -250,25 +267,32 @@ spec:
     );
   });
 
-  void it('serves its API with a kubelet-serving certificate issued through a CSR', async () => {
-    assert.ok(node);
-    const link = join(node.paths.certDir, 'kubelet-server-current.pem');
-    await eventually('an issued serving certificate', () => readlink(link).catch(() => undefined), 120_000);
-    const issued = await fileCertificate(link);
-    assert.match(issued.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
-    assert.ok(issued.checkIssued(new X509Certificate(await readFile(cluster?.caFile ?? ''))));
-    await eventually(
-      'the issued certificate on the kubelet port',
-      async () => (await servedCertificate()).fingerprint256 === issued.fingerprint256,
-      60_000,
-    );
-    assert.equal(approverError, undefined);
-    assert.ok(approvedServing.length >= 1);
-  });
+  void it(
+    'serves its API with a kubelet-serving certificate issued through a CSR',
+    { skip: ADDRESSED !== true && ADDRESSED },
+    async () => {
+      assert.ok(node);
+      const link = join(node.paths.certDir, 'kubelet-server-current.pem');
+      await eventually('an issued serving certificate', () => readlink(link).catch(() => undefined), 120_000);
+      const issued = await fileCertificate(node.paths, link);
+      assert.match(issued.subjectAltName ?? '', /IP Address:127\.0\.0\.1/);
+      assert.ok(issued.checkIssued(new X509Certificate(await readFile(cluster?.caFile ?? ''))));
+      await eventually(
+        'the issued certificate on the kubelet port',
+        async () => (await servedCertificate()).fingerprint256 === issued.fingerprint256,
+        60_000,
+      );
+      assert.equal(approverError, undefined);
+      assert.ok(approvedServing.length >= 1);
+    },
+  );
 
-  void it('runs a pod and serves kubectl logs and exec', async () => {
+  void it('runs a pod', async () => {
     await kubectl.ok(['apply', '-f', '-'], podYaml('joined-a'));
     await waitRunning('joined-a');
+  });
+
+  void it('serves kubectl logs and exec', { skip: ADDRESSED !== true && ADDRESSED }, async () => {
     await eventually(
       'kubectl logs',
       async () => (await kubectl.run(['logs', 'joined-a'])).stdout.includes('hello-from-joined-a'),
@@ -278,14 +302,15 @@ spec:
   });
 
   void it(
-    `rotates the client and the serving certificate (${SIGNING_DURATION} certificates) without a restart`,
+    `rotates the client${ADDRESSED === true ? ' and the serving' : ''} certificate (${SIGNING_DURATION} certificates) without a restart`,
     { timeout: 10 * 60_000 },
     async (t) => {
       assert.ok(node);
       const clientLink = join(node.paths.certDir, 'kubelet-client-current.pem');
       const servingLink = join(node.paths.certDir, 'kubelet-server-current.pem');
       const firstClient = await readlink(clientLink);
-      const firstServing = await readlink(servingLink);
+      const serving = ADDRESSED === true;
+      const firstServing = serving ? await readlink(servingLink) : undefined;
       const pid = await node.kubelet.pid();
       const container = await containerOf('joined-a');
       const failuresBefore = (await watchFailures()).length;
@@ -293,26 +318,28 @@ spec:
       // Issued certificates live 10 min from a NotBefore 5 min in the past: renewal at 70-90 % of
       // that comes 5.5-8.5 min after NotBefore, i.e. 0.5-3.5 min after issue.
       await eventually(
-        'a renewed client and serving certificate',
+        serving ? 'a renewed client and serving certificate' : 'a renewed client certificate',
         async () =>
-          (await readlink(clientLink)) !== firstClient && (await readlink(servingLink)) !== firstServing,
+          (await readlink(clientLink)) !== firstClient &&
+          (!serving || (await readlink(servingLink)) !== firstServing),
         8 * 60_000,
       );
-      t.diagnostic(`both rotated ${Math.round((Date.now() - started) / 1000)} s after the check began`);
+      t.diagnostic(`rotated ${Math.round((Date.now() - started) / 1000)} s after the check began`);
 
       const rotation = (await csrsOf()).find((c) => ofNode(c) && c.spec.signerName === CLIENT_SIGNER);
       assert.ok(rotation, 'no client CSR by the node identity');
       assert.ok(isApproved(rotation), 'the rotation CSR was not auto-approved');
       assert.equal(approverError, undefined);
-      assert.ok(approvedServing.length >= 2, `serving CSRs approved: ${approvedServing.join(', ')}`);
-
-      // The new serving certificate is served without a restart.
-      const renewed = await fileCertificate(servingLink);
-      await eventually(
-        'the renewed serving certificate on the kubelet port',
-        async () => (await servedCertificate()).fingerprint256 === renewed.fingerprint256,
-        60_000,
-      );
+      if (serving) {
+        assert.ok(approvedServing.length >= 2, `serving CSRs approved: ${approvedServing.join(', ')}`);
+        // The new serving certificate is served without a restart.
+        const renewed = await fileCertificate(node.paths, servingLink);
+        await eventually(
+          'the renewed serving certificate on the kubelet port',
+          async () => (await servedCertificate()).fingerprint256 === renewed.fingerprint256,
+          60_000,
+        );
+      }
       assert.equal(await node.kubelet.pid(), pid, 'the kubelet restarted during the rotation');
       assert.equal(await containerOf('joined-a'), container, 'the container restarted');
 
@@ -320,8 +347,10 @@ spec:
       // (the pod watch delivers it) and its status comes back.
       await kubectl.ok(['apply', '-f', '-'], podYaml('joined-b'));
       await waitRunning('joined-b');
-      assert.match((await kubectl.ok(['logs', 'joined-a'])).trim(), /hello-from-joined-a/);
-      assert.equal((await kubectl.ok(['exec', 'joined-b', '--', 'cat', '/proc/1/comm'])).trim(), 'sleep');
+      if (serving) {
+        assert.match((await kubectl.ok(['logs', 'joined-a'])).trim(), /hello-from-joined-a/);
+        assert.equal((await kubectl.ok(['exec', 'joined-b', '--', 'cat', '/proc/1/comm'])).trim(), 'sleep');
+      }
       if (KUBELET === 'tskubelet') {
         // tskubelet's API clients reload the certificate and let old connections drain; the upstream
         // kubelet closes every connection on rotation (pkg/kubelet/certificate/transport.go), so its

@@ -81,6 +81,20 @@ void describe('text format: klog header and structured fields', () => {
     assert.equal(Number(h.line), callLine);
   });
 
+  void it('leaves a stack-trace hook installed by someone else (source maps) in place', () => {
+    const { logger } = capture();
+    const hook = (_e: Error, sites: NodeJS.CallSite[]) => `hooked ${sites.length}`;
+    const before = Error.prepareStackTrace;
+    Error.prepareStackTrace = hook;
+    try {
+      logger.info('x');
+      assert.equal(Error.prepareStackTrace, hook);
+      assert.match(String(new Error('e').stack), /^hooked/);
+    } finally {
+      Error.prepareStackTrace = before;
+    }
+  });
+
   void it('quotes the message and string fields as Go %q; numbers, booleans bare; objects as JSON', () => {
     const { logger, lines } = capture();
     logger.child({ pod: 'default/web' }).info('line one\nline "two"\ttab\x01', {

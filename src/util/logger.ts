@@ -75,13 +75,15 @@ function callSiteOf(_err: Error, sites: NodeJS.CallSite[]): string {
 /** `file:line` of the code that called the logger method `fn` (basename, as klog prints it). */
 function callerOf(fn: (...args: never[]) => unknown): string {
   const limit = Error.stackTraceLimit;
-  const prepare = Error.prepareStackTrace;
+  // Saved and put back as it was: a hook someone else installed (source maps) keeps working.
+  const prepare = Object.getOwnPropertyDescriptor(Error, 'prepareStackTrace');
   Error.stackTraceLimit = 1;
   Error.prepareStackTrace = callSiteOf;
   const holder: { stack?: unknown } = {};
   Error.captureStackTrace(holder, fn);
   const caller = holder.stack;
-  Error.prepareStackTrace = prepare;
+  if (prepare) Object.defineProperty(Error, 'prepareStackTrace', prepare);
+  else delete Error.prepareStackTrace;
   Error.stackTraceLimit = limit;
   return typeof caller === 'string' ? caller : '???:1';
 }

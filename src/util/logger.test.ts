@@ -84,14 +84,15 @@ void describe('text format: klog header and structured fields', () => {
   void it('leaves a stack-trace hook installed by someone else (source maps) in place', () => {
     const { logger } = capture();
     const hook = (_e: Error, sites: NodeJS.CallSite[]) => `hooked ${sites.length}`;
-    const before = Error.prepareStackTrace;
+    const before = Object.getOwnPropertyDescriptor(Error, 'prepareStackTrace');
     Error.prepareStackTrace = hook;
     try {
       logger.info('x');
-      assert.equal(Error.prepareStackTrace, hook);
+      assert.equal(Object.getOwnPropertyDescriptor(Error, 'prepareStackTrace')?.value, hook);
       assert.match(String(new Error('e').stack), /^hooked/);
     } finally {
-      Error.prepareStackTrace = before;
+      if (before) Object.defineProperty(Error, 'prepareStackTrace', before);
+      else delete Error.prepareStackTrace;
     }
   });
 

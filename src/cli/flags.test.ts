@@ -67,7 +67,7 @@ describe('run flags', () => {
     assert.equal(config.containerRuntimeEndpoint, 'unix:///run/containerd/containerd.sock');
     assert.equal(config.nodeName, 'test-host');
     assert.equal(config.runOnce, false);
-    assert.equal(config.logFormat, 'json');
+    assert.equal(config.logFormat, 'text');
     assert.equal(config.staticPodPath, undefined);
     assert.equal(config.kubeAPIQPS, 50);
     assert.equal(config.kubeAPIBurst, 100);

@@ -46,7 +46,7 @@ describe('compileConfig defaults', () => {
       singleProcessOOMKill: false,
       allowedUnsafeSysctls: [],
       verbosity: 0,
-      logFormat: 'json',
+      logFormat: 'text',
       kubeAPIQPS: 50,
       kubeAPIBurst: 100,
       eventRecordQPS: 50,

@@ -369,7 +369,7 @@ export const KUBELET_FIELDS = {
         errors.push(`${c.label}: ${c.value} must be a non-negative integer`);
       }
     },
-    help: `log verbosity: 0-2 info, 3-4 debug, 5+ trace (default ${d.DEFAULT_VERBOSITY})`,
+    help: `log verbosity as klog's -v: info lines always, debug from 4, trace from 5 (default ${d.DEFAULT_VERBOSITY})`,
   },
   logFormat: {
     kind: 'string',

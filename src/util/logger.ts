@@ -1,10 +1,26 @@
-import { pino, type Logger as PinoLogger, type LevelWithSilent } from 'pino';
+/**
+ * The kubelet's log lines, in the formats of upstream's klog (k8s.io/klog/v2 and
+ * k8s.io/component-base/logs/json as kubelet 1.20 vendors them), so the log pipelines that parse the
+ * upstream kubelet parse tskubelet:
+ *
+ *   text  `I1128 15:12:28.909171     938 event.js:291] "Event occurred" object="node-1" reason="Starting"`
+ *         severity (I, W, E), month and day, local time with microseconds, the pid padded to 7,
+ *         the calling file and line, then the message quoted as Go's %q and each field as klog's
+ *         structured logging writes it (strings and errors quoted, numbers and booleans bare);
+ *   json  `{"ts":1764342748909.171,"caller":"event.js:291","msg":"Event occurred","v":0,"object":"node-1"}`
+ *         zap's JSON: epoch milliseconds, the message, the verbosity `v`, then the fields.
+ *
+ * The calling file is the compiled JavaScript's (dist/…/*.js), as klog names the Go file. Verbosity as
+ * upstream uses it: info lines at 0 and up, debug at 4 (`--v=4`), trace at 5; warnings and errors
+ * always. No buffering: each line is written whole as it is logged, so `--log-flush-frequency` has
+ * nothing to flush.
+ */
 
 export type LogFields = Record<string, unknown>;
 
 /**
  * The logger every module receives. Child loggers carry identity (`pod`, `podUID`, `container`)
- * so every line about a pod can be found by it. pino is behind it; tests may pass `nullLogger`.
+ * so every line about a pod can be found by it. Tests may pass `nullLogger`.
  */
 export interface Logger {
   error(msg: string, fields?: LogFields): void;
@@ -19,61 +35,177 @@ export interface Logger {
 export type LogFormat = 'json' | 'text';
 
 export interface LoggerOptions {
-  /** klog-style verbosity: 0-2 info, 3-4 debug, 5+ trace. */
+  /** klog's `-v`: info lines always, debug lines from 4, trace lines from 5. */
   verbosity: number;
   format: LogFormat;
   /** Defaults to stderr, as klog does. */
-  destination?: NodeJS.WritableStream;
+  destination?: { write(line: string): unknown };
+  /** The pid in text headers (default: this process's). */
+  pid?: number;
+  /** Microseconds since the epoch (default: the wall clock with microseconds). */
+  nowMicros?: () => number;
+  /** The local time zone's offset from UTC in minutes for a time, as Date#getTimezoneOffset (tests). */
+  timezoneOffset?: (epochMs: number) => number;
 }
 
-export function levelForVerbosity(v: number): LevelWithSilent {
-  if (v >= 5) return 'trace';
-  if (v >= 3) return 'debug';
-  return 'info';
+/** The klog verbosity a level is written at (`v` in JSON), and from which `-v` it is shown. */
+export const LEVEL_VERBOSITY = { error: 0, warn: 0, info: 0, debug: 4, trace: 5 } as const;
+type Level = keyof typeof LEVEL_VERBOSITY;
+const SEVERITY: Record<Level, string> = { error: 'E', warn: 'W', info: 'I', debug: 'I', trace: 'I' };
+
+/** Whether a line of `level` is written at verbosity `v`. */
+export function levelEnabled(level: Level, v: number): boolean {
+  return v >= LEVEL_VERBOSITY[level];
 }
 
-function wrap(p: PinoLogger): Logger {
+/** The wall clock in microseconds: Date.now() has milliseconds only, so the monotonic clock adds the rest. */
+function wallClockMicros(): () => number {
+  const originMicros = Date.now() * 1000;
+  const originHr = process.hrtime.bigint();
+  return () => originMicros + Number((process.hrtime.bigint() - originHr) / 1000n);
+}
+
+/** Reads `basename:line` off the first call site, instead of formatting the whole stack as text. */
+function callSiteOf(_err: Error, sites: NodeJS.CallSite[]): string {
+  const site = sites[0];
+  const file = site?.getFileName() ?? '???';
+  return `${file.slice(file.lastIndexOf('/') + 1)}:${site?.getLineNumber() ?? 1}`;
+}
+
+/** `file:line` of the code that called the logger method `fn` (basename, as klog prints it). */
+function callerOf(fn: (...args: never[]) => unknown): string {
+  const limit = Error.stackTraceLimit;
+  // Saved and put back as it was: a hook someone else installed (source maps) keeps working.
+  const prepare = Object.getOwnPropertyDescriptor(Error, 'prepareStackTrace');
+  Error.stackTraceLimit = 1;
+  Error.prepareStackTrace = callSiteOf;
+  const holder: { stack?: unknown } = {};
+  Error.captureStackTrace(holder, fn);
+  const caller = holder.stack;
+  if (prepare) Object.defineProperty(Error, 'prepareStackTrace', prepare);
+  else delete Error.prepareStackTrace;
+  Error.stackTraceLimit = limit;
+  return typeof caller === 'string' ? caller : '???:1';
+}
+
+const GO_ESCAPES: Record<string, string> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '"': '\\"',
+  '\\': '\\\\',
+};
+
+/** Go's `%q` of a string: double quotes, Go's escapes, other control characters as \xNN. */
+export function goQuote(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return `"${s.replace(/[\x00-\x1f\x7f"\\]/g, (c) => GO_ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}"`;
+}
+
+/** One field as klog's kvListFormat writes it (objects, which Go prints with %+v, as JSON). */
+function textValue(v: unknown): string {
+  if (typeof v === 'string') return goQuote(v);
+  if (v instanceof Error) return goQuote(v.message);
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  if (v === undefined) return '(MISSING)';
+  if (v === null) return '<nil>';
+  try {
+    return JSON.stringify(v) ?? typeof v;
+  } catch (err) {
+    // A cycle: say so in the value rather than lose the line.
+    return goQuote(`<unencodable: ${err instanceof Error ? err.message : typeof v}>`);
+  }
+}
+
+function jsonValue(v: unknown): unknown {
+  if (v instanceof Error) return v.message;
+  if (typeof v === 'bigint') return v.toString();
+  return v;
+}
+
+const pad2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+interface Sink {
+  write(level: Level, caller: string, msg: string, fields: readonly LogFields[]): void;
+}
+
+function textSink(opts: LoggerOptions, dest: { write(line: string): unknown }): Sink {
+  const now = opts.nowMicros ?? wallClockMicros();
+  const pid = String(opts.pid ?? process.pid).padStart(7, ' ');
+  const tzOffset = opts.timezoneOffset ?? ((ms: number) => new Date(ms).getTimezoneOffset());
   return {
-    error: (msg, f) => (f ? p.error(f, msg) : p.error(msg)),
-    warn: (msg, f) => (f ? p.warn(f, msg) : p.warn(msg)),
-    info: (msg, f) => (f ? p.info(f, msg) : p.info(msg)),
-    debug: (msg, f) => (f ? p.debug(f, msg) : p.debug(msg)),
-    trace: (msg, f) => (f ? p.trace(f, msg) : p.trace(msg)),
-    child: (f) => wrap(p.child(f)),
-    isDebugEnabled: () => p.isLevelEnabled('debug'),
+    write(level, caller, msg, fields) {
+      const micros = now();
+      const ms = Math.floor(micros / 1000);
+      // The local wall clock, as klog's time.Now().Date()/Clock(): shift by the zone, read as UTC.
+      const d = new Date(ms - tzOffset(ms) * 60_000);
+      const us = String(micros % 1_000_000).padStart(6, '0');
+      let line =
+        `${SEVERITY[level]}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())} ` +
+        `${pad2(d.getUTCHours())}:${pad2(d.getUTCMinutes())}:${pad2(d.getUTCSeconds())}.${us} ` +
+        `${pid} ${caller}] ${goQuote(msg)}`;
+      for (const f of fields) {
+        for (const k in f) line += ` ${k}=${textValue(f[k])}`;
+      }
+      dest.write(`${line}\n`);
+    },
   };
 }
 
-/** klog-like single line: `I1122 01:25:43.123456 message key=value ...`. */
-function textLine(obj: Record<string, unknown>): string {
-  const levelChar: Record<number, string> = { 10: 'T', 20: 'D', 30: 'I', 40: 'W', 50: 'E', 60: 'F' };
-  const { level, time, msg, pid: _pid, hostname: _hostname, ...rest } = obj;
-  const d = new Date(typeof time === 'number' ? time : Date.now());
-  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-  const stamp = `${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${pad(d.getUTCMilliseconds(), 3)}`;
-  const kv = Object.entries(rest)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v)}`)
-    .join(' ');
-  return `${levelChar[Number(level)] ?? 'I'}${stamp} ${typeof msg === 'string' ? msg : ''}${kv ? ' ' + kv : ''}\n`;
+function jsonSink(opts: LoggerOptions, dest: { write(line: string): unknown }): Sink {
+  const now = opts.nowMicros ?? wallClockMicros();
+  return {
+    write(level, caller, msg, fields) {
+      const entry: Record<string, unknown> = {
+        ts: now() / 1000,
+        caller,
+        msg,
+        v: LEVEL_VERBOSITY[level],
+      };
+      for (const f of fields) {
+        for (const k in f) {
+          if (k !== 'ts' && k !== 'caller' && k !== 'msg' && k !== 'v') entry[k] = jsonValue(f[k]);
+        }
+      }
+      let line: string;
+      try {
+        line = JSON.stringify(entry);
+      } catch (err) {
+        // A field that JSON cannot hold (a cycle): the line without the fields, and why.
+        line = JSON.stringify({ ts: entry.ts, caller, msg, v: entry.v, logError: String(err) });
+      }
+      dest.write(`${line}\n`);
+    },
+  };
+}
+
+function makeLogger(sink: Sink, v: number, fields: readonly LogFields[]): Logger {
+  const at = (level: Level) => {
+    if (!levelEnabled(level, v)) return () => {};
+    const log = (msg: string, f?: LogFields): void => {
+      sink.write(level, callerOf(log), msg, f ? [...fields, f] : fields);
+    };
+    return log;
+  };
+  return {
+    error: at('error'),
+    warn: at('warn'),
+    info: at('info'),
+    debug: at('debug'),
+    trace: at('trace'),
+    child: (f) => makeLogger(sink, v, [...fields, f]),
+    isDebugEnabled: () => levelEnabled('debug', v),
+  };
 }
 
 export function createLogger(opts: LoggerOptions): Logger {
   const dest = opts.destination ?? process.stderr;
-  const level = levelForVerbosity(opts.verbosity);
-  if (opts.format === 'json') {
-    return wrap(pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, dest));
-  }
-  const textStream = {
-    write(chunk: string): void {
-      try {
-        dest.write(textLine(JSON.parse(chunk) as Record<string, unknown>));
-      } catch {
-        // A line pino produced but we could not parse: write it raw rather than lose it.
-        dest.write(chunk);
-      }
-    },
-  };
-  return wrap(pino({ level, base: undefined }, textStream));
+  const sink = opts.format === 'json' ? jsonSink(opts, dest) : textSink(opts, dest);
+  return makeLogger(sink, opts.verbosity, []);
 }
 
 /** A logger that drops everything; for unit tests. */

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger, goQuote, type LoggerOptions } from './logger.ts';
+import { createLogger, goQuote, parseVmodule, type LoggerOptions } from './logger.ts';
 
 /**
  * Lines the upstream kubelet 1.20.2 wrote on the bed (2026-11-28, joined by the kubeadm harness,
@@ -171,5 +171,54 @@ void describe('json format: component-base/logs/json fields', () => {
     const line = JSON.parse(lines[0]!) as { msg: string; logError?: string };
     assert.equal(line.msg, 'odd field');
     assert.match(line.logError ?? '', /circular/i);
+  });
+});
+
+void describe('--vmodule: per-file verbosity, as klog', () => {
+  void it('shows debug lines from the files a pattern names, and only from them', () => {
+    const { logger, lines } = capture({ verbosity: 0, vmodule: parseVmodule('logger.test=4') });
+    logger.debug('from this file');
+    assert.equal(lines.length, 1);
+    assert.equal(logger.isDebugEnabled(), true);
+    const other = capture({ verbosity: 0, vmodule: parseVmodule('pod-worker*=5,kubelet=4') });
+    other.logger.debug('not from a named file');
+    assert.deepEqual(other.lines, []);
+    assert.equal(other.logger.isDebugEnabled(), false);
+  });
+
+  void it('can also lower a file below -v; the first matching pattern wins', () => {
+    const { logger, lines } = capture({ verbosity: 4, vmodule: parseVmodule('logger.t?st=0,logger*=5') });
+    logger.debug('quiet here');
+    logger.info('still shown');
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(parse(l.trimEnd()).text) as string),
+      ['still shown'],
+    );
+  });
+
+  void it('matches a pattern with a slash against the path, globs never across a slash', () => {
+    const here = import.meta.dirname;
+    const { logger, lines } = capture({ verbosity: 0, vmodule: parseVmodule(`${here}/logger.test=4`) });
+    logger.debug('by path');
+    assert.equal(lines.length, 1);
+    const noCross = capture({ verbosity: 0, vmodule: parseVmodule('*/logger.test=4') });
+    noCross.logger.debug('a star does not cross a slash');
+    assert.deepEqual(noCross.lines, []);
+  });
+
+  void it('rejects what klog rejects, naming the entry', () => {
+    assert.deepEqual(
+      parseVmodule('a=1,,b*=2').map((r) => [r.pattern, r.verbosity]),
+      [
+        ['a', 1],
+        ['b*', 2],
+      ],
+    );
+    for (const bad of ['a', '=2', 'a=x', 'a=-1', 'a=1.5']) {
+      assert.throws(
+        () => parseVmodule(bad),
+        new RegExp(`--vmodule: "${bad.replace(/[.*+?^$]/g, '\\$&')}" is not pattern=N`),
+      );
+    }
   });
 });

@@ -37,6 +37,12 @@ export type LogFormat = 'json' | 'text';
 export interface LoggerOptions {
   /** klog's `-v`: info lines always, debug lines from 4, trace lines from 5. */
   verbosity: number;
+  /**
+   * klog's `--vmodule` (`pattern=N,...`): the verbosity of the files whose name (without `.js` /
+   * `.ts`, or the whole path when the pattern has a `/`) matches a glob pattern. Parse it with
+   * `parseVmodule` first: a bad one is the config's error, not the logger's.
+   */
+  vmodule?: readonly VmoduleRule[];
   format: LogFormat;
   /** Defaults to stderr, as klog does. */
   destination?: { write(line: string): unknown };
@@ -58,6 +64,50 @@ export function levelEnabled(level: Level, v: number): boolean {
   return v >= LEVEL_VERBOSITY[level];
 }
 
+export interface VmoduleRule {
+  pattern: string;
+  verbosity: number;
+  /** Matches the whole path (the pattern has a `/`) rather than the file's base name. */
+  fullPath: boolean;
+  match: RegExp;
+}
+
+/** klog's glob: `*` any run of characters but `/`, `?` one such character; the rest literal. */
+function globRegExp(glob: string): RegExp {
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '[^/]*')
+    .replace(/\?/g, '[^/]');
+  return new RegExp(`^${body}$`);
+}
+
+/**
+ * `--vmodule`'s value (`pattern=N,...`, as klog's flag); throws an Error naming the bad entry, with
+ * klog's syntax rule.
+ */
+export function parseVmodule(spec: string): VmoduleRule[] {
+  const rules: VmoduleRule[] = [];
+  for (const entry of spec.split(',')) {
+    if (entry === '') continue; // klog skips empty entries ("a=1,,b=2")
+    const eq = entry.indexOf('=');
+    const pattern = eq < 0 ? '' : entry.slice(0, eq);
+    const v = eq < 0 ? NaN : Number(entry.slice(eq + 1));
+    if (pattern === '' || !Number.isInteger(v) || v < 0) {
+      throw new Error(`--vmodule: ${JSON.stringify(entry)} is not pattern=N (N a non-negative integer)`);
+    }
+    rules.push({ pattern, verbosity: v, fullPath: pattern.includes('/'), match: globRegExp(pattern) });
+  }
+  return rules;
+}
+
+/** The verbosity for lines from `file` (a path, with its `.js`/`.ts`): the first matching rule's, or `v`. */
+function moduleVerbosity(rules: readonly VmoduleRule[], file: string, v: number): number {
+  const noExt = file.replace(/\.[cm]?[jt]s$/, '');
+  const base = noExt.slice(noExt.lastIndexOf('/') + 1);
+  for (const r of rules) if (r.match.test(r.fullPath ? noExt : base)) return r.verbosity;
+  return v;
+}
+
 /** The wall clock in microseconds: Date.now() has milliseconds only, so the monotonic clock adds the rest. */
 function wallClockMicros(): () => number {
   const originMicros = Date.now() * 1000;
@@ -65,15 +115,27 @@ function wallClockMicros(): () => number {
   return () => originMicros + Number((process.hrtime.bigint() - originHr) / 1000n);
 }
 
-/** Reads `basename:line` off the first call site, instead of formatting the whole stack as text. */
-function callSiteOf(_err: Error, sites: NodeJS.CallSite[]): string {
-  const site = sites[0];
-  const file = site?.getFileName() ?? '???';
-  return `${file.slice(file.lastIndexOf('/') + 1)}:${site?.getLineNumber() ?? 1}`;
+interface Caller {
+  /** The file's path. */
+  file: string;
+  line: number;
 }
 
-/** `file:line` of the code that called the logger method `fn` (basename, as klog prints it). */
-function callerOf(fn: (...args: never[]) => unknown): string {
+/** Reads the first call site's file and line, instead of formatting the whole stack as text. */
+function callSiteOf(_err: Error, sites: NodeJS.CallSite[]): Caller {
+  const site = sites[0];
+  const name = site?.getFileName() ?? '???';
+  // An ES module's name is a file:// URL: its path, as klog matches Go's source paths.
+  return { file: name.startsWith('file://') ? name.slice(7) : name, line: site?.getLineNumber() ?? 1 };
+}
+
+/** `basename:line`, as klog prints the caller. */
+function callerText(c: Caller): string {
+  return `${c.file.slice(c.file.lastIndexOf('/') + 1)}:${c.line}`;
+}
+
+/** The file and line of the code that called the logger method `fn`. */
+function callerOf(fn: (...args: never[]) => unknown): Caller {
   const limit = Error.stackTraceLimit;
   // Saved and put back as it was: a hook someone else installed (source maps) keeps working.
   const prepare = Object.getOwnPropertyDescriptor(Error, 'prepareStackTrace');
@@ -85,7 +147,7 @@ function callerOf(fn: (...args: never[]) => unknown): string {
   if (prepare) Object.defineProperty(Error, 'prepareStackTrace', prepare);
   else delete Error.prepareStackTrace;
   Error.stackTraceLimit = limit;
-  return typeof caller === 'string' ? caller : '???:1';
+  return typeof caller === 'object' && caller !== null ? (caller as Caller) : { file: '???', line: 1 };
 }
 
 const GO_ESCAPES: Record<string, string> = {
@@ -183,29 +245,50 @@ function jsonSink(opts: LoggerOptions, dest: { write(line: string): unknown }): 
   };
 }
 
-function makeLogger(sink: Sink, v: number, fields: readonly LogFields[]): Logger {
+interface Verbosity {
+  v: number;
+  rules: readonly VmoduleRule[];
+  /** Per calling file: its verbosity under the rules (a handful of files, looked up once each). */
+  byFile: Map<string, number>;
+}
+
+function verbosityOf(vb: Verbosity, file: string): number {
+  let v = vb.byFile.get(file);
+  if (v === undefined) {
+    v = moduleVerbosity(vb.rules, file, vb.v);
+    vb.byFile.set(file, v);
+  }
+  return v;
+}
+
+function makeLogger(sink: Sink, vb: Verbosity, fields: readonly LogFields[]): Logger {
   const at = (level: Level) => {
-    if (!levelEnabled(level, v)) return () => {};
+    // Without --vmodule a level below -v costs nothing; with it, the caller decides.
+    if (vb.rules.length === 0 && !levelEnabled(level, vb.v)) return () => {};
     const log = (msg: string, f?: LogFields): void => {
-      sink.write(level, callerOf(log), msg, f ? [...fields, f] : fields);
+      const caller = callerOf(log);
+      if (vb.rules.length > 0 && !levelEnabled(level, verbosityOf(vb, caller.file))) return;
+      sink.write(level, callerText(caller), msg, f ? [...fields, f] : fields);
     };
     return log;
   };
+  const isDebugEnabled = (): boolean =>
+    levelEnabled('debug', vb.rules.length === 0 ? vb.v : verbosityOf(vb, callerOf(isDebugEnabled).file));
   return {
     error: at('error'),
     warn: at('warn'),
     info: at('info'),
     debug: at('debug'),
     trace: at('trace'),
-    child: (f) => makeLogger(sink, v, [...fields, f]),
-    isDebugEnabled: () => levelEnabled('debug', v),
+    child: (f) => makeLogger(sink, vb, [...fields, f]),
+    isDebugEnabled,
   };
 }
 
 export function createLogger(opts: LoggerOptions): Logger {
   const dest = opts.destination ?? process.stderr;
   const sink = opts.format === 'json' ? jsonSink(opts, dest) : textSink(opts, dest);
-  return makeLogger(sink, opts.verbosity, []);
+  return makeLogger(sink, { v: opts.verbosity, rules: opts.vmodule ?? [], byFile: new Map() }, []);
 }
 
 /** A logger that drops everything; for unit tests. */

@@ -209,7 +209,7 @@ void describe('the Debian packages on a clean Debian 12 root', () => {
     assert.match(help, /--pod-manifest-path <path>/);
     assert.match(help, /--container-runtime-endpoint <endpoint>/);
     // The manifest decoder's worker (src/podsource/offload.ts starts it for manifests above
-    // 256 KiB and falls back to decoding inline, silently, when it cannot start): a second entry
+    // 256 KiB and falls back to decoding inline, with a warning, when it cannot start): a second entry
     // point of the bundle, loaded by the installed node.
     const worker = `
       const { Worker } = require('node:worker_threads');

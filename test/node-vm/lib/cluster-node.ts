@@ -11,8 +11,7 @@ import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import { startCluster } from '../../harness/cluster/index.ts';
 import { CHECKOUT, guestKubeconfig, type NodeVm } from '../../harness/index.ts';
-import { kubectlFor, type Kubectl } from '../../kit/kubectl.ts';
-import { until } from '../../kit/poll.ts';
+import { kubectlFor, untilNodeReady, type Kubectl } from '../../kit/kubectl.ts';
 import type { Pod } from '../../../src/api/types.ts';
 import {
   SOCKET,
@@ -77,17 +76,7 @@ export async function joinClusterNode(bed: NodeBed, node: string, config: string
   ].join(' ');
   const unitFile = await readFile(path.join(CHECKOUT, 'deploy/systemd/tskubelet.service'), 'utf8');
   await installKubeletUnit(vm, { unit: UNIT, unitFile, execStart }, results, []);
-  const ready = async (): Promise<boolean> =>
-    (
-      await kubectl.run([
-        'get',
-        'node',
-        node,
-        '-o',
-        'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
-      ])
-    ).stdout === 'True';
-  await until(`node ${node} Ready`, ready, {
+  await untilNodeReady(kubectl, node, {
     timeoutMs: READY_TIMEOUT_MS,
     intervalMs: 3_000,
     describe: () => unitState(vm, UNIT, results),

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { mkdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { recordingLogger } from '../util/testing.ts';
 import {
   createClientCertificateManager,
@@ -18,20 +18,12 @@ import { CLIENT_KUBELET_SIGNER, CLIENT_USAGES, KUBELET_SERVING_SIGNER, SERVING_U
 import {
   FakeCsrApi,
   approveAndIssue,
-  makeTestCA,
+  testCAForFile,
   writeBootstrapKubeconfig,
   type StoredCsr,
-  type TestCA,
 } from './testing.ts';
 
-let ca: TestCA;
-let n = 0;
-before(async () => {
-  ca = await makeTestCA();
-});
-after(async () => {
-  await ca.cleanup();
-});
+const ca = testCAForFile();
 
 describe('rotationDeadline', () => {
   it('falls between 70 % and 90 % of the lifetime, whatever the jitter', () => {
@@ -67,7 +59,7 @@ describe('servingTemplate', () => {
 
 /** A node whose client certificate was bootstrapped (valid 1 day). */
 async function bootstrapped(api: FakeCsrApi) {
-  const dir = join(ca.dir, `mgr-${n++}`);
+  const dir = ca.subdir('mgr');
   const bootstrapKubeconfigPath = join(dir, 'bootstrap.conf');
   await mkdir(dir);
   await writeBootstrapKubeconfig(bootstrapKubeconfigPath, ca.caFile);
@@ -211,7 +203,7 @@ describe('client certificate manager', () => {
 describe('serving certificate manager', () => {
   it('asks kubelet-serving for the node addresses, serves the issue, and rotates when an address is added', async () => {
     const api = new FakeCsrApi();
-    const certDir = join(ca.dir, `serving-${n++}`);
+    const certDir = ca.subdir('serving');
     const addresses = [
       { type: 'Hostname', address: 'node-a' },
       { type: 'InternalIP', address: '10.0.0.7' },

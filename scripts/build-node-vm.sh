@@ -12,9 +12,10 @@
 # The image lives in $TSKUBELET_K8S_CACHE/node-vm (default /var/cache/tskubelet-bed/node-vm):
 # current -> image-<hash>/ with disk.img (raw ext4, the root filesystem; boots always go through a
 # copy-on-write overlay, so it is never written), vmlinuz + initrd.img (booted directly by QEMU),
-# id_ed25519 (root's ssh key), versions.txt, and recipe.sha256, the stamp. <hash> covers this script
-# and the Debian mirror: editing the recipe rebuilds, running it again otherwise only checks. The
-# downloaded .debs stay in node-vm/debs, so a rebuild does not download again. Serialised by a lock.
+# id_ed25519 (root's ssh key), versions.txt, and recipe.sha256, the stamp. <hash> covers this script,
+# the library it sources (scripts/lib/debian-mirror.sh) and the Debian mirror: editing the recipe
+# rebuilds, running it again otherwise only checks. The downloaded .debs stay in node-vm/debs, so a
+# rebuild does not download again. Serialised by a lock.
 # Takes ~2-3 minutes on 2 cores the first time (mostly debootstrap). Must run as root.
 set -euo pipefail
 
@@ -37,24 +38,11 @@ die() {
   exit 1
 }
 
-# The Debian mirror the machine already uses (deb822 sources first, then sources.list); overridable.
-mirror() {
-  if [[ -n "${TSKUBELET_DEBIAN_MIRROR:-}" ]]; then
-    echo "$TSKUBELET_DEBIAN_MIRROR"
-    return
-  fi
-  local m=""
-  if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
-    m="$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)"
-  fi
-  if [[ -z "$m" && -f /etc/apt/sources.list ]]; then
-    m="$(awk '$1 == "deb" && $2 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; exit } }' /etc/apt/sources.list)"
-  fi
-  echo "${m:-http://deb.debian.org/debian}"
-}
-
+# mirror() and recipe_hash() (whose hash covers the library too), shared with scripts/build-package-root.sh.
+# shellcheck source=lib/debian-mirror.sh
+source "$(dirname "$SCRIPT")/lib/debian-mirror.sh"
 MIRROR="$(mirror)"
-RECIPE="$( (cat "$SCRIPT" && echo "mirror=$MIRROR arch=$(uname -m)") | sha256sum | cut -c1-16)"
+RECIPE="$(recipe_hash "$MIRROR" "$SCRIPT")"
 IMAGE="$CACHE/image-$RECIPE"
 FILES=(disk.img vmlinuz initrd.img id_ed25519 id_ed25519.pub versions.txt recipe.sha256)
 

@@ -8,7 +8,8 @@
 #   bash scripts/build-package-root.sh     build unless cached; print the root's path
 #
 # Lives in $TSKUBELET_K8S_CACHE/package-root (default /var/cache/tskubelet-bed/package-root) as
-# root-<hash>/ (hash of this script, the mirror and the architecture: editing the recipe rebuilds).
+# root-<hash>/ (hash of this script, the library it sources (scripts/lib/debian-mirror.sh), the
+# mirror and the architecture: editing the recipe rebuilds).
 # The .debs come from the node VM's download cache (scripts/build-node-vm.sh downloads a superset):
 # a machine that built the VM image downloads nothing here. ~1 minute cold on 2 cores. Root only.
 set -euo pipefail
@@ -26,24 +27,11 @@ die() {
   exit 1
 }
 
-# The Debian mirror the machine already uses, as scripts/build-node-vm.sh finds it.
-mirror() {
-  if [[ -n "${TSKUBELET_DEBIAN_MIRROR:-}" ]]; then
-    echo "$TSKUBELET_DEBIAN_MIRROR"
-    return
-  fi
-  local m=""
-  if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
-    m="$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources)"
-  fi
-  if [[ -z "$m" && -f /etc/apt/sources.list ]]; then
-    m="$(awk '$1 == "deb" && $2 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:/) { print $i; exit } }' /etc/apt/sources.list)"
-  fi
-  echo "${m:-http://deb.debian.org/debian}"
-}
-
+# mirror() and recipe_hash() (whose hash covers the library too), shared with scripts/build-node-vm.sh.
+# shellcheck source=lib/debian-mirror.sh
+source "$(dirname "$SCRIPT")/lib/debian-mirror.sh"
 MIRROR="$(mirror)"
-RECIPE="$( (cat "$SCRIPT" && echo "mirror=$MIRROR arch=$(uname -m)") | sha256sum | cut -c1-16)"
+RECIPE="$(recipe_hash "$MIRROR" "$SCRIPT")"
 ROOT="$CACHE/root-$RECIPE"
 
 if [[ -f "$ROOT/.tskubelet-package-root" ]]; then

@@ -2,27 +2,20 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { lstat, mkdir, readFile, readdir, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { readKubeconfig } from '../api/kubeconfig.ts';
 import { apiError } from '../api/testing.ts';
 import { recordingLogger } from '../util/testing.ts';
 import { TMP_PRIVATE_KEY_FILE, loadClientCert, type BootstrapOptions } from './bootstrap.ts';
 import { CLIENT_KUBELET_SIGNER, CLIENT_USAGES } from './request.ts';
-import { FakeCsrApi, approveAndIssue, makeTestCA, writeBootstrapKubeconfig, type TestCA } from './testing.ts';
+import { FakeCsrApi, approveAndIssue, testCAForFile, writeBootstrapKubeconfig } from './testing.ts';
 
-let ca: TestCA;
-let n = 0;
-before(async () => {
-  ca = await makeTestCA();
-});
-after(async () => {
-  await ca.cleanup();
-});
+const ca = testCAForFile();
 
 /** A fresh node directory: bootstrap kubeconfig written, no kubeconfig, empty cert dir. */
 async function setup(api: FakeCsrApi, over: Partial<BootstrapOptions> = {}) {
-  const dir = join(ca.dir, `node-${n++}`);
+  const dir = ca.subdir('node');
   await mkdir(dir);
   const bootstrapKubeconfigPath = join(dir, 'bootstrap-kubelet.conf');
   await writeBootstrapKubeconfig(bootstrapKubeconfigPath, ca.caFile);

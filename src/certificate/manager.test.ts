@@ -1,7 +1,10 @@
+// The certificate manager and the kubelet's client and serving managers (manager.ts,
+// kubelet-managers.ts). Upstream counterparts: k8s.io/client-go/util/certificate
+// certificate_manager_test.go and pkg/kubelet/certificate/kubelet_test.go.
 import assert from 'node:assert/strict';
-import { readFile, readlink } from 'node:fs/promises';
+import { mkdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { recordingLogger } from '../util/testing.ts';
 import {
   createClientCertificateManager,
@@ -15,20 +18,12 @@ import { CLIENT_KUBELET_SIGNER, CLIENT_USAGES, KUBELET_SERVING_SIGNER, SERVING_U
 import {
   FakeCsrApi,
   approveAndIssue,
-  makeTestCA,
+  testCAForFile,
   writeBootstrapKubeconfig,
   type StoredCsr,
-  type TestCA,
 } from './testing.ts';
 
-let ca: TestCA;
-let n = 0;
-before(async () => {
-  ca = await makeTestCA();
-});
-after(async () => {
-  await ca.cleanup();
-});
+const ca = testCAForFile();
 
 describe('rotationDeadline', () => {
   it('falls between 70 % and 90 % of the lifetime, whatever the jitter', () => {
@@ -64,9 +59,8 @@ describe('servingTemplate', () => {
 
 /** A node whose client certificate was bootstrapped (valid 1 day). */
 async function bootstrapped(api: FakeCsrApi) {
-  const dir = join(ca.dir, `mgr-${n++}`);
+  const dir = ca.subdir('mgr');
   const bootstrapKubeconfigPath = join(dir, 'bootstrap.conf');
-  const { mkdir } = await import('node:fs/promises');
   await mkdir(dir);
   await writeBootstrapKubeconfig(bootstrapKubeconfigPath, ca.caFile);
   api.onCreate = (csr) => approveAndIssue(ca, csr);
@@ -86,18 +80,27 @@ async function bootstrapped(api: FakeCsrApi) {
   return { certDir };
 }
 
+/**
+ * A fresh fake API, a node bootstrapped on it, and that node's client certificate manager
+ * (`overrides` replace its options).
+ */
+async function clientManager(overrides: Partial<Parameters<typeof createClientCertificateManager>[0]> = {}) {
+  const api = new FakeCsrApi();
+  const { certDir } = await bootstrapped(api);
+  const m = await createClientCertificateManager({
+    certDir,
+    nodeName: 'node-a',
+    api,
+    logger: recordingLogger(),
+    ...overrides,
+  });
+  return { api, certDir, m };
+}
+
 describe('client certificate manager', () => {
   it('keeps the old certificate in use until the new one is issued, then swaps the symlink and tells listeners', async () => {
-    const api = new FakeCsrApi();
-    const { certDir } = await bootstrapped(api);
     let renewErrors = 0;
-    const m = await createClientCertificateManager({
-      certDir,
-      nodeName: 'node-a',
-      api,
-      logger: recordingLogger(),
-      onRenewError: () => renewErrors++,
-    });
+    const { api, certDir, m } = await clientManager({ onRenewError: () => renewErrors++ });
     const old = m.current();
     assert.ok(old);
     const oldTarget = await readlink(join(certDir, 'kubelet-client-current.pem'));
@@ -129,16 +132,8 @@ describe('client certificate manager', () => {
   });
 
   it('counts a denied renewal as a renew error and keeps the old certificate', async () => {
-    const api = new FakeCsrApi();
-    const { certDir } = await bootstrapped(api);
     let renewErrors = 0;
-    const m = await createClientCertificateManager({
-      certDir,
-      nodeName: 'node-a',
-      api,
-      logger: recordingLogger(),
-      onRenewError: () => renewErrors++,
-    });
+    const { api, m } = await clientManager({ onRenewError: () => renewErrors++ });
     const old = m.current();
     api.onCreate = (csr) => {
       csr.conditions.push({ type: 'Denied', reason: 'Nope' });
@@ -149,18 +144,10 @@ describe('client certificate manager', () => {
   });
 
   it('rotates at once, in the background, when the stored certificate is past its deadline', async () => {
-    const api = new FakeCsrApi();
-    const { certDir } = await bootstrapped(api);
     // 23 h into a 24 h certificate: past any 70–90 % deadline.
     const later = Date.now() + 23 * 3600_000;
+    const { api, m } = await clientManager({ now: () => later });
     api.onCreate = (csr) => approveAndIssue(ca, csr, 2);
-    const m = await createClientCertificateManager({
-      certDir,
-      nodeName: 'node-a',
-      api,
-      logger: recordingLogger(),
-      now: () => later,
-    });
     const old = m.current();
     const rotated = new Promise((resolve) => m.onRotated(resolve));
     m.start();
@@ -208,15 +195,7 @@ describe('client certificate manager', () => {
   });
 
   it('answers no certificate once the current one has expired', async () => {
-    const api = new FakeCsrApi();
-    const { certDir } = await bootstrapped(api);
-    const m = await createClientCertificateManager({
-      certDir,
-      nodeName: 'node-a',
-      api,
-      logger: recordingLogger(),
-      now: () => Date.now() + 2 * 86_400_000,
-    });
+    const { m } = await clientManager({ now: () => Date.now() + 2 * 86_400_000 });
     assert.equal(m.current(), undefined);
   });
 });
@@ -224,7 +203,7 @@ describe('client certificate manager', () => {
 describe('serving certificate manager', () => {
   it('asks kubelet-serving for the node addresses, serves the issue, and rotates when an address is added', async () => {
     const api = new FakeCsrApi();
-    const certDir = join(ca.dir, `serving-${n++}`);
+    const certDir = ca.subdir('serving');
     const addresses = [
       { type: 'Hostname', address: 'node-a' },
       { type: 'InternalIP', address: '10.0.0.7' },

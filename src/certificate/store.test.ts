@@ -1,22 +1,15 @@
 import assert from 'node:assert/strict';
 import { lstat, mkdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { recordingLogger } from '../util/testing.ts';
 import { kubeconfigUsesStore, writeKubeconfigFromBootstrapping } from './bootstrap.ts';
 import { makeCsrPem, newPrivateKeyPem, parsePrivateKey } from './csr.ts';
 import { createFileStore } from './store.ts';
-import { makeTestCA, type TestCA } from './testing.ts';
+import { testCAForFile } from './testing.ts';
 
-let ca: TestCA;
-let n = 0;
-before(async () => {
-  ca = await makeTestCA();
-});
-after(async () => {
-  await ca.cleanup();
-});
+const ca = testCAForFile();
 
 async function issued(): Promise<{ certPem: string; keyPem: string }> {
   const keyPem = newPrivateKeyPem();
@@ -30,7 +23,7 @@ async function issued(): Promise<{ certPem: string; keyPem: string }> {
 
 describe('certificate file store', () => {
   it('refuses a certificate that is not for the key, leaving the current pair alone', async () => {
-    const dir = join(ca.dir, `store-${n++}`);
+    const dir = ca.subdir('store');
     const store = createFileStore({ prefix: 'kubelet-client', dir, logger: recordingLogger() });
     const a = await issued();
     const b = await issued();
@@ -41,7 +34,7 @@ describe('certificate file store', () => {
   });
 
   it('finishes a symlink swap cut short (only the -updated link is there)', async () => {
-    const dir = join(ca.dir, `store-${n++}`);
+    const dir = ca.subdir('store');
     await mkdir(dir);
     const p = await issued();
     const file = join(dir, 'kubelet-client-2026-01-01-00-00-00.pem');
@@ -54,7 +47,7 @@ describe('certificate file store', () => {
   });
 
   it('falls back to <prefix>.crt/.key and reports files that are not a pair as invalid', async () => {
-    const dir = join(ca.dir, `store-${n++}`);
+    const dir = ca.subdir('store');
     await mkdir(dir);
     const p = await issued();
     await writeFile(join(dir, 'kubelet-server.crt'), p.certPem);
@@ -70,7 +63,7 @@ describe('certificate file store', () => {
 
 describe('the bootstrapped kubeconfig', () => {
   it('carries inline CA data over when the bootstrap kubeconfig has no CA file, and names the store', async () => {
-    const dir = join(ca.dir, `kc-${n++}`);
+    const dir = ca.subdir('kc');
     await mkdir(dir);
     const bootstrap = join(dir, 'bootstrap.conf');
     const caPem = await readFile(ca.caFile);

@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { promisify } from 'node:util';
 import type { ApiRequest } from '../api/client-types.ts';
 import { FakeApi, apiError } from '../api/testing.ts';
@@ -63,6 +64,37 @@ export async function makeTestCA(): Promise<TestCA> {
       return readFile(out, 'utf8');
     },
     cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * The test CA of a whole test file: called at its top level, it makes the CA before the file's
+ * first test and removes it (with everything under it) after the last; `subdir(prefix)` names a
+ * fresh directory under it (not made) for one test.
+ */
+export function testCAForFile(): TestCA & { subdir(prefix: string): string } {
+  let made: TestCA | undefined;
+  let n = 0;
+  before(async () => {
+    made = await makeTestCA();
+  });
+  after(async () => {
+    await made?.cleanup();
+  });
+  const get = (): TestCA => {
+    if (!made) throw new Error('the test CA is made in the before hook, which has not run');
+    return made;
+  };
+  return {
+    get dir() {
+      return get().dir;
+    },
+    get caFile() {
+      return get().caFile;
+    },
+    sign: (csrPem, days, ext) => get().sign(csrPem, days, ext),
+    cleanup: () => get().cleanup(),
+    subdir: (prefix) => join(get().dir, `${prefix}-${n++}`),
   };
 }
 

@@ -1,18 +1,14 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
 import { detectLayout, settableControllers, type CgroupLayout } from './cgroup-layout.ts';
-import { createFakeCgroupFs, type FakeCgroupFs, type FakeLayout } from './testing.ts';
+import { fakeCgroupFsPerTest, type FakeCgroupFs, type FakeLayout } from './testing.ts';
 
-let fake: FakeCgroupFs | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const fakeTree = fakeCgroupFsPerTest();
 
 async function detect(kind: FakeLayout): Promise<{ fs: FakeCgroupFs; layout: CgroupLayout }> {
-  fake = await createFakeCgroupFs(kind);
+  const fake = await fakeTree(kind);
   return { fs: fake, layout: await detectLayout(fake.root, fake.ops) };
 }
 
@@ -64,7 +60,7 @@ describe('detectLayout', () => {
   });
 
   it('fails clearly when nothing is mounted', async () => {
-    fake = await createFakeCgroupFs('v1');
+    const fake = await fakeTree('v1');
     await assert.rejects(detectLayout(path.join(fake.root, 'systemd', 'missing'), fake.ops), (err: unknown) =>
       hasCode(err, 'NotFound'),
     );

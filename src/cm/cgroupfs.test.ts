@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
 import { nullLogger } from '../util/logger.ts';
 import { detectLayout } from './cgroup-layout.ts';
 import { createCgroups, type Cgroups } from './cgroupfs.ts';
-import { createFakeCgroupFs, type FakeCgroupFs, type FakeLayout } from './testing.ts';
+import { fakeCgroupFsPerTest, type FakeCgroupFs, type FakeLayout } from './testing.ts';
 
-let fake: FakeCgroupFs | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const fakeTree = fakeCgroupFsPerTest();
 
 async function setUp(layout: FakeLayout): Promise<{ fs: FakeCgroupFs; cg: Cgroups }> {
-  fake = await createFakeCgroupFs(layout);
+  const fake = await fakeTree(layout);
   const detected = await detectLayout(fake.root, fake.ops);
   return { fs: fake, cg: createCgroups(detected, fake.ops, nullLogger) };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
 import {
@@ -8,7 +8,7 @@ import {
   type ContainerManagerOptions,
 } from './container-manager.ts';
 import {
-  createFakeCgroupFs,
+  fakeCgroupFsPerTest,
   fakeContainerManagerOptions,
   type FakeCgroupFs,
   type FakeLayout,
@@ -30,17 +30,13 @@ const guaranteed = (uid: string) => pod(uid, { requests: GUARANTEED, limits: GUA
 const burstable = (uid: string, cpu = '250m') => pod(uid, { requests: { cpu } });
 const bestEffort = (uid: string) => pod(uid);
 
-let fake: FakeCgroupFs | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const fakeTree = fakeCgroupFsPerTest();
 
 async function setUp(
   layout: FakeLayout,
   overrides: Partial<ContainerManagerOptions> = {},
 ): Promise<{ fs: FakeCgroupFs; cm: ContainerManager }> {
-  fake = await createFakeCgroupFs(layout);
+  const fake = await fakeTree(layout);
   const cm = createContainerManager(fakeContainerManagerOptions(fake, overrides));
   return { fs: fake, cm };
 }

@@ -1,14 +1,16 @@
+// hugetlb limits on the pod, QoS and kubepods cgroups (hugetlb.ts). Upstream counterpart:
+// pkg/kubelet/cm/helpers_linux_test.go (TestHugePageLimits).
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { createContainerManager, type ContainerManager } from './container-manager.ts';
 import { hugetlbLimits, machineHugePageSizes } from './hugetlb.ts';
 import type { CgroupDriver } from './names.ts';
 import {
-  createFakeCgroupFs,
+  fakeCgroupFsPerTest,
   createFakeSystemd,
   fakeContainerManagerOptions,
   type FakeCgroupFs,
@@ -31,18 +33,14 @@ const hugeBurstable = (uid: string) =>
   pod(uid, { cpu: '100m', 'hugepages-2Mi': '4Mi' }, { 'hugepages-2Mi': '4Mi' });
 const bestEffort = (uid: string) => pod(uid);
 
-let fake: FakeCgroupFs | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const fakeTree = fakeCgroupFsPerTest();
 
 async function setUp(
   layout: FakeLayout,
   driver: CgroupDriver,
   hugetlb = true,
 ): Promise<{ fs: FakeCgroupFs; cm: ContainerManager }> {
-  fake = await createFakeCgroupFs(layout, { hugetlb });
+  const fake = await fakeTree(layout, { hugetlb });
   const cm = createContainerManager(
     fakeContainerManagerOptions(fake, {
       cgroupDriver: driver,

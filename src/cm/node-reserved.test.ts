@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { hasCode } from '../util/errors.ts';
 import { createContainerManager, type ContainerManagerOptions } from './container-manager.ts';
 import { reservedCgroupPath } from './node-reserved.ts';
 import { cpuSharesToWeight } from './resources.ts';
 import {
-  createFakeCgroupFs,
+  fakeCgroupFsPerTest,
   createFakeSystemd,
   fakeContainerManagerOptions,
   type FakeCgroupFs,
@@ -20,11 +20,7 @@ const signal = new AbortController().signal;
 const GI = 2 ** 30;
 const MI = 2 ** 20;
 
-let fake: FakeCgroupFs | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const fakeTree = fakeCgroupFsPerTest();
 
 /** Makes an existing cgroup (e.g. systemd's /system.slice) in every hierarchy of the fake tree. */
 async function existingCgroup(fs: FakeCgroupFs, layout: FakeLayout, name: string): Promise<void> {
@@ -41,7 +37,7 @@ async function existingCgroup(fs: FakeCgroupFs, layout: FakeLayout, name: string
 }
 
 async function setUp(layout: FakeLayout, overrides: Partial<ContainerManagerOptions> = {}) {
-  fake = await createFakeCgroupFs(layout);
+  const fake = await fakeTree(layout);
   const options = fakeContainerManagerOptions(fake, {
     enforceNodeAllocatable: ['pods', 'system-reserved', 'kube-reserved'],
     nodeCapacity: () => ({ milliCPU: 4000, memory: 8 * GI }),

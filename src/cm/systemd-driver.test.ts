@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { afterEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { KubeletPod } from '../api/types.ts';
 import { hasCode } from '../util/errors.ts';
 import { buildPod } from '../../test/kit/pod.ts';
@@ -7,10 +7,9 @@ import { createContainerManager, type ContainerManagerOptions } from './containe
 import { parsePodCgroupDirName, podCgroupName, qosCgroupNames } from './names.ts';
 import { resourceProperties } from './systemd-units.ts';
 import {
-  createFakeCgroupFs,
+  fakeCgroupFsPerTest,
   createFakeSystemd,
   fakeContainerManagerOptions,
-  type FakeCgroupFs,
   type FakeLayout,
 } from './testing.ts';
 
@@ -28,14 +27,10 @@ const GUARANTEED = { cpu: '500m', memory: '64Mi' };
 const guaranteed = (uid: string): KubeletPod => pod(uid, { requests: GUARANTEED, limits: GUARANTEED });
 const burstable = (uid: string): KubeletPod => pod(uid, { requests: { cpu: '250m', memory: '32Mi' } });
 
-let fake: FakeCgroupFs | undefined;
-afterEach(async () => {
-  await fake?.close();
-  fake = undefined;
-});
+const fakeTree = fakeCgroupFsPerTest();
 
 async function setUp(layout: FakeLayout, overrides: Partial<ContainerManagerOptions> = {}) {
-  fake = await createFakeCgroupFs(layout);
+  const fake = await fakeTree(layout);
   const systemd = createFakeSystemd(fake, layout);
   const cm = createContainerManager(
     fakeContainerManagerOptions(fake, { cgroupDriver: 'systemd', podPidsLimit: 1024, systemd, ...overrides }),

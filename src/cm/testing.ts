@@ -10,6 +10,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, mkdir, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { afterEach } from 'node:test';
 import { nodeCgroupFs, type CgroupFsOps } from './cgroupfs-ops.ts';
 import type { SystemdUnits, UnitProperty } from './systemd-units.ts';
 import type { ContainerManagerOptions } from './container-manager.ts';
@@ -321,6 +322,22 @@ export function createFakeSystemd(fake: FakeCgroupFs, layout: FakeLayout): FakeS
     },
   };
   return self;
+}
+
+/**
+ * For a test file whose tests work on fake trees: called once at its top level, it returns
+ * {@link createFakeCgroupFs}, and every tree a test makes with it is removed after that test.
+ */
+export function fakeCgroupFsPerTest(): typeof createFakeCgroupFs {
+  const made: FakeCgroupFs[] = [];
+  afterEach(async () => {
+    for (const fake of made.splice(0)) await fake.close();
+  });
+  return async (layout, opts) => {
+    const fake = await createFakeCgroupFs(layout, opts);
+    made.push(fake);
+    return fake;
+  };
 }
 
 /**

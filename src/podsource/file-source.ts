@@ -94,7 +94,10 @@ export function createFileSource(opts: FileSourceOptions): PodSource {
     }
     try {
       // A large manifest is decoded off the event loop (offload.ts).
-      const [pod] = await decodePods({ kind: 'file', text, origin: file, nodeName: opts.nodeName });
+      const [pod] = await decodePods(
+        { kind: 'file', text, origin: file, nodeName: opts.nodeName },
+        { logger: log },
+      );
       if (!pod) throw new KubeletError('Internal', `decode ${file}`, 'the decoder returned no pod');
       return { kind: 'pod', pod };
     } catch (err) {

@@ -137,7 +137,10 @@ export function createHttpSource(opts: HttpSourceOptions): PodSource {
     let pods: KubeletPod[];
     try {
       // A large body is decoded off the event loop (offload.ts).
-      pods = await decodePods({ kind: 'http', text, origin: opts.url, nodeName: opts.nodeName });
+      pods = await decodePods(
+        { kind: 'http', text, origin: opts.url, nodeName: opts.nodeName },
+        { logger: log },
+      );
     } catch (err) {
       throw new FetchProblem('InvalidManifest', op, describeError(err), err);
     }

@@ -5,6 +5,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { hasCode } from '../util/errors.ts';
+import { nullLogger } from '../util/logger.ts';
 import { parseManifest } from './decode.ts';
 import { decodePods, INLINE_DECODE_BYTES } from './offload.ts';
 import { defaultStaticPod } from './static-pod.ts';
@@ -26,7 +27,10 @@ describe('decoding large manifests off the event loop', () => {
   it('gives the same pod from the decoder thread as inline', async () => {
     const text = bigPodYaml(1);
     assert.ok(text.length > INLINE_DECODE_BYTES);
-    const [viaThread] = await decodePods({ kind: 'file', text, origin: '/m/big.yaml', nodeName: NODE });
+    const [viaThread] = await decodePods(
+      { kind: 'file', text, origin: '/m/big.yaml', nodeName: NODE },
+      { logger: nullLogger },
+    );
     const inline = defaultStaticPod(parseManifest(text, '/m/big.yaml'), {
       nodeName: NODE,
       source: 'file',
@@ -38,7 +42,7 @@ describe('decoding large manifests off the event loop', () => {
   it('refuses an invalid large manifest with the same typed message as inline', async () => {
     const text = bigPodYaml(0.5).replace('image: busybox:1.29', 'image: ""');
     await assert.rejects(
-      decodePods({ kind: 'file', text, origin: '/m/big.yaml', nodeName: NODE }),
+      decodePods({ kind: 'file', text, origin: '/m/big.yaml', nodeName: NODE }, { logger: nullLogger }),
       (err: unknown) =>
         hasCode(err, 'InvalidArgument') &&
         /decode static pod from \/m\/big\.yaml: invalid pod: spec\.containers\[0\]\.image: Required value/.test(
@@ -46,7 +50,10 @@ describe('decoding large manifests off the event loop', () => {
         ),
     );
     await assert.rejects(
-      decodePods({ kind: 'http', text: `${text}\n  : : :`, origin: 'http://x/pods', nodeName: NODE }),
+      decodePods(
+        { kind: 'http', text: `${text}\n  : : :`, origin: 'http://x/pods', nodeName: NODE },
+        { logger: nullLogger },
+      ),
       (err: unknown) =>
         hasCode(err, 'InvalidArgument') && /YAML: line \d+, column \d+/.test((err as Error).message),
     );
@@ -57,7 +64,10 @@ describe('decoding large manifests off the event loop', () => {
     const h = monitorEventLoopDelay({ resolution: 10 });
     h.enable();
     const t0 = performance.now();
-    const pods = await decodePods({ kind: 'file', text, origin: '/m/big.yaml', nodeName: NODE });
+    const pods = await decodePods(
+      { kind: 'file', text, origin: '/m/big.yaml', nodeName: NODE },
+      { logger: nullLogger },
+    );
     const took = performance.now() - t0;
     h.disable();
     assert.equal(pods.length, 1);
@@ -69,9 +79,10 @@ describe('decoding large manifests off the event loop', () => {
   it('does not keep the process alive once idle (the decoder thread held it for a minute)', async () => {
     const script = [
       `import { decodePods } from ${JSON.stringify(new URL('./offload.ts', import.meta.url).href)};`,
+      `import { nullLogger } from ${JSON.stringify(new URL('../util/logger.ts', import.meta.url).href)};`,
       `const env = Array.from({ length: 20000 }, (_, i) => '      - name: V' + i + '\\n        value: x' + i).join('\\n');`,
       `const text = 'apiVersion: v1\\nkind: Pod\\nmetadata:\\n  name: a\\nspec:\\n  containers:\\n    - name: c\\n      image: busybox:1.29\\n      env:\\n' + env + '\\n';`,
-      `const pods = await decodePods({ kind: 'file', text, origin: '/x.yaml', nodeName: 'n' });`,
+      `const pods = await decodePods({ kind: 'file', text, origin: '/x.yaml', nodeName: 'n' }, { logger: nullLogger });`,
       `console.log(pods[0].spec.containers[0].env.length);`,
     ].join('\n');
     const t0 = Date.now();

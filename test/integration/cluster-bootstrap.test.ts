@@ -26,7 +26,7 @@ import { readKubeconfig } from '../../src/api/kubeconfig.ts';
 import type { Node } from '../../src/node/types.ts';
 import { describeError } from '../../src/util/errors.ts';
 import { setupEnv, type Env } from '../kit/bed.ts';
-import { eventually } from '../kit/poll.ts';
+import { eventually, untilAlive } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 
 const NODE = 'tsk-bootstrap';
@@ -112,13 +112,10 @@ void describe('TLS bootstrap and serving certificates against a real kube-apiser
   it('bootstraps a node client certificate and registers the Node as system:node:<name>', async () => {
     const api = admin;
     if (!api || !cluster) throw new Error('not set up');
-    const node = await eventually(
+    const node = await untilAlive(
       `Node ${NODE} registered`,
-      async () => {
-        await kubelet?.assertRunning();
-        return api.request<Node>({ method: 'GET', path: `/api/v1/nodes/${NODE}` }).catch(() => undefined);
-      },
-      90_000,
+      () => api.request<Node>({ method: 'GET', path: `/api/v1/nodes/${NODE}` }).catch(() => undefined),
+      { timeoutMs: 90_000, alive: async () => kubelet?.assertRunning() },
     );
     assert.equal(node.metadata.name, NODE);
     const current = join(certDir, 'kubelet-client-current.pem');
@@ -141,10 +138,9 @@ void describe('TLS bootstrap and serving certificates against a real kube-apiser
   it('serves the kubelet-serving certificate once its CSR is approved, to the API server proxy too', async () => {
     const api = admin;
     if (!api || !cluster) throw new Error('not set up');
-    const csr = await eventually(
+    const csr = await untilAlive(
       'a kubelet-serving CSR from the node',
       async () => {
-        await kubelet?.assertRunning();
         const { items } = await api.request<{ items: Csr[] }>({ method: 'GET', path: CSRS });
         return items.find(
           (c) =>
@@ -152,7 +148,7 @@ void describe('TLS bootstrap and serving certificates against a real kube-apiser
             c.spec.username === `system:node:${NODE}`,
         );
       },
-      60_000,
+      { timeoutMs: 60_000, alive: async () => kubelet?.assertRunning() },
     );
     assert.deepEqual(csr.spec.usages, ['digital signature', 'key encipherment', 'server auth']);
     // Until approved: no certificate, every handshake fails (upstream's behaviour).

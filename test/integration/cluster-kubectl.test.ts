@@ -17,7 +17,7 @@ import { pkiPaths } from '../harness/cluster/control-plane.ts';
 import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
-import { kubectlFor } from '../kit/kubectl.ts';
+import { kubectlFor, untilNodeReady } from '../kit/kubectl.ts';
 
 const NODE = 'tsk-kubectl';
 /**
@@ -110,20 +110,7 @@ ${extra}`;
       kubeconfig,
       extraArgs: ['--client-ca-file', cluster.caFile, '--port', String(PORT)],
     });
-    await eventually(
-      'node Ready',
-      async () => {
-        const r = await kubectl([
-          'get',
-          'node',
-          NODE,
-          '-o',
-          'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
-        ]);
-        return r.stdout === 'True' ? true : undefined;
-      },
-      90_000,
-    );
+    await untilNodeReady(k, NODE, { timeoutMs: 90_000 });
     await ok(
       ['apply', '-f', '-'],
       [

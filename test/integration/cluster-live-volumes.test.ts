@@ -20,7 +20,7 @@ import { projectedVolumePath } from '../../src/volume/index.ts';
 import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
-import { kubectlFor } from '../kit/kubectl.ts';
+import { kubectlFor, untilNodeReady } from '../kit/kubectl.ts';
 
 const NS = 'tsk-live-volumes';
 /** The kubelet API (kubectl exec reaches the container through it). */
@@ -87,21 +87,7 @@ function liveVolumes(strategy: 'Watch' | 'Cache'): void {
         `${SYNC_FREQUENCY_S}s`,
       ],
     });
-    await eventually(
-      'node Ready',
-      async () => {
-        await kubelet?.assertRunning();
-        const r = await kubectl([
-          'get',
-          'node',
-          NODE,
-          '-o',
-          'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
-        ]);
-        return r.stdout === 'True' ? true : undefined;
-      },
-      90_000,
-    );
+    await untilNodeReady(k, NODE, { timeoutMs: 90_000, alive: async () => kubelet?.assertRunning() });
     await ok(
       ['apply', '-f', '-'],
       `apiVersion: v1

@@ -30,13 +30,13 @@ import {
   type PullSecret,
 } from '../../src/runtime/images/pull-secrets.ts';
 import { createMemoryRecorder } from '../../src/api/events.ts';
-import { connectNode } from '../../src/cli/node/client.ts';
-import type { Container, KubeletPod, PodList, PullPolicy } from '../../src/api/types.ts';
+import type { Container, KubeletPod, PullPolicy } from '../../src/api/types.ts';
 import type { ImageService, PodSandboxConfig } from '../../src/runtime/cri/types.ts';
 import { isNotFound, describeError } from '../../src/util/errors.ts';
 import { podManifest, setupEnv, testLogger, writeManifest, type Env } from '../kit/bed.ts';
 import { freePort } from '../kit/net.ts';
 import { eventually } from '../kit/poll.ts';
+import { untilLocalPodPhase } from '../kit/local-api.ts';
 import { findPod, startKubelet, waitForPhase, type RunningKubelet } from './support.ts';
 import { spawnTskubelet, type TskubeletProcess } from '../kit/process.ts';
 import { buildPod } from '../kit/pod.ts';
@@ -418,25 +418,12 @@ void describe('a tskubelet process with image pull settings in its config file',
     await p?.stop();
   });
 
-  async function pods(): Promise<PodList | undefined> {
-    try {
-      const client = await connectNode({ socket: join(dir, 'root', 'tskubelet.sock') });
-      return await client.getJSON<PodList>('/pods', AbortSignal.timeout(2_000));
-    } catch {
-      return undefined; // not listening yet
-    }
-  }
-
   void it('starts, accepts the settings without warnings and runs a pod pulled from both registries', async () => {
-    const running = await eventually(
-      'pod two-registries Running (via /pods)',
-      async () => {
-        await proc?.assertRunning();
-        const pod = (await pods())?.items.find((p) => p.metadata.name === 'two-registries-itest-proc');
-        return pod?.status?.phase === 'Running' ? pod : undefined;
-      },
-      90_000,
-      () => logFile,
+    const running = await untilLocalPodPhase(
+      join(dir, 'root', 'tskubelet.sock'),
+      'two-registries-itest-proc',
+      'Running',
+      { timeoutMs: 90_000, alive: async () => proc?.assertRunning(), describe: () => logFile },
     );
     assert.equal(running.status?.containerStatuses?.length, 2);
     const log = await readFile(logFile, 'utf8');

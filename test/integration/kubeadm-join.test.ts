@@ -28,7 +28,7 @@ import type { ContainerdBed } from '../harness/index.ts';
 import { BOOTSTRAP_TOKEN, KUBEADM_PATHS, kubeadmJoin, nodePaths } from '../harness/kubeadm/index.ts';
 import type { JoinedNode, NodePaths } from '../harness/kubeadm/index.ts';
 import { IMAGE, testLogger } from '../kit/bed.ts';
-import { kubectlFor } from '../kit/kubectl.ts';
+import { kubectlFor, untilNodeReady } from '../kit/kubectl.ts';
 import { eventually } from '../kit/poll.ts';
 
 const KUBELET = process.env.TSKUBELET_KUBEADM_KUBELET === 'upstream' ? 'upstream' : 'tskubelet';
@@ -253,18 +253,7 @@ spec:
       metadata: { annotations?: Record<string, string> };
     };
     assert.equal(nodeJson.metadata.annotations?.['kubeadm.alpha.kubernetes.io/cri-socket'], BED_PATHS.socket);
-    await eventually(
-      `node ${NODE} Ready`,
-      async () =>
-        (await kubectl.ok([
-          'get',
-          'node',
-          NODE,
-          '-o',
-          'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
-        ])) === 'True',
-      120_000,
-    );
+    await untilNodeReady(kubectl, NODE, { timeoutMs: 120_000 });
   });
 
   void it(

@@ -14,7 +14,6 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -23,6 +22,7 @@ import { stringify } from 'yaml';
 import { setupEnv, unmountUnder, type Env } from '../kit/bed.ts';
 import { freePort } from '../kit/net.ts';
 import { eventually } from '../kit/poll.ts';
+import { untilLocalPodPhase } from '../kit/local-api.ts';
 import { spawnLogged, type LoggedProcess } from '../kit/process.ts';
 import { monotonicNow } from '../../src/util/clock.ts';
 
@@ -67,21 +67,6 @@ async function sh(cmd: string, args: readonly string[], timeoutMs = 120_000): Pr
 /** A command in the installed root, with a clean environment. */
 function inRoot(args: readonly string[]): Promise<string> {
   return sh('chroot', [root, ...args]);
-}
-
-/** GET over the kubelet's root-only local socket (the node CLI's transport). */
-function getLocal(socketPath: string, path: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, path, timeout: 5_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve(body));
-    });
-    req.on('error', reject);
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: timed out`)));
-    req.end();
-  });
 }
 
 before(
@@ -209,7 +194,7 @@ void describe('the Debian packages on a clean Debian 12 root', () => {
     assert.match(help, /--pod-manifest-path <path>/);
     assert.match(help, /--container-runtime-endpoint <endpoint>/);
     // The manifest decoder's worker (src/podsource/offload.ts starts it for manifests above
-    // 256 KiB and falls back to decoding inline, silently, when it cannot start): a second entry
+    // 256 KiB and falls back to decoding inline, with a warning, when it cannot start): a second entry
     // point of the bundle, loaded by the installed node.
     const worker = `
       const { Worker } = require('node:worker_threads');
@@ -286,22 +271,13 @@ void describe('the Debian packages on a clean Debian 12 root', () => {
         { logFile: join(e.dir, 'tskubelet.log'), env: CLEAN_ENV },
       );
       const k = kubelet;
-      const ip = await eventually(
-        `${POD} Running`,
-        async () => {
-          await k.assertRunning();
-          const body = await getLocal(socket, '/pods').catch(() => '');
-          if (!body) return undefined;
-          const pods = JSON.parse(body) as {
-            items: { metadata: { name: string }; status?: { phase?: string; podIP?: string } }[];
-          };
-          const p = pods.items.find((i) => i.metadata.name === POD);
-          return p?.status?.phase === 'Running' ? p.status.podIP : undefined;
-        },
-        120_000,
-        () => readFileSync(k.logFile, 'utf8').split('\n').slice(-40),
-      );
+      const running = await untilLocalPodPhase(socket, POD, 'Running', {
+        timeoutMs: 120_000,
+        alive: () => k.assertRunning(),
+        describe: () => readFileSync(k.logFile, 'utf8').split('\n').slice(-40),
+      });
       const toRunning = monotonicNow() - started;
+      const ip = running.status?.podIP;
       assert.ok(ip, 'the pod has an IP');
       const page = await eventually('the page', async () => {
         const r = await fetch(`http://${ip}:8080/`).catch(() => undefined);

@@ -1,9 +1,11 @@
 /**
  * kubectl as the cluster tests drive it: the installed kubectl (1.32) against the bed's API server
- * with its admin kubeconfig, output collected, a deadline on every call.
+ * with its admin kubeconfig, output collected, a deadline on every call; and the wait for a Node's
+ * Ready condition every cluster suite makes.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { untilAlive, type AliveUntilOptions } from './poll.ts';
 
 export interface KubectlResult {
   code: number;
@@ -45,4 +47,24 @@ export function kubectlFor(kubeconfig: () => string, baseArgs: readonly string[]
       return r.stdout;
     },
   };
+}
+
+const READY_STATUS = 'jsonpath={.status.conditions[?(@.type=="Ready")].status}';
+
+/**
+ * Node `node`'s Ready condition status ('True', 'False', 'Unknown'); undefined while the Node or its
+ * Ready condition does not exist (not registered yet, or kubectl could not tell).
+ */
+export async function nodeReadyStatus(kubectl: Kubectl, node: string): Promise<string | undefined> {
+  const r = await kubectl.run(['get', 'node', node, '-o', READY_STATUS]);
+  return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
+}
+
+/** Polls ({@link untilAlive}: every 100 ms unless told) until Node `node` is Ready=True. */
+export async function untilNodeReady(
+  kubectl: Kubectl,
+  node: string,
+  opts: AliveUntilOptions = {},
+): Promise<void> {
+  await untilAlive(`node ${node} Ready`, async () => (await nodeReadyStatus(kubectl, node)) === 'True', opts);
 }

@@ -80,6 +80,32 @@ export function untilWithin(defaultTimeoutMs: number, defaults: Omit<UntilOption
   ): Promise<T> => until(what, get, { ...defaults, timeoutMs });
 }
 
+/** {@link untilAlive}'s options: `until`'s, and the process to watch. */
+export interface AliveUntilOptions extends Omit<UntilOptions, 'retryError'> {
+  /** Runs before each poll (a process's `assertRunning`): its rejection fails the wait at once. */
+  alive?: () => Promise<void>;
+}
+
+/**
+ * `until` every 100 ms unless told, for a wait on what a process does: `alive` runs first at each
+ * poll, so a kubelet that exited fails the wait at once (with its log) instead of at the timeout.
+ */
+export function untilAlive<T>(
+  what: string,
+  get: () => T | NotYet | Promise<T | NotYet>,
+  opts: AliveUntilOptions = {},
+): Promise<T> {
+  const { alive, ...untilOpts } = opts;
+  return until(
+    what,
+    async () => {
+      await alive?.();
+      return get();
+    },
+    { intervalMs: 100, ...untilOpts },
+  );
+}
+
 /**
  * The suites' poll on the bed (integration, security): `until` every 100 ms, 30 s unless told, with
  * the state seen on failure.

@@ -8,23 +8,14 @@
  *
  *   node --test test/node-vm/cluster-shutdown.test.ts      (~5 min under TCG)
  */
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { NodeVm } from '../harness/index.ts';
 import { until } from '../kit/poll.ts';
 import type { Pod } from '../../src/api/types.ts';
-import { joinClusterNode, UNIT, type ClusterNode } from './lib/cluster-node.ts';
-import {
-  bootNodeBed,
-  kubeletConfig,
-  markingPod,
-  sh,
-  stopNodeBed,
-  unitState,
-  type NodeBed,
-} from './lib/qos-node.ts';
+import { clusterNodeSuite, UNIT } from './lib/cluster-node.ts';
+import { kubeletConfig, markingPod, sh, unitState } from './lib/qos-node.ts';
 
 const SETUP_TIMEOUT_MS = 40 * 60_000;
 const NODE = 'node-vm-shutdown';
@@ -48,58 +39,42 @@ const PODS = [
 ] as const;
 
 describe('graceful node shutdown in cluster mode on a systemd node (node VM, full mode)', () => {
-  let bed: NodeBed | undefined;
-  let node: ClusterNode | undefined;
-  const guest = (): NodeVm => {
-    assert.ok(bed, 'the node VM did not boot (see the before hook)');
-    return bed.vm;
-  };
-  const joined = (): ClusterNode => {
-    assert.ok(node, 'the node did not join (see the before hook)');
-    return node;
-  };
+  const suite = clusterNodeSuite(NODE, PODS);
+  const { guest, joined, results } = suite;
 
   before(
     async () => {
-      bed = await bootNodeBed();
-      const { vm, results } = bed;
-      node = await joinClusterNode(
-        bed,
-        NODE,
+      const node = await suite.join(
         kubeletConfig({ shutdownGraceS: GRACE_S, criticalGraceS: CRITICAL_GRACE_S }),
       );
       for (const p of PODS) {
         await node.create(
-          apiPod(p.name, p.namespace, results, 'priorityClassName' in p ? p.priorityClassName : undefined),
+          apiPod(p.name, p.namespace, results(), 'priorityClassName' in p ? p.priorityClassName : undefined),
         );
       }
       await until(
         'both pods running',
         async () => {
-          const pods = await joined().pods();
+          const pods = await node.pods();
           return PODS.every((p) => pods.get(p.name)?.status?.phase === 'Running');
         },
-        { timeoutMs: 8 * 60_000, intervalMs: 3_000, describe: () => unitState(vm, UNIT, results) },
+        {
+          timeoutMs: 8 * 60_000,
+          intervalMs: 3_000,
+          describe: () => unitState(guest(), UNIT, results()),
+        },
       );
     },
     { timeout: SETUP_TIMEOUT_MS },
-  );
-  after(
-    async () => {
-      await stopNodeBed(bed);
-      await node?.cleanUp(PODS);
-    },
-    { timeout: 240_000 },
   );
 
   it('ends the ordinary pod first and the critical pod last, and posts both as Failed/Shutdown', async () => {
     const locks = await sh(guest(), 'systemd-inhibit --list --no-pager --no-legend');
     assert.match(locks, /kubelet.*shutdown.*delay/, locks);
-    const results = bed?.results ?? '';
     await guest().stop({ timeoutMs: (GRACE_S + 150) * 1000 });
 
     const marks = async (name: string): Promise<Map<string, number>> => {
-      const text = await readFile(path.join(results, name), 'utf8').catch(() => '');
+      const text = await readFile(path.join(results(), name), 'utf8').catch(() => '');
       return new Map(
         text.split('\n').flatMap((l) => {
           const [what, at] = l.split(' ');

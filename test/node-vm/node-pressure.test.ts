@@ -10,21 +10,12 @@
  *
  *   node --test test/node-vm/node-pressure.test.ts      (~5 min under TCG)
  */
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NodeVm } from '../harness/index.ts';
 import { buildManifest } from '../kit/pod.ts';
 import { until } from '../kit/poll.ts';
-import { joinClusterNode, UNIT, type ClusterNode } from './lib/cluster-node.ts';
-import {
-  bootNodeBed,
-  kubeletConfig,
-  sh,
-  stopNodeBed,
-  unitState,
-  writeGuestFiles,
-  type NodeBed,
-} from './lib/qos-node.ts';
+import { clusterNodeSuite, UNIT } from './lib/cluster-node.ts';
+import { kubeletConfig, sh, unitState, writeGuestFiles } from './lib/qos-node.ts';
 
 const SETUP_TIMEOUT_MS = 40 * 60_000;
 const MI = 2 ** 20;
@@ -79,42 +70,25 @@ const hog = buildManifest('hog', {
 });
 
 describe('node allocatable and memory pressure on a systemd + cgroup v2 node (node VM, full mode)', () => {
-  let bed: NodeBed | undefined;
-  let node: ClusterNode | undefined;
-  const guest = (): NodeVm => {
-    assert.ok(bed, 'the node VM did not boot (see the before hook)');
-    return bed.vm;
-  };
-  const joined = (): ClusterNode => {
-    assert.ok(node, 'the node did not join (see the before hook)');
-    return node;
-  };
-  const results = (): string => bed?.results ?? '';
+  const suite = clusterNodeSuite(NODE, PODS);
+  const { guest, joined, results } = suite;
 
   before(
     async () => {
-      bed = await bootNodeBed();
-      // The kube-reserved cgroup must exist, as upstream requires: a slice of the node's own.
-      await writeGuestFiles(bed.vm, [
-        ['/etc/systemd/system/kube.slice', '[Unit]\nDescription=Kubernetes daemons\n'],
-      ]);
-      await bed.vm.run('systemctl daemon-reload && systemctl start kube.slice');
-      node = await joinClusterNode(
-        bed,
-        NODE,
+      const node = await suite.join(
         kubeletConfig({ shutdownGraceS: 0, criticalGraceS: 0 }, PRESSURE_CONFIG),
+        async ({ vm }) => {
+          // The kube-reserved cgroup must exist, as upstream requires: a slice of the node's own.
+          await writeGuestFiles(vm, [
+            ['/etc/systemd/system/kube.slice', '[Unit]\nDescription=Kubernetes daemons\n'],
+          ]);
+          await vm.run('systemctl daemon-reload && systemctl start kube.slice');
+        },
       );
       await node.create(guaranteed);
       await node.create(hog);
     },
     { timeout: SETUP_TIMEOUT_MS },
-  );
-  after(
-    async () => {
-      await stopNodeBed(bed);
-      await node?.cleanUp(PODS);
-    },
-    { timeout: 240_000 },
   );
 
   it('limits kubepods.slice to capacity − reserved and kube.slice to the kube reservation', async () => {

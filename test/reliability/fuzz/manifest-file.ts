@@ -32,7 +32,7 @@ const NODE = 'fuzz-node';
  */
 export async function decodeVerdict(kind: 'file' | 'http', text: string, origin: string): Promise<Verdict> {
   try {
-    const pods = await decodePods({ kind, text, origin, nodeName: NODE });
+    const pods = await decodePods({ kind, text, origin, nodeName: NODE }, { logger: nullLogger });
     for (const pod of pods) {
       const crash = exercise(pod);
       if (crash) return { kind: 'crash', detail: `accepted, then ${crash}` };

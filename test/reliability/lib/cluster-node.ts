@@ -4,7 +4,7 @@
  */
 import { copyFile, mkdir } from 'node:fs/promises';
 import { startCluster, type ClusterBed } from '../../harness/cluster/index.ts';
-import { kubectlFor, type Kubectl } from '../../kit/kubectl.ts';
+import { kubectlFor, nodeReadyStatus, type Kubectl } from '../../kit/kubectl.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../../kit/process.ts';
 import { IMAGE, setupEnv, type Env } from '../../kit/bed.ts';
 import { waitFor } from './wait.ts';
@@ -94,16 +94,7 @@ export async function clusterNode(opts: {
         return (await self.ready()) === 'True' || undefined;
       });
     },
-    async ready() {
-      const r = await kubectl.run([
-        'get',
-        'node',
-        opts.node,
-        '-o',
-        'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
-      ]);
-      return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
-    },
+    ready: () => nodeReadyStatus(kubectl, opts.node),
     async pods() {
       const r = await kubectl.run([
         'get',

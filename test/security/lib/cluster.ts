@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../../harness/cluster/index.ts';
 import { pkiPaths } from '../../harness/cluster/control-plane.ts';
 import { ensureCert } from '../../harness/cluster/certs.ts';
-import { kubectlFor, type Kubectl } from '../../kit/kubectl.ts';
+import { kubectlFor, untilNodeReady, type Kubectl } from '../../kit/kubectl.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../../kit/process.ts';
 import { IMAGE, setupEnv, type Env } from '../../kit/bed.ts';
 import { eventually } from '../../kit/poll.ts';
@@ -244,21 +244,7 @@ export async function startClusterTarget(kind: 'tskubelet' | 'upstream'): Promis
       await upstream.ready(120_000);
     }
     const proc = tsk;
-    await eventually(
-      `node ${node} Ready`,
-      async () => {
-        await proc?.assertRunning();
-        const r = await k.run([
-          'get',
-          'node',
-          node,
-          '-o',
-          'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
-        ]);
-        return r.stdout === 'True' ? true : undefined;
-      },
-      120_000,
-    );
+    await untilNodeReady(k, node, { timeoutMs: 120_000, alive: async () => proc?.assertRunning() });
     await k.ok(['apply', '-f', '-'], victimYaml(node));
     await eventually(
       `pod ${POD} Running`,

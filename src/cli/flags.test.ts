@@ -213,6 +213,15 @@ describe('run flags', () => {
     }
   });
 
+  it("takes --vmodule as klog's pattern=N list, and rejects a malformed one naming the entry", async () => {
+    assert.equal(
+      (await parse(['--vmodule=pod-worker*=4,kubelet=5'])).config.vmodule,
+      'pod-worker*=4,kubelet=5',
+    );
+    assert.equal((await parse([])).config.vmodule, '');
+    await assertRejectsInvalid(['--vmodule=kubelet'], /--vmodule: "kubelet" is not pattern=N/);
+  });
+
   it('accepts --log-format as an alias of --logging-format, and rejects a conflict', async () => {
     assert.equal((await parse(['--log-format=text'])).config.logFormat, 'text');
     await assertRejectsInvalid(['--log-format=text', '--logging-format=json'], /conflicts/);

@@ -5,7 +5,7 @@
 import type { KubeletConfig } from '../config/index.ts';
 import { newKubelet } from '../kubelet/index.ts';
 import { describeError } from '../util/errors.ts';
-import { createLogger } from '../util/logger.ts';
+import { createLogger, parseVmodule } from '../util/logger.ts';
 
 /**
  * Runs the kubelet with a compiled config until SIGTERM/SIGINT (or, with --runonce, until every
@@ -16,7 +16,11 @@ export async function runKubelet(
   warnings: readonly string[],
   version: string,
 ): Promise<number> {
-  const logger = createLogger({ verbosity: config.verbosity, format: config.logFormat });
+  const logger = createLogger({
+    verbosity: config.verbosity,
+    format: config.logFormat,
+    vmodule: parseVmodule(config.vmodule),
+  });
   for (const w of warnings) logger.warn(w);
   // Upstream logs the gates at V(1) ("feature gates: …"); tskubelet acts on none of them yet.
   if (Object.keys(config.featureGates).length > 0)

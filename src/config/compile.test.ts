@@ -46,6 +46,7 @@ describe('compileConfig defaults', () => {
       singleProcessOOMKill: false,
       allowedUnsafeSysctls: [],
       verbosity: 0,
+      vmodule: '',
       logFormat: 'text',
       kubeAPIQPS: 50,
       kubeAPIBurst: 100,

@@ -108,6 +108,7 @@ export function compileConfig(
     runOnce: value('runOnce'),
     runOnceTimeoutMs: value('runOnceTimeout'),
     verbosity: value('verbosity'),
+    vmodule: value('vmodule'),
     logFormat,
     kubeconfig: value('kubeconfig'),
     bootstrapKubeconfig: value('bootstrapKubeconfig'),

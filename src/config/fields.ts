@@ -22,6 +22,7 @@ import {
   checkIP,
   checkIPs,
   checkLogFormat,
+  checkVmodule,
   checkNodeIP,
   checkPodLogsDir,
   checkPort,
@@ -370,6 +371,15 @@ export const KUBELET_FIELDS = {
       }
     },
     help: `log verbosity as klog's -v: info lines always, debug from 4, trace from 5 (default ${d.DEFAULT_VERBOSITY})`,
+  },
+  vmodule: {
+    kind: 'string',
+    file: 'logging.vmodule',
+    flag: { name: 'vmodule', arg: '<pattern=N,...>' },
+    fileZero: 'default',
+    default: '',
+    check: checkVmodule,
+    help: "per-file log verbosity as klog's: comma-separated pattern=N, the pattern a glob on the file name without its extension (or on the path, when it has a /)",
   },
   logFormat: {
     kind: 'string',

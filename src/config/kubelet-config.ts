@@ -73,6 +73,8 @@ export interface KubeletConfig {
   /** Unsafe sysctls pods may set besides the safe ones: names or `prefix*`, all namespaced. */
   readonly allowedUnsafeSysctls: readonly string[];
   readonly verbosity: number;
+  /** `--vmodule`, as given (`pattern=N,...`; checked; `parseVmodule` turns it into rules). */
+  readonly vmodule: string;
   readonly logFormat: LogFormat;
   readonly kubeconfig?: string;
   /** --bootstrap-kubeconfig: TLS bootstrap (src/certificate) writes `kubeconfig` from it when needed. */

@@ -4,6 +4,7 @@
  * message per problem to `errors`; none throws. The field table (`fields.ts`) names the check of
  * each field; checks that need two fields at once live in `compile.ts`.
  */
+import { parseVmodule } from '../util/logger.ts';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { isDNSDomainName, labelValueProblems, qualifiedNameProblems } from '../api/names.ts';
@@ -158,6 +159,17 @@ export const checkChangeDetectionStrategy: Check<string> = (c, errors) => {
   if (!(CHANGE_DETECTION_STRATEGIES as readonly string[]).includes(c.value)) {
     errors.push(
       `${c.label}: ${JSON.stringify(c.value)} is not a change detection strategy (want ${CHANGE_DETECTION_STRATEGIES.map((s) => `"${s}"`).join(', ')})`,
+    );
+  }
+};
+
+/** `--vmodule`: klog's `pattern=N,...` (parseVmodule's rule; its message names the entry). */
+export const checkVmodule: Check<string> = (c, errors) => {
+  try {
+    parseVmodule(c.value);
+  } catch (err) {
+    errors.push(
+      `${c.label}: ${err instanceof Error ? err.message.replace(/^--vmodule: /, '') : String(err)}`,
     );
   }
 };

@@ -92,7 +92,7 @@ void describe('text format: klog header and structured fields', () => {
       assert.match(String(new Error('e').stack), /^hooked/);
     } finally {
       if (before) Object.defineProperty(Error, 'prepareStackTrace', before);
-      else delete Error.prepareStackTrace;
+      else Reflect.deleteProperty(Error, 'prepareStackTrace');
     }
   });
 

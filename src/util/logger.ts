@@ -145,7 +145,7 @@ function callerOf(fn: (...args: never[]) => unknown): Caller {
   Error.captureStackTrace(holder, fn);
   const caller = holder.stack;
   if (prepare) Object.defineProperty(Error, 'prepareStackTrace', prepare);
-  else delete Error.prepareStackTrace;
+  else Reflect.deleteProperty(Error, 'prepareStackTrace');
   Error.stackTraceLimit = limit;
   return typeof caller === 'object' && caller !== null ? (caller as Caller) : { file: '???', line: 1 };
 }

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { mountsUnder } from '../../src/volume/mounts.ts';
 import { localDeviceMountDir, podDeviceDir, podPvDir } from '../../src/volume/pv-plugins.ts';
-import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
+import { IMAGE, containersOf, setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { kubectlFor } from '../kit/kubectl.ts';
@@ -304,6 +304,38 @@ spec:
       (await podMounts(uid)).length === 0 ? true : undefined,
     );
     assert.equal(await readFile(join(localDir, 'f'), 'utf8'), 'from-writer\n', 'the PV data stays');
+  });
+
+  it('a pod deleted while the kubelet is down: after a restart its containers stop and its mount and dir are gone', async (t) => {
+    const uid = await createPod('orphan', 'local', 'while true; do date > /data/orphan; sleep 1; done', {
+      restartPolicy: 'Always',
+    });
+    await phaseOf('orphan', 'Running');
+    assert.equal((await podMounts(uid)).length, 1);
+
+    kubelet?.child.kill('SIGKILL');
+    await kubelet?.stop();
+    // With its kubelet down the API server forgets the pod at once; containerd still runs it.
+    await ok(['delete', 'pod', 'orphan', '--grace-period=0', '--force']);
+    assert.ok((await containersOf(e(), uid)).length > 0, 'the container outlived its kubelet');
+    const restarted = Date.now();
+    await startKubelet();
+    await eventually(
+      'the orphan’s containers, mount and directory gone',
+      async () => {
+        if ((await containersOf(e(), uid)).some((c) => c.state === 'CONTAINER_RUNNING')) return undefined;
+        if ((await podMounts(uid)).length > 0) return undefined;
+        return (await stat(join(e().rootDir, 'pods', uid)).then(
+          () => false,
+          () => true,
+        ))
+          ? true
+          : undefined;
+      },
+      60_000,
+    );
+    t.diagnostic(`cleaned up ${Date.now() - restarted} ms after the restart`);
+    assert.ok((await readFile(join(localDir, 'orphan'), 'utf8')).length > 0, 'the PV data stays');
   });
 
   it('mounts a hostPath PV (DirectoryOrCreate)', async () => {

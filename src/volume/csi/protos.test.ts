@@ -29,7 +29,10 @@ describe('the CSI and plugin-registration protos', () => {
     const req = {
       volumeId: 'v1',
       targetPath: '/t',
-      volumeCapability: { mount: { fsType: 'ext4', mountFlags: ['ro'] }, accessMode: { mode: 'SINGLE_NODE_WRITER' } },
+      volumeCapability: {
+        mount: { fsType: 'ext4', mountFlags: ['ro'] },
+        accessMode: { mode: 'SINGLE_NODE_WRITER' },
+      },
       volumeContext: { a: 'b' },
       readonly: true,
     };

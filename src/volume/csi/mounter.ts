@@ -424,7 +424,7 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
 
       if (data.volumeLifecycleMode !== 'Persistent') return;
       const staging = deviceMountPath(opts.rootDir, data.specVolID);
-      if (await publishedElsewhere(opts.rootDir, data)) {
+      if (await publishedElsewhere(opts.rootDir, data, vlog)) {
         vlog.debug('CSI volume still published for another pod: not unstaged', {
           volumeHandle: data.volumeHandle,
         });
@@ -444,18 +444,35 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
   };
 }
 
-/** Whether any pod's CSI volume dir still holds a vol_data.json for the same driver and volume. */
-async function publishedElsewhere(rootDir: string, data: PodVolumeData): Promise<boolean> {
-  const pods = path.join(rootDir, 'pods');
-  const uids = await readdir(pods).catch((err: unknown) => {
-    if (errnoCode(err) === 'ENOENT') return [] as string[];
+/** The names in `dir`; none when it does not exist (or is not a dir). */
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw err;
-  });
-  for (const uid of uids) {
+  }
+}
+
+/** Whether any pod's CSI volume dir still holds a vol_data.json for the same driver and volume. */
+async function publishedElsewhere(rootDir: string, data: PodVolumeData, log: Logger): Promise<boolean> {
+  const pods = path.join(rootDir, 'pods');
+  for (const uid of await namesIn(pods)) {
     const dir = path.join(pods, uid, 'volumes', 'kubernetes.io~csi');
-    const vols = await readdir(dir).catch(() => [] as string[]);
-    for (const v of vols) {
-      const other = await readJson<PodVolumeData>(path.join(dir, v, VOL_DATA_FILE)).catch(() => undefined);
+    for (const v of await namesIn(dir)) {
+      const file = path.join(dir, v, VOL_DATA_FILE);
+      let other: PodVolumeData | undefined;
+      try {
+        other = await readJson<PodVolumeData>(file);
+      } catch (err) {
+        // Unreadable: it cannot tell; counted as a publication so the volume stays staged.
+        log.warn('cannot read a CSI volume data file; keeping the volume staged', {
+          file,
+          error: describeError(err),
+        });
+        return true;
+      }
       if (other && other.driverName === data.driverName && other.volumeHandle === data.volumeHandle)
         return true;
     }

@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { nullLogger } from '../../util/logger.ts';
-import { startHostPathDriver, type HostPathDriver, type HostPathDriverOptions } from '../../../test/kit/csi-hostpath/driver.ts';
+import {
+  startHostPathDriver,
+  type HostPathDriver,
+  type HostPathDriverOptions,
+} from '../../../test/kit/csi-hostpath/driver.ts';
 import { ANNOTATION_NODE_ID, createCsi, type Csi } from './index.ts';
 import { fakeNodeApi, fixtureSockets, type FakeNodeApi } from './testing.ts';
 
@@ -68,14 +72,26 @@ describe('CSI plugin registration through plugins_registry', () => {
     );
     assert.deepEqual(d.registrationStatuses, [{ pluginRegistered: true, error: '' }]);
     assert.equal(csi.drivers.get(DRIVER)?.endpoint, d.options.csiSocket);
-    assert.deepEqual(csi.watcher.registered().map((p) => p.name), [DRIVER]);
+    assert.deepEqual(
+      csi.watcher.registered().map((p) => p.name),
+      [DRIVER],
+    );
     const csiNode = fake.csiNode();
     assert.ok(csiNode);
-    assert.deepEqual(csiNode.metadata.ownerReferences, [{ apiVersion: 'v1', kind: 'Node', name: NODE, uid: 'node-uid-1' }]);
-    assert.deepEqual(csiNode.spec.drivers, [
-      { name: DRIVER, nodeID: 'fixture-node-a', topologyKeys: ['topology.example.com/zone'], allocatable: { count: 7 } },
+    assert.deepEqual(csiNode.metadata.ownerReferences, [
+      { apiVersion: 'v1', kind: 'Node', name: NODE, uid: 'node-uid-1' },
     ]);
-    assert.deepEqual(JSON.parse(fake.node().metadata.annotations?.[ANNOTATION_NODE_ID] ?? '{}'), { [DRIVER]: 'fixture-node-a' });
+    assert.deepEqual(csiNode.spec.drivers, [
+      {
+        name: DRIVER,
+        nodeID: 'fixture-node-a',
+        topologyKeys: ['topology.example.com/zone'],
+        allocatable: { count: 7 },
+      },
+    ]);
+    assert.deepEqual(JSON.parse(fake.node().metadata.annotations?.[ANNOTATION_NODE_ID] ?? '{}'), {
+      [DRIVER]: 'fixture-node-a',
+    });
     assert.equal(fake.node().metadata.labels?.['topology.example.com/zone'], 'z1');
     assert.deepEqual(events, []);
   });
@@ -102,13 +118,19 @@ describe('CSI plugin registration through plugins_registry', () => {
     assert.equal(csi.drivers.get(DRIVER), undefined);
     assert.equal(d.callsOf('NodeGetInfo').length, 0);
     assert.equal(events.length, 1);
-    assert.match(events[0] ?? '', new RegExp(`^Warning FailedPluginRegistration plugin ${DRIVER} at .*-reg\\.sock: `));
+    assert.match(
+      events[0] ?? '',
+      new RegExp(`^Warning FailedPluginRegistration plugin ${DRIVER} at .*-reg\\.sock: `),
+    );
   });
 
   it('refuses a plugin of a type without a handler', async () => {
     const d = await driver({ pluginType: 'DevicePlugin' });
     await csi.watcher.reconcileNow();
-    assert.match(d.registrationStatuses[0]?.error ?? '', /no handler registered for plugin type: DevicePlugin/);
+    assert.match(
+      d.registrationStatuses[0]?.error ?? '',
+      /no handler registered for plugin type: DevicePlugin/,
+    );
   });
 
   it('ends a hung NodeGetInfo at its deadline: registration fails, the driver is not kept, the plugin is told', async () => {
@@ -137,6 +159,21 @@ describe('CSI plugin registration through plugins_registry', () => {
     assert.deepEqual(
       d.registrationStatuses.map((s) => s.pluginRegistered),
       [false, true],
+    );
+  });
+
+  it('registers a driver again when its registration socket is re-created (a registrar restart)', async () => {
+    const d = await driver();
+    await csi.watcher.reconcileNow();
+    await d.close();
+    drivers.length = 0;
+    const again = await driver({ nodeId: 'fixture-node-a2' });
+    await csi.watcher.reconcileNow(); // the old registration goes
+    await csi.watcher.reconcileNow(); // the new socket registers
+    assert.deepEqual(again.registrationStatuses, [{ pluginRegistered: true, error: '' }]);
+    assert.deepEqual(
+      fake.csiNode()?.spec.drivers?.map((x) => x.nodeID),
+      ['fixture-node-a2'],
     );
   });
 });

@@ -12,7 +12,14 @@ import { pluginsRegistryDir } from './paths.ts';
 
 export interface FakeNodeApi {
   api: FakeApi;
-  node(): { metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string> } };
+  node(): {
+    metadata: {
+      name: string;
+      uid: string;
+      labels?: Record<string, string>;
+      annotations?: Record<string, string>;
+    };
+  };
   csiNode(): CSINode | undefined;
   csiDrivers: Map<string, object>;
 }
@@ -33,7 +40,10 @@ export function fakeNodeApi(nodeName: string): FakeNodeApi {
   api.respond('GET', csiNodePath, () => csiNode ?? apiError(404, 'NotFound'));
   api.respond('POST', '/apis/storage.k8s.io/v1/csinodes', (req: ApiRequest) => {
     if (csiNode) return apiError(409, 'AlreadyExists');
-    csiNode = { ...(req.body as CSINode), metadata: { ...(req.body as CSINode).metadata, resourceVersion: String(rv++) } };
+    csiNode = {
+      ...(req.body as CSINode),
+      metadata: { ...(req.body as CSINode).metadata, resourceVersion: String(rv++) },
+    };
     return csiNode;
   });
   api.respond('PUT', csiNodePath, (req: ApiRequest) => {
@@ -51,7 +61,10 @@ export function fakeNodeApi(nodeName: string): FakeNodeApi {
 }
 
 /** Where a node-driver-registrar would put the fixture's sockets under `rootDir`. */
-export function fixtureSockets(rootDir: string, driver: string): { csiSocket: string; registrationSocket: string } {
+export function fixtureSockets(
+  rootDir: string,
+  driver: string,
+): { csiSocket: string; registrationSocket: string } {
   return {
     csiSocket: path.join(rootDir, 'plugins', driver, 'csi.sock'),
     registrationSocket: path.join(pluginsRegistryDir(rootDir), `${driver}-reg.sock`),

@@ -90,8 +90,19 @@ async function isMountPoint(p: string): Promise<boolean> {
   }
 }
 
-function grpcError(code: number, details: string): { code: number; details: string } {
-  return { code, details };
+/** A gRPC status the fixture answers with (thrown by a handler). */
+class GrpcStatusError extends Error {
+  readonly code: number;
+  readonly details: string;
+  constructor(code: number, details: string) {
+    super(details);
+    this.code = code;
+    this.details = details;
+  }
+}
+
+function grpcError(code: number, details: string): GrpcStatusError {
+  return new GrpcStatusError(code, details);
 }
 
 async function serve(
@@ -196,7 +207,9 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       const target = str(req, 'targetPath');
       if (!req.volumeCapability) throw grpcError(GrpcStatus.INVALID_ARGUMENT, 'volume capability missing');
       const staging = typeof req.stagingTargetPath === 'string' ? req.stagingTargetPath : '';
-      if ((options.stageUnstage ?? true) && !staging)
+      const context = (req.volumeContext ?? {}) as Record<string, string>;
+      const ephemeral = context['csi.storage.k8s.io/ephemeral'] === 'true';
+      if ((options.stageUnstage ?? true) && !staging && !ephemeral)
         throw grpcError(GrpcStatus.FAILED_PRECONDITION, 'staging target path missing for a staging driver');
       await mkdir(volumeDir(id), { recursive: true });
       if (mode === 'bind') {

@@ -1,5 +1,5 @@
 /**
- * Regenerates src/volume/csi/proto/csi.proto, the CSI spec's gRPC API, from the Kubernetes 1.20.2
+ * Regenerates src/volume/csi/csi.proto, the CSI spec's gRPC API, from the Kubernetes 1.20.2
  * source tree the test bed unpacks. Upstream counterpart: none in the kubelet, which links the
  * generated Go package vendor/github.com/container-storage-interface/spec/lib/go/csi (spec v1.2.0,
  * vendor/modules.txt); the spec repository's csi.proto is not on this machine, but csi.pb.go embeds
@@ -20,15 +20,7 @@ import { createRequire } from 'node:module';
 /** Where the bed unpacks the Kubernetes source (test/harness/build.ts). */
 export const BED_KUBERNETES_SRC = '/var/cache/tskubelet-bed/src/kubernetes-1.20.2';
 export const CSI_PB_GO = 'vendor/github.com/container-storage-interface/spec/lib/go/csi/csi.pb.go';
-export const CSI_PROTO_OUT = path.join(
-  import.meta.dirname,
-  '..',
-  'src',
-  'volume',
-  'csi',
-  'proto',
-  'csi.proto',
-);
+export const CSI_PROTO_OUT = path.join(import.meta.dirname, '..', 'src', 'volume', 'csi', 'csi.proto');
 
 interface FieldDesc {
   name: string;

@@ -14,7 +14,8 @@ import type { NodeEventSink } from '../../api/events.ts';
 import type { Logger } from '../../util/logger.ts';
 import { createCsiClient } from './csi-client.ts';
 import { createDriverStore, type DriverStore } from './drivers.ts';
-import { createCsiMounter, type CsiDriverSpec, type CsiMounter } from './mounter.ts';
+import { createCsiMounter, type CsiMounter } from './mounter.ts';
+import type { CsiDriverSpec } from './volume-types.ts';
 import { createNodeInfoManager } from './node-info.ts';
 import { pluginsRegistryDir } from './paths.ts';
 import { createPluginWatcher, type PluginWatcher } from './plugin-watcher.ts';
@@ -28,18 +29,18 @@ export {
   type RegisteredDriver,
 } from './drivers.ts';
 export { PluginCallError, isPluginCallError } from './grpc-unix.ts';
+export type { CsiMounter } from './mounter.ts';
 export {
   CsiVolumeError,
   isCsiVolumeError,
   type CsiDriverSpec,
   type CsiInlineSource,
-  type CsiMounter,
   type CsiPersistentSource,
   type CsiPodRef,
   type CsiStep,
   type CsiVolume,
   type SecretRef,
-} from './mounter.ts';
+} from './volume-types.ts';
 export { ANNOTATION_NODE_ID, type CSINode, type CSINodeDriver, type NodeInfoManager } from './node-info.ts';
 export {
   attachmentName,

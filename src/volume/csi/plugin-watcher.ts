@@ -36,8 +36,11 @@ const MAX_DEPTH = 4;
 export interface PluginHandler {
   /** Rejects a plugin before registration (the message goes back to the plugin). */
   validatePlugin(name: string, endpoint: string, versions: string[]): Promise<void>;
-  /** Makes the plugin usable; a rejection is reported to the plugin as a failed registration. */
-  registerPlugin(name: string, endpoint: string, versions: string[]): Promise<void>;
+  /**
+   * Makes the plugin usable; a rejection is reported to the plugin as a failed registration.
+   * `signal` aborts when the watcher stops (the kubelet shuts down).
+   */
+  registerPlugin(name: string, endpoint: string, versions: string[], signal: AbortSignal): Promise<void>;
   /** The plugin's socket went away. Never rejects (failures are the handler's to log). */
   deregisterPlugin(name: string): Promise<void>;
 }
@@ -132,6 +135,8 @@ export function createPluginWatcher(opts: PluginWatcherOptions): PluginWatcher {
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
+  /** Aborted by stop(): operations in flight end at once instead of at their deadlines. */
+  const stopping = new AbortController();
   let scanning: Promise<void> | undefined;
   let rescan = false;
 
@@ -149,7 +154,7 @@ export function createPluginWatcher(opts: PluginWatcherOptions): PluginWatcher {
       'plugin registration NotifyRegistrationStatus',
       REGISTRATION_PROTO.method('pluginregistration.Registration', 'NotifyRegistrationStatus'),
       status,
-      { timeoutMs: notifyMs },
+      { timeoutMs: notifyMs, signal: stopping.signal },
     );
     log.debug('plugin notified of its registration', { socket, ...status });
   }
@@ -169,7 +174,7 @@ export function createPluginWatcher(opts: PluginWatcherOptions): PluginWatcher {
         'plugin registration GetInfo',
         REGISTRATION_PROTO.method('pluginregistration.Registration', 'GetInfo'),
         {},
-        { timeoutMs: infoMs },
+        { timeoutMs: infoMs, signal: stopping.signal },
       );
       name = info.name;
       const handler = opts.handlers[info.type];
@@ -194,7 +199,7 @@ export function createPluginWatcher(opts: PluginWatcherOptions): PluginWatcher {
       // Recorded before the handler runs, as upstream: a delete during registration deregisters.
       registered.set(socket, { socket, type: info.type, name: info.name, endpoint, stamp, handler });
       try {
-        await handler.registerPlugin(info.name, endpoint, versions);
+        await handler.registerPlugin(info.name, endpoint, versions, stopping.signal);
       } catch (err) {
         registered.delete(socket);
         return await refuse(
@@ -317,6 +322,7 @@ export function createPluginWatcher(opts: PluginWatcherOptions): PluginWatcher {
       stopped = true;
       watcher?.close();
       if (timer) clearInterval(timer);
+      stopping.abort(new Error('the plugin watcher stopped'));
       await scanning;
       await Promise.all(inFlight.values());
     },

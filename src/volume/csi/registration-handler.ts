@@ -75,14 +75,14 @@ export function createCsiRegistrationHandler(opts: CsiRegistrationOptions): Plug
       return Promise.resolve();
     },
 
-    async registerPlugin(name, endpoint, versions) {
+    async registerPlugin(name, endpoint, versions, signal) {
       log.info('registering a new CSI driver', { driver: name, endpoint });
       const highest = validateVersions('RegisterPlugin', name, versions);
       opts.drivers.set({ name, endpoint, highestSupportedVersion: highest });
       try {
         const info = await opts
           .clientFor(endpoint, name)
-          .nodeGetInfo({ timeoutMs: opts.nodeGetInfoTimeoutMs ?? CSI_TIMEOUT_MS });
+          .nodeGetInfo({ timeoutMs: opts.nodeGetInfoTimeoutMs ?? CSI_TIMEOUT_MS, signal });
         await opts.nodeInfo?.installDriver(
           name,
           info.nodeId,

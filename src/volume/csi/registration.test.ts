@@ -176,4 +176,27 @@ describe('CSI plugin registration through plugins_registry', () => {
       ['fixture-node-a2'],
     );
   });
+
+  it('stops at once with a registration hung in NodeGetInfo, without waiting for its deadline', async () => {
+    const slow = createCsi({
+      rootDir: root,
+      nodeName: NODE,
+      api: fake.api,
+      logger: nullLogger,
+      nodeEvent: () => undefined,
+      reconcilePeriodMs: 60_000,
+      callTimeoutMs: 60_000,
+    });
+    await csi.stop();
+    const d = await driver();
+    d.behaviour.hang.add('NodeGetInfo');
+    await slow.start(new AbortController().signal);
+    const pending = slow.watcher.reconcileNow();
+    while (d.callsOf('NodeGetInfo').length === 0) await new Promise((r) => setTimeout(r, 20));
+    const started = performance.now();
+    await slow.stop();
+    await pending;
+    assert.ok(performance.now() - started < 2_000, 'stopped before the 60 s deadline');
+    assert.equal(slow.drivers.get(DRIVER), undefined);
+  });
 });

@@ -242,13 +242,11 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
       void shutdown?.start(stopSignal.signal);
       oomWatcher.start();
       // Upstream starts the plugin manager with the kubelet's other runtime-dependent modules.
-      csi
-        .start(stopSignal.signal)
-        .catch((err: unknown) =>
-          log.error('CSI plugin watcher failed to start; no CSI driver can register', {
-            error: describeError(err),
-          }),
-        );
+      csi.start(stopSignal.signal).catch((err: unknown) =>
+        log.error('CSI plugin watcher failed to start; no CSI driver can register', {
+          error: describeError(err),
+        }),
+      );
       loopDone = loop.run();
       // The sync loop syncs the pod, whatever the event. A relist emits a pod's events one after
       // another without yielding (a new pod: its sandbox and its containers started): one sync

@@ -4,7 +4,13 @@
  * (upstream csiTimeout, 2 minutes, unless the caller gives a shorter one).
  */
 import { CSI_PROTO } from './protos.ts';
-import type { NodeCapability, NodeInfo, NodePublishRequest, NodeStageRequest } from './protos.ts';
+import type {
+  NodeCapability,
+  NodeInfo,
+  NodePublishRequest,
+  NodeStageRequest,
+  VolumeUsage,
+} from './protos.ts';
 import { unaryCall } from './grpc-unix.ts';
 
 /** Upstream csi_plugin.go csiTimeout: the deadline of every CSI call the kubelet makes. */
@@ -27,6 +33,13 @@ export interface CsiClient {
   nodeUnstageVolume(volumeId: string, stagingTargetPath: string, opts?: CsiCallOptions): Promise<void>;
   nodePublishVolume(req: NodePublishRequest, opts?: CsiCallOptions): Promise<void>;
   nodeUnpublishVolume(volumeId: string, targetPath: string, opts?: CsiCallOptions): Promise<void>;
+  /** Usage of a published volume (upstream csi_metrics.go; the driver needs GET_VOLUME_STATS). */
+  nodeGetVolumeStats(
+    volumeId: string,
+    volumePath: string,
+    stagingTargetPath: string,
+    opts?: CsiCallOptions,
+  ): Promise<VolumeUsage[]>;
 }
 
 interface CapabilitiesResponse {
@@ -69,6 +82,15 @@ export function createCsiClient(endpoint: string, driverName: string): CsiClient
     },
     async nodeUnpublishVolume(volumeId, targetPath, opts) {
       await call('Node', 'NodeUnpublishVolume', { volumeId, targetPath }, opts);
+    },
+    async nodeGetVolumeStats(volumeId, volumePath, stagingTargetPath, opts) {
+      const res = await call<{ usage?: VolumeUsage[] }>(
+        'Node',
+        'NodeGetVolumeStats',
+        { volumeId, volumePath, stagingTargetPath },
+        opts,
+      );
+      return res.usage ?? [];
     },
   };
 }

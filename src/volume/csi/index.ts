@@ -22,6 +22,7 @@ import { createPluginWatcher, type PluginWatcher } from './plugin-watcher.ts';
 import { CSI_PLUGIN_TYPE, createCsiRegistrationHandler } from './registration-handler.ts';
 
 export { CSI_TIMEOUT_MS, createCsiClient, type CsiClient, type CsiCallOptions } from './csi-client.ts';
+export type { VolumeUsage, NodeCapability } from './protos.ts';
 export {
   highestSupportedVersion,
   parseGenericVersion,

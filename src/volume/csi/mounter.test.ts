@@ -14,6 +14,7 @@ import {
 } from '../../../test/kit/csi-hostpath/driver.ts';
 import {
   createCsi,
+  createCsiClient,
   deviceMountPath,
   ephemeralVolumeHandle,
   isCsiVolumeError,
@@ -312,5 +313,18 @@ describe('the CSI mounter', () => {
     await csi.mounter.tearDown(POD.uid, 'gone');
     assert.deepEqual(d.calls, []);
     assert.equal(existsSync(path.dirname(target)), false);
+  });
+
+  it("reads a published volume's usage with NodeGetVolumeStats (bytes and inodes)", async () => {
+    await setup({ volumeStats: true });
+    const target = await csi.mounter.setUp(POD, pv());
+    const d0 = csi.drivers.get(DRIVER);
+    assert.ok(d0);
+    const usage = await createCsiClient(d0.endpoint, DRIVER).nodeGetVolumeStats('handle-pv-1', target, '');
+    assert.deepEqual(
+      usage.map((u) => u.unit),
+      ['BYTES', 'INODES'],
+    );
+    assert.ok((usage[0]?.total ?? 0) > 0);
   });
 });

@@ -95,3 +95,11 @@ export interface NodePublishRequest {
   secrets: Record<string, string>;
   volumeContext: Record<string, string>;
 }
+
+/** csi.v1.VolumeUsage (bytes or inodes). */
+export interface VolumeUsage {
+  available: number;
+  total: number;
+  used: number;
+  unit: 'UNKNOWN' | 'BYTES' | 'INODES';
+}

@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdir, readlink, rm, rmdir, stat, symlink, unlink } from 'node:fs/promises';
+import { mkdir, readlink, rm, rmdir, stat, statfs, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
   Server,
@@ -46,6 +46,8 @@ export interface HostPathDriverOptions {
   nodeId: string;
   /** Advertise STAGE_UNSTAGE_VOLUME (default true). */
   stageUnstage?: boolean;
+  /** Advertise GET_VOLUME_STATS and answer NodeGetVolumeStats from statfs (default false). */
+  volumeStats?: boolean;
   maxVolumesPerNode?: number;
   topology?: Record<string, string>;
   /** GetInfo's supported_versions (default ['1.0.0']). */
@@ -180,7 +182,10 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       ...(options.topology ? { accessibleTopology: { segments: options.topology } } : {}),
     })),
     NodeGetCapabilities: method('Node', 'NodeGetCapabilities', () => ({
-      capabilities: (options.stageUnstage ?? true) ? [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }] : [],
+      capabilities: [
+        ...((options.stageUnstage ?? true) ? [{ rpc: { type: 'STAGE_UNSTAGE_VOLUME' } }] : []),
+        ...(options.volumeStats ? [{ rpc: { type: 'GET_VOLUME_STATS' } }] : []),
+      ],
     })),
     NodeStageVolume: method('Node', 'NodeStageVolume', async (req) => {
       const id = str(req, 'volumeId');
@@ -240,8 +245,24 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       }
       return {};
     }),
-    NodeGetVolumeStats: method('Node', 'NodeGetVolumeStats', () => {
-      throw grpcError(GrpcStatus.UNIMPLEMENTED, 'no GET_VOLUME_STATS');
+    NodeGetVolumeStats: method('Node', 'NodeGetVolumeStats', async (req) => {
+      if (!options.volumeStats) throw grpcError(GrpcStatus.UNIMPLEMENTED, 'no GET_VOLUME_STATS');
+      const id = str(req, 'volumeId');
+      str(req, 'volumePath');
+      const fs = await statfs(volumeDir(id)).catch(() => {
+        throw grpcError(GrpcStatus.NOT_FOUND, `volume ${id} not found`);
+      });
+      return {
+        usage: [
+          {
+            unit: 'BYTES',
+            total: fs.blocks * fs.bsize,
+            available: fs.bavail * fs.bsize,
+            used: (fs.blocks - fs.bfree) * fs.bsize,
+          },
+          { unit: 'INODES', total: fs.files, available: fs.ffree, used: fs.files - fs.ffree },
+        ],
+      };
     }),
     NodeExpandVolume: method('Node', 'NodeExpandVolume', () => {
       throw grpcError(GrpcStatus.UNIMPLEMENTED, 'no EXPAND_VOLUME');

@@ -32,6 +32,11 @@ export {
 export { PluginCallError, isPluginCallError } from './grpc-unix.ts';
 export type { CsiMounter } from './mounter.ts';
 export {
+  csiVolumeFromPersistentVolume,
+  csiVolumeFromPodVolume,
+  type PersistentVolumeLike,
+} from './from-api.ts';
+export {
   CsiVolumeError,
   isCsiVolumeError,
   type CsiDriverSpec,

@@ -29,7 +29,7 @@ import { csiPackageDefinition, registrationPackageDefinition } from '../../../sr
 const exec = promisify(execFile);
 
 export interface DriverCall {
-  service: 'Identity' | 'Node' | 'Registration';
+  service: 'Identity' | 'Node' | 'Controller' | 'Registration';
   method: string;
   request: Record<string, unknown>;
 }
@@ -56,6 +56,8 @@ export interface HostPathDriverOptions {
   pluginType?: string;
   /** How volumes are made visible (default `bind` as root, else `symlink`). */
   mode?: 'bind' | 'symlink';
+  /** Also serve the Controller service (CreateVolume/DeleteVolume), for the provisioner path. */
+  controller?: boolean;
 }
 
 /** Per-method misbehaviour, changeable while the driver runs. */
@@ -171,7 +173,9 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       name: options.name,
       vendorVersion: '0.1.0-fixture',
     })),
-    GetPluginCapabilities: method('Identity', 'GetPluginCapabilities', () => ({ capabilities: [] })),
+    GetPluginCapabilities: method('Identity', 'GetPluginCapabilities', () => ({
+      capabilities: options.controller ? [{ service: { type: 'CONTROLLER_SERVICE' } }] : [],
+    })),
     Probe: method('Identity', 'Probe', () => ({ ready: { value: true } })),
   };
 
@@ -269,10 +273,45 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
     }),
   };
 
+  /** Controller: volumes are directories named after the request (CreateVolume is idempotent by name). */
+  const controller: UntypedServiceImplementation = {
+    ControllerGetCapabilities: method('Controller', 'ControllerGetCapabilities', () => ({
+      capabilities: [{ rpc: { type: 'CREATE_DELETE_VOLUME' } }],
+    })),
+    CreateVolume: method('Controller', 'CreateVolume', async (req) => {
+      const name = str(req, 'name');
+      const range = (req.capacityRange ?? {}) as { requiredBytes?: number };
+      await mkdir(volumeDir(name), { recursive: true });
+      return {
+        volume: {
+          volumeId: name,
+          capacityBytes: range.requiredBytes ?? 0,
+          volumeContext: {},
+          ...(options.topology ? { accessibleTopology: [{ segments: options.topology }] } : {}),
+        },
+      };
+    }),
+    DeleteVolume: method('Controller', 'DeleteVolume', async (req) => {
+      await rm(volumeDir(str(req, 'volumeId')), { recursive: true, force: true });
+      return {};
+    }),
+    ValidateVolumeCapabilities: method('Controller', 'ValidateVolumeCapabilities', (req) => ({
+      confirmed: { volumeCapabilities: req.volumeCapabilities },
+    })),
+  };
+
   const csiDef = csiPackageDefinition();
   const csiServer = await serve(options.csiSocket, [
     [csiDef['csi.v1.Identity'] as ServiceDefinition, identity],
     [csiDef['csi.v1.Node'] as ServiceDefinition, node],
+    ...(options.controller
+      ? [
+          [csiDef['csi.v1.Controller'] as ServiceDefinition, controller] as [
+            ServiceDefinition,
+            UntypedServiceImplementation,
+          ],
+        ]
+      : []),
   ]);
 
   let regServer: Server | undefined;

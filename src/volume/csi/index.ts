@@ -102,7 +102,6 @@ export function createCsi(opts: CsiOptions): Csi {
       : {}),
     clientFor,
     logger: opts.logger,
-    nodeEvent: opts.nodeEvent,
     ...(opts.callTimeoutMs !== undefined ? { nodeGetInfoTimeoutMs: opts.callTimeoutMs } : {}),
   });
   const watcher = createPluginWatcher({

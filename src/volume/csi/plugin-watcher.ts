@@ -41,7 +41,7 @@ export interface PluginHandler {
    * `signal` aborts when the watcher stops (the kubelet shuts down).
    */
   registerPlugin(name: string, endpoint: string, versions: string[], signal: AbortSignal): Promise<void>;
-  /** The plugin's socket went away. Never rejects (failures are the handler's to log). */
+  /** The plugin's socket went away; a rejection is logged and recorded as a Node event. */
   deregisterPlugin(name: string): Promise<void>;
 }
 
@@ -140,13 +140,15 @@ export function createPluginWatcher(opts: PluginWatcherOptions): PluginWatcher {
   let scanning: Promise<void> | undefined;
   let rescan = false;
 
-  const fail = (socket: string, name: string | undefined, message: string): void => {
-    log.error('plugin registration failed', { socket, plugin: name, error: message });
-    opts.nodeEvent(
-      'Warning',
-      'FailedPluginRegistration',
-      `${name ? `plugin ${name} ` : ''}at ${socket}: ${message}`,
-    );
+  const fail = (
+    socket: string,
+    name: string | undefined,
+    message: string,
+    reason = 'FailedPluginRegistration',
+  ): void => {
+    const what = reason === 'FailedPluginRegistration' ? 'registration' : 'deregistration';
+    log.error(`plugin ${what} failed`, { socket, plugin: name, error: message });
+    opts.nodeEvent('Warning', reason, `${name ? `plugin ${name} ` : ''}at ${socket}: ${message}`);
   };
 
   async function notify(conn: PluginConnection, socket: string, status: RegistrationStatus): Promise<void> {
@@ -229,7 +231,11 @@ export function createPluginWatcher(opts: PluginWatcherOptions): PluginWatcher {
   async function deregister(p: Registered): Promise<void> {
     registered.delete(p.socket);
     log.info('plugin deregistered: its socket is gone or was replaced', { socket: p.socket, plugin: p.name });
-    await p.handler.deregisterPlugin(p.name);
+    try {
+      await p.handler.deregisterPlugin(p.name);
+    } catch (err) {
+      fail(p.socket, p.name, `DeRegisterPlugin error -- ${describeError(err)}`, 'FailedPluginDeregistration');
+    }
   }
 
   function run(socket: string, op: () => Promise<void>): void {

@@ -4,9 +4,8 @@
  * versions (a 1.x, not lower than an already registered driver of the same name's); registration
  * stores the driver, asks it NodeGetInfo (csiTimeout) and installs it on the node (CSINode, the
  * node-ID annotation, topology labels); a failure there unregisters it again. Deregistration removes
- * it from the store and uninstalls it (failures logged and recorded as a Node event).
+ * it from the store and uninstalls it (a failure goes back to the watcher, which reports it).
  */
-import type { NodeEventSink } from '../../api/events.ts';
 import { KubeletError, describeError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { CSI_TIMEOUT_MS, type CsiClient } from './csi-client.ts';
@@ -23,7 +22,6 @@ export interface CsiRegistrationOptions {
   nodeInfo?: NodeInfoManager;
   clientFor: (endpoint: string, driverName: string) => CsiClient;
   logger: Logger;
-  nodeEvent: NodeEventSink;
   /** NodeGetInfo's deadline (default csiTimeout). */
   nodeGetInfoTimeoutMs?: number;
 }
@@ -103,12 +101,8 @@ export function createCsiRegistrationHandler(opts: CsiRegistrationOptions): Plug
 
     async deregisterPlugin(name) {
       log.info('deregistering the CSI driver', { driver: name });
-      try {
-        await unregister(name);
-      } catch (err) {
-        log.error('CSI driver deregistration failed', { driver: name, error: describeError(err) });
-        opts.nodeEvent('Warning', 'FailedPluginDeregistration', `CSI driver ${name}: ${describeError(err)}`);
-      }
+      // Failures reach the plugin watcher, which logs them with the socket and records a Node event.
+      await unregister(name);
     },
   };
 }

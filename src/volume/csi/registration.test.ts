@@ -199,4 +199,20 @@ describe('CSI plugin registration through plugins_registry', () => {
     assert.ok(performance.now() - started < 2_000, 'stopped before the 60 s deadline');
     assert.equal(slow.drivers.get(DRIVER), undefined);
   });
+
+  it('reports a failed deregistration with the socket and driver in a Node event', async () => {
+    const d = await driver();
+    await csi.watcher.reconcileNow();
+    fake.api.respond('GET', `/apis/storage.k8s.io/v1/csinodes/${NODE}`, new Error('API down'));
+    await rm(d.options.registrationSocket ?? '');
+    await csi.watcher.reconcileNow();
+    assert.equal(csi.drivers.get(DRIVER), undefined);
+    assert.equal(events.length, 1);
+    assert.match(
+      events[0] ?? '',
+      new RegExp(
+        `^Warning FailedPluginDeregistration plugin ${DRIVER} at .*-reg\\.sock: DeRegisterPlugin error -- .*API down`,
+      ),
+    );
+  });
 });

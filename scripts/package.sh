@@ -64,6 +64,7 @@ known_meta=(
   src/runtime/containerd-events/stream.ts # events.proto, task.proto, marker.proto
   src/runtime/cri/grpc-invoker.ts         # api.proto
   src/util/node-http.ts                   # createRequire(import.meta.url): nothing to copy
+  src/volume/csi/protos.ts                # csi.proto, pluginregistration.proto
 )
 mapfile -t found_meta < <(grep -rl --include='*.ts' 'import\.meta' src |
   grep -vE '\.test\.ts$|/testing\.ts$|/fake-[^/]*\.ts$' | sort)

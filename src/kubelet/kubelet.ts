@@ -34,6 +34,7 @@ import { STATE_DIR_NAME, setupDataDirs } from './data-dirs.ts';
 import type { KubeletConfig } from '../config/index.ts';
 import type { Kubelet, KubeletDependencies } from './types.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { describeError } from '../util/errors.ts';
 import { createWhyGatherer } from '../why/index.ts';
 import { noopTimeline } from '../timeline/index.ts';
 
@@ -67,7 +68,7 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
   );
   const cm = deps.containerManager?.enabled ? deps.containerManager : undefined;
   let cgroupsStarted = false;
-  const { volumes, runtime, pleg, probes, statuses } = buildManagers(config, deps, {
+  const { volumes, runtime, pleg, probes, statuses, csi } = buildManagers(config, deps, {
     backoff,
     onProbeChange: (uid) => queue.push({ kind: 'probe', uid }),
     // Only once the container manager started (run, run-once): until then the runtime's default.
@@ -240,6 +241,12 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
       await prepare();
       void shutdown?.start(stopSignal.signal);
       oomWatcher.start();
+      // Upstream starts the plugin manager with the kubelet's other runtime-dependent modules.
+      csi.start(stopSignal.signal).catch((err: unknown) =>
+        log.error('CSI plugin watcher failed to start; no CSI driver can register', {
+          error: describeError(err),
+        }),
+      );
       loopDone = loop.run();
       // The sync loop syncs the pod, whatever the event. A relist emits a pod's events one after
       // another without yielding (a new pod: its sandbox and its containers started): one sync
@@ -303,6 +310,7 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
         await statusSyncer?.stop();
         await housekeeping.idle();
         await oomWatcher.stop();
+        await csi.stop();
         await Promise.all([containerGC.idle(), imageGC.idle(), qos.idle()]);
         await pleg.stop();
         await probes.stop();

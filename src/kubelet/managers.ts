@@ -35,6 +35,7 @@ import {
   type VolumeObjectSource,
 } from '../volume/index.ts';
 import { createProbeManager, type ProbeManager } from '../prober/index.ts';
+import { createCsi, type Csi } from '../volume/csi/index.ts';
 import {
   createContainerGC,
   createImageFsUsage,
@@ -60,6 +61,8 @@ export interface KubeletManagers {
   pleg: Pleg;
   probes: ProbeManager;
   statuses: StatusManager;
+  /** CSI: driver registration through `<root-dir>/plugins_registry` and the CSI volume mounter. */
+  csi: Csi;
 }
 
 /** What the managers need from the kubelet that builds them. */
@@ -126,7 +129,16 @@ export function buildManagers(
       monotonic,
       ...(deps.metrics ? { metrics: deps.metrics.prober } : {}),
     });
-  return { volumes, runtime, pleg, probes, statuses };
+  const csi =
+    given.csi ??
+    createCsi({
+      rootDir: config.rootDir,
+      nodeName: config.nodeName,
+      ...(deps.cluster ? { api: deps.cluster.api } : {}),
+      logger: log,
+      nodeEvent: deps.nodeEvent,
+    });
+  return { volumes, runtime, pleg, probes, statuses, csi };
 }
 
 function defaultRuntime(

@@ -1,0 +1,330 @@
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { nullLogger } from '../../util/logger.ts';
+import { apiError } from '../../api/testing.ts';
+import {
+  startHostPathDriver,
+  type HostPathDriver,
+  type HostPathDriverOptions,
+} from '../../../test/kit/csi-hostpath/driver.ts';
+import {
+  createCsi,
+  createCsiClient,
+  deviceMountPath,
+  ephemeralVolumeHandle,
+  isCsiVolumeError,
+  podVolumeMountPath,
+  type Csi,
+  type CsiPodRef,
+  type CsiVolume,
+} from './index.ts';
+import { fakeNodeApi, fixtureSockets, type FakeNodeApi } from './testing.ts';
+
+const NODE = 'node-a';
+const DRIVER = 'hostpath.csi.example.com';
+const POD: CsiPodRef = { uid: 'uid-1', name: 'db-0', namespace: 'apps', serviceAccountName: 'db' };
+const POD2: CsiPodRef = { uid: 'uid-2', name: 'db-1', namespace: 'apps' };
+
+function pv(name = 'pv-1', extra: Partial<Extract<CsiVolume, { kind: 'persistent' }>> = {}): CsiVolume {
+  return {
+    kind: 'persistent',
+    pvName: name,
+    source: {
+      driver: DRIVER,
+      volumeHandle: `handle-${name}`,
+      fsType: 'ext4',
+      volumeAttributes: { tier: 'gold' },
+    },
+    accessModes: ['ReadWriteOnce'],
+    mountOptions: ['noatime'],
+    readOnly: false,
+    ...extra,
+  };
+}
+
+describe('the CSI mounter', () => {
+  let root: string;
+  let fake: FakeNodeApi;
+  let csi: Csi;
+  let d: HostPathDriver;
+
+  async function setup(extra: Partial<HostPathDriverOptions> = {}): Promise<void> {
+    d = await startHostPathDriver({
+      name: DRIVER,
+      ...fixtureSockets(root, DRIVER),
+      dataDir: path.join(root, 'data'),
+      nodeId: 'fixture-node-a',
+      mode: 'symlink',
+      ...extra,
+    });
+    await csi.watcher.reconcileNow();
+    assert.ok(csi.drivers.get(DRIVER), 'the fixture registered');
+    d.calls.length = 0;
+  }
+
+  beforeEach(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'csi-mnt-'));
+    fake = fakeNodeApi(NODE);
+    // attachRequired: false, so no VolumeAttachment is needed (the host-path driver has no controller).
+    fake.csiDrivers.set(DRIVER, {
+      spec: {
+        attachRequired: false,
+        podInfoOnMount: true,
+        volumeLifecycleModes: ['Persistent', 'Ephemeral'],
+      },
+    });
+    csi = createCsi({
+      rootDir: root,
+      nodeName: NODE,
+      api: fake.api,
+      logger: nullLogger,
+      nodeEvent: () => undefined,
+      reconcilePeriodMs: 60_000,
+      callTimeoutMs: 400,
+    });
+    await csi.start(new AbortController().signal);
+  });
+
+  afterEach(async () => {
+    await csi.stop();
+    await d.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('stages into the PV global mount dir and publishes into the pod volume dir, with pod info on mount', async () => {
+    await setup();
+    const target = await csi.mounter.setUp(POD, pv());
+
+    assert.equal(target, path.join(root, 'pods', 'uid-1', 'volumes', 'kubernetes.io~csi', 'pv-1', 'mount'));
+    assert.deepEqual(
+      d.calls.map((c) => c.method),
+      ['NodeGetCapabilities', 'NodeStageVolume', 'NodePublishVolume'],
+    );
+    const stage = d.callsOf('NodeStageVolume')[0]?.request ?? {};
+    assert.equal(stage.volumeId, 'handle-pv-1');
+    assert.equal(
+      stage.stagingTargetPath,
+      path.join(root, 'plugins', 'kubernetes.io', 'csi', 'pv', 'pv-1', 'globalmount'),
+    );
+    assert.deepEqual(stage.volumeCapability, {
+      mount: { fsType: 'ext4', mountFlags: ['noatime'] },
+      accessMode: { mode: 'SINGLE_NODE_WRITER' },
+      accessType: 'mount',
+    });
+    assert.deepEqual(stage.volumeContext, { tier: 'gold' });
+    const publish = d.callsOf('NodePublishVolume')[0]?.request ?? {};
+    assert.equal(publish.targetPath, target);
+    assert.equal(publish.stagingTargetPath, stage.stagingTargetPath);
+    assert.equal(publish.readonly, false);
+    assert.deepEqual(publish.volumeContext, {
+      tier: 'gold',
+      'csi.storage.k8s.io/pod.name': 'db-0',
+      'csi.storage.k8s.io/pod.namespace': 'apps',
+      'csi.storage.k8s.io/pod.uid': 'uid-1',
+      'csi.storage.k8s.io/serviceAccount.name': 'db',
+      'csi.storage.k8s.io/ephemeral': 'false',
+    });
+    assert.equal(await readlink(target), path.join(root, 'data', 'handle-pv-1'));
+    const volData = JSON.parse(
+      await readFile(path.join(path.dirname(target), 'vol_data.json'), 'utf8'),
+    ) as Record<string, string>;
+    assert.equal(volData.driverName, DRIVER);
+    assert.equal(volData.volumeHandle, 'handle-pv-1');
+  });
+
+  it('passes no pod info when the CSIDriver does not ask for it', async () => {
+    fake.csiDrivers.set(DRIVER, { spec: { attachRequired: false } });
+    await setup();
+    await csi.mounter.setUp(POD, pv());
+    assert.deepEqual(d.callsOf('NodePublishVolume')[0]?.request.volumeContext, { tier: 'gold' });
+  });
+
+  it('tears down: unpublishes, and unstages only when the last pod on the node has unpublished the volume', async () => {
+    await setup();
+    const t1 = await csi.mounter.setUp(POD, pv());
+    const t2 = await csi.mounter.setUp(POD2, pv());
+    d.calls.length = 0;
+
+    await csi.mounter.tearDown(POD.uid, 'pv-1');
+    assert.deepEqual(
+      d.calls.map((c) => c.method),
+      ['NodeUnpublishVolume'],
+    );
+    assert.equal(d.callsOf('NodeUnpublishVolume')[0]?.request.targetPath, t1);
+    assert.equal(existsSync(path.dirname(t1)), false, 'the pod volume dir is removed');
+    assert.equal(existsSync(deviceMountPath(root, 'pv-1')), true, 'still staged for the other pod');
+
+    await csi.mounter.tearDown(POD2.uid, 'pv-1');
+    assert.deepEqual(
+      d.calls.map((c) => c.method),
+      ['NodeUnpublishVolume', 'NodeUnpublishVolume', 'NodeGetCapabilities', 'NodeUnstageVolume'],
+    );
+    assert.equal(d.callsOf('NodeUnstageVolume')[0]?.request.stagingTargetPath, deviceMountPath(root, 'pv-1'));
+    assert.equal(existsSync(t2), false);
+    assert.equal(
+      existsSync(path.join(root, 'plugins', 'kubernetes.io', 'csi', 'pv', 'pv-1')),
+      false,
+      'the PV dir is removed',
+    );
+  });
+
+  it('publishes without staging for a driver without STAGE_UNSTAGE_VOLUME', async () => {
+    await setup({ stageUnstage: false });
+    const target = await csi.mounter.setUp(POD, pv());
+    assert.deepEqual(
+      d.calls.map((c) => c.method),
+      ['NodeGetCapabilities', 'NodePublishVolume'],
+    );
+    assert.equal(d.callsOf('NodePublishVolume')[0]?.request.stagingTargetPath, '');
+    await csi.mounter.tearDown(POD.uid, 'pv-1');
+    assert.deepEqual(
+      d.calls.map((c) => c.method),
+      ['NodeGetCapabilities', 'NodePublishVolume', 'NodeUnpublishVolume', 'NodeGetCapabilities'],
+    );
+    assert.equal(existsSync(target), false);
+  });
+
+  it('publishes an inline ephemeral volume under the pod volume name with upstream handle, and never stages it', async () => {
+    await setup();
+    const vol: CsiVolume = {
+      kind: 'ephemeral',
+      volumeName: 'scratch',
+      source: { driver: DRIVER, volumeAttributes: { size: '1Mi' } },
+    };
+    const target = await csi.mounter.setUp(POD, vol);
+    assert.equal(target, podVolumeMountPath(root, POD.uid, 'scratch'));
+    assert.deepEqual(
+      d.calls.map((c) => c.method),
+      ['NodePublishVolume'],
+    );
+    const req = d.callsOf('NodePublishVolume')[0]?.request ?? {};
+    assert.equal(req.volumeId, ephemeralVolumeHandle(POD.uid, 'scratch'));
+    assert.equal((req.volumeContext as Record<string, string>)['csi.storage.k8s.io/ephemeral'], 'true');
+    await csi.mounter.tearDown(POD.uid, 'scratch');
+    assert.deepEqual(
+      d.calls.map((c) => c.method),
+      ['NodePublishVolume', 'NodeUnpublishVolume'],
+    );
+  });
+
+  it('refuses an inline volume when the CSIDriver does not list Ephemeral', async () => {
+    fake.csiDrivers.set(DRIVER, { spec: { attachRequired: false } });
+    await setup();
+    await assert.rejects(
+      csi.mounter.setUp(POD, { kind: 'ephemeral', volumeName: 'scratch', source: { driver: DRIVER } }),
+      (err) =>
+        isCsiVolumeError(err) &&
+        err.step === 'prepare' &&
+        /volume mode "Ephemeral" not supported by driver/.test(err.message),
+    );
+    assert.deepEqual(d.calls, []);
+  });
+
+  it('fails set-up for a driver that is not registered, without calling anything', async () => {
+    await setup();
+    await assert.rejects(
+      csi.mounter.setUp(POD, pv('pv-9', { source: { driver: 'other.csi', volumeHandle: 'h' } })),
+      /driver name other\.csi not found in the list of registered CSI drivers/,
+    );
+  });
+
+  it('waits for the VolumeAttachment when the driver needs attaching, and passes its metadata on', async () => {
+    fake.csiDrivers.delete(DRIVER); // no CSIDriver: attach is required
+    await setup();
+    fake.api.respond(
+      'GET',
+      /^\/apis\/storage\.k8s\.io\/v1\/volumeattachments\/csi-/,
+      apiError(404, 'NotFound'),
+    );
+    await assert.rejects(
+      csi.mounter.setUp(POD, pv()),
+      /volumeattachments\.storage\.k8s\.io "csi-[0-9a-f]{64}" not found/,
+    );
+    fake.api.respond('GET', /^\/apis\/storage\.k8s\.io\/v1\/volumeattachments\/csi-/, {
+      status: { attached: true, attachmentMetadata: { devicePath: '/dev/fake' } },
+    });
+    await csi.mounter.setUp(POD, pv());
+    assert.deepEqual(d.callsOf('NodeStageVolume')[0]?.request.publishContext, { devicePath: '/dev/fake' });
+    assert.deepEqual(d.callsOf('NodePublishVolume')[0]?.request.publishContext, { devicePath: '/dev/fake' });
+  });
+
+  it('ends a hung NodePublish at the deadline with an uncertain error, and leaves the dir for the retry', async () => {
+    await setup();
+    d.behaviour.hang.add('NodePublishVolume');
+    await assert.rejects(
+      csi.mounter.setUp(POD, pv()),
+      (err) =>
+        isCsiVolumeError(err) && err.step === 'publish' && err.uncertain && err.code === 'DeadlineExceeded',
+    );
+    assert.equal(
+      existsSync(path.join(root, 'pods', 'uid-1', 'volumes', 'kubernetes.io~csi', 'pv-1', 'vol_data.json')),
+      true,
+    );
+    d.behaviour.hang.clear();
+    await csi.mounter.setUp(POD, pv());
+    await csi.mounter.tearDown(POD.uid, 'pv-1');
+    assert.equal(existsSync(path.join(root, 'pods', 'uid-1', 'volumes', 'kubernetes.io~csi', 'pv-1')), false);
+  });
+
+  it('removes the pod volume dir after a final NodePublish failure', async () => {
+    await setup();
+    d.behaviour.fail.set('NodePublishVolume', { code: GrpcStatus.INVALID_ARGUMENT, details: 'bad' });
+    await assert.rejects(
+      csi.mounter.setUp(POD, pv()),
+      (err) =>
+        isCsiVolumeError(err) && err.step === 'publish' && !err.uncertain && err.code === 'InvalidArgument',
+    );
+    assert.equal(existsSync(path.join(root, 'pods', 'uid-1', 'volumes', 'kubernetes.io~csi', 'pv-1')), false);
+  });
+
+  it('hands the node-publish secret to the driver, decoded', async () => {
+    await setup();
+    fake.api.respond('GET', '/api/v1/namespaces/apps/secrets/creds', {
+      data: { password: Buffer.from('s3cret').toString('base64') },
+    });
+    await csi.mounter.setUp(
+      POD,
+      pv('pv-1', {
+        source: {
+          driver: DRIVER,
+          volumeHandle: 'h',
+          nodePublishSecretRef: { name: 'creds', namespace: 'apps' },
+        },
+      }),
+    );
+    assert.deepEqual(d.callsOf('NodePublishVolume')[0]?.request.secrets, { password: 's3cret' });
+  });
+
+  it('tears down a volume dir with no vol_data.json by removing what is left, calling no driver', async () => {
+    await setup();
+    const target = podVolumeMountPath(root, POD.uid, 'gone');
+    await csi.mounter.setUp(POD, pv('gone'));
+    await rm(path.join(path.dirname(target), 'vol_data.json'));
+    await rm(target);
+    await writeFile(path.join(path.dirname(target), 'stray'), '');
+    d.calls.length = 0;
+    await assert.rejects(csi.mounter.tearDown(POD.uid, 'gone'), /ENOTEMPTY|not empty/);
+    await rm(path.join(path.dirname(target), 'stray'));
+    await csi.mounter.tearDown(POD.uid, 'gone');
+    assert.deepEqual(d.calls, []);
+    assert.equal(existsSync(path.dirname(target)), false);
+  });
+
+  it("reads a published volume's usage with NodeGetVolumeStats (bytes and inodes)", async () => {
+    await setup({ volumeStats: true });
+    const target = await csi.mounter.setUp(POD, pv());
+    const d0 = csi.drivers.get(DRIVER);
+    assert.ok(d0);
+    const usage = await createCsiClient(d0.endpoint, DRIVER).nodeGetVolumeStats('handle-pv-1', target, '');
+    assert.deepEqual(
+      usage.map((u) => u.unit),
+      ['BYTES', 'INODES'],
+    );
+    assert.ok((usage[0]?.total ?? 0) > 0);
+  });
+});

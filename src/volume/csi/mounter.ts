@@ -1,0 +1,412 @@
+/**
+ * Mounting a CSI volume for a pod and unmounting it (upstream pkg/volume/csi: csi_attacher.go
+ * MountDevice / UnmountDevice for NodeStage / NodeUnstage into the PV's global mount dir,
+ * csi_mounter.go SetUpAt / TearDownAt for NodePublish / NodeUnpublish into the pod's volume dir,
+ * csi_plugin.go for the lifecycle-mode, attach and publish-context checks).
+ *
+ * `setUp` stages the volume when the driver has STAGE_UNSTAGE_VOLUME (NodeStage is idempotent, so
+ * it is asked on every set-up) and publishes it at `<pod>/volumes/kubernetes.io~csi/<name>/mount`
+ * (the name is the PV's for a persistent volume, the pod volume's for an inline one, as upstream).
+ * `tearDown` unpublishes it and, when no other pod on the node still has the same volume published
+ * (read from the pods' vol_data.json files, so it holds across kubelet restarts), unstages it.
+ * Every driver call has a deadline; errors are CsiVolumeErrors saying which step failed and whether
+ * the driver may still be working on it (`uncertain`: retry the same step, do not clean up).
+ */
+import { lstat, mkdir, readFile, readdir, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { KubeletError, describeError, errnoCode } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import { mountAt } from '../mounts.ts';
+import { CSI_TIMEOUT_MS, type CsiClient } from './csi-client.ts';
+import type { DriverStore } from './drivers.ts';
+import { isPluginCallError } from './grpc-unix.ts';
+import {
+  attachmentName,
+  deviceMountPath,
+  ephemeralVolumeHandle,
+  podVolumeMountPath,
+  VOL_DATA_FILE,
+} from './paths.ts';
+import type { CsiAccessMode, VolumeCapability } from './protos.ts';
+import {
+  CsiVolumeError,
+  isCsiVolumeError,
+  type CsiDriverSpec,
+  type CsiPodRef,
+  type CsiStep,
+  type CsiVolume,
+  type SecretRef,
+} from './volume-types.ts';
+
+export interface CsiMounterOptions {
+  rootDir: string;
+  nodeName: string;
+  drivers: DriverStore;
+  clientFor: (endpoint: string, driverName: string) => CsiClient;
+  /** The CSIDriver object's spec; undefined when there is none (404). Absent: treated as none. */
+  getCSIDriver?: (name: string, signal?: AbortSignal) => Promise<CsiDriverSpec | undefined>;
+  /** A VolumeAttachment's status; undefined when it does not exist. Absent: attach is not checked. */
+  getVolumeAttachment?: (
+    name: string,
+    signal?: AbortSignal,
+  ) => Promise<{ attached?: boolean; attachmentMetadata?: Record<string, string> } | undefined>;
+  /** A secret's data, decoded; undefined when it does not exist. */
+  getSecret?: (
+    namespace: string,
+    name: string,
+    signal?: AbortSignal,
+  ) => Promise<Record<string, string> | undefined>;
+  logger: Logger;
+  /** Every driver call's deadline (default upstream csiTimeout, 2 min). */
+  timeoutMs?: number;
+}
+
+export interface CsiMounter {
+  /** Stages (if the driver stages) and publishes; resolves the path to bind into containers. */
+  setUp(pod: CsiPodRef, volume: CsiVolume, signal?: AbortSignal): Promise<string>;
+  /** Unpublishes the pod's volume `specName` and unstages it if no other pod publishes it. */
+  tearDown(podUID: string, specName: string, signal?: AbortSignal): Promise<void>;
+  /** The pod volume dir name of `volume` (the PV name, or the inline volume's name). */
+  specName(volume: CsiVolume): string;
+}
+
+/** What a pod volume dir's vol_data.json holds (upstream volDataKey, plus the PV for unstaging). */
+interface PodVolumeData {
+  specVolID: string;
+  volumeHandle: string;
+  driverName: string;
+  nodeName: string;
+  attachmentID: string;
+  volumeLifecycleMode: 'Persistent' | 'Ephemeral';
+  /** Ours: the staging path used, '' when the driver did not stage. */
+  stagingTargetPath?: string;
+}
+
+/** Upstream asCSIAccessModeV1. */
+function csiAccessMode(mode: string | undefined): CsiAccessMode {
+  switch (mode) {
+    case 'ReadWriteOnce':
+      return 'SINGLE_NODE_WRITER';
+    case 'ReadOnlyMany':
+      return 'MULTI_NODE_READER_ONLY';
+    case 'ReadWriteMany':
+      return 'MULTI_NODE_MULTI_WRITER';
+    default:
+      return 'UNKNOWN';
+  }
+}
+
+function capability(
+  fsType: string | undefined,
+  mountFlags: string[] | undefined,
+  accessMode: string,
+): VolumeCapability {
+  const access = { mode: csiAccessMode(accessMode) };
+  // Upstream: fsType "block" asks for block access; anything else is a mount.
+  if (fsType === 'block') return { block: {}, accessMode: access };
+  return { mount: { fsType: fsType ?? '', mountFlags: mountFlags ?? [] }, accessMode: access };
+}
+
+/** Upstream removeMountDir: a dir that is not a mount point is removed with its vol_data.json and parent. */
+async function removeMountDir(mountPath: string): Promise<void> {
+  if (await mountAt(mountPath)) return;
+  const st = await lstat(mountPath).catch((err: unknown) => {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (st?.isDirectory()) await rmdir(mountPath);
+  else if (st) await unlink(mountPath);
+  const parent = path.dirname(mountPath);
+  await rm(path.join(parent, VOL_DATA_FILE), { force: true });
+  await rmdir(parent).catch((err: unknown) => {
+    if (errnoCode(err) !== 'ENOENT') throw err;
+  });
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
+  const log = opts.logger.child({ component: 'csi' });
+  const timeoutMs = opts.timeoutMs ?? CSI_TIMEOUT_MS;
+
+  /** A driver call's failure as a CsiVolumeError (uncertain unless the gRPC status is final). */
+  const wrap = (step: CsiStep, what: string) => (err: unknown) => {
+    if (isCsiVolumeError(err)) throw err;
+    const uncertain = isPluginCallError(err) ? !err.final : false;
+    const code = err instanceof KubeletError ? err.code : 'Unknown';
+    throw new CsiVolumeError(code, step, `${what}: ${describeError(err)}`, { cause: err, uncertain });
+  };
+
+  function client(driver: string, step: CsiStep): CsiClient {
+    const d = opts.drivers.get(driver);
+    if (!d)
+      throw new CsiVolumeError(
+        'Unavailable',
+        step,
+        `driver name ${driver} not found in the list of registered CSI drivers`,
+      );
+    return opts.clientFor(d.endpoint, driver);
+  }
+
+  async function secrets(ref: SecretRef | undefined, namespace: string, step: CsiStep, signal?: AbortSignal) {
+    if (!ref) return {};
+    const ns = ref.namespace ?? namespace;
+    if (!opts.getSecret)
+      throw new CsiVolumeError(
+        'FailedPrecondition',
+        step,
+        `fetching secret ${ns}/${ref.name} failed: no API client (standalone)`,
+      );
+    const data = await opts
+      .getSecret(ns, ref.name, signal)
+      .catch(wrap(step, `fetching secret ${ns}/${ref.name} failed`));
+    if (!data)
+      throw new CsiVolumeError('NotFound', step, `fetching secret ${ns}/${ref.name} failed: not found`);
+    return data;
+  }
+
+  /** Upstream getPublishContext: the VolumeAttachment's metadata unless the CSIDriver says attachRequired: false. */
+  async function publishContext(
+    driverSpec: CsiDriverSpec | undefined,
+    handle: string,
+    driver: string,
+    signal?: AbortSignal,
+  ): Promise<Record<string, string>> {
+    if (driverSpec?.attachRequired === false || !opts.getVolumeAttachment) return {};
+    const name = attachmentName(handle, driver, opts.nodeName);
+    const va = await opts
+      .getVolumeAttachment(name, signal)
+      .catch(wrap('prepare', `failed to fetch VolumeAttachment ${name}`));
+    if (!va)
+      throw new CsiVolumeError(
+        'Unavailable',
+        'prepare',
+        `volumeattachments.storage.k8s.io "${name}" not found`,
+      );
+    if (!va.attached)
+      throw new CsiVolumeError(
+        'Unavailable',
+        'prepare',
+        `volume ${handle} is not yet attached (VolumeAttachment ${name})`,
+      );
+    return va.attachmentMetadata ?? {};
+  }
+
+  function specName(volume: CsiVolume): string {
+    return volume.kind === 'persistent' ? volume.pvName : volume.volumeName;
+  }
+
+  return {
+    specName,
+
+    async setUp(pod, volume, signal) {
+      const driver = volume.source.driver;
+      const name = specName(volume);
+      const target = podVolumeMountPath(opts.rootDir, pod.uid, name);
+      const vlog = log.child({ pod: `${pod.namespace}/${pod.name}`, podUID: pod.uid, volume: name, driver });
+      const csi = client(driver, 'prepare');
+      const driverSpec = await (opts.getCSIDriver?.(driver, signal) ?? Promise.resolve(undefined)).catch(
+        wrap('prepare', `failed to get CSIDriver ${driver}`),
+      );
+      const mode = volume.kind === 'persistent' ? 'Persistent' : 'Ephemeral';
+      // Upstream supportsVolumeLifecycleMode: persistent is fine without a CSIDriver; otherwise it
+      // must be listed (an absent list means Persistent only).
+      const modes = driverSpec?.volumeLifecycleModes ?? ['Persistent'];
+      if (volume.kind === 'ephemeral' && !driverSpec)
+        throw new CsiVolumeError(
+          'FailedPrecondition',
+          'prepare',
+          `volume mode "Ephemeral" not supported by driver ${driver} (no CSIDriver object)`,
+        );
+      if (!modes.includes(mode))
+        throw new CsiVolumeError(
+          'FailedPrecondition',
+          'prepare',
+          `volume mode "${mode}" not supported by driver ${driver} (only supports ${JSON.stringify(modes)})`,
+        );
+
+      let handle: string;
+      let readOnly: boolean;
+      let stagingPath = '';
+      let pubContext: Record<string, string> = {};
+      let accessMode = 'ReadWriteOnce';
+      let mountOptions: string[] | undefined;
+      if (volume.kind === 'persistent') {
+        const src = volume.source;
+        handle = src.volumeHandle;
+        readOnly = volume.readOnly;
+        accessMode = volume.accessModes?.[0] ?? 'ReadWriteOnce';
+        mountOptions = volume.mountOptions;
+        pubContext = await publishContext(driverSpec, handle, driver, signal);
+        const stages = await csi
+          .nodeSupportsStageUnstage({ timeoutMs, ...(signal ? { signal } : {}) })
+          .catch(wrap('stage', 'failed to check for STAGE_UNSTAGE_VOLUME capability'));
+        if (stages) {
+          stagingPath = deviceMountPath(opts.rootDir, volume.pvName);
+          await mkdir(stagingPath, { recursive: true, mode: 0o750 });
+          await writeFile(
+            path.join(path.dirname(stagingPath), VOL_DATA_FILE),
+            JSON.stringify({ volumeHandle: handle, driverName: driver }),
+          );
+          const stageSecrets = await secrets(src.nodeStageSecretRef, pod.namespace, 'stage', signal);
+          await csi
+            .nodeStageVolume(
+              {
+                volumeId: handle,
+                publishContext: pubContext,
+                stagingTargetPath: stagingPath,
+                volumeCapability: capability(src.fsType, mountOptions, accessMode),
+                secrets: stageSecrets,
+                volumeContext: src.volumeAttributes ?? {},
+              },
+              { timeoutMs, ...(signal ? { signal } : {}) },
+            )
+            .catch(wrap('stage', `NodeStageVolume of ${handle} at ${stagingPath} failed`));
+          vlog.info('CSI volume staged', { volumeHandle: handle, stagingTargetPath: stagingPath });
+        }
+      } else {
+        handle = ephemeralVolumeHandle(pod.uid, name);
+        readOnly = volume.source.readOnly ?? false;
+      }
+
+      const publishSecrets = await secrets(
+        volume.source.nodePublishSecretRef,
+        pod.namespace,
+        'publish',
+        signal,
+      );
+      const volumeContext: Record<string, string> = { ...(volume.source.volumeAttributes ?? {}) };
+      if (driverSpec?.podInfoOnMount === true)
+        Object.assign(volumeContext, {
+          'csi.storage.k8s.io/pod.name': pod.name,
+          'csi.storage.k8s.io/pod.namespace': pod.namespace,
+          'csi.storage.k8s.io/pod.uid': pod.uid,
+          'csi.storage.k8s.io/serviceAccount.name': pod.serviceAccountName ?? '',
+          'csi.storage.k8s.io/ephemeral': String(volume.kind === 'ephemeral'),
+        });
+      const volDir = path.dirname(target);
+      await mkdir(volDir, { recursive: true, mode: 0o750 });
+      const data: PodVolumeData = {
+        specVolID: name,
+        volumeHandle: handle,
+        driverName: driver,
+        nodeName: opts.nodeName,
+        attachmentID: attachmentName(handle, driver, opts.nodeName),
+        volumeLifecycleMode: mode,
+        stagingTargetPath: stagingPath,
+      };
+      await writeFile(path.join(volDir, VOL_DATA_FILE), JSON.stringify(data));
+      try {
+        await csi.nodePublishVolume(
+          {
+            volumeId: handle,
+            publishContext: pubContext,
+            stagingTargetPath: stagingPath,
+            targetPath: target,
+            volumeCapability: capability(volume.source.fsType, mountOptions, accessMode),
+            readonly: readOnly,
+            secrets: publishSecrets,
+            volumeContext,
+          },
+          { timeoutMs, ...(signal ? { signal } : {}) },
+        );
+      } catch (err) {
+        // A final failure leaves nothing mounted: the dir goes (upstream removes it too); an
+        // uncertain one is left for the retry or the tear-down.
+        if (isPluginCallError(err) && err.final)
+          await removeMountDir(target).catch((rmErr: unknown) =>
+            vlog.error('failed to remove the mount dir after a NodePublish error', {
+              path: target,
+              error: describeError(rmErr),
+            }),
+          );
+        wrap('publish', `NodePublishVolume of ${handle} at ${target} failed`)(err);
+      }
+      vlog.info('CSI volume published', { volumeHandle: handle, targetPath: target, readOnly });
+      return target;
+    },
+
+    async tearDown(podUID, name, signal) {
+      const target = podVolumeMountPath(opts.rootDir, podUID, name);
+      const volDir = path.dirname(target);
+      const data = await readJson<PodVolumeData>(path.join(volDir, VOL_DATA_FILE)).catch(
+        wrap('unpublish', `failed to load volume data file ${path.join(volDir, VOL_DATA_FILE)}`),
+      );
+      const vlog = log.child({ podUID, volume: name });
+      if (!data) {
+        // Nothing was published here (or a previous tear-down finished): only leftovers to remove.
+        await removeMountDir(target).catch(wrap('unpublish', `failed to clean mount dir ${target}`));
+        return;
+      }
+      const csi = client(data.driverName, 'unpublish');
+      const callOpts = { timeoutMs, ...(signal ? { signal } : {}) };
+      await csi
+        .nodeUnpublishVolume(data.volumeHandle, target, callOpts)
+        .catch(wrap('unpublish', `NodeUnpublishVolume of ${data.volumeHandle} at ${target} failed`));
+      await removeMountDir(target).catch(wrap('unpublish', `failed to clean mount dir ${target}`));
+      vlog.info('CSI volume unpublished', { driver: data.driverName, volumeHandle: data.volumeHandle });
+
+      if (data.volumeLifecycleMode !== 'Persistent') return;
+      const staging = deviceMountPath(opts.rootDir, data.specVolID);
+      if (await publishedElsewhere(opts.rootDir, data, vlog)) {
+        vlog.debug('CSI volume still published for another pod: not unstaged', {
+          volumeHandle: data.volumeHandle,
+        });
+        return;
+      }
+      const stages = await csi
+        .nodeSupportsStageUnstage(callOpts)
+        .catch(wrap('unstage', 'failed to check whether STAGE_UNSTAGE_VOLUME set'));
+      if (stages)
+        await csi
+          .nodeUnstageVolume(data.volumeHandle, staging, callOpts)
+          .catch(wrap('unstage', `NodeUnstageVolume of ${data.volumeHandle} at ${staging} failed`));
+      await removeMountDir(staging).catch(wrap('unstage', `failed to clean up global mount ${staging}`));
+      if (stages)
+        vlog.info('CSI volume unstaged', { volumeHandle: data.volumeHandle, stagingTargetPath: staging });
+    },
+  };
+}
+
+/** The names in `dir`; none when it does not exist (or is not a dir). */
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw err;
+  }
+}
+
+/** Whether any pod's CSI volume dir still holds a vol_data.json for the same driver and volume. */
+async function publishedElsewhere(rootDir: string, data: PodVolumeData, log: Logger): Promise<boolean> {
+  const pods = path.join(rootDir, 'pods');
+  for (const uid of await namesIn(pods)) {
+    const dir = path.join(pods, uid, 'volumes', 'kubernetes.io~csi');
+    for (const v of await namesIn(dir)) {
+      const file = path.join(dir, v, VOL_DATA_FILE);
+      let other: PodVolumeData | undefined;
+      try {
+        other = await readJson<PodVolumeData>(file);
+      } catch (err) {
+        // Unreadable: it cannot tell; counted as a publication so the volume stays staged.
+        log.warn('cannot read a CSI volume data file; keeping the volume staged', {
+          file,
+          error: describeError(err),
+        });
+        return true;
+      }
+      if (other && other.driverName === data.driverName && other.volumeHandle === data.volumeHandle)
+        return true;
+    }
+  }
+  return false;
+}

@@ -1,0 +1,50 @@
+/**
+ * The CSI entry of the PV plugin table (src/volume/pv-plugins.ts; upstream pkg/volume/csi as a
+ * volume plugin of kind `kubernetes.io/csi`): `setUp` turns the PV's `spec.csi` into a CsiVolume and
+ * has the mounter stage and publish it (skipped when the target is already a mount: the contract asks
+ * for cheap and idempotent, also after a kubelet restart); `tearDown` is called by the volume manager
+ * for each `<pod>/volumes/kubernetes.io~csi/<name>` dir found on disk (persistent and inline
+ * volumes alike) and has the mounter unpublish, and unstage once no pod uses the volume.
+ */
+import { basename, dirname } from 'node:path';
+import { KubeletError } from '../../util/errors.ts';
+import { mountAt } from '../mounts.ts';
+import type { PvPlugin } from '../pv-plugins.ts';
+import { csiVolumeFromPersistentVolume } from './from-api.ts';
+import type { CsiMounter } from './mounter.ts';
+import { CSI_PLUGIN_NAME, podVolumeMountPath } from './paths.ts';
+
+export function createCsiPvPlugin(csi: { mounter: CsiMounter }): PvPlugin {
+  return {
+    name: CSI_PLUGIN_NAME,
+    // Usage comes from the driver's NodeGetVolumeStats (CsiClient.nodeGetVolumeStats), not statfs.
+    statfsMetrics: false,
+    async setUp(ctx) {
+      const volume = csiVolumeFromPersistentVolume(ctx.pv, ctx.readOnly);
+      if (!volume)
+        throw new KubeletError(
+          'InvalidArgument',
+          `mount volume ${ctx.volume}`,
+          `PV ${ctx.pvName} has no spec.csi`,
+        );
+      const target = podVolumeMountPath(ctx.rootDir, ctx.pod.metadata.uid, ctx.pvName);
+      if (await mountAt(target)) return target;
+      const pod = ctx.pod;
+      return csi.mounter.setUp(
+        {
+          uid: pod.metadata.uid,
+          name: pod.metadata.name,
+          namespace: pod.metadata.namespace,
+          ...(pod.spec.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
+        },
+        volume,
+        ctx.signal,
+      );
+    },
+    async tearDown(dir, signal) {
+      // <root>/pods/<uid>/volumes/kubernetes.io~csi/<name>
+      const uid = basename(dirname(dirname(dirname(dir))));
+      await csi.mounter.tearDown(uid, basename(dir), signal);
+    },
+  };
+}

@@ -35,7 +35,7 @@ import {
   type VolumeObjectSource,
 } from '../volume/index.ts';
 import { createProbeManager, type ProbeManager } from '../prober/index.ts';
-import { createCsi, type Csi } from '../volume/csi/index.ts';
+import { createCsi, createCsiInlinePlugin, createCsiPvPlugin, type Csi } from '../volume/csi/index.ts';
 import {
   createContainerGC,
   createImageFsUsage,
@@ -89,6 +89,15 @@ export function buildManagers(
   const given = deps.managers ?? {};
   const objects = deps.cluster?.volumeObjects;
   const statuses = given.statuses ?? createStatusManager(deps.timeline ? { timeline: deps.timeline } : {});
+  const csi =
+    given.csi ??
+    createCsi({
+      rootDir: config.rootDir,
+      nodeName: config.nodeName,
+      ...(deps.cluster ? { api: deps.cluster.api } : {}),
+      logger: log,
+      nodeEvent: deps.nodeEvent,
+    });
   const volumes =
     given.volumes ??
     createVolumeManager({
@@ -104,6 +113,9 @@ export function buildManagers(
       ...(deps.cluster
         ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, monotonic }) }
         : {}),
+      // A PV with spec.csi, or a csi: volume in the pod: stage and publish through the driver.
+      pvPlugins: { csi: createCsiPvPlugin(csi) },
+      inlineCsi: createCsiInlinePlugin(csi, config.rootDir),
     });
   const runtime = given.runtime ?? defaultRuntime(config, deps, hooks, volumes);
   const pleg =
@@ -128,15 +140,6 @@ export function buildManagers(
       now,
       monotonic,
       ...(deps.metrics ? { metrics: deps.metrics.prober } : {}),
-    });
-  const csi =
-    given.csi ??
-    createCsi({
-      rootDir: config.rootDir,
-      nodeName: config.nodeName,
-      ...(deps.cluster ? { api: deps.cluster.api } : {}),
-      logger: log,
-      nodeEvent: deps.nodeEvent,
     });
   return { volumes, runtime, pleg, probes, statuses, csi };
 }

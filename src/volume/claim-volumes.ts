@@ -14,7 +14,7 @@ import type { Device } from '../runtime/cri/index.ts';
 import type { VolumeObjectSource } from './objects.ts';
 import { podDir } from './paths.ts';
 import { checkNodeAffinity, claimSource, resolveClaim } from './persistent-volumes.ts';
-import { PV_PLUGINS, escapePluginName, type PvContext } from './pv-plugins.ts';
+import { PV_PLUGINS, escapePluginName, type PvContext, type PvPlugin } from './pv-plugins.ts';
 
 /** A persistentVolumeClaim volume once set up: what containers get, and how. */
 export interface ClaimVolume {
@@ -37,9 +37,6 @@ export interface PodClaimVolume {
   /** Present when the PV type reports statfs numbers (local); absent: no stats (hostPath, Block). */
   metricsPath?: string;
 }
-
-/** The PV source types a claim may be bound to here (for the "not supported" message). */
-const SUPPORTED_PV_TYPES = Object.keys(PV_PLUGINS).join(', ');
 
 export interface ClaimVolumes {
   /** Resolves and sets up one persistentVolumeClaim volume of the pod; a no-op once done. */
@@ -64,10 +61,18 @@ export interface ClaimVolumesOptions {
   objects?: VolumeObjectSource;
   recorder?: EventRecorder;
   node?: () => { name: string; labels: Record<string, string> };
+  /**
+   * PV plugins beyond the built-in hostPath and local (PV_PLUGINS), by PV source field: the kubelet
+   * adds `csi` (src/volume/csi) here.
+   */
+  plugins?: Readonly<Record<string, PvPlugin>>;
 }
 
 export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
   const log = opts.logger;
+  const plugins: Readonly<Record<string, PvPlugin>> = { ...PV_PLUGINS, ...opts.plugins };
+  /** The PV source types a claim may be bound to here (for the "not supported" message). */
+  const supportedTypes = Object.keys(plugins).join(', ');
   /** Set-up persistentVolumeClaim volumes, by pod UID then volume name. */
   const claims = new Map<string, Map<string, ClaimVolume>>();
 
@@ -89,7 +94,7 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
    * cleanup: the pod dir is kept and the next cleanup retries.
    */
   async function tearDownPluginDirs(uid: string, signal?: AbortSignal): Promise<void> {
-    for (const plugin of Object.values(PV_PLUGINS)) {
+    for (const plugin of Object.values(plugins)) {
       if (!plugin.tearDown) continue;
       const base = join(podDir(opts.rootDir, uid), 'volumes', escapePluginName(plugin.name));
       let names: string[];
@@ -126,13 +131,13 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
     if (claims.get(uid)?.has(v.name)) return;
     const op = `mount volume ${v.name}`;
     const r = await resolveClaim(opts.objects, pod, v, signal);
-    const plugin = PV_PLUGINS[r.sourceKind];
+    const plugin = plugins[r.sourceKind];
     if (!plugin) {
       throw new KubeletError(
         'Unimplemented',
         op,
         `failed to get Plugin from volumeSpec for volume "${r.pvName}" err=no volume plugin matched ` +
-          `(PersistentVolume type ${r.sourceKind || '(none)'} is not supported; supported: ${SUPPORTED_PV_TYPES})`,
+          `(PersistentVolume type ${r.sourceKind || '(none)'} is not supported; supported: ${supportedTypes})`,
       );
     }
     const prefix = r.volumeMode === 'Block' ? 'MapVolume' : 'MountVolume';
@@ -214,7 +219,7 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
     devicesFor,
     tearDownPluginDirs,
     async releaseUnused(signal) {
-      for (const plugin of Object.values(PV_PLUGINS)) await plugin.releaseUnused?.(opts.rootDir, log, signal);
+      for (const plugin of Object.values(plugins)) await plugin.releaseUnused?.(opts.rootDir, log, signal);
     },
     list: (uid) =>
       [...(claims.get(uid) ?? new Map<string, ClaimVolume>()).entries()].map(([volume, c]) => ({

@@ -14,7 +14,7 @@
  */
 import { lstat, mkdir, readdir, readlink, rmdir, stat, symlink, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { KubeletPod } from '../api/types.ts';
+import type { KubeletPod, Volume } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import { KubeletError, describeError, errnoCode, isKubeletError } from '../util/errors.ts';
@@ -40,6 +40,14 @@ export interface PvContext {
   logger: Logger;
   recorder?: EventRecorder;
   signal?: AbortSignal;
+}
+
+/** A volume type set up straight from the pod's volume (CSI inline ephemeral volumes). */
+export interface InlineVolumePlugin {
+  /** Sets the volume up for the pod; cheap and idempotent (runs on every sync). */
+  setUp(pod: KubeletPod, v: Volume, signal?: AbortSignal): Promise<void>;
+  /** Where the containers mount it from. */
+  hostPath(pod: KubeletPod, v: Volume): string;
 }
 
 export interface PvPlugin {

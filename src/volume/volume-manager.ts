@@ -20,6 +20,7 @@ import type { ServiceAccountTokenSource } from './token-manager.ts';
 import type { TimelineRecorder } from '../timeline/index.ts';
 import { claimSource } from './persistent-volumes.ts';
 import { createClaimVolumes, type PodClaimVolume } from './claim-volumes.ts';
+import type { InlineVolumePlugin, PvPlugin } from './pv-plugins.ts';
 
 export { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
 
@@ -109,6 +110,10 @@ export interface VolumeManagerOptions {
    * Absent: a PV with required node affinity is refused (never mounted unchecked).
    */
   node?: () => { name: string; labels: Record<string, string> };
+  /** PV plugins beyond hostPath and local, by PV source field (the kubelet adds `csi`). */
+  pvPlugins?: Readonly<Record<string, PvPlugin>>;
+  /** `csi:` volumes in the pod (inline ephemeral). Absent: they fail clearly. */
+  inlineCsi?: InlineVolumePlugin;
 }
 
 function volumeKind(v: Volume): string {
@@ -134,6 +139,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     ...(opts.objects && { objects: opts.objects }),
     ...(opts.recorder && { recorder: opts.recorder }),
     ...(opts.node && { node: opts.node }),
+    ...(opts.pvPlugins && { plugins: opts.pvPlugins }),
   });
 
   function hostPathOf(pod: KubeletPod, v: Volume): string {
@@ -147,14 +153,18 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
         return v.hostPath?.path ?? '';
       case 'persistentVolumeClaim':
         return claimVols.get(pod, v.name).hostPath;
+      case 'csi':
+        if (opts.inlineCsi) return opts.inlineCsi.hostPath(pod, v);
+        break;
       default:
-        throw new KubeletError(
-          'Unimplemented',
-          `mount volume ${v.name}`,
-          `volume type ${kind} is not supported yet ` +
-            '(supported: emptyDir, hostPath, secret, configMap, downwardAPI, projected, persistentVolumeClaim)',
-        );
+        break;
     }
+    throw new KubeletError(
+      'Unimplemented',
+      `mount volume ${v.name}`,
+      `volume type ${kind} is not supported yet ` +
+        `(supported: emptyDir, hostPath, secret, configMap, downwardAPI, projected, persistentVolumeClaim${opts.inlineCsi ? ', csi' : ''})`,
+    );
   }
 
   /**
@@ -347,6 +357,8 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       await checkHostPath(v.name, v.hostPath?.path ?? '', (v.hostPath?.type ?? '') as HostPathType);
     } else if (kind === 'persistentVolumeClaim') {
       await claimVols.setUp(pod, v, signal);
+    } else if (kind === 'csi' && opts.inlineCsi) {
+      await opts.inlineCsi.setUp(pod, v, signal);
     } else {
       hostPathOf(pod, v); // throws the clear "not supported" error
     }

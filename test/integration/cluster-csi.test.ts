@@ -29,10 +29,11 @@ import {
   type Csi,
   type CSINode,
 } from '../../src/volume/csi/index.ts';
-import { setupEnv, testLogger, unmountUnder, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { startHostPathDriver, type HostPathDriver } from '../kit/csi-hostpath/driver.ts';
+import { kubectlFor } from '../kit/kubectl.ts';
+import { IMAGE, setupEnv, testLogger, unmountUnder, type Env } from '../kit/bed.ts';
 
 const NODE = 'tsk-csi';
 const DRIVER = 'hostpath.csi.tskubelet.test';
@@ -169,7 +170,7 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
 
   void it('stages, publishes, unpublishes and unstages a volume through the driver with real bind mounts', async () => {
     assert.ok(env && driver && nodeApi);
-    // A mounter of its own (the running kubelet's volume manager does not call CSI yet), on a root
+    // The mounter alone (the pod tests below go through the kubelet), on a root
     // of its own so the kubelet's orphan clean-up never meets it, with the node's credentials.
     mounterRoot = join(env.dir, 'mounter-root');
     await mkdir(mounterRoot, { recursive: true });
@@ -222,6 +223,142 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
     assert.equal(existsSync(target), false);
     assert.equal(existsSync(staging), false);
     assert.equal(await readFile(join(env.dir, 'csi-data', 'vol-1', 'hello'), 'utf8'), 'from the pod');
+  });
+
+  const kubectl = kubectlFor(() => cluster?.adminKubeconfig ?? '');
+  const podPhase = (name: string, want: string) =>
+    eventually(
+      `pod ${name} ${want}`,
+      async () => {
+        await kubelet?.assertRunning();
+        const r = await kubectl.run(['get', 'pod', name, '-o', 'jsonpath={.status.phase}']);
+        return r.stdout === want ? true : undefined;
+      },
+      90_000,
+    );
+  const podYaml = (name: string, script: string, volume: string) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: ${IMAGE}
+    command: ["sh", "-c", ${JSON.stringify(script)}]
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+  - name: data
+${volume}
+`;
+  const methods = () => driver?.calls.map((c) => c.method) ?? [];
+
+  void it('runs a pod on a PVC bound to a CSI PV: the kubelet stages and publishes, and unpublishes and unstages on delete', async () => {
+    assert.ok(env && driver);
+    await kubectl.run(['delete', 'pod', 'csi-pv-pod', '--ignore-not-found', '--grace-period=0', '--force']);
+    await kubectl.run(['delete', 'pvc', 'csi-claim', '--ignore-not-found', '--wait=false']);
+    await kubectl.run(['delete', 'pv', 'tsk-pv-csi', '--ignore-not-found', '--wait=false']);
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: PersistentVolume
+metadata: {name: tsk-pv-csi}
+spec:
+  capacity: {storage: 64Mi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: default, name: csi-claim}
+  csi: {driver: ${DRIVER}, volumeHandle: vol-pod, fsType: ext4}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: csi-claim, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: tsk-pv-csi
+  resources: {requests: {storage: 64Mi}}
+`,
+    );
+    await eventually('claim csi-claim Bound', async () =>
+      (await kubectl.run(['get', 'pvc', 'csi-claim', '-o', 'jsonpath={.status.phase}'])).stdout === 'Bound'
+        ? true
+        : undefined,
+    );
+    driver.calls.length = 0;
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      podYaml('csi-pv-pod', 'echo from-a-pod > /data/f', '    persistentVolumeClaim: {claimName: csi-claim}'),
+    );
+    await podPhase('csi-pv-pod', 'Succeeded');
+    assert.deepEqual(
+      methods().filter((m) => m === 'NodeStageVolume' || m === 'NodePublishVolume'),
+      ['NodeStageVolume', 'NodePublishVolume'],
+    );
+    const publish = driver.callsOf('NodePublishVolume')[0]?.request as {
+      volumeId: string;
+      volumeContext: Record<string, string>;
+    };
+    assert.equal(publish.volumeId, 'vol-pod');
+    assert.equal(publish.volumeContext['csi.storage.k8s.io/pod.name'], 'csi-pv-pod');
+    assert.equal(await readFile(join(env.dir, 'csi-data', 'vol-pod', 'f'), 'utf8'), 'from-a-pod\n');
+
+    await kubectl.ok(['delete', 'pod', 'csi-pv-pod', '--wait=true', '--timeout=90s']);
+    await eventually(
+      'NodeUnpublishVolume and NodeUnstageVolume',
+      () =>
+        methods().includes('NodeUnpublishVolume') && methods().includes('NodeUnstageVolume')
+          ? true
+          : undefined,
+      60_000,
+      methods,
+    );
+    // The driver records a call as it arrives; the unmount is done by the time it answers.
+    const staging = deviceMountPath(env.rootDir, 'tsk-pv-csi');
+    await eventually(
+      'the staging mount gone',
+      async () => ((await mountAt(staging)) ? undefined : true),
+      10_000,
+    );
+    await kubectl.run(['delete', 'pvc', 'csi-claim', '--wait=false']);
+    await kubectl.run(['delete', 'pv', 'tsk-pv-csi', '--wait=false']);
+  });
+
+  void it('runs a pod with an inline ephemeral CSI volume: published for the pod, unpublished when it goes', async () => {
+    assert.ok(driver);
+    await kubectl.run([
+      'delete',
+      'pod',
+      'csi-inline-pod',
+      '--ignore-not-found',
+      '--grace-period=0',
+      '--force',
+    ]);
+    driver.calls.length = 0;
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      podYaml(
+        'csi-inline-pod',
+        'echo scratch > /data/f && cat /data/f',
+        `    csi: {driver: ${DRIVER}, volumeAttributes: {size: small}}`,
+      ),
+    );
+    await podPhase('csi-inline-pod', 'Succeeded');
+    const publish = driver.callsOf('NodePublishVolume')[0]?.request as
+      { volumeContext: Record<string, string> } | undefined;
+    assert.ok(publish, `no NodePublishVolume among ${methods().join(', ')}`);
+    assert.equal(publish.volumeContext['csi.storage.k8s.io/ephemeral'], 'true');
+    assert.equal(publish.volumeContext.size, 'small');
+    assert.ok(!methods().includes('NodeStageVolume'), 'an ephemeral volume is never staged');
+    await kubectl.ok(['delete', 'pod', 'csi-inline-pod', '--wait=true', '--timeout=90s']);
+    await eventually(
+      'NodeUnpublishVolume',
+      () => (methods().includes('NodeUnpublishVolume') ? true : undefined),
+      60_000,
+      methods,
+    );
   });
 
   void it('deregisters the driver when its registration socket goes: the CSINode entry and the annotation are removed', async () => {

@@ -31,7 +31,7 @@ export {
 } from './drivers.ts';
 export { PluginCallError, isPluginCallError } from './grpc-unix.ts';
 export type { CsiMounter } from './mounter.ts';
-export { createCsiPvPlugin } from './pv-plugin.ts';
+export { createCsiInlinePlugin, createCsiPvPlugin } from './pv-plugin.ts';
 export {
   csiVolumeFromPersistentVolume,
   csiVolumeFromPodVolume,

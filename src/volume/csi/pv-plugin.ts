@@ -9,10 +9,40 @@
 import { basename, dirname } from 'node:path';
 import { KubeletError } from '../../util/errors.ts';
 import { mountAt } from '../mounts.ts';
-import type { PvPlugin } from '../pv-plugins.ts';
-import { csiVolumeFromPersistentVolume } from './from-api.ts';
+import type { InlineVolumePlugin, PvPlugin } from '../pv-plugins.ts';
+import type { KubeletPod, Volume } from '../../api/types.ts';
+import { csiVolumeFromPersistentVolume, csiVolumeFromPodVolume } from './from-api.ts';
 import type { CsiMounter } from './mounter.ts';
 import { CSI_PLUGIN_NAME, podVolumeMountPath } from './paths.ts';
+
+function podRef(pod: KubeletPod) {
+  return {
+    uid: pod.metadata.uid,
+    name: pod.metadata.name,
+    namespace: pod.metadata.namespace,
+    ...(pod.spec.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
+  };
+}
+
+/**
+ * CSI inline ephemeral volumes (`csi:` in the pod; upstream csi_mounter with an ephemeral spec): the
+ * driver publishes a volume that lives as long as the pod, at `<pod>/volumes/kubernetes.io~csi/<name>/mount`.
+ * The CSIDriver must allow the Ephemeral lifecycle mode (the mounter checks). Tear-down is the PV
+ * plugin's, which finds the dir on disk.
+ */
+export function createCsiInlinePlugin(csi: { mounter: CsiMounter }, rootDir: string): InlineVolumePlugin {
+  return {
+    async setUp(pod: KubeletPod, v: Volume, signal?: AbortSignal) {
+      const target = podVolumeMountPath(rootDir, pod.metadata.uid, v.name);
+      if (await mountAt(target)) return;
+      const volume = csiVolumeFromPodVolume(v);
+      if (!volume)
+        throw new KubeletError('InvalidArgument', `mount volume ${v.name}`, 'the volume has no csi source');
+      await csi.mounter.setUp(podRef(pod), volume, signal);
+    },
+    hostPath: (pod: KubeletPod, v: Volume) => podVolumeMountPath(rootDir, pod.metadata.uid, v.name),
+  };
+}
 
 export function createCsiPvPlugin(csi: { mounter: CsiMounter }): PvPlugin {
   return {
@@ -29,17 +59,7 @@ export function createCsiPvPlugin(csi: { mounter: CsiMounter }): PvPlugin {
         );
       const target = podVolumeMountPath(ctx.rootDir, ctx.pod.metadata.uid, ctx.pvName);
       if (await mountAt(target)) return target;
-      const pod = ctx.pod;
-      return csi.mounter.setUp(
-        {
-          uid: pod.metadata.uid,
-          name: pod.metadata.name,
-          namespace: pod.metadata.namespace,
-          ...(pod.spec.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
-        },
-        volume,
-        ctx.signal,
-      );
+      return csi.mounter.setUp(podRef(ctx.pod), volume, ctx.signal);
     },
     async tearDown(dir, signal) {
       // <root>/pods/<uid>/volumes/kubernetes.io~csi/<name>

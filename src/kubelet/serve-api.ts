@@ -12,6 +12,7 @@ import type { RuntimeService } from '../runtime/cri/index.ts';
 import {
   createKubeletApi,
   type KubeletServer,
+  type RequestMetrics,
   type ServingCertificateSource,
   type TextBody,
 } from '../server/index.ts';
@@ -55,6 +56,8 @@ export async function serveKubeletApi(opts: {
   consoleAddress?: { host: string; port: number };
   /** serverTLSBootstrap: the serving certificate manager (src/certificate). */
   servingCertificate?: ServingCertificateSource;
+  /** kubelet_http_requests_* (src/metrics). */
+  requestMetrics?: RequestMetrics;
 }): Promise<ServedApi> {
   const { config, logger } = opts;
   const s = config.server;
@@ -100,6 +103,7 @@ export async function serveKubeletApi(opts: {
       ...(opts.console ? { console: opts.console } : {}),
       ...(opts.consoleAddress ? { consoleAddress: opts.consoleAddress } : {}),
       ...(opts.servingCertificate ? { servingCertificate: opts.servingCertificate } : {}),
+      ...(opts.requestMetrics ? { requestMetrics: opts.requestMetrics } : {}),
     });
     await server.start();
   } else if (opts.consoleAddress) {

@@ -7,6 +7,9 @@ import type { PodSyncResult, RuntimePodSummary } from '../runtime/index.ts';
 import { DEF_BUCKETS, REST_CLIENT_BUCKETS, RUNTIME_OPERATION_BUCKETS } from './buckets.ts';
 import { restClientURLTemplate } from './rest-client.ts';
 import { createCertificateMetrics, type CertificateMetrics } from './certificate-metrics.ts';
+import { registerBuildInfo } from './build-info.ts';
+import { createHttpRequestMetrics, type HttpRequestMetrics } from './http-metrics.ts';
+import type { VersionInfo } from '../kubelet/index.ts';
 
 /** Container states as kubelet_running_containers labels them (upstream kubecontainer.State). */
 const CONTAINER_STATES = ['created', 'running', 'exited', 'unknown'] as const;
@@ -54,6 +57,8 @@ export interface KubeletMetrics {
   readonly restClient: RestClientMetrics;
   /** The client and serving certificate managers' TTL gauges and renewal error counters. */
   readonly certificates: CertificateMetrics;
+  /** The kubelet API's kubelet_http_requests_total, _duration_seconds and kubelet_http_inflight_requests. */
+  readonly http: HttpRequestMetrics;
   /** kubelet_running_pods / kubelet_running_containers read this at each scrape. */
   setRuntimePodsProvider(provider: RuntimePodsProvider): void;
   /** kubelet_pod_start_duration_seconds: from first seeing a pod to seeing it Running. */
@@ -97,6 +102,10 @@ const VOLUME_STATS: readonly [string, string, keyof PvcVolumeStats][] = [
 
 export interface KubeletMetricsOptions {
   nodeName: string;
+  /** kubernetes_build_info's labels; absent, the family is left out (tests). */
+  buildInfo?: VersionInfo;
+  /** enableDebuggingHandlers: which paths the HTTP request metrics name (default true, upstream's). */
+  debuggingHandlers?: boolean;
   /**
    * Node.js process metrics (prom-client's default collectors: process_*, nodejs_*) in `registry`.
    * Default true; tests turn them off.
@@ -257,6 +266,27 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     'Containers that failed to start, by container type and error code.',
     ['container_type', 'code'],
   );
+  // Upstream counts the events its relist drops when the kubelet's event channel is full; tskubelet's
+  // PLEG hands every event to the kubelet (no channel to overflow), so the counter stays 0.
+  counter('kubelet_pleg_discard_events', 'The number of discard events in PLEG.');
+  // Upstream sets it when the PLEG's health is checked; here at each scrape, from the last relist
+  // whose list succeeded (the same instant upstream reads), in whole Unix seconds as upstream.
+  let plegLastSeen: number | undefined;
+  new Gauge({
+    name: 'kubelet_pleg_last_seen_seconds',
+    help: help('Timestamp in seconds when PLEG was last seen active.'),
+    registers,
+    collect(this: Gauge) {
+      if (plegLastSeen !== undefined) this.set(Math.floor(plegLastSeen / 1000));
+    },
+  });
+  const containersPerPod = histogram(
+    'kubelet_containers_per_pod_count',
+    'The number of containers per pod.',
+    DEF_BUCKETS,
+  );
+  if (opts.buildInfo) registerBuildInfo(registry, opts.buildInfo);
+  const http = createHttpRequestMetrics(registry, { debuggingHandlers: opts.debuggingHandlers ?? true });
   const evictions = counter('kubelet_evictions', 'Pod evictions, by eviction signal.', ['eviction_signal']);
   const restRequests = counter(
     'rest_client_requests_total',
@@ -301,7 +331,11 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     probeRegistry,
     runtime,
     certificates: createCertificateMetrics(registry),
+    http,
     pleg: {
+      seenActive: () => {
+        plegLastSeen = Date.now();
+      },
       relisted(duration, interval) {
         relistDuration.observe(duration);
         if (interval !== undefined) relistInterval.observe(interval);
@@ -309,6 +343,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     },
     podWorkers: {
       workerStarted: (seconds) => podWorkerStart.observe(seconds),
+      podCreated: (containers) => containersPerPod.observe(containers),
       workDone: (operation, seconds) => podWorker.observe({ operation_type: operation }, seconds),
     },
     prober: {

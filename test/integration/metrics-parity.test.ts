@@ -7,12 +7,14 @@
  * names, types, label names, bucket bounds, help texts. Every family upstream shows must be in
  * tskubelet's scrape with the same type, labels and buckets, but for the differences listed in
  * ACCEPTED below, each with its reason. The raw diff is printed (and written to the file named by
- * METRICS_PARITY_REPORT, e.g. bench/results/<date>-metrics-parity-<commit>.txt). Run it alone:
+ * METRICS_PARITY_REPORT, e.g. bench/results/<date>-metrics-parity-<commit>.txt);
+ * METRICS_PARITY_TSKUBELET_BIN runs another tree's bin/tskubelet (a worktree at an older commit,
+ * for the diff before a change). Run it alone:
  * `flock /tmp/tskubelet-bed.lock node --test test/integration/metrics-parity.test.ts`.
  * Upstream counterpart: none (test/instrumentation checks metric declarations statically).
  */
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { IMAGE, podManifest, setupEnv, writeManifest, type Env } from '../kit/bed.ts';
@@ -75,6 +77,7 @@ async function scrape(): Promise<Scrape> {
 
 /** The workload: the same static pods for both kubelets. */
 async function writeWorkload(env: Env): Promise<void> {
+  await mkdir(env.manifests, { recursive: true });
   await writeManifest(
     env,
     'plain.yaml',
@@ -126,6 +129,9 @@ async function runKubelet(env: Env, kind: KubeletKind): Promise<Scrape> {
     manifestDir: env.manifests,
     logFile: join(env.dir, `${kind}.log`),
     readOnlyPort: BENCH_READONLY_PORT,
+    ...(kind !== 'upstream' && process.env.METRICS_PARITY_TSKUBELET_BIN
+      ? { bin: process.env.METRICS_PARITY_TSKUBELET_BIN }
+      : {}),
   });
   try {
     await k.ready(60_000);

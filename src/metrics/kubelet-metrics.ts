@@ -148,7 +148,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
 
   new Gauge({
     name: 'kubelet_node_name',
-    help: help("The node's name; the value is always 1."),
+    help: help("The node's name. The count is always 1."),
     labelNames: ['node'],
     registers,
   }).set({ node: opts.nodeName }, 1);
@@ -177,7 +177,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
 
   new Gauge({
     name: 'kubelet_running_pods',
-    help: help('Number of pods with a ready sandbox.'),
+    help: help('Number of pods currently running'),
     registers,
     collect(this: Gauge) {
       const pods = runtimePods();
@@ -188,7 +188,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
 
   new Gauge({
     name: 'kubelet_running_containers',
-    help: help('Number of containers in the runtime, by state.'),
+    help: help('Number of containers currently running'),
     labelNames: ['container_state'],
     registers,
     collect(this: Gauge<'container_state'>) {
@@ -202,53 +202,55 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
 
   const podStart = histogram(
     'kubelet_pod_start_duration_seconds',
-    'Seconds from first seeing a pod to seeing it running.',
+    'Duration in seconds for a single pod to go from pending to running.',
     DEF_BUCKETS,
   );
   const podWorker = histogram(
     'kubelet_pod_worker_duration_seconds',
-    'Seconds to sync one pod, by operation type: create, update, sync or kill.',
+    'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
     DEF_BUCKETS,
     ['operation_type'],
   );
   const podWorkerStart = histogram(
     'kubelet_pod_worker_start_duration_seconds',
-    "Seconds from seeing a pod to its worker's first sync.",
+    'Duration in seconds from seeing a pod to starting a worker.',
     DEF_BUCKETS,
   );
   const relistDuration = histogram(
     'kubelet_pleg_relist_duration_seconds',
-    'Seconds one PLEG relist took.',
+    'Duration in seconds for relisting pods in PLEG.',
     DEF_BUCKETS,
   );
   const relistInterval = histogram(
     'kubelet_pleg_relist_interval_seconds',
-    'Seconds between PLEG relists.',
+    'Interval in seconds between relisting in PLEG.',
     DEF_BUCKETS,
   );
-  const runtimeOps = counter('kubelet_runtime_operations_total', 'Runtime (CRI) calls, by operation type.', [
-    'operation_type',
-  ]);
+  const runtimeOps = counter(
+    'kubelet_runtime_operations_total',
+    'Cumulative number of runtime operations by operation type.',
+    ['operation_type'],
+  );
   const runtimeOpErrors = counter(
     'kubelet_runtime_operations_errors_total',
-    'Runtime (CRI) calls that failed, by operation type.',
+    'Cumulative number of runtime operation errors by operation type.',
     ['operation_type'],
   );
   const runtimeOpDuration = histogram(
     'kubelet_runtime_operations_duration_seconds',
-    'Seconds per runtime (CRI) call, by operation type.',
+    'Duration in seconds of runtime operations. Broken down by operation type.',
     RUNTIME_OPERATION_BUCKETS,
     ['operation_type'],
   );
   const sandboxDuration = histogram(
     'kubelet_run_podsandbox_duration_seconds',
-    'Seconds per RunPodSandbox call, by runtime handler.',
+    'Duration in seconds of the run_podsandbox operations. Broken down by RuntimeClass.Handler.',
     DEF_BUCKETS,
     ['runtime_handler'],
   );
   const sandboxErrors = counter(
     'kubelet_run_podsandbox_errors_total',
-    'RunPodSandbox calls that failed, by runtime handler.',
+    'Cumulative number of the run_podsandbox operation errors by RuntimeClass.Handler.',
     ['runtime_handler'],
   );
   const startedPods = counter('kubelet_started_pods_total', 'Pod sandboxes the kubelet tried to start.');
@@ -287,21 +289,23 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
   );
   if (opts.buildInfo) registerBuildInfo(registry, opts.buildInfo);
   const http = createHttpRequestMetrics(registry, { debuggingHandlers: opts.debuggingHandlers ?? true });
-  const evictions = counter('kubelet_evictions', 'Pod evictions, by eviction signal.', ['eviction_signal']);
+  const evictions = counter('kubelet_evictions', 'Cumulative number of pod evictions by eviction signal', [
+    'eviction_signal',
+  ]);
   const restRequests = counter(
     'rest_client_requests_total',
-    'API server requests, by status code, method and host.',
+    'Number of HTTP requests, partitioned by status code, method, and host.',
     ['code', 'method', 'host'],
   );
   const restDuration = histogram(
     'rest_client_request_duration_seconds',
-    'Seconds per API server request, by verb and templated URL.',
+    'Request latency in seconds. Broken down by verb and URL.',
     REST_CLIENT_BUCKETS,
     ['verb', 'url'],
   );
   const probes = new Counter({
     name: 'prober_probe_total',
-    help: help('Liveness, readiness and startup probe results, per container.'),
+    help: help('Cumulative number of a liveness, readiness or startup probe for a container by result.'),
     labelNames: ['probe_type', 'result', 'container', 'pod', 'namespace', 'pod_uid'],
     registers: [probeRegistry],
   });

@@ -8,8 +8,9 @@
  * tskubelet's scrape with the same type, labels and buckets, but for the differences listed in
  * ACCEPTED below, each with its reason. The raw diff is printed (and written to the file named by
  * METRICS_PARITY_REPORT, e.g. bench/results/<date>-metrics-parity-<commit>.txt);
- * METRICS_PARITY_TSKUBELET_BIN runs another tree's bin/tskubelet (a worktree at an older commit,
- * for the diff before a change). Run it alone:
+ * with TSKUBELET_BASE_TREE set, another tree's bin/tskubelet (a worktree at an older commit) runs
+ * too and its diff is reported beside (not asserted): the diff before a change, in the same run.
+ * Run it alone:
  * `flock /tmp/tskubelet-bed.lock node --test test/integration/metrics-parity.test.ts`.
  * Upstream counterpart: none (test/instrumentation checks metric declarations statically).
  */
@@ -61,6 +62,30 @@ function describeDiff(d: FamilyDiff): string {
     default:
       return `${d.kind.padEnd(7)} ${d.name}: upstream "${d.reference}" / tskubelet "${d.compared}"`;
   }
+}
+
+/** The diff of every endpoint, one line per difference; `unexplained` what the test fails on. */
+function diffReport(up: Scrape, ours: Scrape): { lines: string[]; unexplained: string[] } {
+  const lines: string[] = [];
+  const unexplained: string[] = [];
+  for (const endpoint of ENDPOINTS) {
+    const diffs = diffFamilies(up[endpoint], ours[endpoint]);
+    const shown = (m: Map<string, MetricFamily>) => [...m.values()].filter((f) => f.samples > 0).length;
+    const count = (p: (d: FamilyDiff) => boolean) => diffs.filter(p).length;
+    lines.push(
+      `## ${endpoint}: upstream ${shown(up[endpoint])} families, tskubelet ${shown(ours[endpoint])}; ` +
+        `missing ${count((d) => d.kind === 'missing')}, extra ${count((d) => d.kind === 'extra')}, ` +
+        `labels/buckets/type ${count((d) => ['labels', 'buckets', 'type'].includes(d.kind))}, ` +
+        `help ${count((d) => d.kind === 'help')}`,
+    );
+    for (const d of diffs) {
+      const a = accepted(endpoint, d);
+      lines.push(`${describeDiff(d)}${a ? `  [accepted: ${a.reason}]` : ''}`);
+      // Extra families and help texts are reported, not failed on.
+      if (!a && d.kind !== 'extra' && d.kind !== 'help') unexplained.push(`${endpoint} ${describeDiff(d)}`);
+    }
+  }
+  return { lines, unexplained };
 }
 
 async function scrape(): Promise<Scrape> {
@@ -129,9 +154,6 @@ async function runKubelet(env: Env, kind: KubeletKind): Promise<Scrape> {
     manifestDir: env.manifests,
     logFile: join(env.dir, `${kind}.log`),
     readOnlyPort: BENCH_READONLY_PORT,
-    ...(kind !== 'upstream' && process.env.METRICS_PARITY_TSKUBELET_BIN
-      ? { bin: process.env.METRICS_PARITY_TSKUBELET_BIN }
-      : {}),
   });
   try {
     await k.ready(60_000);
@@ -165,9 +187,11 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 after the
       env = await setupEnv();
       await writeWorkload(env);
       scrapes.set('upstream', await runKubelet(env, 'upstream'));
+      if (process.env.TSKUBELET_BASE_TREE)
+        scrapes.set('tskubelet-base', await runKubelet(env, 'tskubelet-base'));
       scrapes.set('tskubelet', await runKubelet(env, 'tskubelet'));
     },
-    { timeout: 8 * 60_000 },
+    { timeout: 12 * 60_000 },
   );
   after(() => env?.close(), { timeout: 120_000 });
 
@@ -175,28 +199,19 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 after the
     const up = scrapes.get('upstream');
     const ours = scrapes.get('tskubelet');
     assert.ok(up && ours, 'both kubelets were scraped');
-    const lines: string[] = [];
-    const unexplained: string[] = [];
-    for (const endpoint of ENDPOINTS) {
-      const diffs = diffFamilies(up[endpoint], ours[endpoint]);
-      const shown = (m: Map<string, MetricFamily>) => [...m.values()].filter((f) => f.samples > 0).length;
-      lines.push(
-        `## ${endpoint}: upstream ${shown(up[endpoint])} families, tskubelet ${shown(ours[endpoint])}; ` +
-          `missing ${diffs.filter((d) => d.kind === 'missing').length}, ` +
-          `extra ${diffs.filter((d) => d.kind === 'extra').length}, ` +
-          `other ${diffs.filter((d) => d.kind !== 'missing' && d.kind !== 'extra').length}`,
+    const base = scrapes.get('tskubelet-base');
+    const sections: string[] = [];
+    if (base)
+      sections.push(
+        `# before: ${process.env.TSKUBELET_BASE_TREE ?? ''}`,
+        diffReport(up, base).lines.join('\n'),
       );
-      for (const d of diffs) {
-        const a = accepted(endpoint, d);
-        lines.push(`${describeDiff(d)}${a ? `  [accepted: ${a.reason}]` : ''}`);
-        // Extra families and help texts are reported, not failed on.
-        if (!a && d.kind !== 'extra' && d.kind !== 'help') unexplained.push(`${endpoint} ${describeDiff(d)}`);
-      }
-    }
-    const report = lines.join('\n');
+    const now = diffReport(up, ours);
+    sections.push('# this tree', now.lines.join('\n'));
+    const report = sections.join('\n');
     t.diagnostic(report);
     const file = process.env.METRICS_PARITY_REPORT;
     if (file) await writeFile(file, `${report}\n`);
-    assert.deepEqual(unexplained, [], 'differences neither fixed nor accepted');
+    assert.deepEqual(now.unexplained, [], 'differences neither fixed nor accepted');
   });
 });

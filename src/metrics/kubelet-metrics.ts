@@ -8,6 +8,7 @@ import { DEF_BUCKETS, REST_CLIENT_BUCKETS, RUNTIME_OPERATION_BUCKETS } from './b
 import { restClientURLTemplate } from './rest-client.ts';
 import { createCertificateMetrics, type CertificateMetrics } from './certificate-metrics.ts';
 import { registerBuildInfo } from './build-info.ts';
+import { registerProcessStartTime, registerVirtualMemoryMax } from './process-metrics.ts';
 import { createHttpRequestMetrics, type HttpRequestMetrics } from './http-metrics.ts';
 import type { VersionInfo } from '../kubelet/index.ts';
 
@@ -288,6 +289,15 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     DEF_BUCKETS,
   );
   if (opts.buildInfo) registerBuildInfo(registry, opts.buildInfo);
+  // Upstream registers it with the DynamicKubeletConfig gate (on by default in 1.20): tskubelet has
+  // no dynamic config, and a bad config file stops its start, so a running kubelet reports 0.
+  new Gauge({
+    name: 'kubelet_node_config_error',
+    help: help(
+      'This metric is true (1) if the node is experiencing a configuration-related error, false (0) otherwise.',
+    ),
+    registers,
+  }).set(0);
   const http = createHttpRequestMetrics(registry, { debuggingHandlers: opts.debuggingHandlers ?? true });
   const evictions = counter('kubelet_evictions', 'Cumulative number of pod evictions by eviction signal', [
     'eviction_signal',
@@ -311,8 +321,12 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
   });
 
   // A 100 ms event-loop-delay sampling (prom-client's default is 10 ms: 100 wake-ups a second).
-  if (opts.processMetrics ?? true)
+  if (opts.processMetrics ?? true) {
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+    registerVirtualMemoryMax(registry);
+  }
+  // /metrics/probes carries the process start too, as upstream's probe registry (counter resets).
+  registerProcessStartTime(probeRegistry);
 
   const runtime: RuntimeOperationMetrics = {
     operation(operation, seconds, failed) {

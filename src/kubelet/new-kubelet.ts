@@ -37,7 +37,12 @@ import {
   type RuntimeService,
 } from '../runtime/cri/index.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
-import { createStatsProvider, pvcVolumeStats, type StatsProvider } from '../stats/index.ts';
+import {
+  containerLogStats,
+  createStatsProvider,
+  pvcVolumeStats,
+  type StatsProvider,
+} from '../stats/index.ts';
 import { createTimelineRecorder, registerStepDurationHistogram } from '../timeline/index.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -254,6 +259,16 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     volumeStatsPeriodMs: config.volumeStatsAggPeriodMs,
     claimVolumes: (uid) => core.claimVolumes(uid),
     ...(containerManager.qosCgroups ? { podCgroups: containerManager.qosCgroups } : {}),
+  });
+  metrics.setContainerLogStatsProvider(async () => {
+    try {
+      return containerLogStats(await stats.summaryMs());
+    } catch (err) {
+      logger.debug('no container log stats for kubelet_container_log_filesystem_used_bytes', {
+        err: describeError(err),
+      });
+      return undefined;
+    }
   });
   metrics.setVolumeStatsProvider(async () => {
     try {

@@ -256,6 +256,17 @@ describe('kubelet metrics', () => {
     assert.doesNotMatch(await without.registry.metrics(), /kubernetes_build_info/);
   });
 
+  it("serves each container's log bytes from the provider at scrape time, and nothing without stats", async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_container_log_filesystem_used_bytes'), []);
+    m.setContainerLogStatsProvider(() =>
+      Promise.resolve([{ uid: 'u1', namespace: 'ns', pod: 'p', container: 'c', usedBytes: 4096 }]),
+    );
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_container_log_filesystem_used_bytes'), [
+      'kubelet_container_log_filesystem_used_bytes{uid="u1",namespace="ns",pod="p",container="c"} 4096',
+    ]);
+  });
+
   it('adds the Node.js process metrics when asked (the default)', async () => {
     const m = createKubeletMetrics({ nodeName: 'n1' });
     const text = await m.registry.metrics();

@@ -74,7 +74,21 @@ export interface KubeletMetrics {
   recordEviction(signal: string): void;
   /** kubelet_volume_stats_* read this at each scrape (the summary's volumes with a pvcRef). */
   setVolumeStatsProvider(provider: VolumeStatsProvider): void;
+  /** kubelet_container_log_filesystem_used_bytes reads this at each scrape. */
+  setContainerLogStatsProvider(provider: ContainerLogStatsProvider): void;
 }
+
+/** One container's log bytes (upstream logMetricsCollector's input: the pod stats' logs). */
+export interface ContainerLogStats {
+  uid: string;
+  namespace: string;
+  pod: string;
+  container: string;
+  usedBytes: number;
+}
+
+/** The containers' log bytes now, or undefined when they cannot be read (the gauge is then empty). */
+export type ContainerLogStatsProvider = () => Promise<readonly ContainerLogStats[] | undefined>;
 
 /** One persistentVolumeClaim's volume numbers (upstream volumeStatsCollector's input). */
 export interface PvcVolumeStats {
@@ -137,6 +151,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
   const registers = [registry];
   let runtimePods: RuntimePodsProvider = () => undefined;
   let volumeStats: VolumeStatsProvider = () => Promise.resolve(undefined);
+  let logStats: ContainerLogStatsProvider = () => Promise.resolve(undefined);
   // The counters and histograms of `registry` (the probe counter has its own registry).
   const counter = <L extends string = string>(name: string, text: string, labelNames: readonly L[] = []) =>
     new Counter<L>({ name, help: help(text), labelNames, registers });
@@ -175,6 +190,20 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
       },
     });
   }
+
+  // Upstream logMetricsCollector: one series per container with log stats, at every scrape.
+  new Gauge({
+    name: 'kubelet_container_log_filesystem_used_bytes',
+    help: help("Bytes used by the container's logs on the filesystem."),
+    labelNames: ['uid', 'namespace', 'pod', 'container'],
+    registers,
+    async collect(this: Gauge<'uid' | 'namespace' | 'pod' | 'container'>) {
+      this.reset();
+      for (const l of (await logStats()) ?? []) {
+        this.set({ uid: l.uid, namespace: l.namespace, pod: l.pod, container: l.container }, l.usedBytes);
+      }
+    },
+  });
 
   new Gauge({
     name: 'kubelet_running_pods',
@@ -385,6 +414,9 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     },
     setVolumeStatsProvider(provider) {
       volumeStats = provider;
+    },
+    setContainerLogStatsProvider(provider) {
+      logStats = provider;
     },
     observePodStartDuration: (seconds) => podStart.observe(seconds),
     recordContainerStarts(pod, result) {

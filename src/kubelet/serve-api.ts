@@ -9,6 +9,8 @@ import type { Kubelet } from './kubelet.ts';
 import { createContainerLogManager, type ContainerLogManager } from '../logs/index.ts';
 import { readMachineInfo, type MachineInfo } from '../node/index.ts';
 import type { RuntimeService } from '../runtime/cri/index.ts';
+import { cpuTopology, machineMetrics } from '../stats/index.ts';
+import { describeError } from '../util/errors.ts';
 import {
   createKubeletApi,
   type KubeletServer,
@@ -74,14 +76,32 @@ export async function serveKubeletApi(opts: {
   if (s.enableServer) {
     // Read on the first /spec/ request: the root dir may not exist before the kubelet runs.
     let machine: Promise<MachineInfo> | undefined;
+    const machineInfo = () => (machine ??= readMachineInfo(config.rootDir, undefined, logger));
+    let topology: ReturnType<typeof cpuTopology> | undefined;
+    // cadvisor's machine families follow the container ones on /metrics/cadvisor.
+    const cadvisorWithMachine = async (): Promise<TextBody> => {
+      topology ??= cpuTopology().catch((err: unknown) => {
+        logger.warn('no CPU topology for machine_cpu_physical_cores / machine_cpu_sockets', {
+          err: describeError(err),
+        });
+        return undefined;
+      });
+      const [containers, m, t] = await Promise.all([
+        opts.providers.metrics('cadvisor'),
+        machineInfo(),
+        topology,
+      ]);
+      const machineText = machineMetrics({ ...m, physicalCores: t?.physicalCores, sockets: t?.sockets });
+      return { ...containers, body: containers.body + machineText };
+    };
     const configz = toKubeletConfiguration(config);
     const host = createApiHost({
       nodeName: config.nodeName,
       kubelet: opts.kubelet,
       runtime: opts.runtime,
       configz: () => configz,
-      spec: async () => machineSpec(await (machine ??= readMachineInfo(config.rootDir, undefined, logger))),
-      metrics: (which) => opts.providers.metrics(which),
+      spec: async () => machineSpec(await machineInfo()),
+      metrics: (which) => (which === 'cadvisor' ? cadvisorWithMachine() : opts.providers.metrics(which)),
       statsSummary: (only, signal) => opts.providers.statsSummary(only, signal),
     });
     // The serving certificate is read or made here: a failure stops the start, with nothing left running.

@@ -9,7 +9,12 @@ import type { Kubelet } from './kubelet.ts';
 import { createContainerLogManager, type ContainerLogManager } from '../logs/index.ts';
 import { readMachineInfo, type MachineInfo } from '../node/index.ts';
 import type { RuntimeService } from '../runtime/cri/index.ts';
-import { cpuTopology, machineMetrics } from '../stats/index.ts';
+import {
+  PROMETHEUS_TEXT_CONTENT_TYPE,
+  containerScrapeError,
+  cpuTopology,
+  machineMetrics,
+} from '../stats/index.ts';
 import { describeError } from '../util/errors.ts';
 import {
   createKubeletApi,
@@ -78,7 +83,8 @@ export async function serveKubeletApi(opts: {
     let machine: Promise<MachineInfo> | undefined;
     const machineInfo = () => (machine ??= readMachineInfo(config.rootDir, undefined, logger));
     let topology: ReturnType<typeof cpuTopology> | undefined;
-    // cadvisor's machine families follow the container ones on /metrics/cadvisor.
+    // cadvisor's machine families follow the container ones on /metrics/cadvisor; either failing
+    // is its scrape-error gauge at 1 and the rest is served, as cadvisor's collectors do.
     const cadvisorWithMachine = async (): Promise<TextBody> => {
       topology ??= cpuTopology().catch((err: unknown) => {
         logger.warn('no CPU topology for machine_cpu_physical_cores / machine_cpu_sockets', {
@@ -87,12 +93,26 @@ export async function serveKubeletApi(opts: {
         return undefined;
       });
       const [containers, m, t] = await Promise.all([
-        opts.providers.metrics('cadvisor'),
-        machineInfo(),
+        opts.providers.metrics('cadvisor').catch((err: unknown) => {
+          logger.warn('no container stats for /metrics/cadvisor: container_scrape_error 1', {
+            err: describeError(err),
+          });
+          return undefined;
+        }),
+        machineInfo().catch((err: unknown) => {
+          logger.warn('no machine info for /metrics/cadvisor: machine_scrape_error 1', {
+            err: describeError(err),
+          });
+          machine = undefined; // read again at the next scrape
+          return undefined;
+        }),
         topology,
       ]);
-      const machineText = machineMetrics({ ...m, physicalCores: t?.physicalCores, sockets: t?.sockets });
-      return { ...containers, body: containers.body + machineText };
+      const machineText = machineMetrics(m && { ...m, physicalCores: t?.physicalCores, sockets: t?.sockets });
+      return {
+        contentType: containers?.contentType ?? PROMETHEUS_TEXT_CONTENT_TYPE,
+        body: (containers?.body ?? '') + containerScrapeError(!containers) + machineText,
+      };
     };
     const configz = toKubeletConfiguration(config);
     const host = createApiHost({

@@ -7,7 +7,7 @@
 export { createStatsProvider, type StatsProvider, type StatsProviderOptions } from './provider.ts';
 export { containerLogStats, pvcVolumeStats } from './pod-storage.ts';
 export { CADVISOR_FAMILIES } from './resource-metrics.ts';
-export { cpuTopology, machineMetrics, type MachineFacts } from './machine-metrics.ts';
+export { containerScrapeError, cpuTopology, machineMetrics, type MachineFacts } from './machine-metrics.ts';
 export { PROMETHEUS_TEXT_CONTENT_TYPE } from './prom-text.ts';
 export {
   formatTime,

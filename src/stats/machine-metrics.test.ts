@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { cpuTopology, machineMetrics } from './machine-metrics.ts';
+import { containerScrapeError, cpuTopology, machineMetrics } from './machine-metrics.ts';
 
 describe("cadvisor's machine metrics", () => {
   it('counts physical cores and sockets from the sysfs topology', async () => {
@@ -37,5 +37,16 @@ describe("cadvisor's machine metrics", () => {
     assert.match(text, /^machine_memory_bytes\{boot_id="b",machine_id="m",system_uuid="s"\} 1024$/m);
     assert.match(text, /^# HELP machine_cpu_sockets Number of CPU sockets\.$/m);
     assert.doesNotMatch(text, /machine_cpu_physical_cores/);
+    assert.match(text, /^machine_scrape_error 0$/m);
+  });
+
+  it('says a scrape error of the machine or the containers with 1', () => {
+    assert.equal(
+      machineMetrics(undefined),
+      '# HELP machine_scrape_error 1 if there was an error while getting machine metrics, 0 otherwise.\n' +
+        '# TYPE machine_scrape_error gauge\nmachine_scrape_error 1\n',
+    );
+    assert.match(containerScrapeError(true), /^container_scrape_error 1$/m);
+    assert.match(containerScrapeError(false), /^container_scrape_error 0$/m);
   });
 });

@@ -2,8 +2,9 @@
  * cadvisor's machine collector as /metrics/cadvisor serves it (upstream vendor/github.com/google/
  * cadvisor/metrics/prometheus_machine.go, registered by pkg/kubelet/server/server.go in 1.20):
  * machine_cpu_cores, machine_cpu_physical_cores, machine_cpu_sockets and machine_memory_bytes,
- * labelled with the machine's boot_id, machine_id and system_uuid. The NVM families (Intel Optane
- * through libipmctl) are left out.
+ * labelled with the machine's boot_id, machine_id and system_uuid, and machine_scrape_error; and
+ * the container collector's container_scrape_error. The NVM families (Intel Optane through
+ * libipmctl) are left out.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -41,7 +42,27 @@ export async function cpuTopology(
   return cores.size > 0 ? { physicalCores: cores.size, sockets: packages.size } : undefined;
 }
 
-export function machineMetrics(m: MachineFacts): string {
+/** cadvisor's container_scrape_error: 1 when the container stats could not be read. */
+export function containerScrapeError(failed: boolean): string {
+  return renderFamilies([
+    {
+      name: 'container_scrape_error',
+      help: '1 if there was an error while getting container metrics, 0 otherwise',
+      type: 'gauge',
+      samples: [{ value: failed ? 1 : 0 }],
+    },
+  ]);
+}
+
+/** The machine families; only machine_scrape_error 1 when the machine could not be read. */
+export function machineMetrics(m: MachineFacts | undefined): string {
+  const scrapeError: Family = {
+    name: 'machine_scrape_error',
+    help: '1 if there was an error while getting machine metrics, 0 otherwise.',
+    type: 'gauge',
+    samples: [{ value: m ? 0 : 1 }],
+  };
+  if (!m) return renderFamilies([scrapeError]);
   const labels = { boot_id: m.bootID, machine_id: m.machineID, system_uuid: m.systemUUID };
   const gauge = (name: string, help: string, value: number | undefined): Family => ({
     name,
@@ -50,6 +71,7 @@ export function machineMetrics(m: MachineFacts): string {
     samples: value === undefined ? [] : [{ labels, value }],
   });
   return renderFamilies([
+    scrapeError,
     gauge('machine_cpu_physical_cores', 'Number of physical CPU cores.', m.physicalCores),
     gauge('machine_cpu_cores', 'Number of logical CPU cores.', m.numCores),
     gauge('machine_cpu_sockets', 'Number of CPU sockets.', m.sockets),

@@ -84,11 +84,6 @@ const ACCEPTED: readonly Accepted[] = [
   ),
   ...missing(
     '/metrics/cadvisor',
-    ['container_scrape_error', 'machine_scrape_error'],
-    `${GAP}: cadvisor's scrape-error gauges (tskubelet's /metrics/cadvisor fails the scrape instead)`,
-  ),
-  ...missing(
-    '/metrics/cadvisor',
     [
       'container_cpu_load_average_10s',
       'container_cpu_system_seconds_total',

@@ -70,7 +70,7 @@ export interface KubeletMetrics {
    * (the waiting reason). A crash-loop back-off is not an attempt, as upstream.
    */
   recordContainerStarts(pod: Pod, result: Pick<PodSyncResult, 'started' | 'startFailures'>): void;
-  /** kubelet_evictions{eviction_signal}; declared for the eviction manager, unused so far. */
+  /** kubelet_evictions{eviction_signal}: the eviction manager reports each pod it evicts. */
   recordEviction(signal: string): void;
   /** kubelet_volume_stats_* read this at each scrape (the summary's volumes with a pvcRef). */
   setVolumeStatsProvider(provider: VolumeStatsProvider): void;

@@ -8,8 +8,7 @@
  * tskubelet's own version as a pre-release suffix (`v1.20.2-tskubelet.0.1.0`).
  */
 import { InvalidArgumentError, Option } from 'commander';
-import { KUBERNETES_API_VERSION } from '../config/defaults.ts';
-import { reportedKubeletVersion } from '../kubelet/index.ts';
+import { kubeletVersionInfo, reportedKubeletVersion } from '../kubelet/index.ts';
 import { isGoBool, parseGoBool } from './option-parsers.ts';
 
 /** What `--version` asked for: upstream's VersionTrue / VersionRaw (VersionFalse: not printed). */
@@ -40,22 +39,19 @@ export function versionText(request: VersionRequest, tskubeletVersion: string): 
     case 'true':
       return `Kubernetes ${gitVersion}\n`;
     case 'raw': {
-      const [major = '', minor = ''] = KUBERNETES_API_VERSION.replace(/^v/, '').split('.');
+      const v = kubeletVersionInfo(tskubeletVersion);
       const fields: [string, string][] = [
-        ['Major', major],
-        ['Minor', minor],
-        ['GitVersion', gitVersion],
-        ['GitCommit', ''],
-        ['GitTreeState', ''],
-        ['BuildDate', ''],
-        ['GoVersion', `node${process.version.replace(/^v/, '')}`],
-        ['Compiler', 'tskubelet'],
-        ['Platform', `${process.platform}/${GO_ARCH[process.arch] ?? process.arch}`],
+        ['Major', v.major],
+        ['Minor', v.minor],
+        ['GitVersion', v.gitVersion],
+        ['GitCommit', v.gitCommit],
+        ['GitTreeState', v.gitTreeState],
+        ['BuildDate', v.buildDate],
+        ['GoVersion', v.goVersion],
+        ['Compiler', v.compiler],
+        ['Platform', v.platform],
       ];
       return `version.Info{${fields.map(([k, v]) => `${k}:${JSON.stringify(v)}`).join(', ')}}\n`;
     }
   }
 }
-
-/** Node's process.arch in Go's GOARCH words. */
-const GO_ARCH: Readonly<Record<string, string>> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' };

@@ -6,6 +6,7 @@
  */
 export { newKubelet, type AssembledKubelet, type Dependencies } from './new-kubelet.ts';
 export { reportedKubeletVersion } from './cluster-connection.ts';
+export { kubeletVersionInfo, type VersionInfo } from './version-info.ts';
 export type { Kubelet, KubeletDependencies, NodeEventSink, PodView } from './types.ts';
 export type { RunOnceResult } from './run-once.ts';
 // Hook types the folders below implement (type-only imports up the map: eslint/boundaries.js).

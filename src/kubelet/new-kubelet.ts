@@ -37,13 +37,19 @@ import {
   type RuntimeService,
 } from '../runtime/cri/index.ts';
 import { createLocalServer, type LocalServer } from '../server/index.ts';
-import { createStatsProvider, pvcVolumeStats, type StatsProvider } from '../stats/index.ts';
+import {
+  containerLogStats,
+  createStatsProvider,
+  pvcVolumeStats,
+  type StatsProvider,
+} from '../stats/index.ts';
 import { createTimelineRecorder, registerStepDurationHistogram } from '../timeline/index.ts';
 import { describeError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { detectNodeIP } from '../util/net.ts';
 import { readOnlineCPUs } from '../node/index.ts';
 import { connectCluster, nodeEventRecorder, registeringObjects } from './cluster-connection.ts';
+import { kubeletVersionInfo } from './version-info.ts';
 import { setupDataDirs } from './data-dirs.ts';
 import { createKubelet } from './kubelet.ts';
 import { buildNodeConsole } from './node-console.ts';
@@ -170,7 +176,13 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
   // The reservations every allocatable is computed with; a bad one stops the assembly, as upstream's start.
   const allocatablePlan = nodeAllocatablePlan(config, await readOnlineCPUs(logger));
   checkNodeAllocatable(allocatablePlan, machineResources());
-  const metrics = deps.metrics ?? createKubeletMetrics({ nodeName: config.nodeName });
+  const metrics =
+    deps.metrics ??
+    createKubeletMetrics({
+      nodeName: config.nodeName,
+      buildInfo: kubeletVersionInfo(version),
+      debuggingHandlers: config.server.enableDebuggingHandlers,
+    });
 
   // The runtime: the given services, or a CRI client on the configured endpoint (closed on stop).
   const runtime = runtimeOf(config, deps, metrics);
@@ -247,6 +259,16 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     volumeStatsPeriodMs: config.volumeStatsAggPeriodMs,
     claimVolumes: (uid) => core.claimVolumes(uid),
     ...(containerManager.qosCgroups ? { podCgroups: containerManager.qosCgroups } : {}),
+  });
+  metrics.setContainerLogStatsProvider(async () => {
+    try {
+      return containerLogStats(await stats.summaryMs());
+    } catch (err) {
+      logger.debug('no container log stats for kubelet_container_log_filesystem_used_bytes', {
+        err: describeError(err),
+      });
+      return undefined;
+    }
   });
   metrics.setVolumeStatsProvider(async () => {
     try {
@@ -346,6 +368,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       nodeIP,
       ...(cluster ? { api: cluster.api } : {}),
       ...(cluster?.certificates.serving ? { servingCertificate: cluster.certificates.serving } : {}),
+      requestMetrics: metrics.http,
       providers: {
         metrics: (which) => {
           switch (which) {

@@ -334,6 +334,31 @@ describe('pod workers', () => {
     assert.deepEqual(s.kinds(), ['terminating', 'terminating']);
   });
 
+  it("reports a pod's container count once, at its first sync (upstream's SyncPodCreate)", async () => {
+    const f = fakeHandlers();
+    const created: number[] = [];
+    const workers = createPodWorkers(f.handlers, nullLogger, {
+      metrics: {
+        workerStarted: () => undefined,
+        workDone: () => undefined,
+        podCreated: (n) => created.push(n),
+      },
+    });
+    const p = pod('u1', 1);
+    p.spec.containers = [
+      { name: 'a', image: 'i' },
+      { name: 'b', image: 'i' },
+    ];
+    workers.update({ type: 'sync', pod: p });
+    await flush();
+    f.last('sync').done.resolve({ terminal: false });
+    workers.update({ type: 'sync', pod: p, syncType: 'update' });
+    await flush();
+    f.last('sync').done.resolve({ terminal: false });
+    await flush();
+    assert.deepEqual(created, [2]);
+  });
+
   it('reports worker start and per-operation durations to the optional metrics hook', async () => {
     const f = fakeHandlers();
     let t = 1000;

@@ -70,6 +70,8 @@ export type PodWorkOperation = 'create' | 'update' | 'sync' | 'kill';
 export interface PodWorkerMetrics {
   /** A pod's first sync started, `seconds` after its first update reached the workers. */
   workerStarted(seconds: number): void;
+  /** A pod's first sync (upstream SyncPodCreate) with this many containers (kubelet_containers_per_pod_count). */
+  podCreated?(containers: number): void;
   /** A sync or kill finished (successfully or not), `seconds` after it was handed to the worker. */
   workDone(operation: PodWorkOperation, seconds: number): void;
 }
@@ -140,7 +142,10 @@ export function createPodWorkers(
           case 'syncing': {
             if (work.type !== 'sync') break; // a kill already moved the state on
             operation = work.syncType ?? (rec.synced ? 'sync' : 'create');
-            if (!rec.synced && metrics) metrics.workerStarted((now() - rec.createdAt) / 1000);
+            if (!rec.synced && metrics) {
+              metrics.workerStarted((now() - rec.createdAt) / 1000);
+              metrics.podCreated?.(work.pod.spec.containers.length);
+            }
             rec.synced = true;
             const outcome = await handlers.syncPod(work.pod, ctrl.signal);
             if (outcome.terminal && rec.state.phase === 'syncing') {

@@ -10,8 +10,16 @@ import { createContainerLogManager, type ContainerLogManager } from '../logs/ind
 import { readMachineInfo, type MachineInfo } from '../node/index.ts';
 import type { RuntimeService } from '../runtime/cri/index.ts';
 import {
+  PROMETHEUS_TEXT_CONTENT_TYPE,
+  containerScrapeError,
+  cpuTopology,
+  machineMetrics,
+} from '../stats/index.ts';
+import { describeError } from '../util/errors.ts';
+import {
   createKubeletApi,
   type KubeletServer,
+  type RequestMetrics,
   type ServingCertificateSource,
   type TextBody,
 } from '../server/index.ts';
@@ -55,6 +63,8 @@ export async function serveKubeletApi(opts: {
   consoleAddress?: { host: string; port: number };
   /** serverTLSBootstrap: the serving certificate manager (src/certificate). */
   servingCertificate?: ServingCertificateSource;
+  /** kubelet_http_requests_* (src/metrics). */
+  requestMetrics?: RequestMetrics;
 }): Promise<ServedApi> {
   const { config, logger } = opts;
   const s = config.server;
@@ -71,14 +81,47 @@ export async function serveKubeletApi(opts: {
   if (s.enableServer) {
     // Read on the first /spec/ request: the root dir may not exist before the kubelet runs.
     let machine: Promise<MachineInfo> | undefined;
+    const machineInfo = () => (machine ??= readMachineInfo(config.rootDir, undefined, logger));
+    let topology: ReturnType<typeof cpuTopology> | undefined;
+    // cadvisor's machine families follow the container ones on /metrics/cadvisor; either failing
+    // is its scrape-error gauge at 1 and the rest is served, as cadvisor's collectors do.
+    const cadvisorWithMachine = async (): Promise<TextBody> => {
+      topology ??= cpuTopology().catch((err: unknown) => {
+        logger.warn('no CPU topology for machine_cpu_physical_cores / machine_cpu_sockets', {
+          err: describeError(err),
+        });
+        return undefined;
+      });
+      const [containers, m, t] = await Promise.all([
+        opts.providers.metrics('cadvisor').catch((err: unknown) => {
+          logger.warn('no container stats for /metrics/cadvisor: container_scrape_error 1', {
+            err: describeError(err),
+          });
+          return undefined;
+        }),
+        machineInfo().catch((err: unknown) => {
+          logger.warn('no machine info for /metrics/cadvisor: machine_scrape_error 1', {
+            err: describeError(err),
+          });
+          machine = undefined; // read again at the next scrape
+          return undefined;
+        }),
+        topology,
+      ]);
+      const machineText = machineMetrics(m && { ...m, physicalCores: t?.physicalCores, sockets: t?.sockets });
+      return {
+        contentType: containers?.contentType ?? PROMETHEUS_TEXT_CONTENT_TYPE,
+        body: (containers?.body ?? '') + containerScrapeError(!containers) + machineText,
+      };
+    };
     const configz = toKubeletConfiguration(config);
     const host = createApiHost({
       nodeName: config.nodeName,
       kubelet: opts.kubelet,
       runtime: opts.runtime,
       configz: () => configz,
-      spec: async () => machineSpec(await (machine ??= readMachineInfo(config.rootDir, undefined, logger))),
-      metrics: (which) => opts.providers.metrics(which),
+      spec: async () => machineSpec(await machineInfo()),
+      metrics: (which) => (which === 'cadvisor' ? cadvisorWithMachine() : opts.providers.metrics(which)),
       statsSummary: (only, signal) => opts.providers.statsSummary(only, signal),
     });
     // The serving certificate is read or made here: a failure stops the start, with nothing left running.
@@ -100,6 +143,7 @@ export async function serveKubeletApi(opts: {
       ...(opts.console ? { console: opts.console } : {}),
       ...(opts.consoleAddress ? { consoleAddress: opts.consoleAddress } : {}),
       ...(opts.servingCertificate ? { servingCertificate: opts.servingCertificate } : {}),
+      ...(opts.requestMetrics ? { requestMetrics: opts.requestMetrics } : {}),
     });
     await server.start();
   } else if (opts.consoleAddress) {

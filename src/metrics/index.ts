@@ -12,6 +12,8 @@ export {
   type RestClientMetrics,
   type RestClientRequest,
   type RuntimeOperationMetrics,
+  type ContainerLogStats,
+  type ContainerLogStatsProvider,
   type PvcVolumeStats,
   type RuntimePodsProvider,
   type VolumeStatsProvider,

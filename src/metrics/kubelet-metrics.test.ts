@@ -210,6 +210,63 @@ describe('kubelet metrics', () => {
     assert.deepEqual(samples(probes.body, 'prober_probe_total'), []);
   });
 
+  it('gives the PLEG last-seen time in whole Unix seconds once it was active (0 before), and a discard counter at 0', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    let text = await m.registry.metrics();
+    // 0 until then, as upstream's gauge before its first health check
+    assert.deepEqual(samples(text, 'kubelet_pleg_last_seen_seconds'), ['kubelet_pleg_last_seen_seconds 0']);
+    assert.deepEqual(samples(text, 'kubelet_pleg_discard_events'), ['kubelet_pleg_discard_events 0']);
+    const before = Math.floor(Date.now() / 1000);
+    m.pleg.seenActive?.();
+    text = await m.registry.metrics();
+    const seen = Number(/^kubelet_pleg_last_seen_seconds (\S+)$/m.exec(text)?.[1]);
+    assert.ok(Number.isInteger(seen) && seen >= before && seen <= before + 1, String(seen));
+    assert.match(
+      text,
+      /# HELP kubelet_pleg_last_seen_seconds \[ALPHA\] Timestamp in seconds when PLEG was last seen active\./,
+    );
+  });
+
+  it('observes the containers per created pod', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    m.podWorkers.podCreated?.(3);
+    const text = await m.registry.metrics();
+    assert.ok(text.includes('kubelet_containers_per_pod_count_bucket{le="2.5"} 0'));
+    assert.ok(text.includes('kubelet_containers_per_pod_count_bucket{le="5"} 1'));
+    assert.ok(text.includes('kubelet_containers_per_pod_count_sum 3'));
+  });
+
+  it('labels kubernetes_build_info with the version info when given, and leaves it out otherwise', async () => {
+    const info = {
+      major: '1',
+      minor: '20',
+      gitVersion: 'v1.20.2-tskubelet.0.1.0',
+      gitCommit: '',
+      gitTreeState: '',
+      buildDate: '',
+      goVersion: 'node24.0.0',
+      compiler: 'tskubelet',
+      platform: 'linux/amd64',
+    };
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false, buildInfo: info });
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubernetes_build_info'), [
+      'kubernetes_build_info{major="1",minor="20",git_version="v1.20.2-tskubelet.0.1.0",git_commit="",git_tree_state="",build_date="",go_version="node24.0.0",compiler="tskubelet",platform="linux/amd64"} 1',
+    ]);
+    const without = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    assert.doesNotMatch(await without.registry.metrics(), /kubernetes_build_info/);
+  });
+
+  it("serves each container's log bytes from the provider at scrape time, and nothing without stats", async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_container_log_filesystem_used_bytes'), []);
+    m.setContainerLogStatsProvider(() =>
+      Promise.resolve([{ uid: 'u1', namespace: 'ns', pod: 'p', container: 'c', usedBytes: 4096 }]),
+    );
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_container_log_filesystem_used_bytes'), [
+      'kubelet_container_log_filesystem_used_bytes{uid="u1",namespace="ns",pod="p",container="c"} 4096',
+    ]);
+  });
+
   it('adds the Node.js process metrics when asked (the default)', async () => {
     const m = createKubeletMetrics({ nodeName: 'n1' });
     const text = await m.registry.metrics();

@@ -7,6 +7,10 @@ import type { PodSyncResult, RuntimePodSummary } from '../runtime/index.ts';
 import { DEF_BUCKETS, REST_CLIENT_BUCKETS, RUNTIME_OPERATION_BUCKETS } from './buckets.ts';
 import { restClientURLTemplate } from './rest-client.ts';
 import { createCertificateMetrics, type CertificateMetrics } from './certificate-metrics.ts';
+import { registerBuildInfo } from './build-info.ts';
+import { registerProcessStartTime, registerVirtualMemoryMax } from './process-metrics.ts';
+import { createHttpRequestMetrics, type HttpRequestMetrics } from './http-metrics.ts';
+import type { VersionInfo } from '../kubelet/index.ts';
 
 /** Container states as kubelet_running_containers labels them (upstream kubecontainer.State). */
 const CONTAINER_STATES = ['created', 'running', 'exited', 'unknown'] as const;
@@ -54,6 +58,8 @@ export interface KubeletMetrics {
   readonly restClient: RestClientMetrics;
   /** The client and serving certificate managers' TTL gauges and renewal error counters. */
   readonly certificates: CertificateMetrics;
+  /** The kubelet API's kubelet_http_requests_total, _duration_seconds and kubelet_http_inflight_requests. */
+  readonly http: HttpRequestMetrics;
   /** kubelet_running_pods / kubelet_running_containers read this at each scrape. */
   setRuntimePodsProvider(provider: RuntimePodsProvider): void;
   /** kubelet_pod_start_duration_seconds: from first seeing a pod to seeing it Running. */
@@ -64,11 +70,25 @@ export interface KubeletMetrics {
    * (the waiting reason). A crash-loop back-off is not an attempt, as upstream.
    */
   recordContainerStarts(pod: Pod, result: Pick<PodSyncResult, 'started' | 'startFailures'>): void;
-  /** kubelet_evictions{eviction_signal}; declared for the eviction manager, unused so far. */
+  /** kubelet_evictions{eviction_signal}: the eviction manager reports each pod it evicts. */
   recordEviction(signal: string): void;
   /** kubelet_volume_stats_* read this at each scrape (the summary's volumes with a pvcRef). */
   setVolumeStatsProvider(provider: VolumeStatsProvider): void;
+  /** kubelet_container_log_filesystem_used_bytes reads this at each scrape. */
+  setContainerLogStatsProvider(provider: ContainerLogStatsProvider): void;
 }
+
+/** One container's log bytes (upstream logMetricsCollector's input: the pod stats' logs). */
+export interface ContainerLogStats {
+  uid: string;
+  namespace: string;
+  pod: string;
+  container: string;
+  usedBytes: number;
+}
+
+/** The containers' log bytes now, or undefined when they cannot be read (the gauge is then empty). */
+export type ContainerLogStatsProvider = () => Promise<readonly ContainerLogStats[] | undefined>;
 
 /** One persistentVolumeClaim's volume numbers (upstream volumeStatsCollector's input). */
 export interface PvcVolumeStats {
@@ -97,6 +117,10 @@ const VOLUME_STATS: readonly [string, string, keyof PvcVolumeStats][] = [
 
 export interface KubeletMetricsOptions {
   nodeName: string;
+  /** kubernetes_build_info's labels; absent, the family is left out (tests). */
+  buildInfo?: VersionInfo;
+  /** enableDebuggingHandlers: which paths the HTTP request metrics name (default true, upstream's). */
+  debuggingHandlers?: boolean;
   /**
    * Node.js process metrics (prom-client's default collectors: process_*, nodejs_*) in `registry`.
    * Default true; tests turn them off.
@@ -127,6 +151,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
   const registers = [registry];
   let runtimePods: RuntimePodsProvider = () => undefined;
   let volumeStats: VolumeStatsProvider = () => Promise.resolve(undefined);
+  let logStats: ContainerLogStatsProvider = () => Promise.resolve(undefined);
   // The counters and histograms of `registry` (the probe counter has its own registry).
   const counter = <L extends string = string>(name: string, text: string, labelNames: readonly L[] = []) =>
     new Counter<L>({ name, help: help(text), labelNames, registers });
@@ -139,7 +164,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
 
   new Gauge({
     name: 'kubelet_node_name',
-    help: help("The node's name; the value is always 1."),
+    help: help("The node's name. The count is always 1."),
     labelNames: ['node'],
     registers,
   }).set({ node: opts.nodeName }, 1);
@@ -166,9 +191,23 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     });
   }
 
+  // Upstream logMetricsCollector: one series per container with log stats, at every scrape.
+  new Gauge({
+    name: 'kubelet_container_log_filesystem_used_bytes',
+    help: help("Bytes used by the container's logs on the filesystem."),
+    labelNames: ['uid', 'namespace', 'pod', 'container'],
+    registers,
+    async collect(this: Gauge<'uid' | 'namespace' | 'pod' | 'container'>) {
+      this.reset();
+      for (const l of (await logStats()) ?? []) {
+        this.set({ uid: l.uid, namespace: l.namespace, pod: l.pod, container: l.container }, l.usedBytes);
+      }
+    },
+  });
+
   new Gauge({
     name: 'kubelet_running_pods',
-    help: help('Number of pods with a ready sandbox.'),
+    help: help('Number of pods currently running'),
     registers,
     collect(this: Gauge) {
       const pods = runtimePods();
@@ -179,7 +218,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
 
   new Gauge({
     name: 'kubelet_running_containers',
-    help: help('Number of containers in the runtime, by state.'),
+    help: help('Number of containers currently running'),
     labelNames: ['container_state'],
     registers,
     collect(this: Gauge<'container_state'>) {
@@ -193,53 +232,55 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
 
   const podStart = histogram(
     'kubelet_pod_start_duration_seconds',
-    'Seconds from first seeing a pod to seeing it running.',
+    'Duration in seconds for a single pod to go from pending to running.',
     DEF_BUCKETS,
   );
   const podWorker = histogram(
     'kubelet_pod_worker_duration_seconds',
-    'Seconds to sync one pod, by operation type: create, update, sync or kill.',
+    'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync',
     DEF_BUCKETS,
     ['operation_type'],
   );
   const podWorkerStart = histogram(
     'kubelet_pod_worker_start_duration_seconds',
-    "Seconds from seeing a pod to its worker's first sync.",
+    'Duration in seconds from seeing a pod to starting a worker.',
     DEF_BUCKETS,
   );
   const relistDuration = histogram(
     'kubelet_pleg_relist_duration_seconds',
-    'Seconds one PLEG relist took.',
+    'Duration in seconds for relisting pods in PLEG.',
     DEF_BUCKETS,
   );
   const relistInterval = histogram(
     'kubelet_pleg_relist_interval_seconds',
-    'Seconds between PLEG relists.',
+    'Interval in seconds between relisting in PLEG.',
     DEF_BUCKETS,
   );
-  const runtimeOps = counter('kubelet_runtime_operations_total', 'Runtime (CRI) calls, by operation type.', [
-    'operation_type',
-  ]);
+  const runtimeOps = counter(
+    'kubelet_runtime_operations_total',
+    'Cumulative number of runtime operations by operation type.',
+    ['operation_type'],
+  );
   const runtimeOpErrors = counter(
     'kubelet_runtime_operations_errors_total',
-    'Runtime (CRI) calls that failed, by operation type.',
+    'Cumulative number of runtime operation errors by operation type.',
     ['operation_type'],
   );
   const runtimeOpDuration = histogram(
     'kubelet_runtime_operations_duration_seconds',
-    'Seconds per runtime (CRI) call, by operation type.',
+    'Duration in seconds of runtime operations. Broken down by operation type.',
     RUNTIME_OPERATION_BUCKETS,
     ['operation_type'],
   );
   const sandboxDuration = histogram(
     'kubelet_run_podsandbox_duration_seconds',
-    'Seconds per RunPodSandbox call, by runtime handler.',
+    'Duration in seconds of the run_podsandbox operations. Broken down by RuntimeClass.Handler.',
     DEF_BUCKETS,
     ['runtime_handler'],
   );
   const sandboxErrors = counter(
     'kubelet_run_podsandbox_errors_total',
-    'RunPodSandbox calls that failed, by runtime handler.',
+    'Cumulative number of the run_podsandbox operation errors by RuntimeClass.Handler.',
     ['runtime_handler'],
   );
   const startedPods = counter('kubelet_started_pods_total', 'Pod sandboxes the kubelet tried to start.');
@@ -257,28 +298,64 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     'Containers that failed to start, by container type and error code.',
     ['container_type', 'code'],
   );
-  const evictions = counter('kubelet_evictions', 'Pod evictions, by eviction signal.', ['eviction_signal']);
+  // Upstream counts the events its relist drops when the kubelet's event channel is full; tskubelet's
+  // PLEG hands every event to the kubelet (no channel to overflow), so the counter stays 0.
+  counter('kubelet_pleg_discard_events', 'The number of discard events in PLEG.');
+  // Upstream sets it when the PLEG's health is checked; here at each scrape, from the last relist
+  // whose list succeeded (the same instant upstream reads), in whole Unix seconds as upstream.
+  let plegLastSeen: number | undefined;
+  new Gauge({
+    name: 'kubelet_pleg_last_seen_seconds',
+    help: help('Timestamp in seconds when PLEG was last seen active.'),
+    registers,
+    collect(this: Gauge) {
+      if (plegLastSeen !== undefined) this.set(Math.floor(plegLastSeen / 1000));
+    },
+  });
+  const containersPerPod = histogram(
+    'kubelet_containers_per_pod_count',
+    'The number of containers per pod.',
+    DEF_BUCKETS,
+  );
+  if (opts.buildInfo) registerBuildInfo(registry, opts.buildInfo);
+  // Upstream registers it with the DynamicKubeletConfig gate (on by default in 1.20): tskubelet has
+  // no dynamic config, and a bad config file stops its start, so a running kubelet reports 0.
+  new Gauge({
+    name: 'kubelet_node_config_error',
+    help: help(
+      'This metric is true (1) if the node is experiencing a configuration-related error, false (0) otherwise.',
+    ),
+    registers,
+  }).set(0);
+  const http = createHttpRequestMetrics(registry, { debuggingHandlers: opts.debuggingHandlers ?? true });
+  const evictions = counter('kubelet_evictions', 'Cumulative number of pod evictions by eviction signal', [
+    'eviction_signal',
+  ]);
   const restRequests = counter(
     'rest_client_requests_total',
-    'API server requests, by status code, method and host.',
+    'Number of HTTP requests, partitioned by status code, method, and host.',
     ['code', 'method', 'host'],
   );
   const restDuration = histogram(
     'rest_client_request_duration_seconds',
-    'Seconds per API server request, by verb and templated URL.',
+    'Request latency in seconds. Broken down by verb and URL.',
     REST_CLIENT_BUCKETS,
     ['verb', 'url'],
   );
   const probes = new Counter({
     name: 'prober_probe_total',
-    help: help('Liveness, readiness and startup probe results, per container.'),
+    help: help('Cumulative number of a liveness, readiness or startup probe for a container by result.'),
     labelNames: ['probe_type', 'result', 'container', 'pod', 'namespace', 'pod_uid'],
     registers: [probeRegistry],
   });
 
   // A 100 ms event-loop-delay sampling (prom-client's default is 10 ms: 100 wake-ups a second).
-  if (opts.processMetrics ?? true)
+  if (opts.processMetrics ?? true) {
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
+    registerVirtualMemoryMax(registry);
+  }
+  // /metrics/probes carries the process start too, as upstream's probe registry (counter resets).
+  registerProcessStartTime(probeRegistry);
 
   const runtime: RuntimeOperationMetrics = {
     operation(operation, seconds, failed) {
@@ -301,7 +378,11 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     probeRegistry,
     runtime,
     certificates: createCertificateMetrics(registry),
+    http,
     pleg: {
+      seenActive: () => {
+        plegLastSeen = Date.now();
+      },
       relisted(duration, interval) {
         relistDuration.observe(duration);
         if (interval !== undefined) relistInterval.observe(interval);
@@ -309,6 +390,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     },
     podWorkers: {
       workerStarted: (seconds) => podWorkerStart.observe(seconds),
+      podCreated: (containers) => containersPerPod.observe(containers),
       workDone: (operation, seconds) => podWorker.observe({ operation_type: operation }, seconds),
     },
     prober: {
@@ -332,6 +414,9 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     },
     setVolumeStatsProvider(provider) {
       volumeStats = provider;
+    },
+    setContainerLogStatsProvider(provider) {
+      logStats = provider;
     },
     observePodStartDuration: (seconds) => podStart.observe(seconds),
     recordContainerStarts(pod, result) {

@@ -437,4 +437,23 @@ describe('PLEG relist', () => {
       [0.04, 2.08],
     ]);
   });
+
+  it('tells the metrics hook it was seen active after each relist whose list succeeded, not after a failed one', async () => {
+    const runtime = new FakeRuntime();
+    let seen = 0;
+    const pleg = createPleg({
+      runtime,
+      logger: nullLogger,
+      periodMs: 3_600_000,
+      metrics: { relisted: () => undefined, seenActive: () => seen++ },
+    });
+    running.push(pleg);
+    await pleg.relist();
+    runtime.failList = true;
+    await pleg.relist();
+    assert.equal(seen, 1);
+    runtime.failList = false;
+    await pleg.relist();
+    assert.equal(seen, 2);
+  });
 });

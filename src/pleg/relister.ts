@@ -264,6 +264,7 @@ export function createRelister(deps: RelisterDeps): Relister {
     }
     let complete = true;
     lastRelistOk = startedAt;
+    deps.metrics?.seenActive?.();
     lastSuccessStart = startedAt;
     const current = new Map<string, Map<string, State>>();
     for (const p of listed) current.set(p.uid, statesOfSummary(p));

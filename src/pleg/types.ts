@@ -45,4 +45,6 @@ export interface PlegMetrics {
    * of the previous successful relist; undefined before the first one.
    */
   relisted(durationSeconds: number, intervalSeconds: number | undefined): void;
+  /** A relist read the runtime's pod list: the PLEG was active now (kubelet_pleg_last_seen_seconds). */
+  seenActive?(): void;
 }

@@ -4,6 +4,6 @@
  */
 export { createLocalServer, type LocalServer, type ServerHandlers } from './server.ts';
 export { createKubeletApi, type KubeletApiOptions } from './kubelet-api.ts';
-export type { KubeletServer, ServingCertificateSource } from './kubelet-server.ts';
+export type { KubeletServer, RequestMetrics, ServingCertificateSource } from './kubelet-server.ts';
 export type { HostPod, KubeletApiHost, TextBody } from './host.ts';
 export { requestUser } from './request-user.ts';

@@ -16,7 +16,12 @@ import {
   type Authorizer,
 } from './auth/authorizer.ts';
 import type { KubeletApiHost } from './host.ts';
-import { createKubeletServer, type KubeletServer, type ServingCertificateSource } from './kubelet-server.ts';
+import {
+  createKubeletServer,
+  type KubeletServer,
+  type RequestMetrics,
+  type ServingCertificateSource,
+} from './kubelet-server.ts';
 import { LOCAL_SOCKET_NAME, createLocalSocketServer } from './local-socket.ts';
 import { loadServingCert } from './serving-cert.ts';
 import { createConsoleListener } from './console-listener.ts';
@@ -45,6 +50,8 @@ export interface KubeletApiOptions {
    * rotates; no self-signed pair is made and tlsCertFile/tlsPrivateKeyFile are the manager's.
    */
   servingCertificate?: ServingCertificateSource;
+  /** Every request of the HTTPS and read-only listeners, timed (kubelet_http_requests_*). */
+  requestMetrics?: RequestMetrics;
 }
 
 export async function createKubeletApi(opts: KubeletApiOptions): Promise<KubeletServer> {
@@ -114,6 +121,7 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
     authorizer,
     handlers,
     logger: opts.logger,
+    ...(opts.requestMetrics ? { requestMetrics: opts.requestMetrics } : {}),
   });
   // The same handlers on the local unix socket (local-socket.ts): no authn/authz, root-only file.
   const socketPath = s.localSocket === undefined ? join(opts.rootDir, LOCAL_SOCKET_NAME) : s.localSocket;

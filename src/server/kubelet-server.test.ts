@@ -17,7 +17,7 @@ import {
   type Authorizer,
 } from './auth/authorizer.ts';
 import type { KubeletApiHost } from './host.ts';
-import { createKubeletServer, type KubeletServer } from './kubelet-server.ts';
+import { createKubeletServer, type KubeletServer, type RequestMetrics } from './kubelet-server.ts';
 import { loadServingCert } from './serving-cert.ts';
 import { fakeHost, get, makeTestPki, testPod, type TestPki } from './testing.ts';
 
@@ -46,6 +46,7 @@ interface Setup {
   host?: KubeletApiHost;
   debugging?: boolean;
   readOnlyPort?: number;
+  requestMetrics?: RequestMetrics;
 }
 
 async function start(s: Setup): Promise<{ server: KubeletServer; port: number; readOnly: number }> {
@@ -69,6 +70,7 @@ async function start(s: Setup): Promise<{ server: KubeletServer; port: number; r
       logger: nullLogger,
     }),
     logger: nullLogger,
+    ...(s.requestMetrics ? { requestMetrics: s.requestMetrics } : {}),
   });
   await server.start();
   return { server, port: server.ports().secure, readOnly: server.ports().readOnly };
@@ -83,6 +85,34 @@ function tokenReviewReply(users: Record<string, { username: string; groups: stri
       : { status: { authenticated: false, error: 'bad token' } };
   };
 }
+
+describe('kubelet API request metrics', () => {
+  it('reports every request of both listeners, refused ones included, as done once the response closes', async () => {
+    const seen: string[] = [];
+    const requestMetrics: RequestMetrics = {
+      requestStarted(method, path, serverType) {
+        seen.push(`start ${method ?? ''} ${path} ${serverType}`);
+        return () => seen.push(`done ${path}`);
+      },
+    };
+    const { server, port, readOnly } = await start({ readOnlyPort: await freePort(), requestMetrics });
+    try {
+      assert.equal((await get(port, '/pods?x=1')).status, 401);
+      const res = await fetch(`http://127.0.0.1:${readOnly}/healthz`);
+      assert.equal(res.status, 200);
+      await res.text();
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(seen, [
+        'start GET /pods readwrite',
+        'done /pods',
+        'start GET /healthz readonly',
+        'done /healthz',
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
+});
 
 describe('kubelet API authentication', () => {
   it('answers 401 to an anonymous request when anonymous access is off (the default)', async () => {

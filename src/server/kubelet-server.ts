@@ -53,6 +53,17 @@ export interface KubeletServerOptions {
   logger: Logger;
   /** Delay between bind attempts when the port is taken. */
   bindRetryMs?: number;
+  /** Times every request (upstream Server.ServeHTTP feeds kubelet_http_requests_*). */
+  requestMetrics?: RequestMetrics;
+}
+
+/**
+ * The request metrics' hook (src/metrics implements it): called as a request arrives, before
+ * authentication, as upstream's ServeHTTP wraps its filters; the returned function is called once,
+ * when the response is done or the upgraded stream closes. Must be cheap and never throw.
+ */
+export interface RequestMetrics {
+  requestStarted(method: string | undefined, path: string, serverType: 'readonly' | 'readwrite'): () => void;
 }
 
 /** Where a rotating serving certificate comes from (the kubelet's serving certificate manager). */
@@ -123,6 +134,18 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     else res.destroy();
   }
 
+  /** Reports the request to the request metrics, done when `end` (response or socket) closes. */
+  function timed(
+    req: IncomingMessage,
+    end: ServerResponse | Duplex,
+    serverType: 'readonly' | 'readwrite',
+  ): void {
+    if (!opts.requestMetrics) return;
+    // The raw target's path: upstream buckets req.URL.Path before any routing.
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    end.once('close', opts.requestMetrics.requestStarted(req.method, path, serverType));
+  }
+
   const clientCA = opts.tls.clientCA;
   /** The TLS context's options (setSecureContext takes them all again when the client CA changes). */
   const serving = opts.tls.servingCertificate;
@@ -144,6 +167,7 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
     },
     (req, res) => {
       if (closedAsStale(req)) return;
+      timed(req, res, 'readwrite');
       const parsed = parse(req);
       if (!parsed) {
         sendText(res, 400, MALFORMED, { connection: 'close' });
@@ -203,6 +227,7 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
   const upgraded = new Set<Duplex>();
   secure.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     upgraded.add(socket);
+    timed(req, socket, 'readwrite');
     socket.once('close', () => upgraded.delete(socket));
     if (closedAsStale(req)) return;
     const parsed = parse(req);
@@ -231,6 +256,7 @@ export function createKubeletServer(opts: KubeletServerOptions): KubeletServer {
   const readOnly =
     opts.readOnlyPort > 0
       ? createHttpServer((req, res) => {
+          timed(req, res, 'readonly');
           const parsed = parse(req);
           if (!parsed) {
             sendText(res, 400, MALFORMED, { connection: 'close' });

@@ -5,8 +5,9 @@
  * cgroups (v1 and v2), procfs and statfs; no cadvisor, no forks.
  */
 export { createStatsProvider, type StatsProvider, type StatsProviderOptions } from './provider.ts';
-export { pvcVolumeStats } from './pod-storage.ts';
+export { containerLogStats, pvcVolumeStats } from './pod-storage.ts';
 export { CADVISOR_FAMILIES } from './resource-metrics.ts';
+export { containerScrapeError, cpuTopology, machineMetrics, type MachineFacts } from './machine-metrics.ts';
 export { PROMETHEUS_TEXT_CONTENT_TYPE } from './prom-text.ts';
 export {
   formatTime,

@@ -11,7 +11,7 @@ import { describeError } from '../util/errors.ts';
 import { diskUsage, type DiskUsage, type FsCapacity } from './fs-usage.ts';
 import type { PodEntry } from './pod-stats.ts';
 import type { FsStats, Summary, VolumeStats } from './types.ts';
-import type { PvcVolumeStats } from '../metrics/index.ts';
+import type { ContainerLogStats, PvcVolumeStats } from '../metrics/index.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { compareStrings } from '../util/compare.ts';
 
@@ -258,6 +258,25 @@ export async function addPodStorage(ctx: StorageContext, e: PodEntry, wanted: Se
 }
 
 /** The summary's volumes with a pvcRef, as kubelet_volume_stats_* report them (upstream volumeStatsCollector). */
+/** Each container's log bytes of the summary (upstream logMetricsCollector's input). */
+export function containerLogStats(summary: Summary<number>): ContainerLogStats[] {
+  return summary.pods.flatMap((p) =>
+    p.containers.flatMap((c) =>
+      c.logs?.usedBytes !== undefined
+        ? [
+            {
+              uid: p.podRef.uid,
+              namespace: p.podRef.namespace,
+              pod: p.podRef.name,
+              container: c.name,
+              usedBytes: c.logs.usedBytes,
+            },
+          ]
+        : [],
+    ),
+  );
+}
+
 export function pvcVolumeStats(summary: Summary<number>): PvcVolumeStats[] {
   return summary.pods.flatMap((p) =>
     (p.volume ?? []).flatMap((v) =>

@@ -25,29 +25,29 @@ export function resourceMetrics(s: Summary<number> | undefined): string {
   const nodeCpu = fam(
     'node_cpu_usage_seconds_total',
     'counter',
-    'Cumulative CPU time of the node, in core-seconds.',
+    'Cumulative cpu time consumed by the node in core-seconds',
   );
-  const nodeMem = fam('node_memory_working_set_bytes', 'gauge', 'Working set of the node, in bytes.');
+  const nodeMem = fam('node_memory_working_set_bytes', 'gauge', 'Current working set of the node in bytes');
   const ctrCpu = fam(
     'container_cpu_usage_seconds_total',
     'counter',
-    'Cumulative CPU time of the container, in core-seconds.',
+    'Cumulative cpu time consumed by the container in core-seconds',
   );
   const ctrMem = fam(
     'container_memory_working_set_bytes',
     'gauge',
-    'Working set of the container, in bytes.',
+    'Current working set of the container in bytes',
   );
   const podCpu = fam(
     'pod_cpu_usage_seconds_total',
     'counter',
-    'Cumulative CPU time of the pod, in core-seconds.',
+    'Cumulative cpu time consumed by the pod in core-seconds',
   );
-  const podMem = fam('pod_memory_working_set_bytes', 'gauge', 'Working set of the pod, in bytes.');
+  const podMem = fam('pod_memory_working_set_bytes', 'gauge', 'Current working set of the pod in bytes');
   const scrapeError = fam(
     'scrape_error',
     'gauge',
-    '1 if the stats behind these metrics could not be read, else 0.',
+    '1 if there was an error while getting container metrics, 0 otherwise',
   );
   scrapeError.samples.push({ value: s ? 0 : 1 });
   if (s) {
@@ -125,18 +125,33 @@ type CadvisorName = (typeof CADVISOR_FAMILIES)[number];
  */
 export function cadvisorMetrics(input: CadvisorInput): string {
   const help: Record<CadvisorName, [Family['type'], string]> = {
-    container_cpu_usage_seconds_total: ['counter', 'Cumulative CPU time, in seconds.'],
-    container_memory_usage_bytes: ['gauge', 'Memory usage in bytes, page cache included.'],
-    container_memory_working_set_bytes: ['gauge', 'Working set in bytes.'],
-    container_memory_rss: ['gauge', 'Resident anonymous memory in bytes.'],
-    container_fs_usage_bytes: ['gauge', 'Bytes the container uses on the filesystem.'],
-    container_fs_limit_bytes: ['gauge', 'Bytes the container could use on the filesystem.'],
-    container_network_receive_bytes_total: ['counter', 'Bytes received.'],
-    container_network_receive_errors_total: ['counter', 'Errors while receiving.'],
-    container_network_transmit_bytes_total: ['counter', 'Bytes transmitted.'],
-    container_network_transmit_errors_total: ['counter', 'Errors while transmitting.'],
-    container_processes: ['gauge', 'Processes (tasks) in the container.'],
-    container_start_time_seconds: ['gauge', 'Start time of the container, in seconds since the epoch.'],
+    container_cpu_usage_seconds_total: ['counter', 'Cumulative cpu time consumed in seconds.'],
+    container_memory_usage_bytes: [
+      'gauge',
+      'Current memory usage in bytes, including all memory regardless of when it was accessed',
+    ],
+    container_memory_working_set_bytes: ['gauge', 'Current working set in bytes.'],
+    container_memory_rss: ['gauge', 'Size of RSS in bytes.'],
+    container_fs_usage_bytes: [
+      'gauge',
+      'Number of bytes that are consumed by the container on this filesystem.',
+    ],
+    container_fs_limit_bytes: [
+      'gauge',
+      'Number of bytes that can be consumed by the container on this filesystem.',
+    ],
+    container_network_receive_bytes_total: ['counter', 'Cumulative count of bytes received'],
+    container_network_receive_errors_total: [
+      'counter',
+      'Cumulative count of errors encountered while receiving',
+    ],
+    container_network_transmit_bytes_total: ['counter', 'Cumulative count of bytes transmitted'],
+    container_network_transmit_errors_total: [
+      'counter',
+      'Cumulative count of errors encountered while transmitting',
+    ],
+    container_processes: ['gauge', 'Number of processes running inside the container.'],
+    container_start_time_seconds: ['gauge', 'Start time of the container since unix epoch in seconds.'],
   };
   const fams = new Map<CadvisorName, Family>(
     CADVISOR_FAMILIES.map((n) => [n, { name: n, type: help[n][0], help: help[n][1], samples: [] }]),

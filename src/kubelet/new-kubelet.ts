@@ -343,6 +343,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       config,
       kubelet: core,
       runtime: runtimeService,
+      imageService,
       nodeIP,
       ...(cluster ? { api: cluster.api } : {}),
       ...(cluster?.certificates.serving ? { servingCertificate: cluster.certificates.serving } : {}),

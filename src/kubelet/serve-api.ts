@@ -8,7 +8,7 @@ import { createApiHost } from './api-host.ts';
 import type { Kubelet } from './kubelet.ts';
 import { createContainerLogManager, type ContainerLogManager } from '../logs/index.ts';
 import { readMachineInfo, type MachineInfo } from '../node/index.ts';
-import type { RuntimeService } from '../runtime/cri/index.ts';
+import type { ImageService, RuntimeService } from '../runtime/cri/index.ts';
 import {
   createKubeletApi,
   type KubeletServer,
@@ -46,6 +46,8 @@ export async function serveKubeletApi(opts: {
   config: KubeletConfig;
   kubelet: Kubelet;
   runtime: RuntimeService;
+  /** For the local socket's read-only image list (`tskubelet images`). */
+  imageService?: ImageService;
   nodeIP: string | undefined;
   api?: ApiClient;
   providers: ApiProviders;
@@ -100,6 +102,7 @@ export async function serveKubeletApi(opts: {
       ...(opts.console ? { console: opts.console } : {}),
       ...(opts.consoleAddress ? { consoleAddress: opts.consoleAddress } : {}),
       ...(opts.servingCertificate ? { servingCertificate: opts.servingCertificate } : {}),
+      ...(opts.imageService ? { cri: { runtime: opts.runtime, images: opts.imageService } } : {}),
     });
     await server.start();
   } else if (opts.consoleAddress) {

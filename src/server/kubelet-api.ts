@@ -15,6 +15,7 @@ import {
   createWebhookAuthorizer,
   type Authorizer,
 } from './auth/authorizer.ts';
+import type { CriReadHost } from './cri-read.ts';
 import type { KubeletApiHost } from './host.ts';
 import { createKubeletServer, type KubeletServer, type ServingCertificateSource } from './kubelet-server.ts';
 import { LOCAL_SOCKET_NAME, createLocalSocketServer } from './local-socket.ts';
@@ -45,6 +46,8 @@ export interface KubeletApiOptions {
    * rotates; no self-signed pair is made and tlsCertFile/tlsPrivateKeyFile are the manager's.
    */
   servingCertificate?: ServingCertificateSource;
+  /** The read-only CRI views of the local socket (the node CLI's `ps`, `images`, `inspect`, `stats`). */
+  cri?: CriReadHost;
 }
 
 export async function createKubeletApi(opts: KubeletApiOptions): Promise<KubeletServer> {
@@ -120,7 +123,12 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
   const local =
     socketPath === ''
       ? undefined
-      : createLocalSocketServer({ path: resolve(socketPath), handlers, logger: log });
+      : createLocalSocketServer({
+          path: resolve(socketPath),
+          handlers,
+          logger: log,
+          ...(opts.cri ? { cri: opts.cri } : {}),
+        });
   // The console on its own loopback listener (console-listener.ts) when --console-address is given;
   // not with the debugging handlers off: the console is one of them, and the listener would be
   // left serving /pods without authentication for nothing.

@@ -35,6 +35,7 @@ import { KubeletError, describeError, errnoCode } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { ApiHandlers } from './api-handlers.ts';
+import { handleCriRead, type CriReadHost } from './cri-read.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
 import { setRequestUser } from './request-user.ts';
 import { matchRoute, type Route } from './routes.ts';
@@ -51,6 +52,8 @@ export interface LocalSocketServerOptions {
   path: string;
   handlers: ApiHandlers;
   logger: Logger;
+  /** The read-only CRI views (`/cri/...`, cri-read.ts) for `tskubelet ps|images|inspect|stats`; here only. */
+  cri?: CriReadHost;
 }
 
 export interface LocalSocketServer {
@@ -127,7 +130,13 @@ export function createLocalSocketServer(opts: LocalSocketServerOptions): LocalSo
     }
     const { url, route } = parsed;
     setRequestUser(req, LOCAL_SOCKET_USER);
-    opts.handlers.request(req, res, route, url).catch((err: unknown) => {
+    const cri = opts.cri;
+    const answer = cri
+      ? handleCriRead(req, res, url, cri, log).then((done) =>
+          done ? undefined : opts.handlers.request(req, res, route, url),
+        )
+      : opts.handlers.request(req, res, route, url);
+    answer.catch((err: unknown) => {
       log.error('kubelet API handler failed', { path: url.pathname, err: describeError(err) });
       if (!res.headersSent) sendText(res, 500, `internal error: ${describeError(err)}`);
       else res.destroy();

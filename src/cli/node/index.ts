@@ -1,5 +1,6 @@
 /**
- * The node CLI's commands (`get pods`, `describe pod`, `logs`, `exec`, `timeline`, `why`) added to
+ * The node CLI's commands (`get pods`, `describe pod`, `logs`, `exec`, `timeline`, `why`, and
+ * crictl's read-only `ps`, `images`, `inspect`, `stats` over the local socket) added to
  * the `tskubelet` program. Only commander is loaded here: each command's code (HTTP, TLS, YAML,
  * printers) is imported when that command runs, so `tskubelet run` pays nothing for the CLI.
  */
@@ -158,6 +159,55 @@ export function addNodeCommands(program: Command): void {
         },
       });
     });
+  });
+
+  withConnection(
+    program
+      .command('ps')
+      .description("list the node's containers (crictl ps; local socket only)")
+      .option('-a, --all', 'all containers, not only running ones')
+      .option('-p, --pod <id>', 'only the containers of this pod sandbox id')
+      .option('-q, --quiet', 'only the container ids'),
+    false,
+  ).action(async (o: ConnectionFlags & { all?: boolean; pod?: string; quiet?: boolean }) => {
+    await run(o, async (client, io) => {
+      const { runPs } = await import('./containers.ts');
+      return runPs(client, { all: o.all, pod: o.pod, quiet: o.quiet }, io);
+    });
+  });
+
+  withConnection(
+    program
+      .command('images')
+      .description("list the node's images (crictl images; local socket only)")
+      .option('-q, --quiet', 'only the image ids'),
+    false,
+  ).action(async (o: ConnectionFlags & { quiet?: boolean }) => {
+    await run(o, async (client, io) =>
+      (await import('./containers.ts')).runImages(client, { quiet: o.quiet }, io),
+    );
+  });
+
+  withConnection(
+    program
+      .command('inspect')
+      .description("a container's status and the runtime's info, as JSON (crictl inspect; local socket only)")
+      .argument('<container...>', 'container ids (a unique prefix will do)'),
+    false,
+  ).action(async (ids: string[], o: ConnectionFlags) => {
+    await run(o, async (client, io) => (await import('./containers.ts')).runInspect(client, ids, io));
+  });
+
+  withConnection(
+    program
+      .command('stats')
+      .description("the containers' CPU, memory and disk use (crictl stats; local socket only)")
+      .option('-a, --all', 'all containers, not only running ones'),
+    false,
+  ).action(async (o: ConnectionFlags & { all?: boolean }) => {
+    await run(o, async (client, io) =>
+      (await import('./containers.ts')).runStats(client, { all: o.all }, io),
+    );
   });
 
   for (const [what, description] of [

@@ -86,19 +86,45 @@ export function addNodeCommands(program: Command): void {
       .description("list the node's pods (kubectl get pods)")
       .argument('<resource>', 'pods')
       .argument('[name]', 'one pod')
-      .addOption(new Option('-o, --output <format>', 'wide, json, yaml or name'))
+      .addOption(
+        new Option(
+          '-o, --output <format>',
+          'wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...',
+        ),
+      )
+      .option(
+        '-l, --selector <selector>',
+        'only pods whose labels match (k=v, k!=v, k in (a,b), k notin (a), k, !k)',
+      )
+      .option('--show-labels', 'a last column with the pod labels')
+      .option('--no-headers', 'no header line (tables and custom-columns)')
       .option('-w, --watch', 'print a pod again when it changes')
       .option('-A, --all-namespaces', 'pods of every namespace'),
   ).action(
     async (
       resource: string,
       name: string | undefined,
-      o: ConnectionFlags & { output?: string; watch?: boolean; allNamespaces?: boolean },
+      o: ConnectionFlags & {
+        output?: string;
+        watch?: boolean;
+        allNamespaces?: boolean;
+        selector?: string;
+        showLabels?: boolean;
+        headers?: boolean;
+      },
     ) => {
       if (!checkPods(resource)) return;
       await run(o, async (client, io) => {
         const { runGetPods } = await import('./get-pods.ts');
-        const opts = { ...connection(o), output: o.output, watch: o.watch, allNamespaces: o.allNamespaces };
+        const opts = {
+          ...connection(o),
+          output: o.output,
+          watch: o.watch,
+          allNamespaces: o.allNamespaces,
+          selector: o.selector,
+          showLabels: o.showLabels,
+          noHeaders: o.headers === false,
+        };
         return runGetPods(client, name, opts, io);
       });
     },

@@ -94,7 +94,10 @@ describe('get pods printing', () => {
     assert.equal(formatPods([runningPod('a'), runningPod('b')], 'name', false), 'pod/a\npod/b\n');
     assert.equal(parseOutputFormat(undefined), 'table');
     assert.equal(parseOutputFormat('wide'), 'wide');
-    assert.throws(() => parseOutputFormat('jsonpath'), /allowed formats are: json,name,wide,yaml/);
+    assert.throws(
+      () => parseOutputFormat('go-template'),
+      /allowed formats are: custom-columns,json,jsonpath,name,wide,yaml/,
+    );
   });
 });
 

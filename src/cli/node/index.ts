@@ -38,6 +38,10 @@ interface LogsFlags {
   tail?: number;
   previous?: boolean;
   timestamps?: boolean;
+  since?: string;
+  sinceTime?: string;
+  limitBytes?: number;
+  allContainers?: boolean;
 }
 
 interface ExecFlags {
@@ -57,11 +61,14 @@ function connection(o: ConnectionFlags) {
   };
 }
 
-function parseTail(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n)) throw new Error(`--tail ${v}: not an integer`);
-  return n;
+function integerFlag(flag: string): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n)) throw new Error(`${flag} ${v}: not an integer`);
+    return n;
+  };
 }
+const parseTail = integerFlag('--tail');
 
 const POD_RESOURCES = new Set(['pods', 'pod', 'po']);
 
@@ -153,12 +160,28 @@ export function addNodeCommands(program: Command): void {
       .option('-f, --follow', 'keep printing as the container writes')
       .option('--tail <lines>', 'only the last N lines', parseTail)
       .option('-p, --previous', "the previous instance's log (after a restart)")
-      .option('--timestamps', 'prefix each line with its time'),
+      .option('--timestamps', 'prefix each line with its time')
+      .option('--since <duration>', 'only lines newer than this (5s, 2m, 3h)')
+      .option('--since-time <time>', 'only lines after this RFC 3339 time')
+      .option('--limit-bytes <n>', 'at most this many bytes', integerFlag('--limit-bytes'))
+      .option('--all-containers', 'the logs of every container (init ones first)'),
   ).action(async (name: string, o: ConnectionFlags & LogsFlags) => {
     await run(o, async (client, io) => {
       const { runLogs } = await import('./logs.ts');
-      const { container, follow, tail, previous, timestamps } = o;
-      return runLogs(client, name, { ...connection(o), container, follow, tail, previous, timestamps }, io);
+      const { container, follow, tail, previous, timestamps, since, sinceTime, limitBytes, allContainers } =
+        o;
+      const opts = {
+        container,
+        follow,
+        tail,
+        previous,
+        timestamps,
+        since,
+        sinceTime,
+        limitBytes,
+        allContainers,
+      };
+      return runLogs(client, name, { ...connection(o), ...opts }, io);
     });
   });
 

@@ -344,6 +344,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       kubelet: core,
       runtime: runtimeService,
       imageService,
+      events: () => events.list(),
       nodeIP,
       ...(cluster ? { api: cluster.api } : {}),
       ...(cluster?.certificates.serving ? { servingCertificate: cluster.certificates.serving } : {}),

@@ -12,6 +12,7 @@ import type { ImageService, RuntimeService } from '../runtime/cri/index.ts';
 import {
   createKubeletApi,
   type KubeletServer,
+  type LocalEvent,
   type ServingCertificateSource,
   type TextBody,
 } from '../server/index.ts';
@@ -48,6 +49,8 @@ export async function serveKubeletApi(opts: {
   runtime: RuntimeService;
   /** For the local socket's read-only image list (`tskubelet images`). */
   imageService?: ImageService;
+  /** The recent events (the console's ring), for `tskubelet describe` over the local socket. */
+  events?: () => readonly LocalEvent[];
   nodeIP: string | undefined;
   api?: ApiClient;
   providers: ApiProviders;
@@ -103,6 +106,7 @@ export async function serveKubeletApi(opts: {
       ...(opts.consoleAddress ? { consoleAddress: opts.consoleAddress } : {}),
       ...(opts.servingCertificate ? { servingCertificate: opts.servingCertificate } : {}),
       ...(opts.imageService ? { cri: { runtime: opts.runtime, images: opts.imageService } } : {}),
+      ...(opts.events ? { events: opts.events } : {}),
     });
     await server.start();
   } else if (opts.consoleAddress) {

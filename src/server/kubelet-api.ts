@@ -17,6 +17,7 @@ import {
 } from './auth/authorizer.ts';
 import type { CriReadHost } from './cri-read.ts';
 import type { KubeletApiHost } from './host.ts';
+import type { LocalEvent } from './pod-events.ts';
 import { createKubeletServer, type KubeletServer, type ServingCertificateSource } from './kubelet-server.ts';
 import { LOCAL_SOCKET_NAME, createLocalSocketServer } from './local-socket.ts';
 import { loadServingCert } from './serving-cert.ts';
@@ -48,6 +49,8 @@ export interface KubeletApiOptions {
   servingCertificate?: ServingCertificateSource;
   /** The read-only CRI views of the local socket (the node CLI's `ps`, `images`, `inspect`, `stats`). */
   cri?: CriReadHost;
+  /** The kubelet's recent events, for `describe` over the local socket. */
+  events?: () => readonly LocalEvent[];
 }
 
 export async function createKubeletApi(opts: KubeletApiOptions): Promise<KubeletServer> {
@@ -128,6 +131,7 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
           handlers,
           logger: log,
           ...(opts.cri ? { cri: opts.cri } : {}),
+          ...(opts.events ? { events: opts.events } : {}),
         });
   // The console on its own loopback listener (console-listener.ts) when --console-address is given;
   // not with the debugging handlers off: the console is one of them, and the listener would be

@@ -36,6 +36,7 @@ import type { Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { ApiHandlers } from './api-handlers.ts';
 import { handleCriRead, type CriReadHost } from './cri-read.ts';
+import { handlePodEvents, type LocalEvent } from './pod-events.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
 import { setRequestUser } from './request-user.ts';
 import { matchRoute, type Route } from './routes.ts';
@@ -54,6 +55,8 @@ export interface LocalSocketServerOptions {
   logger: Logger;
   /** The read-only CRI views (`/cri/...`, cri-read.ts) for `tskubelet ps|images|inspect|stats`; here only. */
   cri?: CriReadHost;
+  /** The kubelet's recent events (`/debug/pods/{ns}/{name}/events`, pod-events.ts); here only. */
+  events?: () => readonly LocalEvent[];
 }
 
 export interface LocalSocketServer {
@@ -130,6 +133,7 @@ export function createLocalSocketServer(opts: LocalSocketServerOptions): LocalSo
     }
     const { url, route } = parsed;
     setRequestUser(req, LOCAL_SOCKET_USER);
+    if (opts.events && handlePodEvents(req, res, url, opts.events)) return;
     const cri = opts.cri;
     const answer = cri
       ? handleCriRead(req, res, url, cri, log).then((done) =>

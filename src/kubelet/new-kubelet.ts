@@ -365,6 +365,8 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       config,
       kubelet: core,
       runtime: runtimeService,
+      imageService,
+      events: () => events.list(),
       nodeIP,
       ...(cluster ? { api: cluster.api } : {}),
       ...(cluster?.certificates.serving ? { servingCertificate: cluster.certificates.serving } : {}),

@@ -8,7 +8,7 @@ import { createApiHost } from './api-host.ts';
 import type { Kubelet } from './kubelet.ts';
 import { createContainerLogManager, type ContainerLogManager } from '../logs/index.ts';
 import { readMachineInfo, type MachineInfo } from '../node/index.ts';
-import type { RuntimeService } from '../runtime/cri/index.ts';
+import type { ImageService, RuntimeService } from '../runtime/cri/index.ts';
 import {
   PROMETHEUS_TEXT_CONTENT_TYPE,
   containerScrapeError,
@@ -20,6 +20,7 @@ import {
   createKubeletApi,
   type KubeletServer,
   type RequestMetrics,
+  type LocalEvent,
   type ServingCertificateSource,
   type TextBody,
 } from '../server/index.ts';
@@ -54,6 +55,10 @@ export async function serveKubeletApi(opts: {
   config: KubeletConfig;
   kubelet: Kubelet;
   runtime: RuntimeService;
+  /** For the local socket's read-only image list (`tskubelet images`). */
+  imageService?: ImageService;
+  /** The recent events (the console's ring), for `tskubelet describe` over the local socket. */
+  events?: () => readonly LocalEvent[];
   nodeIP: string | undefined;
   api?: ApiClient;
   providers: ApiProviders;
@@ -144,6 +149,8 @@ export async function serveKubeletApi(opts: {
       ...(opts.consoleAddress ? { consoleAddress: opts.consoleAddress } : {}),
       ...(opts.servingCertificate ? { servingCertificate: opts.servingCertificate } : {}),
       ...(opts.requestMetrics ? { requestMetrics: opts.requestMetrics } : {}),
+      ...(opts.imageService ? { cri: { runtime: opts.runtime, images: opts.imageService } } : {}),
+      ...(opts.events ? { events: opts.events } : {}),
     });
     await server.start();
   } else if (opts.consoleAddress) {

@@ -6,4 +6,5 @@ export { createLocalServer, type LocalServer, type ServerHandlers } from './serv
 export { createKubeletApi, type KubeletApiOptions } from './kubelet-api.ts';
 export type { KubeletServer, RequestMetrics, ServingCertificateSource } from './kubelet-server.ts';
 export type { HostPod, KubeletApiHost, TextBody } from './host.ts';
+export type { LocalEvent } from './pod-events.ts';
 export { requestUser } from './request-user.ts';

@@ -15,7 +15,9 @@ import {
   createWebhookAuthorizer,
   type Authorizer,
 } from './auth/authorizer.ts';
+import type { CriReadHost } from './cri-read.ts';
 import type { KubeletApiHost } from './host.ts';
+import type { LocalEvent } from './pod-events.ts';
 import {
   createKubeletServer,
   type KubeletServer,
@@ -52,6 +54,10 @@ export interface KubeletApiOptions {
   servingCertificate?: ServingCertificateSource;
   /** Every request of the HTTPS and read-only listeners, timed (kubelet_http_requests_*). */
   requestMetrics?: RequestMetrics;
+  /** The read-only CRI views of the local socket (the node CLI's `ps`, `images`, `inspect`, `stats`). */
+  cri?: CriReadHost;
+  /** The kubelet's recent events, for `describe` over the local socket. */
+  events?: () => readonly LocalEvent[];
 }
 
 export async function createKubeletApi(opts: KubeletApiOptions): Promise<KubeletServer> {
@@ -128,7 +134,13 @@ export async function createKubeletApi(opts: KubeletApiOptions): Promise<Kubelet
   const local =
     socketPath === ''
       ? undefined
-      : createLocalSocketServer({ path: resolve(socketPath), handlers, logger: log });
+      : createLocalSocketServer({
+          path: resolve(socketPath),
+          handlers,
+          logger: log,
+          ...(opts.cri ? { cri: opts.cri } : {}),
+          ...(opts.events ? { events: opts.events } : {}),
+        });
   // The console on its own loopback listener (console-listener.ts) when --console-address is given;
   // not with the debugging handlers off: the console is one of them, and the listener would be
   // left serving /pods without authentication for nothing.

@@ -35,6 +35,8 @@ import { KubeletError, describeError, errnoCode } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import type { ApiHandlers } from './api-handlers.ts';
+import { handleCriRead, type CriReadHost } from './cri-read.ts';
+import { handlePodEvents, type LocalEvent } from './pod-events.ts';
 import { rejectUpgrade, sendText } from './http-util.ts';
 import { setRequestUser } from './request-user.ts';
 import { matchRoute, type Route } from './routes.ts';
@@ -51,6 +53,10 @@ export interface LocalSocketServerOptions {
   path: string;
   handlers: ApiHandlers;
   logger: Logger;
+  /** The read-only CRI views (`/cri/...`, cri-read.ts) for `tskubelet ps|images|inspect|stats`; here only. */
+  cri?: CriReadHost;
+  /** The kubelet's recent events (`/debug/pods/{ns}/{name}/events`, pod-events.ts); here only. */
+  events?: () => readonly LocalEvent[];
 }
 
 export interface LocalSocketServer {
@@ -127,7 +133,14 @@ export function createLocalSocketServer(opts: LocalSocketServerOptions): LocalSo
     }
     const { url, route } = parsed;
     setRequestUser(req, LOCAL_SOCKET_USER);
-    opts.handlers.request(req, res, route, url).catch((err: unknown) => {
+    if (opts.events && handlePodEvents(req, res, url, opts.events)) return;
+    const cri = opts.cri;
+    const answer = cri
+      ? handleCriRead(req, res, url, cri, log).then((done) =>
+          done ? undefined : opts.handlers.request(req, res, route, url),
+        )
+      : opts.handlers.request(req, res, route, url);
+    answer.catch((err: unknown) => {
       log.error('kubelet API handler failed', { path: url.pathname, err: describeError(err) });
       if (!res.headersSent) sendText(res, 500, `internal error: ${describeError(err)}`);
       else res.destroy();

@@ -1,8 +1,8 @@
 /**
  * The node CLI against a real kubelet on the test bed's containerd: `bin/tskubelet run` standalone
- * with one static pod, then `bin/tskubelet get pods | logs | exec | describe | timeline | why` as
- * separate processes over the kubelet's local unix socket (no certificates), as a user on the node
- * runs them.
+ * with one static pod, then `bin/tskubelet get pods | logs | exec | describe | timeline | why` and
+ * crictl's `ps | images | inspect | stats` as separate processes over the kubelet's local unix
+ * socket (no certificates), as a user on the node runs them.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -192,6 +192,82 @@ void describe('tskubelet node CLI over the local socket (real kubelet, real cont
     const missing = await cli(['why', 'no-such-pod', '--socket', socket]);
     assert.equal(missing.code, 1);
     assert.match(missing.stderr, /pods "no-such-pod" not found/);
+  });
+
+  void it('ps, images, inspect and stats print what crictl prints, from the kubelet over the socket', async () => {
+    const ps = await cli(['ps', '--socket', socket]);
+    assert.equal(ps.code, 0, ps.stderr);
+    assert.match(ps.stdout, /^CONTAINER +IMAGE +CREATED +STATE +NAME +ATTEMPT +POD ID +POD +NAMESPACE\n/);
+    const row = new RegExp(
+      `\\n([0-9a-f]{13}) +\\S+ +.+ ago +Running +main +0 +[0-9a-f]{13} +${POD} +default\\n`,
+    );
+    const id = row.exec(ps.stdout)?.[1];
+    assert.ok(id, ps.stdout);
+    const quiet = await cli(['ps', '-a', '-q', '--socket', socket]);
+    const full = quiet.stdout.split('\n').find((l) => l.startsWith(id));
+    assert.match(full ?? '', /^[0-9a-f]{64}$/);
+
+    const images = await cli(['images', '--socket', socket]);
+    assert.equal(images.code, 0, images.stderr);
+    assert.match(images.stdout, /^IMAGE +TAG +IMAGE ID +SIZE\n/);
+    const [repo, tag] = IMAGE.includes(':')
+      ? [IMAGE.slice(0, IMAGE.lastIndexOf(':')), IMAGE.slice(IMAGE.lastIndexOf(':') + 1)]
+      : [IMAGE, 'latest'];
+    assert.ok(
+      images.stdout
+        .split('\n')
+        .some((l) => l.includes(repo.split('/').pop() ?? repo) && l.includes(tag ?? '')),
+      images.stdout,
+    );
+
+    const inspect = await cli(['inspect', id, '--socket', socket]);
+    assert.equal(inspect.code, 0, inspect.stderr);
+    const doc = JSON.parse(inspect.stdout) as {
+      status: { id: string; state: string; createdAt: string };
+      info?: { pid?: number };
+    };
+    assert.equal(doc.status.id, full);
+    assert.equal(doc.status.state, 'CONTAINER_RUNNING');
+    assert.match(doc.status.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    assert.ok((doc.info?.pid ?? 0) > 0, "containerd's verbose info carries the pid");
+    const missing = await cli(['inspect', 'ffffffffffff', '--socket', socket]);
+    assert.equal(missing.code, 1);
+
+    const stats = await cli(['stats', '--socket', socket]);
+    assert.equal(stats.code, 0, stats.stderr);
+    assert.match(stats.stdout, /^CONTAINER +NAME +CPU % +MEM +DISK +INODES\n/);
+    assert.match(stats.stdout, new RegExp(`\\n${id} +main +\\d+\\.\\d\\d +\\S+B +\\S+B +\\d+\\n`));
+  });
+
+  void it('get takes -l, --show-labels, --no-headers, -o jsonpath and -o custom-columns', async () => {
+    const none = await cli(['get', 'pods', '-l', 'app=nope', '--socket', socket]);
+    assert.equal(none.stderr, 'No resources found in default namespace.\n');
+    const labelled = await cli(['get', 'pods', '--show-labels', '--no-headers', '--socket', socket]);
+    assert.match(labelled.stdout, new RegExp(`^${POD} +1/1 +Running .* (\\S+=\\S+|<none>)\\n$`));
+    const jp = await cli(['get', 'pods', '-o', 'jsonpath={.items[*].metadata.name}', '--socket', socket]);
+    assert.equal(jp.stdout, POD);
+    const cc = await cli([
+      'get',
+      'pods',
+      '-o',
+      'custom-columns=NAME:.metadata.name,NODE:.spec.nodeName',
+      '--socket',
+      socket,
+    ]);
+    assert.match(cc.stdout, new RegExp(`^NAME +NODE\\n${POD} +${NODE_NAME}\\n$`));
+  });
+
+  void it('logs --limit-bytes cuts the output, --since and --all-containers are accepted', async () => {
+    const cut = await cli(['logs', POD, '--limit-bytes', '5', '--socket', socket]);
+    assert.deepEqual([cut.code, cut.stdout], [0, 'hello']);
+    const since = await cli(['logs', POD, '--since', '1h', '--all-containers', '--socket', socket]);
+    assert.deepEqual([since.code, since.stdout], [0, 'hello-from-cli\n']);
+  });
+
+  void it("describe prints the kubelet's events about the pod", async () => {
+    const r = await cli(['describe', 'pod', POD, '--socket', socket]);
+    assert.match(r.stdout, /\nEvents:\n {2}Type +Reason +Age +From +Message\n/);
+    assert.match(r.stdout, /\n {2}Normal +Started +\S+ +kubelet +Started container main\n/);
   });
 
   void it('a second kubelet refuses to start on the live socket, and the first keeps serving it', async () => {

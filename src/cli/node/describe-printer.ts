@@ -1,8 +1,10 @@
 /**
  * `describe pod` in kubectl's layout (upstream kubectl describe's describePod): labelled lines,
  * nested two spaces per level, aligned by a tabwriter (minWidth 0, padding 2) across the output.
- * Times are RFC 1123 with a numeric zone, in UTC. The kubelet API serves no Events: the last
- * section says so and points at `why`. Every value is escaped for the terminal before alignment, as
+ * Times are RFC 1123 with a numeric zone, in UTC. Events come from the kubelet's recent-event ring
+ * (local socket only, server/pod-events.ts), aggregated as the API server's event correlator would
+ * (same type, reason and message: one row, `AGE (xN over FIRST)`), printed as kubectl's
+ * DescribeEvents; over HTTPS the kubelet serves none and the last section says so. Every value is escaped for the terminal before alignment, as
  * kubectl's prefixWriter does (terminal-text.ts).
  */
 import type {
@@ -188,7 +190,7 @@ function tolerationText(t: Toleration): string {
 }
 
 /** The `describe pod` text of `pod`; `now` (ms) for the "Terminating (lasts …)" line. */
-export function describePod(pod: Pod, now: number): string {
+export function describePod(pod: Pod, now: number, events?: readonly DescribeEvent[]): string {
   const w = new PrefixWriter();
   const m = pod.metadata;
   const spec = pod.spec ?? { containers: [] };
@@ -254,6 +256,53 @@ export function describePod(pod: Pod, now: number): string {
   if (status.qosClass) w.write(0, 'QoS Class', status.qosClass);
   w.multi(0, 'Node-Selectors', sortedPairs(spec.nodeSelector, '='));
   w.multi(0, 'Tolerations', (spec.tolerations ?? []).map(tolerationText));
-  w.write(0, 'Events', `<not served by the kubelet API: see \`tskubelet why ${m.name ?? ''}\`>`);
+  describeEvents(w, events, now, m.name ?? '');
   return tabwrite(escapeTerminal(`${w.lines.join('\n')}\n`), DESCRIBE_TABS);
+}
+
+/** An event as the kubelet's ring keeps it (server/pod-events.ts LocalEvent). */
+export interface DescribeEvent {
+  at: string;
+  type: string;
+  reason: string;
+  message: string;
+}
+
+/**
+ * kubectl describe.go DescribeEvents: `Events:  <none>`, or a table sorted by last time with AGE
+ * `LAST (xCOUNT over FIRST)` for repeated events and FROM the reporting component (`kubelet`).
+ */
+function describeEvents(
+  w: PrefixWriter,
+  events: readonly DescribeEvent[] | undefined,
+  now: number,
+  name: string,
+): void {
+  if (events === undefined) {
+    w.write(0, 'Events', `<not served over HTTPS: use the local socket, or see \`tskubelet why ${name}\`>`);
+    return;
+  }
+  if (events.length === 0) {
+    w.write(0, 'Events', '<none>');
+    return;
+  }
+  const groups = new Map<string, { e: DescribeEvent; count: number; first: number; last: number }>();
+  for (const e of events) {
+    const t = Date.parse(e.at);
+    const key = `${e.type}\u0000${e.reason}\u0000${e.message}`;
+    const g = groups.get(key);
+    if (g) {
+      g.count++;
+      g.first = Math.min(g.first, t);
+      g.last = Math.max(g.last, t);
+    } else groups.set(key, { e, count: 1, first: t, last: t });
+  }
+  const since = (t: number): string => (Number.isNaN(t) ? '<unknown>' : humanDuration(now - t));
+  w.write(0, 'Events:');
+  w.write(1, 'Type\tReason\tAge\tFrom\tMessage');
+  w.write(1, '----\t------\t----\t----\t-------');
+  for (const g of [...groups.values()].sort((a, b) => a.last - b.last)) {
+    const age = g.count > 1 ? `${since(g.last)} (x${g.count} over ${since(g.first)})` : since(g.first);
+    w.write(1, `${g.e.type}\t${g.e.reason}\t${age}\tkubelet\t${g.e.message.trim()}`);
+  }
 }

@@ -1,5 +1,6 @@
 /**
- * `tskubelet get pods [NAME] [-o wide|json|yaml|name] [-w] [-A | -n NS]`: the kubelet's pods
+ * `tskubelet get pods [NAME] [-o wide|json|yaml|name|jsonpath=…|custom-columns=…] [-l SELECTOR]
+ * [--show-labels] [--no-headers] [-w] [-A | -n NS]`: the kubelet's pods
  * (`/pods`, static ones included) printed as kubectl prints them. `-w` polls `/pods` every second
  * (the kubelet API has no watch) and prints a pod again whenever its row (or, for -o json/yaml/name,
  * its object) changes; AGE ticking alone is not a change.
@@ -8,10 +9,13 @@ import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pod } from '../../api/types.ts';
 import { listPods, namespaceOf, type GlobalOptions, type NodeClient } from './common.ts';
+import { parseSelector, type LabelMatcher } from './label-selector.ts';
 import {
   formatPods,
+  formatTemplate,
   headerCells,
   parseOutputFormat,
+  parseTemplateOutput,
   podTable,
   rowCells,
   type OutputFormat,
@@ -23,6 +27,10 @@ export interface GetPodsOptions extends GlobalOptions {
   output?: string;
   watch?: boolean;
   allNamespaces?: boolean;
+  /** `-l`: a label selector (label-selector.ts). */
+  selector?: string;
+  showLabels?: boolean;
+  noHeaders?: boolean;
 }
 
 export interface CommandIO {
@@ -38,10 +46,11 @@ export interface CommandIO {
 
 const WATCH_PERIOD_MS = 1_000;
 
-function select(pods: Pod[], name: string | undefined, opts: GetPodsOptions): Pod[] {
+function select(pods: Pod[], name: string | undefined, opts: GetPodsOptions, matches?: LabelMatcher): Pod[] {
   const ns = namespaceOf(opts);
   return pods
     .filter((p) => opts.allNamespaces || (p.metadata.namespace ?? 'default') === ns)
+    .filter((p) => matches === undefined || matches(p.metadata.labels))
     .filter((p) => name === undefined || p.metadata.name === name)
     .sort((a, b) => {
       const ka = `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`;
@@ -72,9 +81,17 @@ export async function runGetPods(
   io: CommandIO,
 ): Promise<number> {
   const format: OutputFormat = parseOutputFormat(opts.output);
-  const table: TableOptions = { wide: format === 'wide', allNamespaces: opts.allNamespaces === true };
+  const template =
+    format === 'jsonpath' || format === 'custom-columns' ? parseTemplateOutput(opts.output ?? '') : undefined;
+  const matches = opts.selector !== undefined ? parseSelector(opts.selector) : undefined;
+  const table: TableOptions = {
+    wide: format === 'wide',
+    allNamespaces: opts.allNamespaces === true,
+    showLabels: opts.showLabels === true,
+    noHeaders: opts.noHeaders === true,
+  };
   const ns = namespaceOf(opts);
-  const pods = select(await listPods(client, io.signal), name, opts);
+  const pods = select(await listPods(client, io.signal), name, opts, matches);
   if (name !== undefined && pods.length === 0 && !opts.watch) {
     io.err.write(`Error from server (NotFound): pods "${name}" not found\n`);
     return 1;
@@ -105,6 +122,12 @@ export async function runGetPods(
   }
   const print = (batch: Pod[], withHeader: boolean): void => {
     if (batch.length === 0 && !withHeader) return;
+    if (template) {
+      io.out.write(
+        formatTemplate(batch, template, name !== undefined, table.noHeaders === true || !withHeader),
+      );
+      return;
+    }
     if (format === 'table' || format === 'wide') {
       if (!opts.watch) {
         io.out.write(podTable(batch, table, io.now()));
@@ -112,8 +135,8 @@ export async function runGetPods(
       }
       const now = io.now();
       const lines = [
-        ...(withHeader ? [headerCells(table)] : []),
-        ...batch.map((p) => rowCells(podRow(p, now), table)),
+        ...(withHeader && !table.noHeaders ? [headerCells(table)] : []),
+        ...batch.map((p) => rowCells(podRow(p, now), table, p.metadata.labels)),
       ];
       // The first screen sets the widths, as one tabwriter flush would.
       if (withHeader) {
@@ -144,7 +167,7 @@ export async function runGetPods(
     }
     let current: Pod[];
     try {
-      current = select(await listPods(client, io.signal), name, opts);
+      current = select(await listPods(client, io.signal), name, opts, matches);
     } catch (err) {
       if (io.signal.aborted) break;
       throw err;

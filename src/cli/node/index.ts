@@ -1,5 +1,6 @@
 /**
- * The node CLI's commands (`get pods`, `describe pod`, `logs`, `exec`, `timeline`, `why`) added to
+ * The node CLI's commands (`get pods`, `describe pod`, `logs`, `exec`, `timeline`, `why`, and
+ * crictl's read-only `ps`, `images`, `inspect`, `stats` over the local socket) added to
  * the `tskubelet` program. Only commander is loaded here: each command's code (HTTP, TLS, YAML,
  * printers) is imported when that command runs, so `tskubelet run` pays nothing for the CLI.
  */
@@ -37,6 +38,10 @@ interface LogsFlags {
   tail?: number;
   previous?: boolean;
   timestamps?: boolean;
+  since?: string;
+  sinceTime?: string;
+  limitBytes?: number;
+  allContainers?: boolean;
 }
 
 interface ExecFlags {
@@ -56,11 +61,14 @@ function connection(o: ConnectionFlags) {
   };
 }
 
-function parseTail(v: string): number {
-  const n = Number(v);
-  if (!Number.isInteger(n)) throw new Error(`--tail ${v}: not an integer`);
-  return n;
+function integerFlag(flag: string): (v: string) => number {
+  return (v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n)) throw new Error(`${flag} ${v}: not an integer`);
+    return n;
+  };
 }
+const parseTail = integerFlag('--tail');
 
 const POD_RESOURCES = new Set(['pods', 'pod', 'po']);
 
@@ -85,19 +93,45 @@ export function addNodeCommands(program: Command): void {
       .description("list the node's pods (kubectl get pods)")
       .argument('<resource>', 'pods')
       .argument('[name]', 'one pod')
-      .addOption(new Option('-o, --output <format>', 'wide, json, yaml or name'))
+      .addOption(
+        new Option(
+          '-o, --output <format>',
+          'wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=HEADER:PATH,...',
+        ),
+      )
+      .option(
+        '-l, --selector <selector>',
+        'only pods whose labels match (k=v, k!=v, k in (a,b), k notin (a), k, !k)',
+      )
+      .option('--show-labels', 'a last column with the pod labels')
+      .option('--no-headers', 'no header line (tables and custom-columns)')
       .option('-w, --watch', 'print a pod again when it changes')
       .option('-A, --all-namespaces', 'pods of every namespace'),
   ).action(
     async (
       resource: string,
       name: string | undefined,
-      o: ConnectionFlags & { output?: string; watch?: boolean; allNamespaces?: boolean },
+      o: ConnectionFlags & {
+        output?: string;
+        watch?: boolean;
+        allNamespaces?: boolean;
+        selector?: string;
+        showLabels?: boolean;
+        headers?: boolean;
+      },
     ) => {
       if (!checkPods(resource)) return;
       await run(o, async (client, io) => {
         const { runGetPods } = await import('./get-pods.ts');
-        const opts = { ...connection(o), output: o.output, watch: o.watch, allNamespaces: o.allNamespaces };
+        const opts = {
+          ...connection(o),
+          output: o.output,
+          watch: o.watch,
+          allNamespaces: o.allNamespaces,
+          selector: o.selector,
+          showLabels: o.showLabels,
+          noHeaders: o.headers === false,
+        };
         return runGetPods(client, name, opts, io);
       });
     },
@@ -126,12 +160,28 @@ export function addNodeCommands(program: Command): void {
       .option('-f, --follow', 'keep printing as the container writes')
       .option('--tail <lines>', 'only the last N lines', parseTail)
       .option('-p, --previous', "the previous instance's log (after a restart)")
-      .option('--timestamps', 'prefix each line with its time'),
+      .option('--timestamps', 'prefix each line with its time')
+      .option('--since <duration>', 'only lines newer than this (5s, 2m, 3h)')
+      .option('--since-time <time>', 'only lines after this RFC 3339 time')
+      .option('--limit-bytes <n>', 'at most this many bytes', integerFlag('--limit-bytes'))
+      .option('--all-containers', 'the logs of every container (init ones first)'),
   ).action(async (name: string, o: ConnectionFlags & LogsFlags) => {
     await run(o, async (client, io) => {
       const { runLogs } = await import('./logs.ts');
-      const { container, follow, tail, previous, timestamps } = o;
-      return runLogs(client, name, { ...connection(o), container, follow, tail, previous, timestamps }, io);
+      const { container, follow, tail, previous, timestamps, since, sinceTime, limitBytes, allContainers } =
+        o;
+      const opts = {
+        container,
+        follow,
+        tail,
+        previous,
+        timestamps,
+        since,
+        sinceTime,
+        limitBytes,
+        allContainers,
+      };
+      return runLogs(client, name, { ...connection(o), ...opts }, io);
     });
   });
 
@@ -158,6 +208,55 @@ export function addNodeCommands(program: Command): void {
         },
       });
     });
+  });
+
+  withConnection(
+    program
+      .command('ps')
+      .description("list the node's containers (crictl ps; local socket only)")
+      .option('-a, --all', 'all containers, not only running ones')
+      .option('-p, --pod <id>', 'only the containers of this pod sandbox id')
+      .option('-q, --quiet', 'only the container ids'),
+    false,
+  ).action(async (o: ConnectionFlags & { all?: boolean; pod?: string; quiet?: boolean }) => {
+    await run(o, async (client, io) => {
+      const { runPs } = await import('./containers.ts');
+      return runPs(client, { all: o.all, pod: o.pod, quiet: o.quiet }, io);
+    });
+  });
+
+  withConnection(
+    program
+      .command('images')
+      .description("list the node's images (crictl images; local socket only)")
+      .option('-q, --quiet', 'only the image ids'),
+    false,
+  ).action(async (o: ConnectionFlags & { quiet?: boolean }) => {
+    await run(o, async (client, io) =>
+      (await import('./containers.ts')).runImages(client, { quiet: o.quiet }, io),
+    );
+  });
+
+  withConnection(
+    program
+      .command('inspect')
+      .description("a container's status and the runtime's info, as JSON (crictl inspect; local socket only)")
+      .argument('<container...>', 'container ids (a unique prefix will do)'),
+    false,
+  ).action(async (ids: string[], o: ConnectionFlags) => {
+    await run(o, async (client, io) => (await import('./containers.ts')).runInspect(client, ids, io));
+  });
+
+  withConnection(
+    program
+      .command('stats')
+      .description("the containers' CPU, memory and disk use (crictl stats; local socket only)")
+      .option('-a, --all', 'all containers, not only running ones'),
+    false,
+  ).action(async (o: ConnectionFlags & { all?: boolean }) => {
+    await run(o, async (client, io) =>
+      (await import('./containers.ts')).runStats(client, { all: o.all }, io),
+    );
   });
 
   for (const [what, description] of [

@@ -94,7 +94,10 @@ describe('get pods printing', () => {
     assert.equal(formatPods([runningPod('a'), runningPod('b')], 'name', false), 'pod/a\npod/b\n');
     assert.equal(parseOutputFormat(undefined), 'table');
     assert.equal(parseOutputFormat('wide'), 'wide');
-    assert.throws(() => parseOutputFormat('jsonpath'), /allowed formats are: json,name,wide,yaml/);
+    assert.throws(
+      () => parseOutputFormat('go-template'),
+      /allowed formats are: custom-columns,json,jsonpath,name,wide,yaml/,
+    );
   });
 });
 
@@ -144,7 +147,10 @@ describe('describe pod', () => {
       out,
       /\nVolumes:\n {2}data:\n {4}Type: +EmptyDir \(a temporary directory that shares a pod's lifetime\)\n/,
     );
-    assert.match(out, /\nEvents: +<not served by the kubelet API: see `tskubelet why web`>\n$/);
+    assert.match(
+      out,
+      /\nEvents: +<not served over HTTPS: use the local socket, or see `tskubelet why web`>\n$/,
+    );
   });
 
   it('shows a deleted pod as Terminating with how long it lasts, and RFC 1123 times in UTC', () => {

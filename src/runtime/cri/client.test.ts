@@ -190,6 +190,18 @@ void describe('CRI client against a fake runtime', () => {
     assert.deepEqual(fake.received.get('PodSandboxStatus')?.at(-1), { podSandboxId: 'sb1', verbose: false });
   });
 
+  void test('ContainerStatus verbose sends verbose and returns the info map (crictl inspect)', async () => {
+    fake.handlers.set('ContainerStatus', () => ({
+      status: { id: 'c1', metadata: { name: 'app', attempt: 0 }, state: 'CONTAINER_RUNNING', createdAt: 1 },
+      info: { info: '{"pid":42}' },
+    }));
+    const s = await cri.runtime.containerStatus('c1', { verbose: true });
+    assert.deepEqual(s.info, { info: '{"pid":42}' });
+    assert.deepEqual(fake.received.get('ContainerStatus')?.at(-1), { containerId: 'c1', verbose: true });
+    const plain = await cri.runtime.containerStatus('c1');
+    assert.equal('info' in plain, false, 'no info unless asked');
+  });
+
   void test('sends filters, label selectors and enum names the runtime can decode', async () => {
     fake.handlers.set('ListContainers', () => ({
       containers: [

@@ -131,12 +131,17 @@ export function createRuntimeService(inv: Invoker, timeoutMs: number): RuntimeSe
     },
 
     async containerStatus(containerId, opts) {
-      const res = await call<{ status?: ContainerStatus }>('ContainerStatus', { containerId }, opts);
+      const verbose = opts?.verbose ?? false;
+      const res = await call<{ status?: ContainerStatus; info?: Record<string, string> }>(
+        'ContainerStatus',
+        { containerId, verbose },
+        opts,
+      );
       const s = res.status;
       if (!s || !s.id || !s.metadata || !s.createdAt) {
         throw contractError('CRI ContainerStatus', `incomplete status for container ${containerId}`);
       }
-      return s;
+      return verbose ? { ...s, info: res.info ?? {} } : s;
     },
 
     async execSync(containerId, cmd, timeoutSeconds, opts) {

@@ -412,7 +412,11 @@ export interface RuntimeService {
   stopContainer(containerId: string, timeoutSeconds: number, opts?: CallOptions): Promise<void>;
   removeContainer(containerId: string, opts?: CallOptions): Promise<void>;
   listContainers(filter?: ContainerFilter, opts?: CallOptions): Promise<Container[]>;
-  containerStatus(containerId: string, opts?: CallOptions): Promise<ContainerStatus>;
+  /** With `verbose`, the runtime's extra `info` (JSON strings by key, as crictl inspect prints). */
+  containerStatus(
+    containerId: string,
+    opts?: CallOptions & { verbose?: boolean },
+  ): Promise<ContainerStatus & { info?: Record<string, string> }>;
   execSync(
     containerId: string,
     cmd: string[],

@@ -7,6 +7,7 @@ import { describeError } from '../../src/util/errors.ts';
 import {
   createCriClient,
   isCriNotFound,
+  runtimeCgroupDriver,
   type ContainerConfig,
   type CriClient,
   type PodSandboxConfig,
@@ -76,6 +77,15 @@ void describe('CRI client against containerd', () => {
     const byType = new Map(conditions.map((c) => [c.type, c]));
     assert.equal(byType.get('RuntimeReady')?.status, true);
     assert.equal(byType.get('NetworkReady')?.status, true, JSON.stringify(byType.get('NetworkReady')));
+  });
+
+  void it("tells the runtime's cgroup driver from its verbose Status (the bed's containerd: cgroupfs)", async () => {
+    const status = await cri.runtime.status({ verbose: true });
+    assert.ok(
+      status.info?.['config'],
+      `no config in the verbose Status info: ${Object.keys(status.info ?? {}).join(', ')}`,
+    );
+    assert.equal(await runtimeCgroupDriver(cri.runtime), 'cgroupfs');
   });
 
   void it('finds the imported busybox image and returns null for a missing one', async () => {

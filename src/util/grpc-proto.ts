@@ -6,7 +6,8 @@
  */
 import path from 'node:path';
 import { loadSync, type MethodDefinition, type Options, type PackageDefinition } from '@grpc/proto-loader';
-import { KubeletError } from './errors.ts';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { KubeletError, type ErrorCode } from './errors.ts';
 
 export interface ProtoPackage {
   /** The parsed package definition. */
@@ -31,4 +32,66 @@ export function protoPackage(files: readonly string[], options: Options): ProtoP
       return method;
     },
   };
+}
+
+/** Maps a gRPC status code to the kubelet's error code. Unknown numbers map to `Unknown`. */
+export function errorCodeForGrpc(code: number): ErrorCode {
+  switch (code as GrpcStatus) {
+    case GrpcStatus.CANCELLED:
+      return 'Canceled';
+    case GrpcStatus.INVALID_ARGUMENT:
+    case GrpcStatus.OUT_OF_RANGE:
+      return 'InvalidArgument';
+    case GrpcStatus.DEADLINE_EXCEEDED:
+      return 'DeadlineExceeded';
+    case GrpcStatus.NOT_FOUND:
+      return 'NotFound';
+    case GrpcStatus.ALREADY_EXISTS:
+      return 'AlreadyExists';
+    case GrpcStatus.PERMISSION_DENIED:
+      return 'PermissionDenied';
+    case GrpcStatus.RESOURCE_EXHAUSTED:
+      return 'ResourceExhausted';
+    case GrpcStatus.FAILED_PRECONDITION:
+      return 'FailedPrecondition';
+    // ABORTED means a concurrency conflict: the operation may succeed when retried, which is
+    // what callers do with Unavailable.
+    case GrpcStatus.ABORTED:
+    case GrpcStatus.UNAVAILABLE:
+      return 'Unavailable';
+    case GrpcStatus.UNIMPLEMENTED:
+      return 'Unimplemented';
+    case GrpcStatus.INTERNAL:
+    case GrpcStatus.DATA_LOSS:
+      return 'Internal';
+    case GrpcStatus.UNAUTHENTICATED:
+      return 'Unauthenticated';
+    default:
+      return 'Unknown';
+  }
+}
+
+/** The gRPC status code's name (`NOT_FOUND`), for messages. */
+export function grpcStatusName(code: number): string {
+  const name = (GrpcStatus as Record<number, string | undefined>)[code];
+  return name ?? `gRPC status ${code}`;
+}
+
+/**
+ * `defaults: true` decodes an absent message field as null. Our types model absent fields as
+ * missing (`?:`), so a response's nulls are dropped, once, where it is decoded.
+ */
+export function dropNulls(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    for (const item of value) dropNulls(item);
+    return value;
+  }
+  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value)) {
+    const obj = value as Record<string, unknown>;
+    for (const key of Object.keys(obj)) {
+      if (obj[key] === null) delete obj[key];
+      else dropNulls(obj[key]);
+    }
+  }
+  return value;
 }

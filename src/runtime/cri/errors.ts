@@ -1,5 +1,8 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { KubeletError, type ErrorCode } from '../../util/errors.ts';
+import { KubeletError } from '../../util/errors.ts';
+import { errorCodeForGrpc, grpcStatusName } from '../../util/grpc-proto.ts';
+
+export { errorCodeForGrpc };
 
 /**
  * A failed CRI call. `code` is derived from the gRPC status code alone; `grpcCode` keeps the
@@ -18,48 +21,6 @@ export class CriError extends KubeletError {
 
 export function isCriError(err: unknown): err is CriError {
   return err instanceof CriError;
-}
-
-/** Maps a gRPC status code to the kubelet's error code. Unknown numbers map to `Unknown`. */
-export function errorCodeForGrpc(code: number): ErrorCode {
-  switch (code as GrpcStatus) {
-    case GrpcStatus.CANCELLED:
-      return 'Canceled';
-    case GrpcStatus.INVALID_ARGUMENT:
-    case GrpcStatus.OUT_OF_RANGE:
-      return 'InvalidArgument';
-    case GrpcStatus.DEADLINE_EXCEEDED:
-      return 'DeadlineExceeded';
-    case GrpcStatus.NOT_FOUND:
-      return 'NotFound';
-    case GrpcStatus.ALREADY_EXISTS:
-      return 'AlreadyExists';
-    case GrpcStatus.PERMISSION_DENIED:
-      return 'PermissionDenied';
-    case GrpcStatus.RESOURCE_EXHAUSTED:
-      return 'ResourceExhausted';
-    case GrpcStatus.FAILED_PRECONDITION:
-      return 'FailedPrecondition';
-    // ABORTED means a concurrency conflict: the operation may succeed when retried, which is
-    // what callers do with Unavailable.
-    case GrpcStatus.ABORTED:
-    case GrpcStatus.UNAVAILABLE:
-      return 'Unavailable';
-    case GrpcStatus.UNIMPLEMENTED:
-      return 'Unimplemented';
-    case GrpcStatus.INTERNAL:
-    case GrpcStatus.DATA_LOSS:
-      return 'Internal';
-    case GrpcStatus.UNAUTHENTICATED:
-      return 'Unauthenticated';
-    default:
-      return 'Unknown';
-  }
-}
-
-function grpcStatusName(code: number): string {
-  const name = (GrpcStatus as Record<number, string | undefined>)[code];
-  return name ?? `gRPC status ${code}`;
 }
 
 /**

@@ -15,7 +15,7 @@ import {
 } from '../../config/defaults.ts';
 import { describeError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
-import { protoPackage } from '../../util/grpc-proto.ts';
+import { dropNulls, protoPackage } from '../../util/grpc-proto.ts';
 import { CriError } from './errors.ts';
 import { grpcTarget, type DefaultDeadline, type Invoker, type ServiceName } from './invoker.ts';
 import type { CallOptions } from './types.ts';
@@ -40,25 +40,6 @@ type Method = MethodDefinition<object, object>;
 
 function methodOf(service: ServiceName, name: string): Method {
   return CRI_PROTO.method(`runtime.v1.${service}`, name);
-}
-
-/**
- * `defaults: true` decodes an absent message field as null. Our types model absent fields as
- * missing (`?:`), so nulls are dropped here, once, for every response.
- */
-function dropNulls(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    for (const item of value) dropNulls(item);
-    return value;
-  }
-  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value)) {
-    const obj = value as Record<string, unknown>;
-    for (const key of Object.keys(obj)) {
-      if (obj[key] === null) delete obj[key];
-      else dropNulls(obj[key]);
-    }
-  }
-  return value;
 }
 
 /**

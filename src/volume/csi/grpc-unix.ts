@@ -6,48 +6,8 @@
  */
 import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
-import { KubeletError, describeError, type ErrorCode } from '../../util/errors.ts';
-
-/** The gRPC status codes by number, as their names (for messages). */
-const STATUS_NAMES = new Map<number, string>(
-  Object.entries(GrpcStatus)
-    .filter((e): e is [string, number] => typeof e[1] === 'number')
-    .map(([k, v]) => [v, k]),
-);
-
-function codeFor(grpcCode: number): ErrorCode {
-  switch (grpcCode as GrpcStatus) {
-    case GrpcStatus.CANCELLED:
-      return 'Canceled';
-    case GrpcStatus.DEADLINE_EXCEEDED:
-      return 'DeadlineExceeded';
-    case GrpcStatus.INVALID_ARGUMENT:
-    case GrpcStatus.OUT_OF_RANGE:
-      return 'InvalidArgument';
-    case GrpcStatus.NOT_FOUND:
-      return 'NotFound';
-    case GrpcStatus.ALREADY_EXISTS:
-      return 'AlreadyExists';
-    case GrpcStatus.PERMISSION_DENIED:
-      return 'PermissionDenied';
-    case GrpcStatus.RESOURCE_EXHAUSTED:
-      return 'ResourceExhausted';
-    case GrpcStatus.FAILED_PRECONDITION:
-      return 'FailedPrecondition';
-    case GrpcStatus.ABORTED:
-    case GrpcStatus.UNAVAILABLE:
-      return 'Unavailable';
-    case GrpcStatus.UNIMPLEMENTED:
-      return 'Unimplemented';
-    case GrpcStatus.INTERNAL:
-    case GrpcStatus.DATA_LOSS:
-      return 'Internal';
-    case GrpcStatus.UNAUTHENTICATED:
-      return 'Unauthenticated';
-    default:
-      return 'Unknown';
-  }
-}
+import { KubeletError, describeError } from '../../util/errors.ts';
+import { dropNulls, errorCodeForGrpc, grpcStatusName } from '../../util/grpc-proto.ts';
 
 /** A failed call to a plugin (a CSI driver or a registration socket). */
 export class PluginCallError extends KubeletError {
@@ -58,9 +18,9 @@ export class PluginCallError extends KubeletError {
 
   constructor(op: string, socket: string, grpcCode: number, details: string, options?: { cause?: unknown }) {
     super(
-      codeFor(grpcCode),
+      errorCodeForGrpc(grpcCode),
       op,
-      `${details || (STATUS_NAMES.get(grpcCode) ?? 'UNKNOWN')} (socket ${socket})`,
+      `${details || grpcStatusName(grpcCode)} (socket ${socket})`,
       options,
     );
     this.name = 'PluginCallError';
@@ -85,22 +45,6 @@ export class PluginCallError extends KubeletError {
 
 export function isPluginCallError(err: unknown): err is PluginCallError {
   return err instanceof PluginCallError;
-}
-
-/** `defaults: true` decodes absent message fields as null; our types model them as missing. */
-function dropNulls(value: unknown): unknown {
-  if (Array.isArray(value)) {
-    for (const item of value) dropNulls(item);
-    return value;
-  }
-  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value)) {
-    const obj = value as Record<string, unknown>;
-    for (const key of Object.keys(obj)) {
-      if (obj[key] === null) delete obj[key];
-      else dropNulls(obj[key]);
-    }
-  }
-  return value;
 }
 
 export interface UnaryCallOptions {

@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { downwardAllocatable, downwardPod } from './testing.ts';
-import { containerResourceValue, formatMap, goQuote, podFieldValue } from './fieldpath.ts';
+import { containerResourceValue, formatMap, podFieldValue } from './fieldpath.ts';
+import { goQuote } from '../util/go-quote.ts';
 
 const pod = downwardPod;
 const allocatable = downwardAllocatable;

@@ -6,39 +6,10 @@
 import type { Container, KubeletPod, Pod } from './types.ts';
 import { isQualifiedName } from './names.ts';
 import { milliCPU, parseQuantity } from './quantity.ts';
+import { goQuote } from '../util/go-quote.ts';
 
 /** Node allocatable quantities, used for a container limit that is not set (upstream does the same). */
 export type NodeAllocatable = () => Partial<Record<'cpu' | 'memory' | 'ephemeral-storage', string | number>>;
-
-const ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '"': '\\"',
-  '\\': '\\\\',
-};
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/** A double-quoted string with Go's `%q` escaping (what upstream's label/annotation files contain). */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0) ?? 0;
-    const esc = ESCAPES[ch];
-    if (esc !== undefined) out += esc;
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff)
-      out += '\\ufffd'; // a lone surrogate is not valid UTF-8
-    else if (cp <= 0xffff) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return out + '"';
-}
 
 /** `key="value"` lines in key order, no trailing newline (upstream fieldpath.FormatMap). */
 export function formatMap(m: Record<string, string> | undefined): string {

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger, goQuote, parseVmodule, type LoggerOptions } from './logger.ts';
+import { goQuote } from './go-quote.ts';
+import { createLogger, parseVmodule, type LoggerOptions } from './logger.ts';
 
 /**
  * Lines the upstream kubelet 1.20.2 wrote on the bed (2026-11-28, joined by the kubeadm harness,

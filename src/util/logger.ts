@@ -16,6 +16,8 @@
  * nothing to flush.
  */
 
+import { goQuote } from './go-quote.ts';
+
 export type LogFields = Record<string, unknown>;
 
 /**
@@ -148,24 +150,6 @@ function callerOf(fn: (...args: never[]) => unknown): Caller {
   else Reflect.deleteProperty(Error, 'prepareStackTrace');
   Error.stackTraceLimit = limit;
   return typeof caller === 'object' && caller !== null ? (caller as Caller) : { file: '???', line: 1 };
-}
-
-const GO_ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '"': '\\"',
-  '\\': '\\\\',
-};
-
-/** Go's `%q` of a string: double quotes, Go's escapes, other control characters as \xNN. */
-export function goQuote(s: string): string {
-  // eslint-disable-next-line no-control-regex
-  return `"${s.replace(/[\x00-\x1f\x7f"\\]/g, (c) => GO_ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)}"`;
 }
 
 /** One field as klog's kvListFormat writes it (objects, which Go prints with %+v, as JSON). */

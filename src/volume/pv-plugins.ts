@@ -13,6 +13,7 @@
  * which the volume manager calls for each of its dirs it finds on disk, before that generic unmount.
  */
 import { lstat, mkdir, readdir, readlink, rmdir, stat, symlink, unlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { KubeletPod, Volume } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
@@ -184,14 +185,7 @@ export const localPlugin: PvPlugin = {
   async mapDevice(ctx) {
     const op = `mount volume ${ctx.volume}`;
     const path = localPath(ctx);
-    const st = await stat(path).catch((err: unknown) => {
-      throw new KubeletError(
-        errnoCode(err) === 'ENOENT' ? 'NotFound' : 'Internal',
-        op,
-        `MapVolume.MapPodDevice failed for volume "${ctx.pvName}" : ${describeError(err)}`,
-        { cause: err },
-      );
-    });
+    const st = await statLocalPath(ctx, path, 'MapVolume.MapPodDevice');
     if (!st.isBlockDevice()) {
       throw new KubeletError(
         'FailedPrecondition',
@@ -216,18 +210,23 @@ export const localPlugin: PvPlugin = {
   },
 };
 
+/** stat of a local PV's path; a failure is the operation's error in upstream's words. */
+async function statLocalPath(ctx: PvContext, path: string, operation: string): Promise<Stats> {
+  return stat(path).catch((err: unknown) => {
+    throw new KubeletError(
+      errnoCode(err) === 'ENOENT' ? 'NotFound' : 'Internal',
+      `mount volume ${ctx.volume}`,
+      `${operation} failed for volume "${ctx.pvName}" : ${describeError(err)}`,
+      { cause: err },
+    );
+  });
+}
+
 /** The local plugin's SetUp (under the PV's lock): MountDevice for a block device, then the pod's bind. */
 async function setUpLocal(ctx: PvContext): Promise<string> {
   const op = `mount volume ${ctx.volume}`;
   const path = localPath(ctx);
-  const st = await stat(path).catch((err: unknown) => {
-    throw new KubeletError(
-      errnoCode(err) === 'ENOENT' ? 'NotFound' : 'Internal',
-      op,
-      `MountVolume.MountDevice failed for volume "${ctx.pvName}" : ${describeError(err)}`,
-      { cause: err },
-    );
-  });
+  const st = await statLocalPath(ctx, path, 'MountVolume.MountDevice');
   let source = path;
   if (st.isBlockDevice()) {
     // Upstream MountDevice: formatted if blank, mounted once per node under the plugin's dir.

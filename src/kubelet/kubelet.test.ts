@@ -144,6 +144,34 @@ describe('the kubelet core on a fake CRI', () => {
     assert.equal(s.cri.callsTo('runPodSandbox').length, 0);
   });
 
+  void it("removes a dropped pod's directory and volumes even while the runtime refuses to remove its container, and retries the removal", async (t) => {
+    const s = await fakeCriKubelet(t);
+    const k = await s.start();
+    const pod = makePod('stuck', (p) => {
+      p.spec.volumes = [{ name: 'scratch', emptyDir: {} }];
+      p.spec.containers[0]!.volumeMounts = [{ name: 'scratch', mountPath: '/scratch' }];
+    });
+    s.source.send([pod]);
+    await until('Running', () => statusOf(k, 'uid-stuck')?.phase === 'Running');
+    const podDir = join(s.dir, 'pods', 'uid-stuck');
+    assert.ok(existsSync(join(podDir, 'volumes')), 'the emptyDir was set up');
+
+    // containerd 1.6 after a cancelled StartContainer (containerd#11037): RemoveContainer fails for good.
+    s.cri.injectError('removeContainer', 'FAILED_PRECONDITION', {
+      message: 'failed to delete containerd container: cannot delete running task: failed precondition',
+    });
+    s.source.send([]);
+    await until('the pod directory removed while its container stays', () => !existsSync(podDir));
+    assert.equal(liveContainers(s.cri, 'uid-stuck').length, 1, 'the runtime still holds the container');
+
+    s.cri.clearErrors('removeContainer');
+    await until(
+      'the removal retried until it succeeds',
+      () => s.cri.containers.size === 0 && s.cri.sandboxes.size === 0,
+      15_000,
+    );
+  });
+
   void it('kills and removes a runtime pod no source claims, once every source has spoken (housekeeping)', async (t) => {
     const s = await fakeCriKubelet(t);
     const first = await s.start();

@@ -286,7 +286,32 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       pod?.metadata.namespace ?? '',
       signal,
     );
-    await runtime.removePod(rs, signal);
+    // Every container is stopped by now: the volumes and the pod cgroup go even when the runtime
+    // cannot remove a record (upstream's volume manager and cgroup cleanup do not wait for the
+    // container GC either). containerd 1.6 keeps a stopped task whose StartContainer was cancelled
+    // and then refuses RemoveContainer for good (containerd#11037); the pod's mounts, directory
+    // and cgroup must not stay on the node for that. The removal error ends this pass and the
+    // worker retries it.
+    let removeError: Error | undefined;
+    try {
+      await runtime.removePod(rs, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      removeError = err instanceof Error ? err : new Error(describeError(err));
+      log.warn(
+        'failed to remove the pod from the runtime; its volumes and cgroup are cleaned up and the removal retried',
+        {
+          pod: pod ? podFullName(pod) : undefined,
+          podUID: uid,
+          err: describeError(err),
+          ...(describeError(err).includes('cannot delete running task')
+            ? {
+                hint: 'containerd kept a stopped task (containerd#11037): `ctr -n k8s.io tasks delete <id>` or a containerd restart frees it',
+              }
+            : {}),
+        },
+      );
+    }
     await volumes.cleanUpPod(uid, signal);
     const cm = deps.cgroups();
     if (cm) {
@@ -302,6 +327,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       }
       void deps.qos.update();
     }
+    if (removeError !== undefined) throw removeError;
     cache.delete(uid);
     state.forgetRuntime(uid);
     for (const k of [...deps.backoff.entries().keys()]) if (k.includes(`_${uid}_`)) deps.backoff.reset(k);

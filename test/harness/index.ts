@@ -4,9 +4,10 @@
  * `removeAllPods()` to begin clean, and `stop()` at the end (a no-op when it reused an instance).
  */
 import type { Logger } from '../../src/util/logger.ts';
-import { nullLogger } from '../../src/util/logger.ts';
+import { createLogger, nullLogger } from '../../src/util/logger.ts';
 import { KubeletError, describeError } from '../../src/util/errors.ts';
 import { BED_PATHS, BED_POD_SUBNET, ensureContainerd, terminate } from './containerd.ts';
+import { run } from './exec.ts';
 import { ensureImages } from './images.ts';
 import { listPodSandboxes, removePodSandbox, stopPodSandbox } from './cri-mini.ts';
 
@@ -83,14 +84,54 @@ export async function startContainerd(opts: { logger?: Logger } = {}): Promise<C
   };
 }
 
-/** Removes every CRI pod sandbox (stop + remove) in the bed's containerd, so a test starts clean. */
-export async function removeAllPods(bed: ContainerdBed): Promise<void> {
+/**
+ * containerd 1.6 keeps the (stopped) task of a container whose StartContainer was cancelled, e.g.
+ * by a kubelet SIGKILLed mid-start, and then refuses RemoveContainer for good with "cannot delete
+ * running task <id>" (containerd#11037): no CRI call can clear it. containerd's own client can.
+ */
+const STALE_TASK = /cannot delete running task ([0-9a-f]{64})/g;
+
+async function deleteStaleTasks(bed: ContainerdBed, message: string): Promise<string[]> {
+  const ids = [...new Set([...message.matchAll(STALE_TASK)].map((m) => m[1] ?? ''))];
+  for (const id of ids) {
+    await run('ctr', ['--address', bed.socket, '--namespace', 'k8s.io', 'tasks', 'delete', '--force', id], {
+      timeoutMs: 30_000,
+    });
+  }
+  return ids;
+}
+
+/**
+ * Removes every CRI pod sandbox (stop + remove) in the bed's containerd, so a test starts clean.
+ * A sandbox that containerd's stale-task defect pins is freed with `ctr tasks delete` (logged) and
+ * removed again; any other failure is reported.
+ */
+export async function removeAllPods(
+  bed: ContainerdBed,
+  logger: Logger = createLogger({ verbosity: 0, format: 'text' }),
+): Promise<void> {
   const sandboxes = await listPodSandboxes(bed.socket);
   const failures: string[] = [];
   for (const sb of sandboxes) {
-    try {
+    const remove = async () => {
       await stopPodSandbox(bed.socket, sb.id);
       await removePodSandbox(bed.socket, sb.id);
+    };
+    try {
+      try {
+        await remove();
+      } catch (err) {
+        const freed = await deleteStaleTasks(bed, describeError(err));
+        if (freed.length === 0) throw err;
+        logger.warn(
+          'containerd kept stopped tasks that CRI cannot remove (containerd#11037); deleted them with ctr',
+          {
+            pod: `${sb.namespace}/${sb.name}`,
+            tasks: freed,
+          },
+        );
+        await remove();
+      }
     } catch (err) {
       failures.push(`${sb.namespace}/${sb.name} (${sb.id.slice(0, 12)}): ${describeError(err)}`);
     }

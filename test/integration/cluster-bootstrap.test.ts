@@ -25,6 +25,7 @@ import type { ApiClient } from '../../src/api/client-types.ts';
 import { readKubeconfig } from '../../src/api/kubeconfig.ts';
 import type { Node } from '../../src/node/types.ts';
 import { describeError } from '../../src/util/errors.ts';
+import { alreadyGone, runTeardown } from '../kit/teardown.ts';
 import { setupEnv, type Env } from '../kit/bed.ts';
 import { eventually, untilAlive } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
@@ -85,7 +86,6 @@ void describe('TLS bootstrap and serving certificates against a real kube-apiser
   });
 
   after(async () => {
-    const failures: string[] = [];
     await kubelet?.stop();
     const csrs = await admin
       ?.request<{ items: Csr[] }>({ method: 'GET', path: CSRS })
@@ -99,14 +99,7 @@ void describe('TLS bootstrap and serving certificates against a real kube-apiser
       () => env?.close(),
       () => cluster?.stop(),
     ];
-    for (const step of steps) {
-      try {
-        await step();
-      } catch (err) {
-        if (!/404|not found/i.test(describeError(err))) failures.push(describeError(err));
-      }
-    }
-    if (failures.length > 0) throw new Error(`teardown: ${failures.join('; ')}`);
+    await runTeardown(steps, { ignore: alreadyGone });
   });
 
   it('bootstraps a node client certificate and registers the Node as system:node:<name>', async () => {

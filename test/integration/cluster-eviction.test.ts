@@ -16,7 +16,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { kubectlFor } from '../kit/kubectl.ts';
+import { kubectlFor, untilPodPhase } from '../kit/kubectl.ts';
 import { copyFile, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -131,13 +131,7 @@ ${extra}`;
     kubelet = undefined;
   }
 
-  async function waitRunning(name: string): Promise<void> {
-    await eventually(
-      `pod ${name} Running`,
-      async () => ((await podField(name, '{.status.phase}')) === 'Running' ? true : undefined),
-      90_000,
-    );
-  }
+  const waitRunning = (name: string) => untilPodPhase(k, name, 'Running', { namespace: NS });
 
   /** Waits for the pod to be evicted, noting every node condition and taint seen meanwhile. */
   async function waitEvicted(

@@ -17,7 +17,7 @@ import { pkiPaths } from '../harness/cluster/control-plane.ts';
 import { IMAGE, setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
-import { kubectlFor, untilNodeReady } from '../kit/kubectl.ts';
+import { kubectlFor, untilNodeReady, untilPodPhase } from '../kit/kubectl.ts';
 
 const NODE = 'tsk-kubectl';
 /**
@@ -51,16 +51,7 @@ spec:
 ${extra}`;
   }
 
-  async function waitRunning(name: string): Promise<void> {
-    await eventually(
-      `pod ${name} Running`,
-      async () => {
-        const r = await kubectl(['get', 'pod', name, '-o', 'jsonpath={.status.phase}']);
-        return r.stdout === 'Running' ? true : undefined;
-      },
-      90_000,
-    );
-  }
+  const waitRunning = (name: string) => untilPodPhase(k, name, 'Running');
 
   /** GET straight at the kubelet's port, optionally with a token or a client certificate. */
   function direct(path: string, auth: { token?: string; cert?: string; key?: string } = {}): Promise<number> {

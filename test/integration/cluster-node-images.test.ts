@@ -14,7 +14,7 @@ import { BUSYBOX_IMAGE, PAUSE_IMAGE } from '../harness/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Node } from '../../src/node/types.ts';
-import { describeError } from '../../src/util/errors.ts';
+import { runTeardown } from '../kit/teardown.ts';
 import { setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
@@ -39,7 +39,6 @@ void describe('node status images against a real kube-apiserver', () => {
   });
 
   after(async () => {
-    const failures: string[] = [];
     await kubelet?.stop();
     const steps = [
       () => admin?.request({ method: 'DELETE', path: `/api/v1/nodes/${NODE}` }),
@@ -47,14 +46,7 @@ void describe('node status images against a real kube-apiserver', () => {
       () => env?.close(),
       () => cluster?.stop(),
     ];
-    for (const step of steps) {
-      try {
-        await step();
-      } catch (err) {
-        failures.push(describeError(err));
-      }
-    }
-    if (failures.length > 0) throw new Error(`teardown: ${failures.join('; ')}`);
+    await runTeardown(steps);
   });
 
   void it('lists the pause and busybox images with their sizes, largest first', async () => {

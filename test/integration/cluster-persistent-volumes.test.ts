@@ -23,7 +23,7 @@ import { localDeviceMountDir, podDeviceDir, podPvDir } from '../../src/volume/pv
 import { IMAGE, containersOf, setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
-import { kubectlFor } from '../kit/kubectl.ts';
+import { kubectlFor, untilPodPhase } from '../kit/kubectl.ts';
 
 const run = promisify(execFile);
 const NS = 'tsk-pv';
@@ -161,18 +161,8 @@ spec:
     return (await ok(['get', 'pod', name, '-o', 'jsonpath={.metadata.uid}'])).trim();
   }
 
-  async function phaseOf(name: string, want: string, timeoutMs = 90_000): Promise<void> {
-    await eventually(
-      `pod ${name} ${want}`,
-      async () => {
-        await kubelet?.assertRunning();
-        const r = await kubectl(['get', 'pod', name, '-o', 'jsonpath={.status.phase}']);
-        if (want !== 'Failed' && r.stdout === 'Failed') assert.fail(`pod ${name} Failed`);
-        return r.stdout === want ? true : undefined;
-      },
-      timeoutMs,
-    );
-  }
+  const phaseOf = (name: string, want: string, timeoutMs = 90_000) =>
+    untilPodPhase(k, name, want, { timeoutMs, alive: async () => kubelet?.assertRunning() });
 
   async function deletePod(name: string): Promise<void> {
     await ok(['delete', 'pod', name, '--wait=true', '--timeout=90s']);

@@ -17,7 +17,7 @@ import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
 import type { Pod } from '../../src/api/types.ts';
 import { projectedVolumePath } from '../../src/volume/index.ts';
-import { describeError } from '../../src/util/errors.ts';
+import { alreadyGone, runTeardown } from '../kit/teardown.ts';
 import { setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
@@ -91,7 +91,6 @@ void describe('service-account token projection against a real kube-apiserver', 
   });
 
   after(async () => {
-    const failures: string[] = [];
     await kubelet?.stop();
     const steps = [
       () =>
@@ -111,14 +110,7 @@ void describe('service-account token projection against a real kube-apiserver', 
       () => env?.close(),
       () => cluster?.stop(),
     ];
-    for (const step of steps) {
-      try {
-        await step();
-      } catch (err) {
-        if (!/404|not found/i.test(describeError(err))) failures.push(describeError(err));
-      }
-    }
-    if (failures.length > 0) throw new Error(`teardown: ${failures.join('; ')}`);
+    await runTeardown(steps, { ignore: alreadyGone });
   });
 
   /** A pod with the 1.21+ kube-api-access projected volume; `script` runs in its container. */

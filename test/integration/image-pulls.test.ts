@@ -32,7 +32,8 @@ import {
 import { createMemoryRecorder } from '../../src/api/events.ts';
 import type { Container, KubeletPod, PullPolicy } from '../../src/api/types.ts';
 import type { ImageService, PodSandboxConfig } from '../../src/runtime/cri/types.ts';
-import { isNotFound, describeError } from '../../src/util/errors.ts';
+import { isNotFound } from '../../src/util/errors.ts';
+import { runTeardown } from '../kit/teardown.ts';
 import { podManifest, setupEnv, testLogger, writeManifest, type Env } from '../kit/bed.ts';
 import { freePort } from '../kit/net.ts';
 import { eventually } from '../kit/poll.ts';
@@ -69,15 +70,7 @@ before(async () => {
 });
 
 after(async () => {
-  const failures: string[] = [];
-  for (const step of [() => env?.close(), () => priv?.stop(), () => open?.stop()]) {
-    try {
-      await step();
-    } catch (err) {
-      failures.push(describeError(err));
-    }
-  }
-  if (failures.length > 0) throw new Error(`teardown: ${failures.join('; ')}`);
+  await runTeardown([() => env?.close(), () => priv?.stop(), () => open?.stop()]);
 });
 
 /** Removes a reference from containerd so the next IfNotPresent has to pull. */

@@ -28,7 +28,7 @@ import type { ContainerdBed } from '../harness/index.ts';
 import { BOOTSTRAP_TOKEN, KUBEADM_PATHS, kubeadmJoin, nodePaths } from '../harness/kubeadm/index.ts';
 import type { JoinedNode, NodePaths } from '../harness/kubeadm/index.ts';
 import { IMAGE, testLogger } from '../kit/bed.ts';
-import { kubectlFor, untilNodeReady } from '../kit/kubectl.ts';
+import { kubectlFor, untilNodeReady, untilPodPhase } from '../kit/kubectl.ts';
 import { eventually } from '../kit/poll.ts';
 
 const KUBELET = process.env.TSKUBELET_KUBEADM_KUBELET === 'upstream' ? 'upstream' : 'tskubelet';
@@ -140,14 +140,7 @@ spec:
     command: ["sh", "-c", "echo hello-from-${name}; exec sleep 3600"]
 `;
 
-  async function waitRunning(name: string): Promise<void> {
-    await eventually(
-      `pod ${name} Running`,
-      async () =>
-        (await kubectl.run(['get', 'pod', name, '-o', 'jsonpath={.status.phase}'])).stdout === 'Running',
-      120_000,
-    );
-  }
+  const waitRunning = (name: string) => untilPodPhase(kubectl, name, 'Running', { timeoutMs: 120_000 });
 
   /** Restart count and container ID of the pod's container: unchanged means never restarted. */
   async function containerOf(name: string): Promise<string> {

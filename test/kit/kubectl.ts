@@ -68,3 +68,33 @@ export async function untilNodeReady(
 ): Promise<void> {
   await untilAlive(`node ${node} Ready`, async () => (await nodeReadyStatus(kubectl, node)) === 'True', opts);
 }
+
+export interface PodPhaseOptions extends AliveUntilOptions {
+  /** Namespace of the pod (kubectl's default when absent). */
+  namespace?: string;
+}
+
+/**
+ * Polls until pod `name` reports `phase` (kubectl get, every 100 ms, 90 s unless told). A pod that
+ * reaches Failed while another phase is awaited fails the wait at once; `alive` (a kubelet's
+ * `assertRunning`) fails it as soon as the kubelet exits.
+ */
+export async function untilPodPhase(
+  kubectl: Kubectl,
+  name: string,
+  phase: string,
+  opts: PodPhaseOptions = {},
+): Promise<void> {
+  const { namespace, ...untilOpts } = opts;
+  const ns = namespace === undefined ? [] : ['-n', namespace];
+  await untilAlive(
+    `pod ${name} ${phase}`,
+    async () => {
+      const r = await kubectl.run(['get', 'pod', name, ...ns, '-o', 'jsonpath={.status.phase}']);
+      if (phase !== 'Failed' && r.stdout === 'Failed')
+        assert.fail(`pod ${name} Failed while ${phase} was awaited`);
+      return r.stdout === phase;
+    },
+    { timeoutMs: 90_000, ...untilOpts },
+  );
+}

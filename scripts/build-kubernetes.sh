@@ -17,11 +17,9 @@ SRC_PARENT="$CACHE/src"
 SRC_DIR="$SRC_PARENT/kubernetes-$VERSION"
 COMPONENTS=(kube-apiserver kube-controller-manager kube-scheduler kubelet)
 
-log() { echo "build-kubernetes: $*"; }
-die() {
-  echo "build-kubernetes: $*" >&2
-  exit 1
-}
+# shellcheck source=SCRIPTDIR/lib/build-prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/build-prologue.sh"
+build_prologue build-kubernetes
 
 all_present() {
   local c
@@ -39,18 +37,12 @@ fi
 
 mkdir -p "$CACHE"
 # One build at a time: a second caller waits here, then finds the binaries present.
-exec 9>"$CACHE/build.lock"
-if ! flock -n 9; then
-  log "another build holds $CACHE/build.lock; waiting for it"
-  flock 9
-fi
+build_lock "$CACHE/build.lock"
 if all_present; then
   log "all binaries present in $BIN_DIR (built by the other caller)"
   exit 0
 fi
 
-started=$(date +%s)
-elapsed() { echo "$(($(date +%s) - started))s"; }
 
 # --- 1. the deb-src line and the build dependencies (golang-go, rsync, make): setup.sh owns them ------
 bash "$(dirname "$(readlink -f "$0")")/setup.sh"

@@ -12,22 +12,13 @@ SRC_DIR="$1"
 BIN_DIR="$2"
 LOCK="$3"
 
-log() { echo "build-e2e: $*"; }
-die() {
-  echo "build-e2e: $*" >&2
-  exit 1
-}
+# shellcheck source=SCRIPTDIR/../../../scripts/lib/build-prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib/build-prologue.sh"
+build_prologue build-e2e
 
 [[ -f "$SRC_DIR/.tskubelet-generated" ]] || die "$SRC_DIR has no generated files yet (run scripts/build-kubernetes.sh first)"
 
-exec 9>"$LOCK"
-if ! flock -n 9; then
-  log "another build holds $LOCK; waiting for it"
-  flock 9
-fi
-
-started=$(date +%s)
-elapsed() { echo "$(($(date +%s) - started))s"; }
+build_lock "$LOCK"
 export GOPROXY=off GOTOOLCHAIN=local
 cd "$SRC_DIR"
 out="$SRC_DIR/_output/local/bin/linux/$(go env GOARCH)"

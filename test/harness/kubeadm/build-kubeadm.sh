@@ -19,25 +19,18 @@ LOCK="$3"
 REFLECT2_PKG=golang-github-modern-go-reflect2-dev
 REFLECT2_SRC=/usr/share/gocode/src/github.com/modern-go/reflect2
 
-log() { echo "build-kubeadm: $*"; }
-die() {
-  echo "build-kubeadm: $*" >&2
-  exit 1
-}
+# shellcheck source=SCRIPTDIR/../../../scripts/lib/build-prologue.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib/build-prologue.sh"
+build_prologue build-kubeadm
 
 [[ -f "$SRC_DIR/.tskubelet-generated" ]] || die "$SRC_DIR has no generated files yet (run scripts/build-kubernetes.sh first)"
 
-exec 9>"$LOCK"
-if ! flock -n 9; then
-  log "another build holds $LOCK; waiting for it"
-  flock 9
-fi
+build_lock "$LOCK"
 if [[ -x "$BIN_DIR/kubeadm" ]]; then
   log "kubeadm present in $BIN_DIR (built by another caller)"
   exit 0
 fi
 
-started=$(date +%s)
 if [[ ! -f "$REFLECT2_SRC/go_above_118.go" ]]; then
   log "installing $REFLECT2_PKG (reflect2 v1.0.2 sources)"
   export DEBIAN_FRONTEND=noninteractive
@@ -81,4 +74,4 @@ mkdir -p "$BIN_DIR"
 cp "$out/kubeadm" "$BIN_DIR/kubeadm.tmp"
 mv "$BIN_DIR/kubeadm.tmp" "$BIN_DIR/kubeadm"
 "$BIN_DIR/kubeadm" version -o short
-log "done in $(($(date +%s) - started))s"
+log "done in $(elapsed)"

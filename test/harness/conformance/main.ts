@@ -25,9 +25,9 @@ import { runKubelet, stamp, type KubeletRun } from './session.ts';
 const USAGE = `usage: scripts/conformance.sh [options]
   --kubelet tskubelet|upstream   the kubelet under test (default tskubelet)
   --compare                      run upstream, then tskubelet; print the specs whose outcome differs
-  --suite node-conformance|kubelet-extra|all
+  --suite node-conformance|kubelet-extra|storage|all
                                  [NodeConformance] specs (default), the kubelet-only [sig-node]/[sig-storage]
-                                 specs not tagged so, or both
+                                 specs not tagged so, both (all), or the local/hostPath volume specs (storage)
   --focus REGEX / --skip REGEX   ginkgo focus/skip instead of the suite's (e.g. one spec for the inner loop)
   --nodes N                      parallel ginkgo nodes (default 2)
   --timeout MINUTES              per suite run (default 90); then interrupted, finished specs still reported
@@ -107,7 +107,7 @@ function parseOptions(argv: string[]): Options | undefined {
   if (!KUBELET_KINDS.includes(kubelet as KubeletKind))
     throw new Error(`--kubelet must be tskubelet or upstream, got ${kubelet}`);
   const suite = values.suite ?? 'node-conformance';
-  if (!['node-conformance', 'kubelet-extra', 'all'].includes(suite))
+  if (!['node-conformance', 'kubelet-extra', 'storage', 'all'].includes(suite))
     throw new Error(`unknown --suite ${suite}`);
   if (values['node-vm'] && (values.compare || kubelet !== 'tskubelet'))
     throw new Error('--node-vm runs tskubelet only (the upstream kubelet 1.20 refuses the loopback node IP)');

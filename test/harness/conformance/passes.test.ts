@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { selects } from './junit.ts';
-import { DEFAULT_SKIP, KUBELET_EXTRA, NODE_CONFORMANCE, passesFor } from './passes.ts';
+import { DEFAULT_SKIP, KUBELET_EXTRA, NODE_CONFORMANCE, STORAGE, passesFor } from './passes.ts';
 import { dockerConfigJson, localRef, repoListYaml } from './e2e-images.ts';
 import { kubeletCommand } from './kubelet.ts';
 
@@ -35,6 +35,24 @@ describe('spec selections', () => {
     );
     // "Pods" is a whole word: "PodSecurityPolicy" is not an area of the kubelet's.
     assert.equal(selects(KUBELET_EXTRA, '[sig-node] PodSecurityPolicy should allow x'), false);
+  });
+
+  it('the storage suite selects the local and hostPath volume specs a node can serve alone', () => {
+    const yes = [
+      '[sig-storage] PersistentVolumes-local  [Volume type: dir] One pod requesting one prebound PVC should be able to mount volume and read from pod1',
+      '[sig-storage] In-tree Volumes [Driver: local][LocalVolumeType: block] [Testpattern: Pre-provisioned PV (block volmode)] volumes should store data',
+      '[sig-storage] In-tree Volumes [Driver: hostPath] [Testpattern: Inline-volume (default fs)] subPath should support existing directory',
+      '[sig-storage] In-tree Volumes [Driver: hostPathSymlink] [Testpattern: Inline-volume (default fs)] volumes should store data',
+    ];
+    const no = [
+      '[sig-storage] In-tree Volumes [Driver: local][LocalVolumeType: dir] [Testpattern: Dynamic PV (default fs)] volumes should store data',
+      '[sig-storage] In-tree Volumes [Driver: local][LocalVolumeType: tmpfs] [Testpattern: Inline-volume (ntfs)][sig-windows] volumes should store data',
+      '[sig-storage] In-tree Volumes [Driver: nfs] [Testpattern: Pre-provisioned PV (default fs)] volumes should store data',
+      '[sig-storage] PersistentVolumes-local  Stress with local volumes [Serial] should be able to process many pods and reuse local volumes',
+    ];
+    for (const spec of yes) assert.equal(selects(STORAGE, spec), true, spec);
+    for (const spec of no) assert.equal(selects(STORAGE, spec), false, spec);
+    assert.deepEqual(passesFor('storage'), [STORAGE]);
   });
 
   it('--focus replaces the suite, --skip replaces the skips', () => {

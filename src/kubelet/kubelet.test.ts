@@ -9,6 +9,7 @@ import type { FakeRuntimeService } from '../runtime/cri/testing.ts';
 import type { Kubelet } from './kubelet.ts';
 import { createFakeLogind } from '../shutdown/testing.ts';
 import type { MirrorPods } from './mirror-pods.ts';
+import type { VolumeManager } from '../volume/index.ts';
 import { fakeCriKubelet, sourcedPod, untilWithin } from './testing.ts';
 
 function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
@@ -232,6 +233,63 @@ describe('the kubelet core on a fake CRI', () => {
       preconditions: { uid: 'uid-doomed' },
     });
     assert.equal(liveContainers(s.cri, 'uid-doomed').length, 0);
+  });
+
+  void it("records FailedUnMount when a deleted pod's volume teardown fails, retries it, and deletes the pod once it succeeds", async (t) => {
+    const api = new FakeApi()
+      .respond('PATCH', /\/status$/, { metadata: {} })
+      .respond('DELETE', '/api/v1/namespaces/ns/pods/stuck', {});
+    const mirrorPods: MirrorPods = {
+      setMirrors: () => {},
+      mirrorFor: () => undefined,
+      reconcile: () => Promise.resolve(),
+    };
+    // A volume manager whose teardown fails once, as a CSI driver that is down does.
+    let cleanups = 0;
+    const volumes: VolumeManager = {
+      setUpPodVolumes: () => Promise.resolve(),
+      mountsFor: () => Promise.resolve([]),
+      devicesFor: () => Promise.resolve([]),
+      claimVolumes: () => [],
+      tearDownVolumes: () => Promise.resolve(),
+      cleanUpPod: () =>
+        ++cleanups === 1
+          ? Promise.reject(new Error('CSI NodeUnpublishVolume: context deadline exceeded'))
+          : Promise.resolve(),
+    };
+    const s = await fakeCriKubelet(t, {
+      deps: { cluster: { api, mirrorPods }, managers: { volumes }, random: () => 0 },
+      sourceName: 'api',
+    });
+    const k = await s.start();
+    const pod = makePod('stuck');
+    s.source.send([pod]);
+    await until('Running', () => statusOf(k, 'uid-stuck')?.phase === 'Running');
+    s.source.send([
+      {
+        ...pod,
+        metadata: {
+          ...pod.metadata,
+          deletionTimestamp: '2026-11-24T00:00:01Z',
+          deletionGracePeriodSeconds: 1,
+        },
+      },
+    ]);
+    const ev = await until('a FailedUnMount event', () =>
+      s.recorder.events.find((e) => e.reason === 'FailedUnMount'),
+    );
+    assert.equal(ev.type, 'Warning');
+    assert.match(
+      ev.message,
+      /^UnmountVolume\.TearDown failed: .*context deadline exceeded; will be retried$/,
+    );
+    assert.equal(api.requestsFor('DELETE').length, 0, 'no final delete while the volumes are mounted');
+    // The retry comes with the resync after an error (10 s, no jitter here).
+    await untilWithin(20_000)(
+      'the final DELETE after the retried teardown',
+      () => api.requestsFor('DELETE')[0],
+    );
+    assert.equal(cleanups, 2);
   });
 
   void it('run-once admits, syncs each pod until its containers run, and reports per pod', async (t) => {

@@ -97,6 +97,7 @@ export function buildManagers(
       ...(deps.cluster ? { api: deps.cluster.api } : {}),
       logger: log,
       nodeEvent: deps.nodeEvent,
+      callTimeoutMs: config.csiCallTimeoutMs,
     });
   const volumes =
     given.volumes ??

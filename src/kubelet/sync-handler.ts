@@ -29,6 +29,9 @@ import {
   DEADLINE_EXCEEDED_REASON,
 } from './active-deadline.ts';
 
+/** Upstream pkg/kubelet/events FailedUnMountVolume. */
+const FAILED_UNMOUNT_REASON = 'FailedUnMount';
+
 /** Jitter on periodic resyncs so pods started together don't resync together (upstream 0.5). */
 const RESYNC_JITTER = 0.5;
 
@@ -266,6 +269,31 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
     log.info('pod terminated', { pod: `${identity.namespace}/${identity.name}`, podUID: uid });
   }
 
+  /**
+   * A volume teardown whose failure (a CSI driver that hangs or is gone, a busy mount) is recorded
+   * as a FailedUnMount Warning on the pod, then rethrown so the pod worker retries the cleanup.
+   * Upstream's reconciler only logs a failed UnmountVolume.TearDown and retries; the event is ours,
+   * so a pod stuck in Terminating says why.
+   */
+  async function unmountReported(
+    pod: KubeletPod | undefined,
+    tearDown: () => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await tearDown();
+    } catch (err) {
+      if (pod && !signal.aborted)
+        deps.recorder.event(
+          pod,
+          'Warning',
+          FAILED_UNMOUNT_REASON,
+          `UnmountVolume.TearDown failed: ${describeError(err)}; will be retried`,
+        );
+      throw err;
+    }
+  }
+
   async function syncTerminatedPod(
     uid: string,
     podArg: KubeletPod | undefined,
@@ -277,7 +305,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       // A finished pod still in its source keeps its containers (for logs) but not its volumes
       // (upstream's volume manager unmounts a terminated pod's): an evicted pod's emptyDir and
       // memory-backed volumes are freed here.
-      await volumes.tearDownVolumes(uid, signal);
+      await unmountReported(pod, () => volumes.tearDownVolumes(uid, signal), signal);
       return;
     }
     const rs = await runtime.getPodStatus(
@@ -287,7 +315,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       signal,
     );
     await runtime.removePod(rs, signal);
-    await volumes.cleanUpPod(uid, signal);
+    await unmountReported(pod, () => volumes.cleanUpPod(uid, signal), signal);
     const cm = deps.cgroups();
     if (cm) {
       try {

@@ -12,9 +12,10 @@ import type {
   VolumeUsage,
 } from './protos.ts';
 import { unaryCall } from './grpc-unix.ts';
+import { CSI_TIMEOUT_MS } from '../../config/defaults.ts';
 
-/** Upstream csi_plugin.go csiTimeout: the deadline of every CSI call the kubelet makes. */
-export const CSI_TIMEOUT_MS = 2 * 60_000;
+/** Upstream csi_plugin.go csiTimeout: the default deadline of every CSI call the kubelet makes. */
+export { CSI_TIMEOUT_MS };
 
 export interface CsiCallOptions {
   timeoutMs?: number;

@@ -34,6 +34,8 @@ export interface CsiClient {
   nodeUnstageVolume(volumeId: string, stagingTargetPath: string, opts?: CsiCallOptions): Promise<void>;
   nodePublishVolume(req: NodePublishRequest, opts?: CsiCallOptions): Promise<void>;
   nodeUnpublishVolume(volumeId: string, targetPath: string, opts?: CsiCallOptions): Promise<void>;
+  /** Whether the driver has GET_VOLUME_STATS (upstream NodeSupportsVolumeStats). */
+  nodeSupportsVolumeStats(opts?: CsiCallOptions): Promise<boolean>;
   /** Usage of a published volume (upstream csi_metrics.go; the driver needs GET_VOLUME_STATS). */
   nodeGetVolumeStats(
     volumeId: string,
@@ -71,6 +73,9 @@ export function createCsiClient(endpoint: string, driverName: string): CsiClient
     nodeGetCapabilities,
     async nodeSupportsStageUnstage(opts) {
       return (await nodeGetCapabilities(opts)).includes('STAGE_UNSTAGE_VOLUME');
+    },
+    async nodeSupportsVolumeStats(opts) {
+      return (await nodeGetCapabilities(opts)).includes('GET_VOLUME_STATS');
     },
     async nodeStageVolume(req, opts) {
       await call('Node', 'NodeStageVolume', req, opts);

@@ -332,4 +332,24 @@ describe('the CSI mounter', () => {
     );
     assert.ok((usage[0]?.total ?? 0) > 0);
   });
+
+  it("maps NodeGetVolumeStats' BYTES and INODES entries to the volume's usage; none without GET_VOLUME_STATS", async () => {
+    await setup({ volumeStats: true });
+    await csi.mounter.setUp(POD, pv());
+    const m = await csi.mounter.volumeStats(POD.uid, 'pv-1');
+    assert.ok(m, 'usage reported');
+    assert.ok(m.capacityBytes > 0 && m.inodes > 0, JSON.stringify(m));
+    assert.equal(m.inodesUsed + m.inodesFree <= m.inodes, true);
+    const req = d.callsOf('NodeGetVolumeStats')[0]?.request;
+    assert.equal(req?.volumeId, 'handle-pv-1');
+    assert.equal(req?.volumePath, podVolumeMountPath(root, POD.uid, 'pv-1'));
+    assert.equal(await csi.mounter.volumeStats(POD.uid, 'never-published'), undefined);
+  });
+
+  it('reports no usage for a driver without GET_VOLUME_STATS, and never asks it', async () => {
+    await setup();
+    await csi.mounter.setUp(POD, pv());
+    assert.equal(await csi.mounter.volumeStats(POD.uid, 'pv-1'), undefined);
+    assert.deepEqual(d.callsOf('NodeGetVolumeStats'), []);
+  });
 });

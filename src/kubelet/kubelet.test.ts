@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FakeApi } from '../api/testing.ts';
@@ -159,6 +160,59 @@ describe('the kubelet core on a fake CRI', () => {
       'the orphan removed',
       () => s.cri.containers.size === 0 && s.cri.sandboxes.size === 0,
       10_000,
+    );
+  });
+
+  void it('removes an orphaned pod directory with a log line and a Node event; a failing one is a Warning once, retried until it goes', async (t) => {
+    const events: { type: string; reason: string; message: string }[] = [];
+    const nodeEvent = (type: string, reason: string, message: string) => {
+      events.push({ type, reason, message });
+    };
+    // Pod directories left by pods deleted while the kubelet was down; the second one's teardown
+    // fails twice (its CSI driver away), as the volume manager reports it.
+    let failures = 2;
+    const real = { dir: '' };
+    const volumes: VolumeManager = {
+      setUpPodVolumes: () => Promise.resolve(),
+      mountsFor: () => Promise.resolve([]),
+      devicesFor: () => Promise.resolve([]),
+      claimVolumes: () => [],
+      tearDownVolumes: () => Promise.resolve(),
+      async cleanUpPod(uid) {
+        if (uid === 'stuck-uid' && failures-- > 0)
+          throw new Error('tear down: CSI NodeUnpublishVolume: context deadline exceeded');
+        await rm(join(real.dir, 'pods', uid), { recursive: true, force: true });
+      },
+    };
+    const s = await fakeCriKubelet(t, { deps: { nodeEvent, managers: { volumes } } });
+    real.dir = s.dir;
+    for (const uid of ['gone-uid', 'stuck-uid'])
+      await mkdir(join(s.dir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch'), {
+        recursive: true,
+      });
+    await s.start();
+    s.source.send([]);
+    await untilWithin(15_000)('both orphaned directories removed', () =>
+      !existsSync(join(s.dir, 'pods', 'gone-uid')) && !existsSync(join(s.dir, 'pods', 'stuck-uid'))
+        ? true
+        : undefined,
+    );
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.reason} ${e.message.includes('stuck-uid') ? 'stuck' : 'gone'}`).sort(),
+      [
+        'Normal OrphanedPodCleanedUp gone',
+        'Normal OrphanedPodCleanedUp stuck',
+        'Warning FailedOrphanedPodCleanup stuck',
+      ],
+      'one Warning for two failed passes',
+    );
+    assert.match(
+      events.find((e) => e.type === 'Warning')?.message ?? '',
+      /^Failed to clean up the directory of orphaned pod stuck-uid \(retried every housekeeping period\): .*context deadline exceeded$/,
+    );
+    assert.equal(
+      events.find((e) => e.message.includes('gone-uid'))?.message,
+      'Removed the directory of orphaned pod gone-uid (nothing mounted)',
     );
   });
 

@@ -151,6 +151,7 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
     signal: stopSignal.signal,
     logger: log,
     monotonic,
+    nodeEvent: deps.nodeEvent,
   });
   const { containerGC, imageGC } = buildGCs(config, deps, {
     sourcesReady,

@@ -10,6 +10,11 @@ import { PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS } from '../config/defaults.ts';
 import type { RuntimePodSummary } from '../runtime/index.ts';
 import { mountsUnder, podDir, type VolumeManager } from '../volume/index.ts';
 import type { NodeEventSink } from '../api/events.ts';
+import {
+  FAILED_ORPHANED_POD_CLEANUP,
+  ORPHANED_POD_CLEANED_UP,
+  orphanCleanedUpMessage,
+} from './orphan-events.ts';
 import type { ContainerManager, QosUpdater } from '../cm/index.ts';
 import type { PodWorkers } from './pod-workers.ts';
 import type { PodState } from './pod-state.ts';
@@ -38,11 +43,6 @@ export interface HousekeepingDeps {
   /** Events about the node: an orphaned pod directory removed, or failing to be. Absent: logged only. */
   nodeEvent?: NodeEventSink;
 }
-
-/** Ours (upstream only logs): an orphaned pod's directory and volume mounts were removed. */
-export const ORPHANED_POD_CLEANED_UP = 'OrphanedPodCleanedUp';
-/** Ours: an orphaned pod's directory could not be removed (its mounts kept); retried every pass. */
-export const FAILED_ORPHANED_POD_CLEANUP = 'FailedOrphanedPodCleanup';
 /** A failing orphan's Warning is recorded at most this often (the pass retries every 2 s). */
 const ORPHAN_FAILURE_EVENT_INTERVAL_MS = 5 * 60_000;
 
@@ -114,14 +114,7 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
           await deps.volumes.cleanUpPod(uid, deps.signal);
           orphanWarnedAt.delete(uid);
           log.info('removed orphaned pod directory', { podUID: uid, unmounted: mounts });
-          deps.nodeEvent?.(
-            'Normal',
-            ORPHANED_POD_CLEANED_UP,
-            `Removed the directory of orphaned pod ${uid}` +
-              (mounts.length > 0
-                ? `, unmounting ${mounts.length} volume mount(s): ${mounts.join(', ')}`
-                : ' (nothing mounted)'),
-          );
+          deps.nodeEvent?.('Normal', ORPHANED_POD_CLEANED_UP, orphanCleanedUpMessage(uid, mounts));
         } catch (err) {
           if (deps.signal.aborted) return;
           log.warn('failed to remove orphaned pod directory; will retry', {

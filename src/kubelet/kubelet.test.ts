@@ -11,6 +11,7 @@ import type { Kubelet } from './kubelet.ts';
 import { createFakeLogind } from '../shutdown/testing.ts';
 import type { MirrorPods } from './mirror-pods.ts';
 import type { VolumeManager } from '../volume/index.ts';
+import { mountAt } from '../volume/mounts.ts';
 import { fakeCriKubelet, sourcedPod, untilWithin } from './testing.ts';
 
 function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
@@ -214,6 +215,36 @@ describe('the kubelet core on a fake CRI', () => {
       events.find((e) => e.message.includes('gone-uid'))?.message,
       'Removed the directory of orphaned pod gone-uid (nothing mounted)',
     );
+  });
+
+  void it('tears down the volume mounts of a runtime pod no source claims (deleted while the kubelet was down) and tells it as a Node event', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('mounts tmpfs: needs root');
+    const events: { type: string; reason: string; message: string }[] = [];
+    const nodeEvent = (type: string, reason: string, message: string) => {
+      events.push({ type, reason, message });
+    };
+    const s = await fakeCriKubelet(t, { deps: { nodeEvent } });
+    const first = await s.start();
+    s.source.send([
+      makePod('left-mounted', (p) => {
+        p.spec.volumes = [{ name: 'scratch', emptyDir: { medium: 'Memory' } }];
+      }),
+    ]);
+    await until('Running', () => statusOf(first, 'uid-left-mounted')?.phase === 'Running');
+    const tmpfs = join(s.dir, 'pods', 'uid-left-mounted', 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    assert.ok(await mountAt(tmpfs), 'the Memory emptyDir is a tmpfs mount');
+    await first.stop(); // a kubelet restart: its containers and mounts stay
+    s.source.send([]); // the pod went away while the kubelet was down
+    await s.start();
+    const ev = await until('the Node event', () => events.find((e) => e.reason === 'OrphanedPodCleanedUp'));
+    assert.equal(ev.type, 'Normal');
+    assert.match(
+      ev.message,
+      /^Removed the directory of orphaned pod .*uid-left-mounted.*, unmounting 1 volume mount\(s\): /,
+    );
+    assert.ok(ev.message.endsWith(tmpfs), ev.message);
+    assert.equal(await mountAt(tmpfs), undefined);
+    assert.equal(existsSync(join(s.dir, 'pods', 'uid-left-mounted')), false);
   });
 
   void it("keeps a static pod's mirror in step and writes the static pod's status to the mirror", async (t) => {

@@ -1,6 +1,6 @@
 import type { KubeletPod, PodStatus } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
-import type { EventRecorder } from '../api/events.ts';
+import type { EventRecorder, NodeEventSink } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
 import { describeError } from '../util/errors.ts';
@@ -13,7 +13,8 @@ import {
   type WaitingReason,
   type StatusManager,
 } from '../status/index.ts';
-import type { VolumeManager } from '../volume/index.ts';
+import { mountsUnder, podDir, type VolumeManager } from '../volume/index.ts';
+import { ORPHANED_POD_CLEANED_UP, orphanCleanedUpMessage } from './orphan-events.ts';
 import type { ProbeContainer, ProbeManager } from '../prober/index.ts';
 import type { ContainerManager, QosUpdater } from '../cm/index.ts';
 import type { KubeletMetrics } from '../metrics/index.ts';
@@ -51,6 +52,10 @@ export interface SyncHandlerDeps {
   /** Cluster mode: deletes a terminated API pod with grace 0 (upstream status manager's last step). */
   deletePod?: (pod: KubeletPod, signal: AbortSignal) => Promise<void>;
   recorder: EventRecorder;
+  /** Events about the node (an orphan's volumes torn down); absent: logged only. */
+  nodeEvent?: NodeEventSink;
+  /** The kubelet root dir (pod directories: an orphan's mounts are listed before its cleanup). */
+  rootDir: string;
   logger: Logger;
   metrics?: KubeletMetrics;
   nodeIP: string | undefined;
@@ -315,7 +320,15 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       signal,
     );
     await runtime.removePod(rs, signal);
+    // An orphan no source knows (found in the runtime, e.g. deleted while the kubelet was down):
+    // the mounts it leaves are told as a Node event, so none goes silently.
+    const orphanMounts = pod ? [] : (await mountsUnder(podDir(deps.rootDir, uid))).map((m) => m.mountPoint);
     await unmountReported(pod, () => volumes.cleanUpPod(uid, signal), signal);
+    if (orphanMounts.length > 0) {
+      const name = rs.name ? `${rs.namespace}/${rs.name}` : undefined;
+      log.info('removed orphaned pod volumes', { pod: name, podUID: uid, unmounted: orphanMounts });
+      deps.nodeEvent?.('Normal', ORPHANED_POD_CLEANED_UP, orphanCleanedUpMessage(uid, orphanMounts, name));
+    }
     const cm = deps.cgroups();
     if (cm) {
       try {

@@ -82,6 +82,28 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
     return { annotation: n.metadata.annotations?.[ANNOTATION_NODE_ID], labels: n.metadata.labels ?? {} };
   };
 
+  /** Starts the kubelet (again, after a kill); resolves its kubeconfig. */
+  const startKubelet = async (): Promise<string> => {
+    assert.ok(env && cluster);
+    const kubeconfig = await cluster.kubeletKubeconfig(NODE);
+    kubelet = startNodeKubelet(env, {
+      node: NODE,
+      kubeconfig,
+      extraArgs: [
+        '--port',
+        String(PORT),
+        // The API server's node proxy reaches /stats/summary and /metrics with its client certificate.
+        '--client-ca-file',
+        cluster.caFile,
+        '--csi-call-timeout',
+        CSI_TIMEOUT,
+        '--volume-stats-agg-period',
+        '2s',
+      ],
+    });
+    return kubeconfig;
+  };
+
   before(async () => {
     env = await setupEnv();
     cluster = await startCluster();
@@ -107,22 +129,7 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
         },
       },
     });
-    const kubeconfig = await cluster.kubeletKubeconfig(NODE);
-    kubelet = startNodeKubelet(env, {
-      node: NODE,
-      kubeconfig,
-      extraArgs: [
-        '--port',
-        String(PORT),
-        // The API server's node proxy reaches /stats/summary and /metrics with its client certificate.
-        '--client-ca-file',
-        cluster.caFile,
-        '--csi-call-timeout',
-        CSI_TIMEOUT,
-        '--volume-stats-agg-period',
-        '2s',
-      ],
-    });
+    const kubeconfig = await startKubelet();
     nodeApi = await createApiClient({ kubeconfig, qps: 0, burst: 0 });
     await eventually(
       'the node registered',
@@ -628,5 +635,52 @@ spec:
     assert.equal(await mountAt(deviceMountPath(env.rootDir, 'tsk-pv-crash')), undefined);
     assert.equal(await readFile(join(env.dir, 'csi-data', 'vol-crash', 'f'), 'utf8'), 'kept\n');
     await dropClaim('tsk-pv-crash', 'crash-claim');
+  });
+
+  void it('a pod deleted while the kubelet is down: after the restart its CSI volume is unpublished and unstaged through the driver, and a Node event tells it', async () => {
+    assert.ok(env && driverProcess && kubelet);
+    const proc = driverProcess;
+    await csiClaim('tsk-pv-orphan', 'orphan-claim', 'vol-orphan');
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      podYaml('csi-orphan-pod', 'sleep 3600', '    persistentVolumeClaim: {claimName: orphan-claim}'),
+    );
+    await podPhase('csi-orphan-pod', 'Running');
+    const uid = await podField('csi-orphan-pod', '{.metadata.uid}');
+    const target = podVolumeMountPath(env.rootDir, uid, 'tsk-pv-orphan');
+    const staging = deviceMountPath(env.rootDir, 'tsk-pv-orphan');
+    assert.ok((await mountAt(target)) && (await mountAt(staging)), 'staged and published');
+
+    kubelet.child.kill('SIGKILL');
+    await kubelet.stop();
+    await kubectl.ok(['delete', 'pod', 'csi-orphan-pod', '--grace-period=0', '--force']);
+    const before = (await proc.calls()).length;
+    await startKubelet();
+    await eventually(
+      'the orphan volume unpublished and unstaged',
+      async () => ((await mountAt(target)) || (await mountAt(staging)) ? undefined : true),
+      60_000,
+      async () => (await proc.calls()).slice(before).map((c) => c.method),
+    );
+    const after = (await proc.calls()).slice(before).map((c) => c.method);
+    assert.ok(after.includes('NodeUnpublishVolume') && after.includes('NodeUnstageVolume'), after.join(', '));
+    const message = await eventually(
+      'the OrphanedPodCleanedUp Node event',
+      async () => {
+        const r = await kubectl.ok([
+          'get',
+          'events',
+          '--all-namespaces',
+          '--field-selector',
+          `involvedObject.kind=Node,involvedObject.name=${NODE},reason=OrphanedPodCleanedUp`,
+          '-o',
+          'jsonpath={.items[*].message}',
+        ]);
+        return r.includes(uid) ? r : undefined;
+      },
+      30_000,
+    );
+    assert.ok(message.includes(target), message);
+    await dropClaim('tsk-pv-orphan', 'orphan-claim');
   });
 });

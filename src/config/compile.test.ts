@@ -42,6 +42,7 @@ describe('compileConfig defaults', () => {
       runOnceTimeoutMs: 1_023_000,
       runtimePacing: true,
       eventedPleg: false,
+      csiCallTimeoutMs: 120_000,
       seccompDefault: false,
       singleProcessOOMKill: false,
       allowedUnsafeSysctls: [],

@@ -140,6 +140,7 @@ export function compileConfig(
     runtimePacing: value('runtimePacing'),
     consoleAddress: value('consoleAddress') || undefined,
     eventedPleg: value('eventedPleg'),
+    csiCallTimeoutMs: value('csiCallTimeout'),
     allowedUnsafeSysctls: value('allowedUnsafeSysctls'),
     ...imagePullSettings(field, errors, warnings),
     nodeStatusMaxImages: value('nodeStatusMaxImages'),

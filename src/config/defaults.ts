@@ -247,6 +247,8 @@ export const DEFAULT_SINGLE_PROCESS_OOM_KILL = false;
 export const DEFAULT_RUNTIME_PACING = true;
 /** tskubelet only (`--evented-pleg`): containerd events drive the PLEG, the relist is the safety net. */
 export const DEFAULT_EVENTED_PLEG = false;
+/** pkg/volume/csi csi_plugin.go csiTimeout: the deadline of the kubelet's CSI calls (`--csi-call-timeout`, tskubelet only). */
+export const CSI_TIMEOUT_MS = 2 * 60_000;
 export const SECCOMP_POD_ANNOTATION_KEY = 'seccomp.security.alpha.kubernetes.io/pod'; // v1.SeccompPodAnnotationKey
 export const SECCOMP_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/'; // v1.SeccompContainerAnnotationKeyPrefix
 export const APPARMOR_CONTAINER_ANNOTATION_KEY_PREFIX = 'container.apparmor.security.beta.kubernetes.io/'; // v1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix

@@ -351,6 +351,14 @@ export const KUBELET_FIELDS = {
     default: d.DEFAULT_EVENTED_PLEG,
     help: `tskubelet only: turn containerd's task events into pod lifecycle events at once, relisting every ${d.PLEG_EVENTED_RELIST_PERIOD_MS / 1000}s while the event stream is live and every second when it is not (default ${d.DEFAULT_EVENTED_PLEG})`,
   },
+  csiCallTimeout: {
+    kind: 'duration',
+    flag: { name: 'csi-call-timeout', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.CSI_TIMEOUT_MS,
+    check: positiveDuration,
+    help: `tskubelet only: the deadline of each call to a CSI driver (NodeStage/Publish/Unpublish/Unstage, NodeGetInfo, NodeGetVolumeStats); a driver that hangs fails the operation with a timeout that is retried (default ${dur(d.CSI_TIMEOUT_MS)}, upstream's fixed csiTimeout)`,
+  },
   runOnceTimeout: {
     kind: 'duration',
     flag: { name: 'runonce-timeout', arg: '<duration>' },

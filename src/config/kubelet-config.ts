@@ -70,6 +70,8 @@ export interface KubeletConfig {
   readonly consoleAddress?: string;
   /** tskubelet only (`--evented-pleg`): containerd events drive the PLEG (src/pleg/evented.ts). */
   readonly eventedPleg: boolean;
+  /** tskubelet only (`--csi-call-timeout`): every CSI call's deadline (upstream's fixed csiTimeout, 2 min). */
+  readonly csiCallTimeoutMs: number;
   /** Unsafe sysctls pods may set besides the safe ones: names or `prefix*`, all namespaced. */
   readonly allowedUnsafeSysctls: readonly string[];
   readonly verbosity: number;

@@ -8,7 +8,13 @@ import { describeError } from '../util/errors.ts';
 import { singleFlight } from '../util/single-flight.ts';
 import { PERIODIC_QOS_CGROUP_UPDATE_INTERVAL_MS } from '../config/defaults.ts';
 import type { RuntimePodSummary } from '../runtime/index.ts';
-import type { VolumeManager } from '../volume/index.ts';
+import { mountsUnder, podDir, type VolumeManager } from '../volume/index.ts';
+import type { NodeEventSink } from '../api/events.ts';
+import {
+  FAILED_ORPHANED_POD_CLEANUP,
+  ORPHANED_POD_CLEANED_UP,
+  orphanCleanedUpMessage,
+} from './orphan-events.ts';
 import type { ContainerManager, QosUpdater } from '../cm/index.ts';
 import type { PodWorkers } from './pod-workers.ts';
 import type { PodState } from './pod-state.ts';
@@ -34,7 +40,11 @@ export interface HousekeepingDeps {
   logger: Logger;
   /** Monotonic ms: the back-off table's times, the QoS cgroup update period. */
   monotonic(): number;
+  /** Events about the node: an orphaned pod directory removed, or failing to be. Absent: logged only. */
+  nodeEvent?: NodeEventSink;
 }
+/** A failing orphan's Warning is recorded at most this often (the pass retries every 2 s). */
+const ORPHAN_FAILURE_EVENT_INTERVAL_MS = 5 * 60_000;
 
 /**
  * Upstream HandlePodCleanups, run every housekeeping period from the sync loop: kills workers and
@@ -53,6 +63,8 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
   const mirrorPass = singleFlight<void>();
   const dirCleanup = singleFlight<void>();
   const cgroupCleanup = singleFlight<void>();
+  /** Orphaned pod UIDs whose cleanup failed: when the last Warning about each was recorded (monotonic ms). */
+  const orphanWarnedAt = new Map<string, number>();
 
   function killUnclaimed(): void {
     for (const uid of workers.uids()) {
@@ -84,7 +96,10 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
   /**
    * Upstream cleanupOrphanedPodDirs: pod directories (and their volume mounts) of pods that no
    * source claims, no worker runs and the runtime no longer has, e.g. pods removed while the
-   * kubelet was down.
+   * kubelet was down. Upstream leaves an orphan with mounted volumes alone and only logs (its
+   * issue #60987); here the mounts are torn down (CSI volumes through their driver) and the
+   * directory removed, with a log line and a Node event naming the pod UID and the mounts; a
+   * failure is logged on every pass and recorded as a Warning at most every 5 minutes per pod.
    */
   function cleanupOrphanedPodDirs(): void {
     const runtimePods = deps.runtimePods();
@@ -95,15 +110,31 @@ export function createHousekeeping(deps: HousekeepingDeps): Housekeeping {
       for (const uid of uids) {
         if (state.desired.has(uid) || workers.phase(uid) !== undefined || runtimeUids.has(uid)) continue;
         try {
+          const mounts = (await mountsUnder(podDir(deps.rootDir, uid))).map((m) => m.mountPoint);
           await deps.volumes.cleanUpPod(uid, deps.signal);
-          log.info('removed orphaned pod directory', { podUID: uid });
+          orphanWarnedAt.delete(uid);
+          log.info('removed orphaned pod directory', { podUID: uid, unmounted: mounts });
+          deps.nodeEvent?.('Normal', ORPHANED_POD_CLEANED_UP, orphanCleanedUpMessage(uid, mounts));
         } catch (err) {
+          if (deps.signal.aborted) return;
           log.warn('failed to remove orphaned pod directory; will retry', {
             podUID: uid,
             err: describeError(err),
           });
+          const last = orphanWarnedAt.get(uid);
+          const now = deps.monotonic();
+          if (last === undefined || now - last >= ORPHAN_FAILURE_EVENT_INTERVAL_MS) {
+            orphanWarnedAt.set(uid, now);
+            deps.nodeEvent?.(
+              'Warning',
+              FAILED_ORPHANED_POD_CLEANUP,
+              `Failed to clean up the directory of orphaned pod ${uid} (retried every housekeeping period): ${describeError(err)}`,
+            );
+          }
         }
       }
+      // Orphans that went some other way are not remembered.
+      for (const uid of orphanWarnedAt.keys()) if (!uids.includes(uid)) orphanWarnedAt.delete(uid);
     });
   }
 

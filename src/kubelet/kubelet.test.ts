@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { FakeApi } from '../api/testing.ts';
@@ -9,6 +10,8 @@ import type { FakeRuntimeService } from '../runtime/cri/testing.ts';
 import type { Kubelet } from './kubelet.ts';
 import { createFakeLogind } from '../shutdown/testing.ts';
 import type { MirrorPods } from './mirror-pods.ts';
+import type { VolumeManager } from '../volume/index.ts';
+import { mountAt } from '../volume/mounts.ts';
 import { fakeCriKubelet, sourcedPod, untilWithin } from './testing.ts';
 
 function makePod(name: string, patch: (p: KubeletPod) => void = () => {}): KubeletPod {
@@ -189,6 +192,89 @@ describe('the kubelet core on a fake CRI', () => {
     );
   });
 
+  void it('removes an orphaned pod directory with a log line and a Node event; a failing one is a Warning once, retried until it goes', async (t) => {
+    const events: { type: string; reason: string; message: string }[] = [];
+    const nodeEvent = (type: string, reason: string, message: string) => {
+      events.push({ type, reason, message });
+    };
+    // Pod directories left by pods deleted while the kubelet was down; the second one's teardown
+    // fails twice (its CSI driver away), as the volume manager reports it.
+    let failures = 2;
+    const real = { dir: '' };
+    const volumes: VolumeManager = {
+      setUpPodVolumes: () => Promise.resolve(),
+      mountsFor: () => Promise.resolve([]),
+      devicesFor: () => Promise.resolve([]),
+      claimVolumes: () => [],
+      tearDownVolumes: () => Promise.resolve(),
+      async cleanUpPod(uid) {
+        if (uid === 'stuck-uid' && failures-- > 0)
+          throw new Error('tear down: CSI NodeUnpublishVolume: context deadline exceeded');
+        await rm(join(real.dir, 'pods', uid), { recursive: true, force: true });
+      },
+    };
+    const s = await fakeCriKubelet(t, { deps: { nodeEvent, managers: { volumes } } });
+    real.dir = s.dir;
+    for (const uid of ['gone-uid', 'stuck-uid'])
+      await mkdir(join(s.dir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'scratch'), {
+        recursive: true,
+      });
+    await s.start();
+    s.source.send([]);
+    await untilWithin(15_000)('both orphaned directories removed', () =>
+      !existsSync(join(s.dir, 'pods', 'gone-uid')) && !existsSync(join(s.dir, 'pods', 'stuck-uid'))
+        ? true
+        : undefined,
+    );
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.reason} ${e.message.includes('stuck-uid') ? 'stuck' : 'gone'}`).sort(),
+      [
+        'Normal OrphanedPodCleanedUp gone',
+        'Normal OrphanedPodCleanedUp stuck',
+        'Warning FailedOrphanedPodCleanup stuck',
+      ],
+      'one Warning for two failed passes',
+    );
+    assert.match(
+      events.find((e) => e.type === 'Warning')?.message ?? '',
+      /^Failed to clean up the directory of orphaned pod stuck-uid \(retried every housekeeping period\): .*context deadline exceeded$/,
+    );
+    assert.equal(
+      events.find((e) => e.message.includes('gone-uid'))?.message,
+      'Removed the directory of orphaned pod gone-uid (nothing mounted)',
+    );
+  });
+
+  void it('tears down the volume mounts of a runtime pod no source claims (deleted while the kubelet was down) and tells it as a Node event', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('mounts tmpfs: needs root');
+    const events: { type: string; reason: string; message: string }[] = [];
+    const nodeEvent = (type: string, reason: string, message: string) => {
+      events.push({ type, reason, message });
+    };
+    const s = await fakeCriKubelet(t, { deps: { nodeEvent } });
+    const first = await s.start();
+    s.source.send([
+      makePod('left-mounted', (p) => {
+        p.spec.volumes = [{ name: 'scratch', emptyDir: { medium: 'Memory' } }];
+      }),
+    ]);
+    await until('Running', () => statusOf(first, 'uid-left-mounted')?.phase === 'Running');
+    const tmpfs = join(s.dir, 'pods', 'uid-left-mounted', 'volumes', 'kubernetes.io~empty-dir', 'scratch');
+    assert.ok(await mountAt(tmpfs), 'the Memory emptyDir is a tmpfs mount');
+    await first.stop(); // a kubelet restart: its containers and mounts stay
+    s.source.send([]); // the pod went away while the kubelet was down
+    await s.start();
+    const ev = await until('the Node event', () => events.find((e) => e.reason === 'OrphanedPodCleanedUp'));
+    assert.equal(ev.type, 'Normal');
+    assert.match(
+      ev.message,
+      /^Removed the directory of orphaned pod .*uid-left-mounted.*, unmounting 1 volume mount\(s\): /,
+    );
+    assert.ok(ev.message.endsWith(tmpfs), ev.message);
+    assert.equal(await mountAt(tmpfs), undefined);
+    assert.equal(existsSync(join(s.dir, 'pods', 'uid-left-mounted')), false);
+  });
+
   void it("keeps a static pod's mirror in step and writes the static pod's status to the mirror", async (t) => {
     const api = new FakeApi().respond(
       'PATCH',
@@ -260,6 +346,63 @@ describe('the kubelet core on a fake CRI', () => {
       preconditions: { uid: 'uid-doomed' },
     });
     assert.equal(liveContainers(s.cri, 'uid-doomed').length, 0);
+  });
+
+  void it("records FailedUnMount when a deleted pod's volume teardown fails, retries it, and deletes the pod once it succeeds", async (t) => {
+    const api = new FakeApi()
+      .respond('PATCH', /\/status$/, { metadata: {} })
+      .respond('DELETE', '/api/v1/namespaces/ns/pods/stuck', {});
+    const mirrorPods: MirrorPods = {
+      setMirrors: () => {},
+      mirrorFor: () => undefined,
+      reconcile: () => Promise.resolve(),
+    };
+    // A volume manager whose teardown fails once, as a CSI driver that is down does.
+    let cleanups = 0;
+    const volumes: VolumeManager = {
+      setUpPodVolumes: () => Promise.resolve(),
+      mountsFor: () => Promise.resolve([]),
+      devicesFor: () => Promise.resolve([]),
+      claimVolumes: () => [],
+      tearDownVolumes: () => Promise.resolve(),
+      cleanUpPod: () =>
+        ++cleanups === 1
+          ? Promise.reject(new Error('CSI NodeUnpublishVolume: context deadline exceeded'))
+          : Promise.resolve(),
+    };
+    const s = await fakeCriKubelet(t, {
+      deps: { cluster: { api, mirrorPods }, managers: { volumes }, random: () => 0 },
+      sourceName: 'api',
+    });
+    const k = await s.start();
+    const pod = makePod('stuck');
+    s.source.send([pod]);
+    await until('Running', () => statusOf(k, 'uid-stuck')?.phase === 'Running');
+    s.source.send([
+      {
+        ...pod,
+        metadata: {
+          ...pod.metadata,
+          deletionTimestamp: '2026-11-24T00:00:01Z',
+          deletionGracePeriodSeconds: 1,
+        },
+      },
+    ]);
+    const ev = await until('a FailedUnMount event', () =>
+      s.recorder.events.find((e) => e.reason === 'FailedUnMount'),
+    );
+    assert.equal(ev.type, 'Warning');
+    assert.match(
+      ev.message,
+      /^UnmountVolume\.TearDown failed: .*context deadline exceeded; will be retried$/,
+    );
+    assert.equal(api.requestsFor('DELETE').length, 0, 'no final delete while the volumes are mounted');
+    // The retry comes with the resync after an error (10 s, no jitter here).
+    await untilWithin(20_000)(
+      'the final DELETE after the retried teardown',
+      () => api.requestsFor('DELETE')[0],
+    );
+    assert.equal(cleanups, 2);
   });
 
   void it('run-once admits, syncs each pod until its containers run, and reports per pod', async (t) => {

@@ -103,6 +103,8 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
       ? { deletePod: (pod: KubeletPod, signal: AbortSignal) => statusSyncer.deletePod(pod, signal) }
       : {}),
     recorder: deps.recorder,
+    nodeEvent: deps.nodeEvent,
+    rootDir: config.rootDir,
     logger: log,
     ...(deps.metrics ? { metrics: deps.metrics } : {}),
     nodeIP: deps.nodeIP,
@@ -151,6 +153,7 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
     signal: stopSignal.signal,
     logger: log,
     monotonic,
+    nodeEvent: deps.nodeEvent,
   });
   const { containerGC, imageGC } = buildGCs(config, deps, {
     sourcesReady,

@@ -35,7 +35,13 @@ import {
   type VolumeObjectSource,
 } from '../volume/index.ts';
 import { createProbeManager, type ProbeManager } from '../prober/index.ts';
-import { createCsi, createCsiInlinePlugin, createCsiPvPlugin, type Csi } from '../volume/csi/index.ts';
+import {
+  createCsi,
+  createCsiInlinePlugin,
+  createCsiPvPlugin,
+  createCsiVolumeStats,
+  type Csi,
+} from '../volume/csi/index.ts';
 import {
   createContainerGC,
   createImageFsUsage,
@@ -97,6 +103,7 @@ export function buildManagers(
       ...(deps.cluster ? { api: deps.cluster.api } : {}),
       logger: log,
       nodeEvent: deps.nodeEvent,
+      callTimeoutMs: config.csiCallTimeoutMs,
     });
   const volumes =
     given.volumes ??
@@ -114,7 +121,16 @@ export function buildManagers(
         ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, monotonic }) }
         : {}),
       // A PV with spec.csi, or a csi: volume in the pod: stage and publish through the driver.
-      pvPlugins: { csi: createCsiPvPlugin(csi) },
+      pvPlugins: {
+        csi: createCsiPvPlugin(
+          csi,
+          createCsiVolumeStats({
+            mounter: csi.mounter,
+            periodMs: config.volumeStatsAggPeriodMs,
+            logger: log,
+          }),
+        ),
+      },
       inlineCsi: createCsiInlinePlugin(csi, config.rootDir),
     });
   const runtime = given.runtime ?? defaultRuntime(config, deps, hooks, volumes);

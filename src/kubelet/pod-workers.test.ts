@@ -334,6 +334,29 @@ describe('pod workers', () => {
     assert.deepEqual(s.kinds(), ['terminating', 'terminating']);
   });
 
+  it("retries a terminated pod's failed cleanup on its next update, and only until it succeeds", async () => {
+    const s = setup();
+    s.workers.update({ type: 'kill', uid: 'u1', pod: pod('u1') });
+    await flush();
+    s.last('terminating').done.resolve();
+    await flush();
+    const err = new Error('NodeUnpublishVolume: context deadline exceeded');
+    s.last('terminated').done.reject(err);
+    await flush();
+    assert.deepEqual(s.errors, [{ uid: 'u1', err }]);
+    assert.equal(s.workers.settled('u1'), false, 'a failed cleanup is not settled');
+    // The work queue's resync after the error arrives as a sync: the cleanup runs again.
+    s.workers.update({ type: 'sync', pod: pod('u1', 2) });
+    await flush();
+    assert.deepEqual(s.kinds(), ['terminating', 'terminated', 'terminated']);
+    s.last('terminated').done.resolve();
+    await flush();
+    assert.equal(s.workers.settled('u1'), true);
+    s.workers.update({ type: 'sync', pod: pod('u1', 3) });
+    await flush();
+    assert.deepEqual(s.kinds(), ['terminating', 'terminated', 'terminated'], 'no cleanup after a success');
+  });
+
   it("reports a pod's container count once, at its first sync (upstream's SyncPodCreate)", async () => {
     const f = fakeHandlers();
     const created: number[] = [];

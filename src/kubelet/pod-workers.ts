@@ -95,6 +95,12 @@ interface WorkerRecord {
   loop: Promise<void> | undefined;
   /** Aborts the work in flight: a sync when the pod is killed, a kill when its grace period shortens. */
   abort: AbortController | undefined;
+  /**
+   * The last cleanup of the terminated pod (syncTerminatedPod: volumes, pod dir, final delete)
+   * failed: any later update runs it again (upstream's volume manager retries a failed unmount on
+   * every reconcile, and the final delete waits for it).
+   */
+  cleanupFailed: boolean;
   /** Metrics only: when the record was made, when `pending` was handed over, whether a sync ran. */
   createdAt: number;
   pendingSince: number;
@@ -169,7 +175,9 @@ export function createPodWorkers(
             break;
           }
           case 'terminated':
+            rec.cleanupFailed = true; // until it returns: an abort or a throw leaves it to redo
             await handlers.syncTerminatedPod(rec.uid, rec.pod, ctrl.signal);
+            rec.cleanupFailed = false;
             break;
         }
       } catch (err) {
@@ -206,6 +214,7 @@ export function createPodWorkers(
           pending: undefined,
           loop: undefined,
           abort: undefined,
+          cleanupFailed: false,
           createdAt: now(),
           pendingSince: 0,
           synced: false,
@@ -236,7 +245,10 @@ export function createPodWorkers(
           rec.pending ??= { type: 'kill', uid, pod: rec.pod };
           break;
         case 'terminated':
-          if (work.type === 'kill') rec.pending = work; // cleanup of a finished pod is still allowed
+          // A finished pod's cleanup may run again; any update retries one that failed (the work
+          // queue's resync after an error comes as a sync).
+          if (work.type === 'kill') rec.pending = work;
+          else if (rec.cleanupFailed) rec.pending ??= { type: 'kill', uid, pod: rec.pod };
           break;
       }
       if (rec.pending !== pendingBefore) rec.pendingSince = now();
@@ -245,7 +257,7 @@ export function createPodWorkers(
     phase: (uid) => workers.get(uid)?.state.phase,
     settled(uid) {
       const rec = workers.get(uid);
-      return !rec || (rec.state.phase === 'terminated' && !rec.loop && !rec.pending);
+      return !rec || (rec.state.phase === 'terminated' && !rec.loop && !rec.pending && !rec.cleanupFailed);
     },
     uids: () => [...workers.keys()],
     forget(uid) {

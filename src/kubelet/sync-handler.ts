@@ -1,6 +1,6 @@
 import type { KubeletPod, PodStatus } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
-import type { EventRecorder } from '../api/events.ts';
+import type { EventRecorder, NodeEventSink } from '../api/events.ts';
 import type { Logger } from '../util/logger.ts';
 import type { Backoff } from '../util/backoff.ts';
 import { describeError } from '../util/errors.ts';
@@ -13,7 +13,8 @@ import {
   type WaitingReason,
   type StatusManager,
 } from '../status/index.ts';
-import type { VolumeManager } from '../volume/index.ts';
+import { mountsUnder, podDir, type VolumeManager } from '../volume/index.ts';
+import { ORPHANED_POD_CLEANED_UP, orphanCleanedUpMessage } from './orphan-events.ts';
 import type { ProbeContainer, ProbeManager } from '../prober/index.ts';
 import type { ContainerManager, QosUpdater } from '../cm/index.ts';
 import type { KubeletMetrics } from '../metrics/index.ts';
@@ -28,6 +29,9 @@ import {
   DEADLINE_EXCEEDED_MESSAGE,
   DEADLINE_EXCEEDED_REASON,
 } from './active-deadline.ts';
+
+/** Upstream pkg/kubelet/events FailedUnMountVolume. */
+const FAILED_UNMOUNT_REASON = 'FailedUnMount';
 
 /** Jitter on periodic resyncs so pods started together don't resync together (upstream 0.5). */
 const RESYNC_JITTER = 0.5;
@@ -48,6 +52,10 @@ export interface SyncHandlerDeps {
   /** Cluster mode: deletes a terminated API pod with grace 0 (upstream status manager's last step). */
   deletePod?: (pod: KubeletPod, signal: AbortSignal) => Promise<void>;
   recorder: EventRecorder;
+  /** Events about the node (an orphan's volumes torn down); absent: logged only. */
+  nodeEvent?: NodeEventSink;
+  /** The kubelet root dir (pod directories: an orphan's mounts are listed before its cleanup). */
+  rootDir: string;
   logger: Logger;
   metrics?: KubeletMetrics;
   nodeIP: string | undefined;
@@ -266,6 +274,31 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
     log.info('pod terminated', { pod: `${identity.namespace}/${identity.name}`, podUID: uid });
   }
 
+  /**
+   * A volume teardown whose failure (a CSI driver that hangs or is gone, a busy mount) is recorded
+   * as a FailedUnMount Warning on the pod, then rethrown so the pod worker retries the cleanup.
+   * Upstream's reconciler only logs a failed UnmountVolume.TearDown and retries; the event is ours,
+   * so a pod stuck in Terminating says why.
+   */
+  async function unmountReported(
+    pod: KubeletPod | undefined,
+    tearDown: () => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await tearDown();
+    } catch (err) {
+      if (pod && !signal.aborted)
+        deps.recorder.event(
+          pod,
+          'Warning',
+          FAILED_UNMOUNT_REASON,
+          `UnmountVolume.TearDown failed: ${describeError(err)}; will be retried`,
+        );
+      throw err;
+    }
+  }
+
   async function syncTerminatedPod(
     uid: string,
     podArg: KubeletPod | undefined,
@@ -277,7 +310,7 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
       // A finished pod still in its source keeps its containers (for logs) but not its volumes
       // (upstream's volume manager unmounts a terminated pod's): an evicted pod's emptyDir and
       // memory-backed volumes are freed here.
-      await volumes.tearDownVolumes(uid, signal);
+      await unmountReported(pod, () => volumes.tearDownVolumes(uid, signal), signal);
       return;
     }
     const rs = await runtime.getPodStatus(
@@ -312,7 +345,15 @@ export function createSyncHandler(deps: SyncHandlerDeps): SyncHandler {
         },
       );
     }
-    await volumes.cleanUpPod(uid, signal);
+    // An orphan no source knows (found in the runtime, e.g. deleted while the kubelet was down):
+    // the mounts it leaves are told as a Node event, so none goes silently.
+    const orphanMounts = pod ? [] : (await mountsUnder(podDir(deps.rootDir, uid))).map((m) => m.mountPoint);
+    await unmountReported(pod, () => volumes.cleanUpPod(uid, signal), signal);
+    if (orphanMounts.length > 0) {
+      const name = rs.name ? `${rs.namespace}/${rs.name}` : undefined;
+      log.info('removed orphaned pod volumes', { pod: name, podUID: uid, unmounted: orphanMounts });
+      deps.nodeEvent?.('Normal', ORPHANED_POD_CLEANED_UP, orphanCleanedUpMessage(uid, orphanMounts, name));
+    }
     const cm = deps.cgroups();
     if (cm) {
       try {

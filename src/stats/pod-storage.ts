@@ -19,8 +19,10 @@ import { compareStrings } from '../util/compare.ts';
 export interface ClaimVolumeRef {
   volume: string;
   claimName: string;
-  /** The path to statfs; absent: the PV type reports no stats (hostPath, Block). */
+  /** The path to statfs; absent: the PV type reports no stats (hostPath, Block) or `metrics` does. */
   metricsPath?: string;
+  /** The PV type measures usage itself (CSI NodeGetVolumeStats): the last numbers known and their wall time (ms). */
+  metrics?: () => { usage: FsCapacity; time: number } | undefined;
 }
 
 export interface StorageContext {
@@ -166,8 +168,9 @@ async function volumesOf(
 
 /**
  * persistentVolumeClaim volumes whose PV type reports statfs numbers (the local plugin's
- * MetricsStatFS): capacity, available and used bytes and inodes of the filesystem under the pod's
- * mount, with `pvcRef` (what kubelet_volume_stats_* are made from). Never ephemeral storage.
+ * MetricsStatFS) or measures them itself (CSI's NodeGetVolumeStats, upstream metricsCsi): capacity,
+ * available and used bytes and inodes, with `pvcRef` (what kubelet_volume_stats_* are made from).
+ * Never ephemeral storage.
  */
 async function claimVolumeStats(
   ctx: StorageContext,
@@ -176,6 +179,19 @@ async function claimVolumeStats(
 ): Promise<{ stats: VolumeStats<number>; ephemeral: boolean }[]> {
   const out: { stats: VolumeStats<number>; ephemeral: boolean }[] = [];
   for (const c of ctx.claimVolumes?.(uid) ?? []) {
+    if (c.metrics) {
+      const m = c.metrics();
+      if (!m) continue; // not measured yet, or the driver reports no usage
+      out.push({
+        stats: {
+          name: c.volume,
+          pvcRef: { name: c.claimName, namespace },
+          ...withCapacity(m.time, m.usage, m.usage),
+        },
+        ephemeral: false,
+      });
+      continue;
+    }
     if (c.metricsPath === undefined) continue;
     const cap = await ctx.capacity(c.metricsPath);
     if (!cap) continue; // capacity() logs why

@@ -419,6 +419,52 @@ describe('persistentVolumeClaim volume stats', () => {
   });
 });
 
+describe('CSI persistentVolumeClaim volume stats', () => {
+  it("reports a CSI claim volume with the driver's numbers (NodeGetVolumeStats) and their time; kubelet_volume_stats_* get them", async () => {
+    const uid = 'u1';
+    const usage = {
+      capacityBytes: 64 << 20,
+      availableBytes: 60 << 20,
+      usedBytes: 4 << 20,
+      inodes: 1000,
+      inodesFree: 990,
+      inodesUsed: 10,
+    };
+    const b = await bed({
+      files: { [`root/pods/${uid}/volumes/kubernetes.io~csi/pv-1/vol_data.json`]: '{}' },
+      pods: [
+        buildPod('pod-u1', {
+          uid,
+          containers: ['app'],
+          volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'csi-claim' } }],
+        }),
+      ],
+      options: {
+        claimVolumes: (u) =>
+          u === uid
+            ? [
+                {
+                  volume: 'data',
+                  claimName: 'csi-claim',
+                  mode: 'Filesystem',
+                  metrics: () => ({ usage, time: T0 - 5_000 }),
+                },
+              ]
+            : [],
+      },
+    });
+    addPod(b.cri, uid, T0, 1e9);
+    const s = await b.provider.summaryMs();
+    assert.deepEqual(s.pods[0]?.volume, [
+      { name: 'data', pvcRef: { name: 'csi-claim', namespace: 'default' }, time: T0 - 5_000, ...usage },
+    ]);
+    assert.deepEqual(
+      pvcVolumeStats(s).map((v) => [v.persistentvolumeclaim, v.capacityBytes, v.usedBytes, v.inodesFree]),
+      [['csi-claim', 64 << 20, 4 << 20, 990]],
+    );
+  });
+});
+
 describe('stats provider metrics endpoints', () => {
   it('serves /metrics/resource with upstream names, labels and sample times', async () => {
     const b = await bed();

@@ -14,7 +14,7 @@ import type { Device } from '../runtime/cri/index.ts';
 import type { VolumeObjectSource } from './objects.ts';
 import { podDir } from './paths.ts';
 import { checkNodeAffinity, claimSource, resolveClaim } from './persistent-volumes.ts';
-import { PV_PLUGINS, escapePluginName, type PvContext, type PvPlugin } from './pv-plugins.ts';
+import { PV_PLUGINS, escapePluginName, type PvContext, type PvMetrics, type PvPlugin } from './pv-plugins.ts';
 
 /** A persistentVolumeClaim volume once set up: what containers get, and how. */
 export interface ClaimVolume {
@@ -27,6 +27,8 @@ export interface ClaimVolume {
   claimName: string;
   /** Filesystem volumes whose plugin reports statfs numbers: the path to statfs. */
   metricsPath?: string;
+  /** Filesystem volumes whose plugin measures usage itself (CSI): the last numbers known. */
+  metrics?: () => { usage: PvMetrics; time: number } | undefined;
 }
 
 /** One set-up claim volume of a pod, for volume stats (`pvcRef`) and kubelet_volume_stats_*. */
@@ -36,6 +38,8 @@ export interface PodClaimVolume {
   mode: 'Filesystem' | 'Block';
   /** Present when the PV type reports statfs numbers (local); absent: no stats (hostPath, Block). */
   metricsPath?: string;
+  /** Present when the PV type measures usage itself (CSI NodeGetVolumeStats): the last numbers known. */
+  metrics?: () => { usage: PvMetrics; time: number } | undefined;
 }
 
 export interface ClaimVolumes {
@@ -185,6 +189,9 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
       pvName: r.pvName,
       claimName: r.claimName,
       ...(r.volumeMode === 'Filesystem' && plugin.statfsMetrics ? { metricsPath: hostPath } : {}),
+      ...(r.volumeMode === 'Filesystem' && plugin.metrics
+        ? { metrics: plugin.metrics.bind(plugin, uid, r.pvName) }
+        : {}),
     });
   }
 
@@ -227,6 +234,7 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
         claimName: c.claimName,
         mode: c.mode,
         ...(c.metricsPath !== undefined ? { metricsPath: c.metricsPath } : {}),
+        ...(c.metrics ? { metrics: c.metrics } : {}),
       })),
     forget: (uid) => {
       claims.delete(uid);

@@ -17,6 +17,7 @@ export type {
 } from './objects.ts';
 export type { NodeAllocatable } from './downward-api.ts';
 export type { PodClaimVolume } from './claim-volumes.ts';
+export { mountsUnder } from './mounts.ts';
 export {
   createTokenManager,
   type ServiceAccountToken,

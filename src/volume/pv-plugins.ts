@@ -51,15 +51,31 @@ export interface InlineVolumePlugin {
   hostPath(pod: KubeletPod, v: Volume): string;
 }
 
+/** A volume's usage as its plugin measures it (upstream volume.Metrics). */
+export interface PvMetrics {
+  capacityBytes: number;
+  availableBytes: number;
+  usedBytes: number;
+  inodes: number;
+  inodesFree: number;
+  inodesUsed: number;
+}
+
 export interface PvPlugin {
   /** Upstream plugin name (`kubernetes.io/local-volume`); escaped (`/` → `~`) it names the pod dirs. */
   readonly name: string;
   /**
    * Filesystem volumes report statfs numbers of their host path (upstream MetricsStatFS, used by
-   * the local plugin); false: none (upstream MetricsNil, the hostPath plugin). CSI would add its own
-   * NodeGetVolumeStats path here.
+   * the local plugin); false: none (upstream MetricsNil, the hostPath plugin) unless `metrics` is
+   * given.
    */
   readonly statfsMetrics: boolean;
+  /**
+   * Filesystem volumes whose usage the plugin measures itself (CSI: NodeGetVolumeStats): the last
+   * numbers known for the pod's volume dir `<pod>/volumes/<escaped name>/<pvName>` and their wall
+   * time (ms); undefined when there are none (yet). Never waits for the volume's backend.
+   */
+  metrics?(podUID: string, pvName: string): { usage: PvMetrics; time: number } | undefined;
   /** Filesystem mode: makes the PV available to the pod; the host path containers bind. */
   setUp(ctx: PvContext): Promise<string>;
   /** Block mode: the host path (device node or a symlink to it) containers get. Absent: no Block. */
@@ -329,9 +345,8 @@ function localPath(ctx: PvContext): string {
 }
 
 /**
- * The plugins by PV source field. A CSI PV (`spec.csi`) gets its entry here once the CSI plugin
- * exists (src/volume/csi/): `csi: csiPlugin`, with setUp = NodeStage/NodePublish, tearDown =
- * NodeUnpublish/NodeUnstage.
+ * The built-in plugins by PV source field. A CSI PV (`spec.csi`) is the kubelet's addition
+ * (createCsiPvPlugin in src/volume/csi, given to the volume manager as `pvPlugins.csi`).
  */
 export const PV_PLUGINS: Readonly<Record<string, PvPlugin>> = {
   hostPath: hostPathPlugin,

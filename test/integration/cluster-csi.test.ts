@@ -7,6 +7,11 @@
  * the node's own name). A CSI mounter with the node's credentials then stages and publishes a volume
  * through the driver with real bind mounts (the CSIDriver object read through the Node authorizer),
  * and tears it down. When the driver goes, the kubelet removes the CSINode entry and the annotation.
+ * A driver that hangs (NodePublishVolume never answers) or crashes (its process SIGKILLed while a pod
+ * has a volume published) costs the pod a timeout and an event, never the pod worker: the kubelet
+ * runs with `--csi-call-timeout 3s`, other pods start meanwhile, and the set-up or teardown is retried
+ * until the driver is back. A CSI claim's usage (NodeGetVolumeStats) reaches /stats/summary and
+ * kubelet_volume_stats_*.
  *
  * Run under the shared bed lock, one file at a time:
  *   flock /tmp/tskubelet-bed.lock node --test --test-concurrency=1 test/integration/cluster-csi.test.ts
@@ -26,12 +31,18 @@ import {
   createCsi,
   deviceMountPath,
   pluginsRegistryDir,
+  podVolumeMountPath,
   type Csi,
   type CSINode,
 } from '../../src/volume/csi/index.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
-import { startHostPathDriver, type HostPathDriver } from '../kit/csi-hostpath/driver.ts';
+import {
+  startHostPathDriver,
+  type HostPathDriver,
+  type HostPathDriverOptions,
+} from '../kit/csi-hostpath/driver.ts';
+import { hostPathDriverProcess, type HostPathDriverProcess } from '../kit/csi-hostpath/process.ts';
 import { kubectlFor } from '../kit/kubectl.ts';
 import { IMAGE, setupEnv, testLogger, unmountUnder, type Env } from '../kit/bed.ts';
 
@@ -39,6 +50,8 @@ const NODE = 'tsk-csi';
 const DRIVER = 'hostpath.csi.tskubelet.test';
 const ZONE_KEY = 'topology.hostpath.csi.tskubelet.test/node';
 const PORT = 11261;
+/** The kubelet's CSI call deadline here (upstream's csiTimeout is 2 min). */
+const CSI_TIMEOUT = '3s';
 
 void describe('CSI driver registration and volumes against a real kube-apiserver', () => {
   let env: Env | undefined;
@@ -47,6 +60,7 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
   let nodeApi: ApiClient | undefined;
   let kubelet: TskubeletProcess | undefined;
   let driver: HostPathDriver | undefined;
+  let driverProcess: HostPathDriverProcess | undefined;
   let mounterSide: Csi | undefined;
   let mounterRoot = '';
 
@@ -66,6 +80,28 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
       path: `/api/v1/nodes/${NODE}`,
     });
     return { annotation: n.metadata.annotations?.[ANNOTATION_NODE_ID], labels: n.metadata.labels ?? {} };
+  };
+
+  /** Starts the kubelet (again, after a kill); resolves its kubeconfig. */
+  const startKubelet = async (): Promise<string> => {
+    assert.ok(env && cluster);
+    const kubeconfig = await cluster.kubeletKubeconfig(NODE);
+    kubelet = startNodeKubelet(env, {
+      node: NODE,
+      kubeconfig,
+      extraArgs: [
+        '--port',
+        String(PORT),
+        // The API server's node proxy reaches /stats/summary and /metrics with its client certificate.
+        '--client-ca-file',
+        cluster.caFile,
+        '--csi-call-timeout',
+        CSI_TIMEOUT,
+        '--volume-stats-agg-period',
+        '2s',
+      ],
+    });
+    return kubeconfig;
   };
 
   before(async () => {
@@ -93,8 +129,7 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
         },
       },
     });
-    const kubeconfig = await cluster.kubeletKubeconfig(NODE);
-    kubelet = startNodeKubelet(env, { node: NODE, kubeconfig, extraArgs: ['--port', String(PORT)] });
+    const kubeconfig = await startKubelet();
     nodeApi = await createApiClient({ kubeconfig, qps: 0, burst: 0 });
     await eventually(
       'the node registered',
@@ -112,6 +147,7 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
     const steps = [
       () => mounterSide?.stop(),
       () => driver?.close(),
+      () => driverProcess?.stop(),
       () => kubelet?.stop(),
       () => (mounterRoot ? unmountUnder(mounterRoot) : undefined),
       () => admin?.request({ method: 'DELETE', path: `/apis/storage.k8s.io/v1/csidrivers/${DRIVER}` }),
@@ -132,9 +168,9 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
     if (failures.length > 0) throw new Error(`teardown: ${failures.join('; ')}`);
   });
 
-  void it('registers the fixture driver: CSINode entry, node-ID annotation, topology label, a positive status', async () => {
+  const driverOptions = (): HostPathDriverOptions => {
     assert.ok(env);
-    driver = await startHostPathDriver({
+    return {
       name: DRIVER,
       csiSocket: join(env.rootDir, 'plugins', DRIVER, 'csi.sock'),
       registrationSocket: join(pluginsRegistryDir(env.rootDir), `${DRIVER}-reg.sock`),
@@ -143,7 +179,12 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
       maxVolumesPerNode: 11,
       topology: { [ZONE_KEY]: NODE },
       mode: 'bind',
-    });
+    };
+  };
+
+  void it('registers the fixture driver: CSINode entry, node-ID annotation, topology label, a positive status', async () => {
+    assert.ok(env);
+    driver = await startHostPathDriver(driverOptions());
     const entry = await eventually(
       'the CSINode entry for the driver',
       async () => (await csiNode())?.spec.drivers?.find((d) => d.name === DRIVER),
@@ -373,5 +414,273 @@ spec:
     await eventually('the node-ID annotation removed', async () =>
       (await nodeAnnotation()).annotation === undefined ? true : undefined,
     );
+  });
+
+  const driverEntry = async () => (await csiNode())?.spec.drivers?.find((d) => d.name === DRIVER);
+  /** A PV on the fixture driver and its claim, bound to each other. */
+  const csiClaim = async (pv: string, claim: string, handle: string) => {
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: PersistentVolume
+metadata: {name: ${pv}}
+spec:
+  capacity: {storage: 64Mi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: default, name: ${claim}}
+  csi: {driver: ${DRIVER}, volumeHandle: ${handle}, fsType: ext4}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ${claim}, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: ""
+  volumeName: ${pv}
+  resources: {requests: {storage: 64Mi}}
+`,
+    );
+    await eventually(`claim ${claim} Bound`, async () =>
+      (await kubectl.run(['get', 'pvc', claim, '-o', 'jsonpath={.status.phase}'])).stdout === 'Bound'
+        ? true
+        : undefined,
+    );
+  };
+  const dropClaim = async (pv: string, claim: string) => {
+    await kubectl.run(['delete', 'pvc', claim, '--ignore-not-found', '--wait=false']);
+    await kubectl.run(['delete', 'pv', pv, '--ignore-not-found', '--wait=false']);
+  };
+  /** The messages of the pod's events with `reason`, oldest first. */
+  const eventMessages = async (pod: string, reason: string): Promise<string[]> => {
+    const r = await kubectl.ok([
+      'get',
+      'events',
+      '-n',
+      'default',
+      '--field-selector',
+      `involvedObject.name=${pod},reason=${reason}`,
+      '-o',
+      'json',
+    ]);
+    const items = (JSON.parse(r) as { items: { message: string; firstTimestamp?: string }[] }).items;
+    return items.map((e) => e.message);
+  };
+  const podField = async (name: string, jsonpath: string) =>
+    (await kubectl.run(['get', 'pod', name, '-o', `jsonpath=${jsonpath}`])).stdout;
+
+  void it('a hung NodePublishVolume: FailedMount names the timeout, the pod waits in ContainerCreating, other pods start, and it runs once the driver answers; its usage reaches /stats/summary and /metrics', async () => {
+    await kubectl.run([
+      'delete',
+      'pod',
+      'csi-hang-pod',
+      'plain-pod',
+      '--ignore-not-found',
+      '--grace-period=0',
+      '--force',
+    ]);
+    await dropClaim('tsk-pv-hang', 'hang-claim');
+    driver = await startHostPathDriver({ ...driverOptions(), volumeStats: true });
+    await eventually('the driver registered again', driverEntry, 30_000);
+    await csiClaim('tsk-pv-hang', 'hang-claim', 'vol-hang');
+    driver.behaviour.hang.add('NodePublishVolume');
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      podYaml(
+        'csi-hang-pod',
+        'echo up > /data/f; sleep 3600',
+        '    persistentVolumeClaim: {claimName: hang-claim}',
+      ),
+    );
+    const d = driver;
+    await eventually('NodePublishVolume reached the driver', () =>
+      d.callsOf('NodePublishVolume').length > 0 ? true : undefined,
+    );
+    const failedMount = await eventually(
+      'a FailedMount event naming the timeout',
+      async () =>
+        (await eventMessages('csi-hang-pod', 'FailedMount')).find((m) =>
+          m.includes(`context deadline exceeded: no answer within the ${CSI_TIMEOUT} timeout`),
+        ),
+      60_000,
+      () => eventMessages('csi-hang-pod', 'FailedMount'),
+    );
+    assert.match(failedMount, /NodePublishVolume/);
+    // Meanwhile another pod on the node starts: the hung driver holds no worker but the pod's own.
+    await kubectl.ok(['apply', '-f', '-'], podYaml('plain-pod', 'sleep 3600', '    emptyDir: {}'));
+    await podPhase('plain-pod', 'Running');
+    assert.equal(await podField('csi-hang-pod', '{.status.phase}'), 'Pending');
+    assert.equal(
+      await podField('csi-hang-pod', '{.status.containerStatuses[0].state.waiting.reason}'),
+      'ContainerCreating',
+    );
+    const attempts = d.callsOf('NodePublishVolume').length;
+    d.behaviour.hang.clear();
+    await podPhase('csi-hang-pod', 'Running');
+    assert.ok(d.callsOf('NodePublishVolume').length > attempts, 'set-up retried after the timeout');
+
+    // The claim's usage from NodeGetVolumeStats: /stats/summary with its pvcRef, kubelet_volume_stats_*.
+    const uid = await podField('csi-hang-pod', '{.metadata.uid}');
+    const vol = await eventually(
+      'the CSI claim in /stats/summary',
+      async () => {
+        const summary = JSON.parse(
+          await kubectl.ok(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`]),
+        ) as {
+          pods: {
+            podRef: { uid: string };
+            volume?: {
+              name: string;
+              pvcRef?: { name: string; namespace: string };
+              capacityBytes?: number;
+              inodes?: number;
+            }[];
+          }[];
+        };
+        return summary.pods.find((p) => p.podRef.uid === uid)?.volume?.find((v) => v.name === 'data');
+      },
+      30_000,
+    );
+    assert.deepEqual(vol.pvcRef, { name: 'hang-claim', namespace: 'default' });
+    assert.ok((vol.capacityBytes ?? 0) > 0 && (vol.inodes ?? 0) > 0, JSON.stringify(vol));
+    assert.ok(d.callsOf('NodeGetVolumeStats').length > 0);
+    const metrics = await kubectl.ok(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/metrics`]);
+    assert.match(
+      metrics,
+      /^kubelet_volume_stats_capacity_bytes\{namespace="default",persistentvolumeclaim="hang-claim"\} \d/m,
+    );
+    assert.match(
+      metrics,
+      /^kubelet_volume_stats_inodes_free\{namespace="default",persistentvolumeclaim="hang-claim"\} \d/m,
+    );
+
+    await kubectl.ok(['delete', 'pod', 'csi-hang-pod', 'plain-pod', '--wait=true', '--timeout=90s']);
+    await eventually(
+      'NodeUnstageVolume',
+      () => (methods().includes('NodeUnstageVolume') ? true : undefined),
+      60_000,
+      methods,
+    );
+    await dropClaim('tsk-pv-hang', 'hang-claim');
+  });
+
+  void it('a driver killed while a pod has its volume published: the teardown fails with FailedUnMount, is retried, and completes once the driver is back', async () => {
+    assert.ok(env && driver);
+    await driver.close();
+    driver = undefined;
+    await eventually('the in-process driver deregistered', async () =>
+      (await driverEntry()) ? undefined : true,
+    );
+    const proc = hostPathDriverProcess(driverOptions(), {
+      callsFile: join(env.dir, 'csi-driver-calls.jsonl'),
+      logFile: join(env.dir, 'csi-driver.log'),
+    });
+    driverProcess = proc;
+    await proc.start();
+    await eventually('the driver process registered', driverEntry, 30_000);
+    await kubectl.run([
+      'delete',
+      'pod',
+      'csi-crash-pod',
+      '--ignore-not-found',
+      '--grace-period=0',
+      '--force',
+    ]);
+    await dropClaim('tsk-pv-crash', 'crash-claim');
+    await csiClaim('tsk-pv-crash', 'crash-claim', 'vol-crash');
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      podYaml(
+        'csi-crash-pod',
+        'echo kept > /data/f; sleep 3600',
+        '    persistentVolumeClaim: {claimName: crash-claim}',
+      ),
+    );
+    await podPhase('csi-crash-pod', 'Running');
+    const uid = await podField('csi-crash-pod', '{.metadata.uid}');
+    const target = podVolumeMountPath(env.rootDir, uid, 'tsk-pv-crash');
+    assert.ok(await mountAt(target), 'published');
+
+    await proc.kill();
+    await kubectl.ok(['delete', 'pod', 'csi-crash-pod', '--wait=false']);
+    const failed = await eventually(
+      'a FailedUnMount event',
+      async () => (await eventMessages('csi-crash-pod', 'FailedUnMount'))[0],
+      60_000,
+    );
+    assert.match(failed, /^UnmountVolume\.TearDown failed: .*NodeUnpublishVolume.*context deadline exceeded/);
+    await eventually(
+      'the teardown retried (a second FailedUnMount)',
+      async () => ((await eventMessages('csi-crash-pod', 'FailedUnMount')).length >= 2 ? true : undefined),
+      60_000,
+    );
+    assert.ok(await mountAt(target), 'the volume stays published while the driver is away');
+    assert.notEqual(await podField('csi-crash-pod', '{.metadata.uid}'), '', 'the pod waits in Terminating');
+
+    const before = (await proc.calls()).length;
+    await proc.start();
+    await eventually(
+      'the pod deleted once its teardown completed',
+      async () => {
+        const r = await kubectl.run(['get', 'pod', 'csi-crash-pod', '--ignore-not-found', '-o', 'name']);
+        return r.stdout.trim() === '' ? true : undefined;
+      },
+      90_000,
+      async () => (await proc.calls()).slice(before).map((c) => c.method),
+    );
+    const after = (await proc.calls()).slice(before).map((c) => c.method);
+    assert.ok(after.includes('NodeUnpublishVolume') && after.includes('NodeUnstageVolume'), after.join(', '));
+    assert.equal(await mountAt(target), undefined);
+    assert.equal(await mountAt(deviceMountPath(env.rootDir, 'tsk-pv-crash')), undefined);
+    assert.equal(await readFile(join(env.dir, 'csi-data', 'vol-crash', 'f'), 'utf8'), 'kept\n');
+    await dropClaim('tsk-pv-crash', 'crash-claim');
+  });
+
+  void it('a pod deleted while the kubelet is down: after the restart its CSI volume is unpublished and unstaged through the driver, and a Node event tells it', async () => {
+    assert.ok(env && driverProcess && kubelet);
+    const proc = driverProcess;
+    await csiClaim('tsk-pv-orphan', 'orphan-claim', 'vol-orphan');
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      podYaml('csi-orphan-pod', 'sleep 3600', '    persistentVolumeClaim: {claimName: orphan-claim}'),
+    );
+    await podPhase('csi-orphan-pod', 'Running');
+    const uid = await podField('csi-orphan-pod', '{.metadata.uid}');
+    const target = podVolumeMountPath(env.rootDir, uid, 'tsk-pv-orphan');
+    const staging = deviceMountPath(env.rootDir, 'tsk-pv-orphan');
+    assert.ok((await mountAt(target)) && (await mountAt(staging)), 'staged and published');
+
+    kubelet.child.kill('SIGKILL');
+    await kubelet.stop();
+    await kubectl.ok(['delete', 'pod', 'csi-orphan-pod', '--grace-period=0', '--force']);
+    const before = (await proc.calls()).length;
+    await startKubelet();
+    await eventually(
+      'the orphan volume unpublished and unstaged',
+      async () => ((await mountAt(target)) || (await mountAt(staging)) ? undefined : true),
+      60_000,
+      async () => (await proc.calls()).slice(before).map((c) => c.method),
+    );
+    const after = (await proc.calls()).slice(before).map((c) => c.method);
+    assert.ok(after.includes('NodeUnpublishVolume') && after.includes('NodeUnstageVolume'), after.join(', '));
+    const message = await eventually(
+      'the OrphanedPodCleanedUp Node event',
+      async () => {
+        const r = await kubectl.ok([
+          'get',
+          'events',
+          '--all-namespaces',
+          '--field-selector',
+          `involvedObject.kind=Node,involvedObject.name=${NODE},reason=OrphanedPodCleanedUp`,
+          '-o',
+          'jsonpath={.items[*].message}',
+        ]);
+        return r.includes(uid) ? r : undefined;
+      },
+      30_000,
+    );
+    assert.ok(message.includes(target), message);
+    await dropClaim('tsk-pv-orphan', 'orphan-claim');
   });
 });

@@ -12,9 +12,10 @@ import type {
   VolumeUsage,
 } from './protos.ts';
 import { unaryCall } from './grpc-unix.ts';
+import { CSI_TIMEOUT_MS } from '../../config/defaults.ts';
 
-/** Upstream csi_plugin.go csiTimeout: the deadline of every CSI call the kubelet makes. */
-export const CSI_TIMEOUT_MS = 2 * 60_000;
+/** Upstream csi_plugin.go csiTimeout: the default deadline of every CSI call the kubelet makes. */
+export { CSI_TIMEOUT_MS };
 
 export interface CsiCallOptions {
   timeoutMs?: number;
@@ -33,6 +34,8 @@ export interface CsiClient {
   nodeUnstageVolume(volumeId: string, stagingTargetPath: string, opts?: CsiCallOptions): Promise<void>;
   nodePublishVolume(req: NodePublishRequest, opts?: CsiCallOptions): Promise<void>;
   nodeUnpublishVolume(volumeId: string, targetPath: string, opts?: CsiCallOptions): Promise<void>;
+  /** Whether the driver has GET_VOLUME_STATS (upstream NodeSupportsVolumeStats). */
+  nodeSupportsVolumeStats(opts?: CsiCallOptions): Promise<boolean>;
   /** Usage of a published volume (upstream csi_metrics.go; the driver needs GET_VOLUME_STATS). */
   nodeGetVolumeStats(
     volumeId: string,
@@ -70,6 +73,9 @@ export function createCsiClient(endpoint: string, driverName: string): CsiClient
     nodeGetCapabilities,
     async nodeSupportsStageUnstage(opts) {
       return (await nodeGetCapabilities(opts)).includes('STAGE_UNSTAGE_VOLUME');
+    },
+    async nodeSupportsVolumeStats(opts) {
+      return (await nodeGetCapabilities(opts)).includes('GET_VOLUME_STATS');
     },
     async nodeStageVolume(req, opts) {
       await call('Node', 'NodeStageVolume', req, opts);

@@ -8,6 +8,7 @@ import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError 
 import type { MethodDefinition } from '@grpc/proto-loader';
 import { KubeletError, describeError } from '../../util/errors.ts';
 import { dropNulls, errorCodeForGrpc, grpcStatusName } from '../../util/grpc-proto.ts';
+import { formatGoDuration } from '../../config/duration.ts';
 
 /** A failed call to a plugin (a CSI driver or a registration socket). */
 export class PluginCallError extends KubeletError {
@@ -166,8 +167,10 @@ function callOn<Res>(
           (err: ServiceError | null, response?: object) => {
             if (err) {
               let details = err.details;
+              // Upstream's words for a call past its context's deadline, with the timeout named
+              // (grpc-js's own details, e.g. whether a connection was ever made, kept after it).
               if (err.code === GrpcStatus.DEADLINE_EXCEEDED)
-                details = `${details} (timeout ${opts.timeoutMs} ms)`;
+                details = `context deadline exceeded: no answer within the ${formatGoDuration(opts.timeoutMs)} timeout (${details})`;
               else if (err.code === GrpcStatus.CANCELLED && signal?.aborted)
                 details = `canceled: ${describeError(signal.reason)}`;
               finish(() => reject(new PluginCallError(op, socket, err.code, details, { cause: err })));

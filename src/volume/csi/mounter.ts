@@ -68,6 +68,22 @@ export interface CsiMounter {
   tearDown(podUID: string, specName: string, signal?: AbortSignal): Promise<void>;
   /** The pod volume dir name of `volume` (the PV name, or the inline volume's name). */
   specName(volume: CsiVolume): string;
+  /**
+   * The usage of the pod's published volume `specName` from the driver's NodeGetVolumeStats
+   * (upstream csi_metrics.go GetMetrics); undefined when the driver lacks GET_VOLUME_STATS or
+   * nothing is published there. Rejects with a CsiVolumeError (step `stats`) when the driver fails.
+   */
+  volumeStats(podUID: string, specName: string, signal?: AbortSignal): Promise<CsiVolumeMetrics | undefined>;
+}
+
+/** A volume's usage as NodeGetVolumeStats reports it (upstream volume.Metrics). */
+export interface CsiVolumeMetrics {
+  capacityBytes: number;
+  availableBytes: number;
+  usedBytes: number;
+  inodes: number;
+  inodesFree: number;
+  inodesUsed: number;
 }
 
 /** What a pod volume dir's vol_data.json holds (upstream volDataKey, plus the PV for unstaging). */
@@ -205,6 +221,45 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
 
   return {
     specName,
+
+    async volumeStats(podUID, name, signal) {
+      const target = podVolumeMountPath(opts.rootDir, podUID, name);
+      const dataFile = path.join(path.dirname(target), VOL_DATA_FILE);
+      const data = await readJson<PodVolumeData>(dataFile).catch(
+        wrap('stats', `failed to load volume data file ${dataFile}`),
+      );
+      if (!data) return undefined;
+      const csi = client(data.driverName, 'stats');
+      const callOpts = { timeoutMs, ...(signal ? { signal } : {}) };
+      const supported = await csi
+        .nodeSupportsVolumeStats(callOpts)
+        .catch(wrap('stats', 'failed to check for GET_VOLUME_STATS capability'));
+      if (!supported) return undefined;
+      const usage = await csi
+        .nodeGetVolumeStats(data.volumeHandle, target, data.stagingTargetPath ?? '', callOpts)
+        .catch(wrap('stats', `NodeGetVolumeStats of ${data.volumeHandle} at ${target} failed`));
+      // Upstream csiDriverClient.NodeGetVolumeStats: BYTES and INODES entries; a missing one is 0.
+      const m: CsiVolumeMetrics = {
+        capacityBytes: 0,
+        availableBytes: 0,
+        usedBytes: 0,
+        inodes: 0,
+        inodesFree: 0,
+        inodesUsed: 0,
+      };
+      for (const u of usage) {
+        if (u.unit === 'BYTES') {
+          m.capacityBytes = u.total;
+          m.availableBytes = u.available;
+          m.usedBytes = u.used;
+        } else if (u.unit === 'INODES') {
+          m.inodes = u.total;
+          m.inodesFree = u.available;
+          m.inodesUsed = u.used;
+        }
+      }
+      return m;
+    },
 
     async setUp(pod, volume, signal) {
       const driver = volume.source.driver;

@@ -13,6 +13,7 @@ import type { InlineVolumePlugin, PvPlugin } from '../pv-plugins.ts';
 import type { KubeletPod, Volume } from '../../api/types.ts';
 import { csiVolumeFromPersistentVolume, csiVolumeFromPodVolume } from './from-api.ts';
 import type { CsiMounter } from './mounter.ts';
+import type { CsiVolumeStats } from './volume-stats.ts';
 import { CSI_PLUGIN_NAME, podVolumeMountPath } from './paths.ts';
 
 function podRef(pod: KubeletPod) {
@@ -44,11 +45,16 @@ export function createCsiInlinePlugin(csi: { mounter: CsiMounter }, rootDir: str
   };
 }
 
-export function createCsiPvPlugin(csi: { mounter: CsiMounter }): PvPlugin {
+/**
+ * `stats`: where the usage of published volumes comes from (createCsiVolumeStats: the driver's
+ * NodeGetVolumeStats, cached per volumeStatsAggPeriod); absent: CSI volumes report none.
+ */
+export function createCsiPvPlugin(csi: { mounter: CsiMounter }, stats?: CsiVolumeStats): PvPlugin {
   return {
     name: CSI_PLUGIN_NAME,
-    // Usage comes from the driver's NodeGetVolumeStats (CsiClient.nodeGetVolumeStats), not statfs.
+    // Usage comes from the driver's NodeGetVolumeStats, not statfs.
     statfsMetrics: false,
+    ...(stats ? { metrics: (podUID: string, pvName: string) => stats.get(podUID, pvName) } : {}),
     async setUp(ctx) {
       const volume = csiVolumeFromPersistentVolume(ctx.pv, ctx.readOnly);
       if (!volume)

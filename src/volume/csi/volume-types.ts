@@ -58,7 +58,7 @@ export interface CsiDriverSpec {
   volumeLifecycleModes?: string[];
 }
 
-export type CsiStep = 'prepare' | 'stage' | 'publish' | 'unpublish' | 'unstage';
+export type CsiStep = 'prepare' | 'stage' | 'publish' | 'unpublish' | 'unstage' | 'stats';
 
 /** A CSI set-up or tear-down failure. */
 export class CsiVolumeError extends KubeletError {

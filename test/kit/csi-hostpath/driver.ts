@@ -9,7 +9,8 @@
  * A volume's data lives in `<dataDir>/<volumeId>`. In `bind` mode (root) NodeStage bind-mounts it on
  * the staging path and NodePublish bind-mounts the staged path (or the data dir) on the target; in
  * `symlink` mode (no privileges, unit tests) the target becomes a symlink to the data dir. Every call
- * is recorded in `calls`; `behaviour` makes a method hang or fail for the next calls.
+ * is recorded in `calls`; `behaviour` makes a method hang or fail for the next calls. A crash is
+ * the driver run as a process (process.ts) and SIGKILLed.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -58,6 +59,8 @@ export interface HostPathDriverOptions {
   mode?: 'bind' | 'symlink';
   /** Also serve the Controller service (CreateVolume/DeleteVolume), for the provisioner path. */
   controller?: boolean;
+  /** Told of every call as it arrives (the driver run as a process reports them this way). */
+  onCall?: (call: DriverCall) => void;
 }
 
 /** Per-method misbehaviour, changeable while the driver runs. */
@@ -141,7 +144,9 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       fn: (req: Record<string, unknown>) => Promise<object> | object,
     ) =>
     (call: ServerUnaryCall<Record<string, unknown>, object>, cb: sendUnaryData<object>): void => {
-      calls.push({ service, method: name, request: call.request });
+      const record = { service, method: name, request: call.request };
+      calls.push(record);
+      options.onCall?.(record);
       if (behaviour.hang.has(name)) return; // never answers; the client's deadline ends the call
       const failure = behaviour.fail.get(name);
       if (failure) {

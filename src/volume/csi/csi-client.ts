@@ -36,13 +36,50 @@ export interface CsiClient {
   nodeUnpublishVolume(volumeId: string, targetPath: string, opts?: CsiCallOptions): Promise<void>;
   /** Whether the driver has GET_VOLUME_STATS (upstream NodeSupportsVolumeStats). */
   nodeSupportsVolumeStats(opts?: CsiCallOptions): Promise<boolean>;
-  /** Usage of a published volume (upstream csi_metrics.go; the driver needs GET_VOLUME_STATS). */
+  /**
+   * Usage of a published volume (upstream csi_client.go NodeGetVolumeStats, for csi_metrics.go;
+   * the driver needs GET_VOLUME_STATS): its BYTES and INODES entries, a missing one as 0.
+   */
   nodeGetVolumeStats(
     volumeId: string,
     volumePath: string,
     stagingTargetPath: string,
     opts?: CsiCallOptions,
-  ): Promise<VolumeUsage[]>;
+  ): Promise<CsiVolumeMetrics>;
+}
+
+/** A volume's usage as NodeGetVolumeStats reports it (upstream volume.Metrics). */
+export interface CsiVolumeMetrics {
+  capacityBytes: number;
+  availableBytes: number;
+  usedBytes: number;
+  inodes: number;
+  inodesFree: number;
+  inodesUsed: number;
+}
+
+/** Upstream's mapping of NodeGetVolumeStats' usage entries to volume.Metrics. */
+export function metricsFromUsage(usage: readonly VolumeUsage[]): CsiVolumeMetrics {
+  const m: CsiVolumeMetrics = {
+    capacityBytes: 0,
+    availableBytes: 0,
+    usedBytes: 0,
+    inodes: 0,
+    inodesFree: 0,
+    inodesUsed: 0,
+  };
+  for (const u of usage) {
+    if (u.unit === 'BYTES') {
+      m.capacityBytes = u.total;
+      m.availableBytes = u.available;
+      m.usedBytes = u.used;
+    } else if (u.unit === 'INODES') {
+      m.inodes = u.total;
+      m.inodesFree = u.available;
+      m.inodesUsed = u.used;
+    }
+  }
+  return m;
 }
 
 interface CapabilitiesResponse {
@@ -96,7 +133,7 @@ export function createCsiClient(endpoint: string, driverName: string): CsiClient
         { volumeId, volumePath, stagingTargetPath },
         opts,
       );
-      return res.usage ?? [];
+      return metricsFromUsage(res.usage ?? []);
     },
   };
 }

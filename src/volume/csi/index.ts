@@ -30,7 +30,8 @@ export {
   type RegisteredDriver,
 } from './drivers.ts';
 export { PluginCallError, isPluginCallError } from './grpc-unix.ts';
-export type { CsiMounter, CsiVolumeMetrics } from './mounter.ts';
+export type { CsiMounter } from './mounter.ts';
+export type { CsiVolumeMetrics } from './csi-client.ts';
 export { createCsiVolumeStats, type CsiVolumeStats } from './volume-stats.ts';
 export { createCsiInlinePlugin, createCsiPvPlugin } from './pv-plugin.ts';
 export {

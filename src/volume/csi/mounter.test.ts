@@ -326,11 +326,8 @@ describe('the CSI mounter', () => {
     const d0 = csi.drivers.get(DRIVER);
     assert.ok(d0);
     const usage = await createCsiClient(d0.endpoint, DRIVER).nodeGetVolumeStats('handle-pv-1', target, '');
-    assert.deepEqual(
-      usage.map((u) => u.unit),
-      ['BYTES', 'INODES'],
-    );
-    assert.ok((usage[0]?.total ?? 0) > 0);
+    assert.ok(usage.capacityBytes > 0, 'BYTES entry read');
+    assert.ok(usage.inodes > 0, 'INODES entry read');
   });
 
   it("maps NodeGetVolumeStats' BYTES and INODES entries to the volume's usage; none without GET_VOLUME_STATS", async () => {

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { KubeletError, describeError, errnoCode } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { mountAt } from '../mounts.ts';
-import { CSI_TIMEOUT_MS, type CsiClient } from './csi-client.ts';
+import { CSI_TIMEOUT_MS, type CsiClient, type CsiVolumeMetrics } from './csi-client.ts';
 import type { DriverStore } from './drivers.ts';
 import { isPluginCallError } from './grpc-unix.ts';
 import {
@@ -74,16 +74,6 @@ export interface CsiMounter {
    * nothing is published there. Rejects with a CsiVolumeError (step `stats`) when the driver fails.
    */
   volumeStats(podUID: string, specName: string, signal?: AbortSignal): Promise<CsiVolumeMetrics | undefined>;
-}
-
-/** A volume's usage as NodeGetVolumeStats reports it (upstream volume.Metrics). */
-export interface CsiVolumeMetrics {
-  capacityBytes: number;
-  availableBytes: number;
-  usedBytes: number;
-  inodes: number;
-  inodesFree: number;
-  inodesUsed: number;
 }
 
 /** What a pod volume dir's vol_data.json holds (upstream volDataKey, plus the PV for unstaging). */
@@ -235,30 +225,9 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
         .nodeSupportsVolumeStats(callOpts)
         .catch(wrap('stats', 'failed to check for GET_VOLUME_STATS capability'));
       if (!supported) return undefined;
-      const usage = await csi
+      return csi
         .nodeGetVolumeStats(data.volumeHandle, target, data.stagingTargetPath ?? '', callOpts)
         .catch(wrap('stats', `NodeGetVolumeStats of ${data.volumeHandle} at ${target} failed`));
-      // Upstream csiDriverClient.NodeGetVolumeStats: BYTES and INODES entries; a missing one is 0.
-      const m: CsiVolumeMetrics = {
-        capacityBytes: 0,
-        availableBytes: 0,
-        usedBytes: 0,
-        inodes: 0,
-        inodesFree: 0,
-        inodesUsed: 0,
-      };
-      for (const u of usage) {
-        if (u.unit === 'BYTES') {
-          m.capacityBytes = u.total;
-          m.availableBytes = u.available;
-          m.usedBytes = u.used;
-        } else if (u.unit === 'INODES') {
-          m.inodes = u.total;
-          m.inodesFree = u.available;
-          m.inodesUsed = u.used;
-        }
-      }
-      return m;
     },
 
     async setUp(pod, volume, signal) {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { nullLogger } from '../../util/logger.ts';
-import type { CsiVolumeMetrics } from './mounter.ts';
+import type { CsiVolumeMetrics } from './csi-client.ts';
 import { createCsiVolumeStats } from './volume-stats.ts';
 
 const USAGE: CsiVolumeMetrics = {

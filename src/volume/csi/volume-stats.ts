@@ -10,7 +10,8 @@
 import { describeError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { monotonicNow, wallNow } from '../../util/clock.ts';
-import type { CsiMounter, CsiVolumeMetrics } from './mounter.ts';
+import type { CsiVolumeMetrics } from './csi-client.ts';
+import type { CsiMounter } from './mounter.ts';
 
 export interface CsiVolumeStats {
   /** The last usage measured for the pod's volume dir `specName`, with its wall time (ms). */

@@ -24,7 +24,6 @@ import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
 import type { ApiClient } from '../../src/api/client-types.ts';
-import { describeError } from '../../src/util/errors.ts';
 import { mountAt } from '../../src/volume/mounts.ts';
 import {
   ANNOTATION_NODE_ID,
@@ -43,7 +42,8 @@ import {
   type HostPathDriverOptions,
 } from '../kit/csi-hostpath/driver.ts';
 import { hostPathDriverProcess, type HostPathDriverProcess } from '../kit/csi-hostpath/process.ts';
-import { kubectlFor } from '../kit/kubectl.ts';
+import { kubectlFor, untilPodPhase } from '../kit/kubectl.ts';
+import { alreadyGone, runTeardown } from '../kit/teardown.ts';
 import { IMAGE, setupEnv, testLogger, unmountUnder, type Env } from '../kit/bed.ts';
 
 const NODE = 'tsk-csi';
@@ -143,7 +143,6 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
   });
 
   after(async () => {
-    const failures: string[] = [];
     const steps = [
       () => mounterSide?.stop(),
       () => driver?.close(),
@@ -158,14 +157,7 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
       () => env?.close(),
       () => cluster?.stop(),
     ];
-    for (const step of steps) {
-      try {
-        await step();
-      } catch (err) {
-        if (!/404|not found/i.test(describeError(err))) failures.push(describeError(err));
-      }
-    }
-    if (failures.length > 0) throw new Error(`teardown: ${failures.join('; ')}`);
+    await runTeardown(steps, { ignore: alreadyGone });
   });
 
   const driverOptions = (): HostPathDriverOptions => {
@@ -268,15 +260,7 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
 
   const kubectl = kubectlFor(() => cluster?.adminKubeconfig ?? '');
   const podPhase = (name: string, want: string) =>
-    eventually(
-      `pod ${name} ${want}`,
-      async () => {
-        await kubelet?.assertRunning();
-        const r = await kubectl.run(['get', 'pod', name, '-o', 'jsonpath={.status.phase}']);
-        return r.stdout === want ? true : undefined;
-      },
-      90_000,
-    );
+    untilPodPhase(kubectl, name, want, { alive: async () => kubelet?.assertRunning() });
   const podYaml = (name: string, script: string, volume: string) => `apiVersion: v1
 kind: Pod
 metadata: {name: ${name}, namespace: default}

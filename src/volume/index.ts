@@ -17,6 +17,7 @@ export type {
 } from './objects.ts';
 export type { NodeAllocatable } from './downward-api.ts';
 export type { PodClaimVolume } from './claim-volumes.ts';
+export type { VolumeCount, VolumeMetrics, VolumeOperation, VolumeWorld } from './volume-metrics.ts';
 export {
   createTokenManager,
   type ServiceAccountToken,

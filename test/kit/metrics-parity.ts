@@ -183,3 +183,112 @@ export async function scrapeEndpoints(port: number, raw?: { dir: string; prefix:
   }
   return out;
 }
+
+/**
+ * Families the upstream kubelet 1.20.2 registers on /metrics that a short workload never feeds: a Go
+ * vector prints nothing (not even HELP and TYPE) before its first sample, so no scrape of upstream
+ * shows them and the diff cannot. From the 1.20.2 sources: pkg/kubelet/metrics/metrics.go
+ * (Register), pkg/volume/util/metrics.go, pkg/kubelet/certificate/kubelet.go and
+ * cmd/kubelet/app/server.go (registered with certificate rotation only). tskubelet must declare
+ * each with upstream's type (prom-client prints HELP and TYPE of an empty family), or say why not
+ * (`notApplicable`); `conditional` ones are declared only when their feature is on, as upstream.
+ */
+export const UPSTREAM_UNFED: readonly {
+  name: string;
+  type: string;
+  notApplicable?: string;
+  conditional?: string;
+}[] = [
+  { name: 'kubelet_evictions', type: 'counter' },
+  { name: 'kubelet_eviction_stats_age_seconds', type: 'histogram' },
+  { name: 'kubelet_run_podsandbox_errors_total', type: 'counter' },
+  { name: 'kubelet_runtime_operations_errors_total', type: 'counter' },
+  { name: 'storage_operation_errors_total', type: 'counter' },
+  {
+    name: 'kubelet_cgroup_manager_duration_seconds',
+    type: 'histogram',
+    conditional: 'cgroupsPerQOS (the bed runs both kubelets without it)',
+  },
+  {
+    name: 'kubelet_certificate_manager_client_ttl_seconds',
+    type: 'gauge',
+    conditional: 'rotateCertificates',
+  },
+  {
+    name: 'kubelet_certificate_manager_client_expiration_renew_errors',
+    type: 'counter',
+    conditional: 'rotateCertificates',
+  },
+  {
+    name: 'kubelet_certificate_manager_server_ttl_seconds',
+    type: 'gauge',
+    conditional: 'serverTLSBootstrap',
+  },
+  {
+    name: 'kubelet_certificate_manager_server_rotation_seconds',
+    type: 'histogram',
+    conditional: 'serverTLSBootstrap',
+  },
+  { name: 'kubelet_server_expiration_renew_errors', type: 'counter', conditional: 'serverTLSBootstrap' },
+  {
+    name: 'kubelet_preemptions',
+    type: 'counter',
+    notApplicable:
+      'tskubelet does not preempt running pods to admit a critical one (upstream CriticalPodAdmissionHandler)',
+  },
+  {
+    name: 'kubelet_device_plugin_registration_total',
+    type: 'counter',
+    notApplicable: 'tskubelet has no device plugin manager',
+  },
+  {
+    name: 'kubelet_device_plugin_alloc_duration_seconds',
+    type: 'histogram',
+    notApplicable: 'tskubelet has no device plugin manager',
+  },
+  ...[
+    'kubelet_node_config_assigned',
+    'kubelet_node_config_active',
+    'kubelet_node_config_last_known_good',
+  ].map((name) => ({
+    name,
+    type: 'gauge',
+    notApplicable: 'dynamic kubelet config (--dynamic-config-dir), which tskubelet does not implement',
+  })),
+  {
+    name: 'volume_operation_total_seconds',
+    type: 'histogram',
+    notApplicable:
+      "pkg/volume/util registers it in every binary, but only the controllers' attach/detach and provisioning feed it",
+  },
+];
+
+/**
+ * Whether tskubelet's /metrics declares each family of UPSTREAM_UNFED: one line each, and what the
+ * test fails on (an applicable, unconditional family not declared, or declared with another type).
+ */
+export function unfedReport(ours: Scrape): { lines: string[]; unexplained: string[] } {
+  const lines: string[] = [
+    `## /metrics, families upstream registers that this workload does not feed: ${UPSTREAM_UNFED.length}`,
+  ];
+  const unexplained: string[] = [];
+  for (const u of UPSTREAM_UNFED) {
+    const f = ours['/metrics'].get(u.name);
+    let line: string;
+    if (f && f.type !== u.type) {
+      line = `type    ${u.name}: upstream "${u.type}" / tskubelet "${f.type}"`;
+      unexplained.push(line);
+    } else if (f) {
+      line = `declared ${u.name} (${u.type})`;
+    } else if (u.notApplicable) {
+      line = `absent  ${u.name} (${u.type})  [${NOT_APPLICABLE}: ${u.notApplicable}]`;
+    } else if (u.conditional) {
+      line = `absent  ${u.name} (${u.type})  [declared with ${u.conditional} only, as upstream]`;
+    } else {
+      line = `absent  ${u.name} (${u.type})`;
+      unexplained.push(line);
+    }
+    lines.push(line);
+  }
+  return { lines, unexplained };
+}

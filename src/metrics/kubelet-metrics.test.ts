@@ -49,6 +49,15 @@ describe('kubelet metrics', () => {
     ]);
   });
 
+  it('observes kubelet_cgroup_manager_duration_seconds by operation type, declared before any', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    assert.match(await m.registry.metrics(), /^# TYPE kubelet_cgroup_manager_duration_seconds histogram$/m);
+    m.cgroupOperation('create', 0.002);
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_cgroup_manager_duration_seconds_count'), [
+      'kubelet_cgroup_manager_duration_seconds_count{operation_type="create"} 1',
+    ]);
+  });
+
   it("serves the volume manager's storage_operation_* families in the kubelet registry", async () => {
     const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
     m.volumes.operationDone('kubernetes.io/empty-dir', 'volume_mount', 0.01, false);

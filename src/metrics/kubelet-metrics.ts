@@ -77,6 +77,8 @@ export interface KubeletMetrics {
   recordEviction(signal: string): void;
   /** kubelet_eviction_stats_age_seconds{eviction_signal}: how old the stats an eviction acts on are. */
   recordEvictionStatsAge(signal: string, seconds: number): void;
+  /** kubelet_cgroup_manager_duration_seconds{operation_type}: one create, update or destroy of a cgroup. */
+  cgroupOperation(operation: string, seconds: number): void;
   /** kubelet_volume_stats_* read this at each scrape (the summary's volumes with a pvcRef). */
   setVolumeStatsProvider(provider: VolumeStatsProvider): void;
   /** kubelet_container_log_filesystem_used_bytes reads this at each scrape. */
@@ -336,6 +338,12 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
   const evictions = counter('kubelet_evictions', 'Cumulative number of pod evictions by eviction signal', [
     'eviction_signal',
   ]);
+  const cgroupManagerDuration = histogram(
+    'kubelet_cgroup_manager_duration_seconds',
+    'Duration in seconds for cgroup manager operations. Broken down by method.',
+    DEF_BUCKETS,
+    ['operation_type'],
+  );
   const evictionStatsAge = histogram(
     'kubelet_eviction_stats_age_seconds',
     'Time between when stats are collected, and when pod is evicted based on those stats by eviction signal',
@@ -444,5 +452,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     recordEviction: (signal) => evictions.inc({ eviction_signal: signal }),
     recordEvictionStatsAge: (signal, seconds) =>
       evictionStatsAge.observe({ eviction_signal: signal }, seconds),
+    cgroupOperation: (operation, seconds) =>
+      cgroupManagerDuration.observe({ operation_type: operation }, seconds),
   };
 }

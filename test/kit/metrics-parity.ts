@@ -204,11 +204,8 @@ export const UPSTREAM_UNFED: readonly {
   { name: 'kubelet_run_podsandbox_errors_total', type: 'counter' },
   { name: 'kubelet_runtime_operations_errors_total', type: 'counter' },
   { name: 'storage_operation_errors_total', type: 'counter' },
-  {
-    name: 'kubelet_cgroup_manager_duration_seconds',
-    type: 'histogram',
-    conditional: 'cgroupsPerQOS (the bed runs both kubelets without it)',
-  },
+  // Fed with cgroupsPerQOS only, which the bed's kubelets run without; declared always, as upstream.
+  { name: 'kubelet_cgroup_manager_duration_seconds', type: 'histogram' },
   {
     name: 'kubelet_certificate_manager_client_ttl_seconds',
     type: 'gauge',

@@ -39,7 +39,7 @@ import {
   type Accepted,
   type Scrape,
 } from '../kit/metrics-parity.ts';
-import { eventually } from '../kit/poll.ts';
+import { eventually, until } from '../kit/poll.ts';
 
 const NODE = 'metrics-parity-c';
 const NS = 'default';
@@ -199,6 +199,9 @@ async function nodeReady(admin: ApiClient): Promise<boolean> {
   }
 }
 
+/** Seconds from `a` to `b` (monotonic ms), one decimal. */
+const secs = (a: number, b: number): string => ((b - a) / 1000).toFixed(1);
+
 describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to a cluster', () => {
   let env: Env | undefined;
   let cluster: ClusterBed | undefined;
@@ -235,7 +238,7 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
         await api.request({ method: 'POST', path: `/api/v1/namespaces/${NS}/pods`, body: p });
       }
       let last: PodList | undefined;
-      await eventually(
+      await until(
         `${kind}: the workload up (probed pod Ready, volumes mounted, a restart, the mirror pod)`,
         async () => {
           last = await api.request<PodList>({
@@ -245,18 +248,20 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
           });
           return workloadUp(last) === true;
         },
-        90_000,
-        () => (last ? workloadUp(last) : 'no pod list yet'),
+        { timeoutMs: 90_000, intervalMs: 500, describe: () => (last ? workloadUp(last) : 'no pod list yet') },
       );
-      // The local PV's usage is walked every VOLUME_STATS_PERIOD: wait for its first sample.
-      await eventually(
+      const tUp = monotonicNow();
+      // The local PV's usage is walked every VOLUME_STATS_PERIOD: wait for its first sample (a
+      // scrape a second: each one computes the summary).
+      await until(
         `${kind}: kubelet_volume_stats_used_bytes of the claim`,
         async () => {
           const res = await fetch(`http://127.0.0.1:${BENCH_READONLY_PORT}/metrics`);
           return (await res.text()).includes(`persistentvolumeclaim="mpc-data-${kind}"`);
         },
-        30_000,
+        { timeoutMs: 30_000, intervalMs: 1_000 },
       );
+      const tStats = monotonicNow();
       await sleep(SETTLE_MS);
       const rawDir = process.env.METRICS_PARITY_RAW_DIR;
       const scrape = await scrapeEndpoints(
@@ -264,8 +269,8 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
         rawDir ? { dir: rawDir, prefix: `cluster-${kind}-` } : undefined,
       );
       timings.push(
-        `${kind}: node Ready ${((tReady - t0) / 1000).toFixed(1)} s after the start, ` +
-          `scraped ${((monotonicNow() - tReady) / 1000).toFixed(1)} s later`,
+        `${kind}: node Ready ${secs(t0, tReady)} s after the start, workload up ${secs(tReady, tUp)} s ` +
+          `later, volume stats ${secs(tUp, tStats)} s later, scraped ${secs(tStats, monotonicNow())} s later`,
       );
       return scrape;
     } finally {

@@ -144,16 +144,17 @@ function workload(kind: KubeletKind, pvDir: string): { objects: [string, unknown
   };
 }
 
-/** Whether the workload is where the scrape should see it; the reason it is not yet otherwise. */
-function workloadUp(list: PodList): true | string {
+/** What the scrape waits for, each met or not in one pod list. */
+function workloadState(list: PodList): Record<string, boolean> {
   const pod = (name: string) => list.items.find((p) => p.metadata.name === name);
   const ready = (p: Pod | undefined) =>
     p?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-  if (!ready(pod('mpc-probed'))) return 'mpc-probed not Ready';
-  if (!ready(pod('mpc-volumes'))) return 'mpc-volumes not Ready';
-  if (!ready(pod(`mpc-static-${NODE}`))) return 'the mirror pod not Ready';
-  const restarts = pod('mpc-restarts')?.status?.containerStatuses?.[0]?.restartCount ?? 0;
-  return restarts >= 1 ? true : 'mpc-restarts not restarted yet';
+  return {
+    'mpc-probed Ready': ready(pod('mpc-probed')),
+    'mpc-volumes Ready': ready(pod('mpc-volumes')),
+    'the mirror pod Ready': ready(pod(`mpc-static-${NODE}`)),
+    'mpc-restarts restarted': (pod('mpc-restarts')?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1,
+  };
 }
 
 async function deleteIgnoringAbsent(admin: ApiClient, path: string): Promise<void> {
@@ -238,6 +239,8 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
         await api.request({ method: 'POST', path: `/api/v1/namespaces/${NS}/pods`, body: p });
       }
       let last: PodList | undefined;
+      /** When each condition was first seen met, in s from node Ready (the report's timings). */
+      const met = new Map<string, string>();
       await until(
         `${kind}: the workload up (probed pod Ready, volumes mounted, a restart, the mirror pod)`,
         async () => {
@@ -246,9 +249,17 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
             path: `/api/v1/namespaces/${NS}/pods`,
             query: { fieldSelector: `spec.nodeName=${NODE}` },
           });
-          return workloadUp(last) === true;
+          const state = workloadState(last);
+          for (const [what, ok] of Object.entries(state)) {
+            if (ok && !met.has(what)) met.set(what, secs(tReady, monotonicNow()));
+          }
+          return Object.values(state).every(Boolean);
         },
-        { timeoutMs: 90_000, intervalMs: 500, describe: () => (last ? workloadUp(last) : 'no pod list yet') },
+        {
+          timeoutMs: 90_000,
+          intervalMs: 500,
+          describe: () => (last ? workloadState(last) : 'no pod list yet'),
+        },
       );
       const tUp = monotonicNow();
       // The local PV's usage is walked every VOLUME_STATS_PERIOD: wait for its first sample (a
@@ -270,7 +281,8 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
       );
       timings.push(
         `${kind}: node Ready ${secs(t0, tReady)} s after the start, workload up ${secs(tReady, tUp)} s ` +
-          `later, volume stats ${secs(tUp, tStats)} s later, scraped ${secs(tStats, monotonicNow())} s later`,
+          `later (${[...met].map(([w, t]) => `${w} at ${t} s`).join(', ')}), ` +
+          `volume stats ${secs(tUp, tStats)} s later, scraped ${secs(tStats, monotonicNow())} s later`,
       );
       return scrape;
     } finally {

@@ -220,6 +220,15 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
     await cleanApi(api, kind);
     const { objects, pods } = workload(kind, pvDir);
     for (const [path, body] of objects) await api.request({ method: 'POST', path, body });
+    // Bound before the kubelet starts: neither kubelet's first mount attempt meets an unbound claim
+    // (their retries differ: upstream's reconciler every 100 ms, tskubelet's pod worker back-off).
+    await eventually(`${kind}: claim mpc-data-${kind} Bound`, async () => {
+      const pvc = await api.request<{ status?: { phase?: string } }>({
+        method: 'GET',
+        path: `/api/v1/namespaces/${NS}/persistentvolumeclaims/mpc-data-${kind}`,
+      });
+      return pvc.status?.phase === 'Bound';
+    });
     const k = await startKubelet({
       kind,
       nodeName: NODE,

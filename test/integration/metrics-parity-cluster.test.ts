@@ -220,15 +220,6 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
     await cleanApi(api, kind);
     const { objects, pods } = workload(kind, pvDir);
     for (const [path, body] of objects) await api.request({ method: 'POST', path, body });
-    // Bound before the kubelet starts: neither kubelet's first mount attempt meets an unbound claim
-    // (their retries differ: upstream's reconciler every 100 ms, tskubelet's pod worker back-off).
-    await eventually(`${kind}: claim mpc-data-${kind} Bound`, async () => {
-      const pvc = await api.request<{ status?: { phase?: string } }>({
-        method: 'GET',
-        path: `/api/v1/namespaces/${NS}/persistentvolumeclaims/mpc-data-${kind}`,
-      });
-      return pvc.status?.phase === 'Bound';
-    });
     const k = await startKubelet({
       kind,
       nodeName: NODE,
@@ -243,12 +234,26 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
     try {
       await k.ready(60_000);
       await eventually(`${kind}: node ${NODE} Ready`, () => nodeReady(api), 60_000);
+      // Bound before the pods exist: neither kubelet's first mount attempt meets an unbound claim
+      // (their retries differ: upstream's reconciler every 100 ms, tskubelet's pod worker back-off).
+      // The PV controller may take a resync period (15 s) to bind it.
+      await eventually(
+        `${kind}: claim mpc-data-${kind} Bound`,
+        async () => {
+          const pvc = await api.request<{ status?: { phase?: string } }>({
+            method: 'GET',
+            path: `/api/v1/namespaces/${NS}/persistentvolumeclaims/mpc-data-${kind}`,
+          });
+          return pvc.status?.phase === 'Bound';
+        },
+        60_000,
+      );
       const tReady = monotonicNow();
       for (const p of pods) {
         await api.request({ method: 'POST', path: `/api/v1/namespaces/${NS}/pods`, body: p });
       }
       let last: PodList | undefined;
-      /** When each condition was first seen met, in s from node Ready (the report's timings). */
+      /** When each condition was first seen met, in s from the pods' creation (the report's timings). */
       const met = new Map<string, string>();
       await until(
         `${kind}: the workload up (probed pod Ready, volumes mounted, a restart, the mirror pod)`,
@@ -289,7 +294,7 @@ describe('metric families of tskubelet and the upstream kubelet 1.20.2 joined to
         rawDir ? { dir: rawDir, prefix: `cluster-${kind}-` } : undefined,
       );
       timings.push(
-        `${kind}: node Ready ${secs(t0, tReady)} s after the start, workload up ${secs(tReady, tUp)} s ` +
+        `${kind}: node Ready and the claim Bound ${secs(t0, tReady)} s after the start, workload up ${secs(tReady, tUp)} s ` +
           `later (${[...met].map(([w, t]) => `${w} at ${t} s`).join(', ')}), ` +
           `volume stats ${secs(tUp, tStats)} s later, scraped ${secs(tStats, monotonicNow())} s later`,
       );

@@ -222,6 +222,15 @@ describe('run flags', () => {
     await assertRejectsInvalid(['--vmodule=kubelet'], /--vmodule: "kubelet" is not pattern=N/);
   });
 
+  it('takes --log-flush-frequency as a checked duration without a warning (every line is written at once)', async () => {
+    const { config, warnings } = await parse(['--log-flush-frequency=2s']);
+    assert.equal(config.logFlushFrequencyMs, 2_000);
+    assert.deepEqual(warnings, []);
+    assert.equal((await parse([])).config.logFlushFrequencyMs, 5_000);
+    await assertRejectsInvalid(['--log-flush-frequency=0s'], /--log-flush-frequency/);
+    await assertRejectsInvalid(['--log-flush-frequency=often'], /--log-flush-frequency/);
+  });
+
   it('accepts --log-format as an alias of --logging-format, and rejects a conflict', async () => {
     assert.equal((await parse(['--log-format=text'])).config.logFormat, 'text');
     await assertRejectsInvalid(['--log-format=text', '--logging-format=json'], /conflicts/);

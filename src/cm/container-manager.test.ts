@@ -171,6 +171,18 @@ describe('pod cgroups', () => {
     await cm.destroyPodCgroup('../etc', signal); // never a path
   });
 
+  it('times every cgroup create, update and destroy for kubelet_cgroup_manager_duration_seconds', async () => {
+    const ops: string[] = [];
+    const { cm } = await setUp('v2', { cgroupOperation: (op) => ops.push(op) });
+    await cm.start(signal);
+    assert.ok(ops.length >= 3 && ops.every((o) => o === 'create'), ops.join(','));
+    ops.length = 0;
+    await cm.ensurePodCgroup(burstable('b1'), signal);
+    await cm.updateQOSCgroups([burstable('b1')], signal);
+    await cm.destroyPodCgroup('b1', signal);
+    assert.deepEqual(ops, ['create', 'update', 'update', 'destroy']);
+  });
+
   it('removes only the cgroups of pods that are not active', async () => {
     const { fs, cm } = await setUp('v1');
     await cm.start(signal);

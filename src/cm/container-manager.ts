@@ -3,6 +3,7 @@
  * cgroup, the QoS container manager and the pod container manager), with the cgroupfs or the
  * systemd driver, on cgroup v1 (incl. hybrid) and v2.
  */
+import { instrumentCgroups, type CgroupOperation } from './instrumented-cgroups.ts';
 import type { KubeletPod, Pod } from '../api/types.ts';
 import { podFullName } from '../api/types.ts';
 import { podQOSClass } from '../api/qos.ts';
@@ -77,6 +78,8 @@ export interface ContainerManager {
 
 export interface ContainerManagerOptions extends NodeReservedOptions {
   cgroupsPerQOS: boolean;
+  /** kubelet_cgroup_manager_duration_seconds: each create, update and destroy of a cgroup, timed. */
+  cgroupOperation?: (operation: CgroupOperation, seconds: number) => void;
   /** Absolute cgroupfs name under which `kubepods` lives; '/' by default. */
   cgroupRoot: string;
   /** cgroupfs: directories by path; systemd: slices made through systemd over D-Bus. */
@@ -250,7 +253,8 @@ export function createContainerManager(opts: ContainerManagerOptions): Container
     async start(signal) {
       await checkRuntimeDriver(signal);
       const layout = await detectLayout(fsRoot, ops);
-      const cg = await driverCgroups(layout, signal);
+      const made = await driverCgroups(layout, signal);
+      const cg = opts.cgroupOperation ? instrumentCgroups(made, opts.cgroupOperation) : made;
       const root = names.root;
       if (!(await cg.exists(root))) {
         throw new KubeletError(

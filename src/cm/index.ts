@@ -5,6 +5,7 @@
  */
 export { createContainerManager } from './container-manager.ts';
 export type { ContainerManager, ContainerManagerOptions } from './container-manager.ts';
+export type { CgroupOperation } from './instrumented-cgroups.ts';
 export type { NodeResources, ResourceConfig } from './resources.ts';
 export type { NodeReservedOptions, ReservedResources } from './node-reserved.ts';
 export { resourceConfigForPod, milliCPUToShares, milliCPUToQuota, cpuSharesToWeight } from './resources.ts';

@@ -48,6 +48,7 @@ describe('compileConfig defaults', () => {
       allowedUnsafeSysctls: [],
       verbosity: 0,
       vmodule: '',
+      logFlushFrequencyMs: 5_000,
       logFormat: 'text',
       kubeAPIQPS: 50,
       kubeAPIBurst: 100,

@@ -112,6 +112,7 @@ export function compileConfig(
     runOnceTimeoutMs: value('runOnceTimeout'),
     verbosity: value('verbosity'),
     vmodule: value('vmodule'),
+    logFlushFrequencyMs: value('logFlushFrequency'),
     logFormat,
     kubeconfig: value('kubeconfig'),
     bootstrapKubeconfig: value('bootstrapKubeconfig'),

@@ -90,7 +90,12 @@ export function toKubeletConfiguration(c: KubeletConfig): Record<string, unknown
     podLogsDir: c.podLogsDir,
     containerRuntimeEndpoint: c.containerRuntimeEndpoint,
     enableSystemLogHandler: s.enableSystemLogHandler,
-    logging: { format: c.logFormat, verbosity: c.verbosity, ...(c.vmodule ? { vmodule: c.vmodule } : {}) },
+    logging: {
+      format: c.logFormat,
+      flushFrequency: d(c.logFlushFrequencyMs),
+      verbosity: c.verbosity,
+      ...(c.vmodule ? { vmodule: c.vmodule } : {}),
+    },
     ...(Object.keys(c.featureGates).length > 0 ? { featureGates: { ...c.featureGates } } : {}),
     shutdownGracePeriod: d(c.shutdownGracePeriodMs),
     shutdownGracePeriodCriticalPods: d(c.shutdownGracePeriodCriticalPodsMs),

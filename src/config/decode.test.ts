@@ -30,9 +30,12 @@ describe('decodeKubeletConfiguration', () => {
   });
 
   it('checks logging sub-fields: implemented, ignored with a warning, unknown', () => {
-    const decoded = decode({ logging: { format: 'text', verbosity: 2, flushFrequency: '5s' } });
-    assert.deepEqual(decoded.raw.logging, { format: 'text', verbosity: 2 });
+    const decoded = decode({
+      logging: { format: 'text', verbosity: 2, flushFrequency: '5s', options: { json: {} } },
+    });
+    assert.deepEqual(decoded.raw.logging, { format: 'text', verbosity: 2, flushFrequency: '5s' });
     assert.equal(decoded.warnings.length, 1);
+    assert.match(decoded.warnings[0] ?? '', /"logging.options" is not implemented/);
     assertInvalid(() => decode({ logging: { colour: true } }), /unknown field "logging.colour"/);
   });
 

@@ -149,6 +149,7 @@ export const DEFAULT_RUN_ONCE_TIMEOUT_MS = Array.from(
 export const DEFAULT_VERBOSITY = 0; // logging.verbosity
 /** Ours, not upstream's (upstream defaults to "text"): JSON lines, which log pipelines parse without a pattern. */
 export const DEFAULT_LOG_FORMAT: LogFormat = 'text'; // logging.format: klog's text, as upstream
+export const DEFAULT_LOG_FLUSH_FREQUENCY_MS = 5_000; // --log-flush-frequency (component-base logs)
 
 /** Node registration, node status and node lease (kubelet_node_status.go, nodelease, component-helpers lease). */
 export const DEFAULT_NODE_STATUS_REPORT_FREQUENCY_MS = 5 * 60_000; // nodeStatusReportFrequency

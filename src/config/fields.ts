@@ -389,6 +389,17 @@ export const KUBELET_FIELDS = {
     check: checkVmodule,
     help: "per-file log verbosity as klog's: comma-separated pattern=N, the pattern a glob on the file name without its extension (or on the path, when it has a /)",
   },
+  logFlushFrequency: {
+    kind: 'duration',
+    file: 'logging.flushFrequency',
+    flag: { name: 'log-flush-frequency', arg: '<duration>' },
+    fileZero: 'default',
+    default: d.DEFAULT_LOG_FLUSH_FREQUENCY_MS,
+    check: positiveDuration,
+    help:
+      `maximum time between log flushes (default ${dur(d.DEFAULT_LOG_FLUSH_FREQUENCY_MS)}); ` +
+      'tskubelet writes each line whole to stderr as it is logged, as klog does to stderr, so no line waits for a flush',
+  },
   logFormat: {
     kind: 'string',
     file: 'logging.format',

@@ -77,6 +77,11 @@ export interface KubeletConfig {
   readonly verbosity: number;
   /** `--vmodule`, as given (`pattern=N,...`; checked; `parseVmodule` turns it into rules). */
   readonly vmodule: string;
+  /**
+   * `--log-flush-frequency`: the longest a logged line may wait to be written. Checked and kept;
+   * every line is written at once (src/util/logger.ts), which meets any value.
+   */
+  readonly logFlushFrequencyMs: number;
   readonly logFormat: LogFormat;
   readonly kubeconfig?: string;
   /** --bootstrap-kubeconfig: TLS bootstrap (src/certificate) writes `kubeconfig` from it when needed. */

@@ -45,7 +45,6 @@ export const NOT_IMPLEMENTED: readonly { field?: string; flag?: string; bool?: t
   { field: 'protectKernelDefaults', flag: 'protect-kernel-defaults', bool: true },
   { field: 'memoryManagerPolicy', flag: 'memory-manager-policy' },
   { field: 'reservedMemory', flag: 'reserved-memory' },
-  { field: 'logging.flushFrequency', flag: 'log-flush-frequency' },
   { field: 'logging.options' },
   // 1.20's LoggingConfiguration (component-base config v1alpha1).
   { field: 'logging.sanitization', flag: 'experimental-logging-sanitization', bool: true },

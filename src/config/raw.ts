@@ -66,7 +66,7 @@ export interface RawKubeletConfiguration extends RawServerConfiguration {
   seccompDefault?: boolean;
   singleProcessOOMKill?: boolean;
   allowedUnsafeSysctls?: string[];
-  logging?: { format?: string; verbosity?: number; vmodule?: string };
+  logging?: { format?: string; verbosity?: number; vmodule?: string; flushFrequency?: string };
   kubeAPIQPS?: number;
   kubeAPIBurst?: number;
   eventRecordQPS?: number;

@@ -80,6 +80,8 @@ function setup(cfg: Partial<EvictionConfig> & { thresholds: readonly Threshold[]
     sleeps: [] as number[],
     nodeEvents: [] as { type: EventType; reason: string; message: string }[],
     evictions: [] as string[],
+    /** kubelet_eviction_stats_age_seconds observations, as `signal seconds`. */
+    statsAges: [] as string[],
     recorder,
     logger,
     manager: undefined as unknown as EvictionManager,
@@ -139,6 +141,8 @@ function setup(cfg: Partial<EvictionConfig> & { thresholds: readonly Threshold[]
         h.nodeEvents.push({ type, reason, message });
       },
       recordEviction: (signal) => h.evictions.push(signal),
+      recordEvictionStatsAge: (signal, seconds) => h.statsAges.push(`${signal} ${seconds}`),
+      now: () => h.now,
       logger,
       monotonic: () => h.now,
       async sleep(ms) {
@@ -452,6 +456,17 @@ describe('synchronize: memory (upstream TestMemoryPressure, TestMinReclaim, Test
     assert.equal(h.manager.pressure().memory, false);
     assert.equal(h.manager.admit(bestEffort()).admit, true);
     assert.deepEqual(h.evictions, ['allocatableMemory.available']);
+  });
+
+  it('observes the age of the stats an eviction acts on, by signal, and none for stats without a time', async () => {
+    const h = setup({ thresholds: [hard('memory.available', Gi)] });
+    const { pods, stats, toEvict } = memoryPods();
+    h.pods = pods;
+    assert.deepEqual(await h.pass(MIN, memorySummary(500 * Mi, stats, h.now + MIN - 7_000)), [toEvict]);
+    assert.deepEqual(h.statsAges, ['memory.available 7']);
+    h.pods = pods.filter((p) => p.metadata.uid !== toEvict);
+    assert.equal((await h.pass(MIN, memorySummary(500 * Mi, stats, 0))).length, 1);
+    assert.deepEqual(h.statsAges, ['memory.available 7'], 'a zero time is no observation (upstream IsZero)');
   });
 
   it('never evicts a critical pod, even the only candidate (upstream TestStaticCriticalPodsAreNotEvicted)', async () => {

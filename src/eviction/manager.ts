@@ -74,6 +74,13 @@ export interface EvictionDeps {
   nodeEvent(type: EventType, reason: string, message: string): void;
   /** kubelet_evictions{eviction_signal}. */
   recordEviction?(signal: string): void;
+  /**
+   * kubelet_eviction_stats_age_seconds{eviction_signal}: before evicting for a threshold, how old
+   * the stats of each threshold met are (upstream observes it after ranking the pods).
+   */
+  recordEvictionStatsAge?(signal: string, seconds: number): void;
+  /** The wall clock (ms since the epoch) the stats' times are compared with; Date.now by default. */
+  now?: () => number;
   logger: Logger;
   /**
    * Monotonic ms (util/clock's by default): soft grace periods, the pressure transition period and
@@ -120,6 +127,7 @@ const defaultSleep = (ms: number, signal: AbortSignal): Promise<void> =>
 export function createEvictionManager(cfg: EvictionConfig, deps: EvictionDeps): EvictionManager {
   const log = deps.logger.child({ component: 'eviction' });
   const now = deps.monotonic ?? monotonicNow;
+  const wallNow = deps.now ?? Date.now;
   const sleep = deps.sleep ?? defaultSleep;
   const interval = cfg.monitoringIntervalMs ?? EVICTION_MONITORING_PERIOD_MS;
   const stopper = new AbortController();
@@ -241,6 +249,11 @@ export function createEvictionManager(cfg: EvictionConfig, deps: EvictionDeps): 
     }
     const ranked = rankerFor(threshold.signal, podStats, dedicatedImageFs)(active);
     log.info('eviction manager: pods ranked for eviction', { pods: ranked.map(podFullName) });
+    // Upstream: the age of the metrics of the thresholds met that this eviction uses (a zero time: none).
+    for (const t of result.actionable) {
+      const time = observations.get(t.signal)?.time ?? 0;
+      if (time > 0) deps.recordEvictionStatsAge?.(t.signal, (wallNow() - time) / 1000);
+    }
     const grace = isHardThreshold(threshold) ? 0 : cfg.maxPodGracePeriodSeconds;
     for (const pod of ranked) {
       const { message } = evictionMessage(resource, pod, podStats);

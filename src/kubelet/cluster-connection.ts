@@ -266,6 +266,12 @@ async function certificateManagers(
       onRenewError: () => metrics.certificates.servingRenewError(),
     });
     metrics.certificates.setServingCertificate(() => serving.current()?.notAfter);
+    // How long the replaced certificate lived (upstream: now − the old certificate's NotBefore).
+    let previous = serving.current();
+    serving.onRotated((pair) => {
+      if (previous) metrics.certificates.servingRotated((Date.now() - previous.notBefore) / 1000);
+      previous = pair;
+    });
     out.serving = serving;
   }
   return out;

@@ -37,6 +37,16 @@ const FOLDED: Readonly<Record<string, string>> = {
   configFile: 'the compile step only',
 };
 
+/**
+ * Settings whose promise holds without code reading them, each with the reason: checked, kept and
+ * shown in /configz, never warned about.
+ */
+const MET_BY_DESIGN: Readonly<Record<string, string>> = {
+  logFlushFrequencyMs:
+    '"the longest a line waits to be written": every log line is written whole when logged ' +
+    "(util/logger.ts), as klog writes to stderr; upstream's flush reaches only klog's log files",
+};
+
 const SRC = join(import.meta.dirname, '..');
 
 async function productionSources(): Promise<string[]> {
@@ -62,10 +72,10 @@ function settingNames(): string[] {
 }
 
 describe('the compiled config', () => {
-  it('has every setting read by code outside src/config (or folded into one that is)', async () => {
+  it('has every setting read by code outside src/config (or folded into one that is, or met by design)', async () => {
     const sources = await productionSources();
     const unread = settingNames().filter((name) => {
-      if (FOLDED[name]) return false;
+      if (FOLDED[name] || MET_BY_DESIGN[name]) return false;
       const access = new RegExp(`\\.${name}\\b`);
       return !sources.some((text) => access.test(text));
     });

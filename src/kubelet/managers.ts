@@ -111,6 +111,7 @@ export function buildManagers(
       rootDir: config.rootDir,
       logger: log,
       recorder: deps.recorder,
+      ...(deps.metrics ? { metrics: deps.metrics.volumes } : {}),
       ...(deps.timeline ? { timeline: deps.timeline } : {}),
       ...(objects ? { objects } : {}),
       node: () => {
@@ -317,6 +318,7 @@ export function buildEviction(
     pressureTransitionPeriodMs: config.evictionPressureTransitionPeriodMs,
     maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriodSeconds,
   };
+  const metrics = deps.metrics;
   return createEvictionManager(eviction, {
     summary: (signal) => stats.summary(signal),
     hasDedicatedImageFs: (signal) => stats.hasDedicatedImageFs(signal),
@@ -333,7 +335,11 @@ export function buildEviction(
     },
     recorder: deps.recorder,
     nodeEvent: deps.nodeEvent,
-    ...(deps.metrics ? { recordEviction: (signal: string) => deps.metrics?.recordEviction(signal) } : {}),
+    ...(metrics && {
+      recordEviction: (signal: string) => metrics.recordEviction(signal),
+      recordEvictionStatsAge: (signal: string, seconds: number) =>
+        metrics.recordEvictionStatsAge(signal, seconds),
+    }),
     logger: log,
     ...(deps.now ? { now: deps.now } : {}),
   });

@@ -247,6 +247,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
       ...reservedCgroupOptions(config, allocatablePlan),
       logger,
       nodeEvent,
+      cgroupOperation: (operation, seconds) => metrics.cgroupOperation(operation, seconds),
     });
   const stats: StatsProvider = createStatsProvider({
     runtime: runtimeService,

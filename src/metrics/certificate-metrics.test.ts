@@ -20,4 +20,19 @@ describe('certificate metrics', () => {
     text = await registry.metrics();
     assert.match(text, /^kubelet_certificate_manager_client_ttl_seconds \+Inf$/m);
   });
+
+  it('observes how long a serving certificate lived before its rotation, with upstream buckets (a minute to 4 years)', async () => {
+    const registry = new Registry();
+    const m = createCertificateMetrics(registry, () => 0);
+    m.setServingCertificate(() => undefined);
+    assert.match(
+      await registry.metrics(),
+      /^# TYPE kubelet_certificate_manager_server_rotation_seconds histogram$/m,
+    );
+    m.servingRotated(2 * 86400);
+    const text = await registry.metrics();
+    assert.match(text, /^kubelet_certificate_manager_server_rotation_seconds_bucket\{le="86400"\} 0$/m);
+    assert.match(text, /^kubelet_certificate_manager_server_rotation_seconds_bucket\{le="604800"\} 1$/m);
+    assert.match(text, /^kubelet_certificate_manager_server_rotation_seconds_bucket\{le="124416000"\} 1$/m);
+  });
 });

@@ -38,6 +38,34 @@ describe('kubelet metrics', () => {
     ]);
   });
 
+  it('observes kubelet_eviction_stats_age_seconds by eviction signal with the default buckets', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    m.recordEvictionStatsAge('memory.available', 7);
+    const text = await m.registry.metrics();
+    assert.match(text, /^# TYPE kubelet_eviction_stats_age_seconds histogram$/m);
+    assert.deepEqual(samples(text, 'kubelet_eviction_stats_age_seconds_bucket').slice(-2), [
+      'kubelet_eviction_stats_age_seconds_bucket{le="10",eviction_signal="memory.available"} 1',
+      'kubelet_eviction_stats_age_seconds_bucket{le="+Inf",eviction_signal="memory.available"} 1',
+    ]);
+  });
+
+  it('observes kubelet_cgroup_manager_duration_seconds by operation type, declared before any', async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    assert.match(await m.registry.metrics(), /^# TYPE kubelet_cgroup_manager_duration_seconds histogram$/m);
+    m.cgroupOperation('create', 0.002);
+    assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_cgroup_manager_duration_seconds_count'), [
+      'kubelet_cgroup_manager_duration_seconds_count{operation_type="create"} 1',
+    ]);
+  });
+
+  it("serves the volume manager's storage_operation_* families in the kubelet registry", async () => {
+    const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
+    m.volumes.operationDone('kubernetes.io/empty-dir', 'volume_mount', 0.01, false);
+    assert.deepEqual(samples(await m.registry.metrics(), 'storage_operation_status_count'), [
+      'storage_operation_status_count{volume_plugin="kubernetes.io/empty-dir",operation_name="volume_mount",status="success"} 1',
+    ]);
+  });
+
   it('reports kubelet_volume_stats_* per claim at scrape time (the first pod’s numbers), none without stats', async () => {
     const m = createKubeletMetrics({ nodeName: 'n1', processMetrics: false });
     assert.deepEqual(samples(await m.registry.metrics(), 'kubelet_volume_stats_capacity_bytes'), []);

@@ -10,6 +10,7 @@ import { createCertificateMetrics, type CertificateMetrics } from './certificate
 import { registerBuildInfo } from './build-info.ts';
 import { registerProcessStartTime, registerVirtualMemoryMax } from './process-metrics.ts';
 import { createHttpRequestMetrics, type HttpRequestMetrics } from './http-metrics.ts';
+import { createVolumeMetrics, type VolumeOperationMetrics } from './volume-metrics.ts';
 import type { VersionInfo } from '../kubelet/index.ts';
 
 /** Container states as kubelet_running_containers labels them (upstream kubecontainer.State). */
@@ -60,6 +61,8 @@ export interface KubeletMetrics {
   readonly certificates: CertificateMetrics;
   /** The kubelet API's kubelet_http_requests_total, _duration_seconds and kubelet_http_inflight_requests. */
   readonly http: HttpRequestMetrics;
+  /** storage_operation_* and volume_manager_total_volumes, fed by the volume manager. */
+  readonly volumes: VolumeOperationMetrics;
   /** kubelet_running_pods / kubelet_running_containers read this at each scrape. */
   setRuntimePodsProvider(provider: RuntimePodsProvider): void;
   /** kubelet_pod_start_duration_seconds: from first seeing a pod to seeing it Running. */
@@ -72,6 +75,10 @@ export interface KubeletMetrics {
   recordContainerStarts(pod: Pod, result: Pick<PodSyncResult, 'started' | 'startFailures'>): void;
   /** kubelet_evictions{eviction_signal}: the eviction manager reports each pod it evicts. */
   recordEviction(signal: string): void;
+  /** kubelet_eviction_stats_age_seconds{eviction_signal}: how old the stats an eviction acts on are. */
+  recordEvictionStatsAge(signal: string, seconds: number): void;
+  /** kubelet_cgroup_manager_duration_seconds{operation_type}: one create, update or destroy of a cgroup. */
+  cgroupOperation(operation: string, seconds: number): void;
   /** kubelet_volume_stats_* read this at each scrape (the summary's volumes with a pvcRef). */
   setVolumeStatsProvider(provider: VolumeStatsProvider): void;
   /** kubelet_container_log_filesystem_used_bytes reads this at each scrape. */
@@ -331,6 +338,18 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
   const evictions = counter('kubelet_evictions', 'Cumulative number of pod evictions by eviction signal', [
     'eviction_signal',
   ]);
+  const cgroupManagerDuration = histogram(
+    'kubelet_cgroup_manager_duration_seconds',
+    'Duration in seconds for cgroup manager operations. Broken down by method.',
+    DEF_BUCKETS,
+    ['operation_type'],
+  );
+  const evictionStatsAge = histogram(
+    'kubelet_eviction_stats_age_seconds',
+    'Time between when stats are collected, and when pod is evicted based on those stats by eviction signal',
+    DEF_BUCKETS,
+    ['eviction_signal'],
+  );
   const restRequests = counter(
     'rest_client_requests_total',
     'Number of HTTP requests, partitioned by status code, method, and host.',
@@ -379,6 +398,7 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
     runtime,
     certificates: createCertificateMetrics(registry),
     http,
+    volumes: createVolumeMetrics(registry),
     pleg: {
       seenActive: () => {
         plegLastSeen = Date.now();
@@ -430,5 +450,9 @@ export function createKubeletMetrics(opts: KubeletMetricsOptions): KubeletMetric
       }
     },
     recordEviction: (signal) => evictions.inc({ eviction_signal: signal }),
+    recordEvictionStatsAge: (signal, seconds) =>
+      evictionStatsAge.observe({ eviction_signal: signal }, seconds),
+    cgroupOperation: (operation, seconds) =>
+      cgroupManagerDuration.observe({ operation_type: operation }, seconds),
   };
 }

@@ -7,9 +7,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Gauge, type Registry } from 'prom-client';
 
-/** The process's start, in Unix seconds (prom-client's and procfs' rounding). */
+/**
+ * The process's start, in whole Unix seconds. Rounded down: prom-client rounds to the nearest
+ * second, which for a process younger than half a second gives a start in the future.
+ */
 function processStartSeconds(): number {
-  return Math.round(Date.now() / 1000 - process.uptime());
+  return Math.floor(Date.now() / 1000 - process.uptime());
 }
 
 /**

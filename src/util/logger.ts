@@ -12,8 +12,11 @@
  *
  * The calling file is the compiled JavaScript's (dist/…/*.js), as klog names the Go file. Verbosity as
  * upstream uses it: info lines at 0 and up, debug at 4 (`--v=4`), trace at 5; warnings and errors
- * always. No buffering: each line is written whole as it is logged, so `--log-flush-frequency` has
- * nothing to flush.
+ * always. No buffering: each line is written whole as it is logged (stderr is synchronous for files
+ * and pipes on Linux), as klog writes to stderr: upstream's `--log-flush-frequency` flushes only
+ * klog's log files (`--log-file`, `--log-dir`, which tskubelet does not write), and kubelet 1.20 reads
+ * the flag before parsing it (logs.InitLogs runs ahead of command.Execute). So the setting is checked
+ * and kept (config/fields.ts) and every value is met: no line ever waits for a flush.
  */
 
 import { goQuote } from './go-quote.ts';

@@ -15,6 +15,7 @@ import type { VolumeObjectSource } from './objects.ts';
 import { podDir } from './paths.ts';
 import { checkNodeAffinity, claimSource, resolveClaim } from './persistent-volumes.ts';
 import { PV_PLUGINS, escapePluginName, type PvContext, type PvMetrics, type PvPlugin } from './pv-plugins.ts';
+import { qualifiedPluginName, type VolumePlugin } from './volume-metrics.ts';
 
 /** A persistentVolumeClaim volume once set up: what containers get, and how. */
 export interface ClaimVolume {
@@ -55,6 +56,11 @@ export interface ClaimVolumes {
   releaseUnused(signal?: AbortSignal): Promise<void>;
   /** The pod's set-up claim volumes. */
   list(uid: string): PodClaimVolume[];
+  /**
+   * The plugin of a claim volume of the pod once its PV was resolved to one (set up or not), as the
+   * volume metrics name it (`kubernetes.io/csi:<driver>` for CSI); undefined before.
+   */
+  pluginOf(uid: string, volume: string): VolumePlugin | undefined;
   /** Forgets the pod (after its volumes are torn down). */
   forget(uid: string): void;
 }
@@ -79,6 +85,8 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
   const supportedTypes = Object.keys(plugins).join(', ');
   /** Set-up persistentVolumeClaim volumes, by pod UID then volume name. */
   const claims = new Map<string, Map<string, ClaimVolume>>();
+  /** The resolved claims' plugins, by pod UID then volume name (for the volume metrics). */
+  const resolvedPlugins = new Map<string, Map<string, VolumePlugin>>();
 
   function get(pod: KubeletPod, name: string): ClaimVolume {
     const c = claims.get(pod.metadata.uid)?.get(name);
@@ -144,6 +152,12 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
           `(PersistentVolume type ${r.sourceKind || '(none)'} is not supported; supported: ${supportedTypes})`,
       );
     }
+    let resolved = resolvedPlugins.get(uid);
+    if (!resolved) resolvedPlugins.set(uid, (resolved = new Map<string, VolumePlugin>()));
+    resolved.set(v.name, {
+      name: qualifiedPluginName(plugin.name, r.pv.spec?.csi),
+      block: r.volumeMode === 'Block',
+    });
     const prefix = r.volumeMode === 'Block' ? 'MapVolume' : 'MountVolume';
     if (r.pv.spec?.nodeAffinity?.required) {
       if (!opts.node) {
@@ -236,8 +250,10 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
         ...(c.metricsPath !== undefined ? { metricsPath: c.metricsPath } : {}),
         ...(c.metrics ? { metrics: c.metrics } : {}),
       })),
+    pluginOf: (uid, volume) => resolvedPlugins.get(uid)?.get(volume),
     forget: (uid) => {
       claims.delete(uid);
+      resolvedPlugins.delete(uid);
     },
   };
 }

@@ -18,6 +18,7 @@ export type {
 export type { NodeAllocatable } from './downward-api.ts';
 export type { PodClaimVolume } from './claim-volumes.ts';
 export { mountsUnder } from './mounts.ts';
+export type { VolumeCount, VolumeMetrics, VolumeOperation, VolumeWorld } from './volume-metrics.ts';
 export {
   createTokenManager,
   type ServiceAccountToken,

@@ -21,6 +21,7 @@ import type { TimelineRecorder } from '../timeline/index.ts';
 import { claimSource } from './persistent-volumes.ts';
 import { createClaimVolumes, type PodClaimVolume } from './claim-volumes.ts';
 import type { InlineVolumePlugin, PvPlugin } from './pv-plugins.ts';
+import { createVolumeMetricsRecorder, inlineVolumePlugin, type VolumeMetrics } from './volume-metrics.ts';
 
 export { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
 
@@ -114,6 +115,8 @@ export interface VolumeManagerOptions {
   pvPlugins?: Readonly<Record<string, PvPlugin>>;
   /** `csi:` volumes in the pod (inline ephemeral). Absent: they fail clearly. */
   inlineCsi?: InlineVolumePlugin;
+  /** storage_operation_* and volume_manager_total_volumes (volume-metrics.ts); absent: not reported. */
+  metrics?: VolumeMetrics;
 }
 
 function volumeKind(v: Volume): string {
@@ -140,6 +143,17 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     ...(opts.recorder && { recorder: opts.recorder }),
     ...(opts.node && { node: opts.node }),
     ...(opts.pvPlugins && { plugins: opts.pvPlugins }),
+  });
+  const volumeMetrics = createVolumeMetricsRecorder({
+    metrics: opts.metrics,
+    pluginOf: (pod, v, kind) => {
+      if (kind === 'persistentVolumeClaim') return claimVols.pluginOf(pod.metadata.uid, v.name);
+      const name = inlineVolumePlugin(kind, v);
+      return name === undefined ? undefined : { name, block: false };
+    },
+    desiredPods: () => lastPod.values(),
+    kindOf: volumeKind,
+    logger: log,
   });
 
   function hostPathOf(pod: KubeletPod, v: Volume): string {
@@ -319,7 +333,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     await ensurePrivateDir(join(podDir(opts.rootDir, uid), 'volumes'), log);
     for (const v of pod.spec.volumes ?? []) {
       try {
-        await setUpVolume(pod, v, signal);
+        await volumeMetrics.setUp(pod, v, volumeKind(v), () => setUpVolume(pod, v, signal), signal);
       } catch (err) {
         if (!signal?.aborted) {
           opts.timeline?.record(uid, 'failed', {
@@ -441,13 +455,13 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       if (uid === '') return;
       lastPod.delete(uid); // a finished pod's volumes are not refreshed again
       refreshQueued.delete(uid);
-      await serial.run(uid, () => cleanUp(uid, signal, 'volumes'), signal);
+      await serial.run(uid, () => volumeMetrics.tearDown(uid, () => cleanUp(uid, signal, 'volumes')), signal);
     },
     async cleanUpPod(uid, signal) {
       if (uid === '') return;
       lastPod.delete(uid); // no refresh starts for it any more
       refreshQueued.delete(uid);
-      await serial.run(uid, () => cleanUp(uid, signal), signal);
+      await serial.run(uid, () => volumeMetrics.tearDown(uid, () => cleanUp(uid, signal)), signal);
     },
   };
 }

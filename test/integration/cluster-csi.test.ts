@@ -19,7 +19,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
@@ -174,6 +174,13 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
     };
   };
 
+  void it("makes the node's CSINode at start-up, empty and owned by the Node, before any driver registers", async () => {
+    const cn = await eventually('the CSINode', csiNode, 30_000);
+    assert.deepEqual(cn.spec.drivers ?? [], []);
+    assert.equal(cn.metadata.ownerReferences?.[0]?.kind, 'Node');
+    assert.equal(cn.metadata.ownerReferences?.[0]?.name, NODE);
+  });
+
   void it('registers the fixture driver: CSINode entry, node-ID annotation, topology label, a positive status', async () => {
     assert.ok(env);
     driver = await startHostPathDriver(driverOptions());
@@ -261,12 +268,12 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
   const kubectl = kubectlFor(() => cluster?.adminKubeconfig ?? '');
   const podPhase = (name: string, want: string) =>
     untilPodPhase(kubectl, name, want, { alive: async () => kubelet?.assertRunning() });
-  const podYaml = (name: string, script: string, volume: string) => `apiVersion: v1
+  const podYaml = (name: string, script: string, volume: string, podSpecExtra = '') => `apiVersion: v1
 kind: Pod
 metadata: {name: ${name}, namespace: default}
 spec:
   nodeName: ${NODE}
-  terminationGracePeriodSeconds: 1
+${podSpecExtra}  terminationGracePeriodSeconds: 1
   restartPolicy: Never
   containers:
   - name: main
@@ -315,7 +322,12 @@ spec:
     driver.calls.length = 0;
     await kubectl.ok(
       ['apply', '-f', '-'],
-      podYaml('csi-pv-pod', 'echo from-a-pod > /data/f', '    persistentVolumeClaim: {claimName: csi-claim}'),
+      podYaml(
+        'csi-pv-pod',
+        'echo from-a-pod > /data/f',
+        '    persistentVolumeClaim: {claimName: csi-claim}',
+        '  securityContext: {fsGroup: 2345}\n',
+      ),
     );
     await podPhase('csi-pv-pod', 'Succeeded');
     assert.deepEqual(
@@ -329,6 +341,9 @@ spec:
     assert.equal(publish.volumeId, 'vol-pod');
     assert.equal(publish.volumeContext['csi.storage.k8s.io/pod.name'], 'csi-pv-pod');
     assert.equal(await readFile(join(env.dir, 'csi-data', 'vol-pod', 'f'), 'utf8'), 'from-a-pod\n');
+    // The CSIDriver's fsGroupPolicy defaults to ReadWriteOnceWithFSType: an ext4 RWO PV is group-owned.
+    assert.equal((await stat(join(env.dir, 'csi-data', 'vol-pod'))).gid, 2345, 'fsGroup on the volume root');
+    assert.equal((await stat(join(env.dir, 'csi-data', 'vol-pod', 'f'))).gid, 2345, 'fsGroup inherited');
 
     await kubectl.ok(['delete', 'pod', 'csi-pv-pod', '--wait=true', '--timeout=90s']);
     await eventually(

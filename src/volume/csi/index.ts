@@ -12,9 +12,10 @@ import type { ApiClient } from '../../api/client-types.ts';
 import { isApiStatus } from '../../api/client-types.ts';
 import type { NodeEventSink } from '../../api/events.ts';
 import type { Logger } from '../../util/logger.ts';
+import { describeError } from '../../util/errors.ts';
 import { createCsiClient } from './csi-client.ts';
 import { createDriverStore, type DriverStore } from './drivers.ts';
-import { createCsiMounter, type CsiMounter } from './mounter.ts';
+import { appliesFsGroup, createCsiMounter, type CsiMounter } from './mounter.ts';
 import type { CsiDriverSpec } from './volume-types.ts';
 import { createNodeInfoManager } from './node-info.ts';
 import { pluginsRegistryDir } from './paths.ts';
@@ -31,6 +32,7 @@ export {
 } from './drivers.ts';
 export { PluginCallError, isPluginCallError } from './grpc-unix.ts';
 export type { CsiMounter } from './mounter.ts';
+export { appliesFsGroup };
 export type { CsiVolumeMetrics } from './csi-client.ts';
 export { createCsiVolumeStats, type CsiVolumeStats } from './volume-stats.ts';
 export { createCsiInlinePlugin, createCsiPvPlugin } from './pv-plugin.ts';
@@ -98,11 +100,10 @@ export function createCsi(opts: CsiOptions): Csi {
   const drivers = createDriverStore();
   const api = opts.api;
   const clientFor = createCsiClient;
+  const nodeInfo = api ? createNodeInfoManager({ api, nodeName: opts.nodeName, logger: opts.logger }) : undefined;
   const handler = createCsiRegistrationHandler({
     drivers,
-    ...(api
-      ? { nodeInfo: createNodeInfoManager({ api, nodeName: opts.nodeName, logger: opts.logger }) }
-      : {}),
+    ...(nodeInfo ? { nodeInfo } : {}),
     clientFor,
     logger: opts.logger,
     ...(opts.callTimeoutMs !== undefined ? { nodeGetInfoTimeoutMs: opts.callTimeoutMs } : {}),
@@ -155,7 +156,14 @@ export function createCsi(opts: CsiOptions): Csi {
     drivers,
     watcher,
     mounter,
-    start: (signal) => watcher.start(signal),
+    start(signal) {
+      // In the background, as upstream: the Node may not be registered yet.
+      nodeInfo?.initialize(signal).catch((err: unknown) => {
+        if (!signal.aborted)
+          opts.logger.error('failed to initialize CSINode', { node: opts.nodeName, error: describeError(err) });
+      });
+      return watcher.start(signal);
+    },
     stop: () => watcher.stop(),
   };
 }

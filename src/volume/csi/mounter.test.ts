@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
@@ -13,6 +13,7 @@ import {
   type HostPathDriverOptions,
 } from '../../../test/kit/csi-hostpath/driver.ts';
 import {
+  appliesFsGroup,
   createCsi,
   createCsiClient,
   deviceMountPath,
@@ -348,5 +349,46 @@ describe('the CSI mounter', () => {
     await csi.mounter.setUp(POD, pv());
     assert.equal(await csi.mounter.volumeStats(POD.uid, 'pv-1'), undefined);
     assert.deepEqual(d.callsOf('NodeGetVolumeStats'), []);
+  });
+
+  it("group-owns the published volume by the pod's fsGroup under the driver's File policy", async () => {
+    fake.csiDrivers.set(DRIVER, { spec: { attachRequired: false, fsGroupPolicy: 'File' } });
+    await setup();
+    // Data already on the volume (the fixture's symlink mode: the target links to this dir).
+    await mkdir(path.join(root, 'data', 'handle-pv-1', 'sub'), { recursive: true });
+    await writeFile(path.join(root, 'data', 'handle-pv-1', 'sub', 'data.txt'), 'x');
+    const target = await csi.mounter.setUp({ ...POD, fsGroup: 4321 }, pv());
+    const sub = await stat(path.join(target, 'sub'));
+    assert.equal(sub.gid, 4321);
+    assert.equal(sub.mode & 0o2000, 0o2000, 'setgid on directories');
+    assert.equal((await stat(path.join(target, 'sub', 'data.txt'))).gid, 4321);
+  });
+
+  it("leaves the published volume's ownership alone under the driver's None policy", async () => {
+    fake.csiDrivers.set(DRIVER, { spec: { attachRequired: false, fsGroupPolicy: 'None' } });
+    await setup();
+    await mkdir(path.join(root, 'data', 'handle-pv-1', 'sub'), { recursive: true });
+    const target = await csi.mounter.setUp({ ...POD, fsGroup: 4321 }, pv());
+    assert.notEqual((await stat(path.join(target, 'sub'))).gid, 4321);
+  });
+});
+
+describe('appliesFsGroup (upstream supportsFSGroup)', () => {
+  const rwo = { kind: 'persistent' as const, fsType: 'ext4', accessModes: ['ReadWriteOnce'] };
+  it('applies under the default policy only to a ReadWriteOnce PV with an fsType, or an inline volume with one', () => {
+    assert.equal(appliesFsGroup(undefined, rwo, false), true);
+    assert.equal(appliesFsGroup('ReadWriteOnceWithFSType', rwo, false), true);
+    assert.equal(appliesFsGroup(undefined, { ...rwo, accessModes: ['ReadWriteMany'] }, false), false);
+    assert.equal(appliesFsGroup(undefined, { kind: 'persistent', accessModes: ['ReadWriteOnce'] }, false), false);
+    assert.equal(appliesFsGroup(undefined, { kind: 'persistent', fsType: 'ext4' }, false), false);
+    assert.equal(appliesFsGroup(undefined, { kind: 'ephemeral', fsType: 'ext4' }, false), true);
+    assert.equal(appliesFsGroup(undefined, { kind: 'ephemeral' }, false), false);
+  });
+
+  it('always applies under File and never under None, and never to a read-only volume', () => {
+    assert.equal(appliesFsGroup('File', { kind: 'persistent', accessModes: ['ReadOnlyMany'] }, false), true);
+    assert.equal(appliesFsGroup('None', rwo, false), false);
+    assert.equal(appliesFsGroup('File', rwo, true), false);
+    assert.equal(appliesFsGroup(undefined, rwo, true), false);
   });
 });

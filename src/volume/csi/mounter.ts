@@ -17,6 +17,7 @@ import path from 'node:path';
 import { KubeletError, describeError, errnoCode } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { mountAt } from '../mounts.ts';
+import { setVolumeOwnership } from '../ownership.ts';
 import { CSI_TIMEOUT_MS, type CsiClient, type CsiVolumeMetrics } from './csi-client.ts';
 import type { DriverStore } from './drivers.ts';
 import { isPluginCallError } from './grpc-unix.ts';
@@ -111,6 +112,24 @@ function capability(
   // Upstream: fsType "block" asks for block access; anything else is a mount.
   if (fsType === 'block') return { block: {}, accessMode: access };
   return { mount: { fsType: fsType ?? '', mountFlags: mountFlags ?? [] }, accessMode: access };
+}
+
+/**
+ * Upstream supportsFSGroup: whether the pod's fsGroup is applied to a published volume. Never for a
+ * read-only volume or a driver whose policy is `None`; always under `File`; under
+ * `ReadWriteOnceWithFSType` (the default) only with an fsType and, for a PV, a ReadWriteOnce access
+ * mode (an inline volume is always published ReadWriteOnce).
+ */
+export function appliesFsGroup(
+  policy: string | undefined,
+  volume: { kind: 'persistent' | 'ephemeral'; fsType?: string; accessModes?: readonly string[] },
+  readOnly: boolean,
+): boolean {
+  if (readOnly || policy === 'None') return false;
+  if (policy === 'File') return true;
+  if (!volume.fsType) return false;
+  if (volume.kind === 'ephemeral') return true;
+  return volume.accessModes?.includes('ReadWriteOnce') ?? false;
 }
 
 /** Upstream removeMountDir: a dir that is not a mount point is removed with its vol_data.json and parent. */
@@ -354,6 +373,31 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
         wrap('publish', `NodePublishVolume of ${handle} at ${target} failed`)(err);
       }
       vlog.info('CSI volume published', { volumeHandle: handle, targetPath: target, readOnly });
+      const fsVolume = {
+        kind: volume.kind,
+        ...(volume.source.fsType !== undefined ? { fsType: volume.source.fsType } : {}),
+        ...(volume.kind === 'persistent' && volume.accessModes ? { accessModes: volume.accessModes } : {}),
+      };
+      if (pod.fsGroup !== undefined && appliesFsGroup(driverSpec?.fsGroupPolicy, fsVolume, readOnly)) {
+        try {
+          await setVolumeOwnership({
+            dir: target,
+            fsGroup: pod.fsGroup,
+            readOnly: false,
+            ...(pod.fsGroupChangePolicy !== undefined ? { changePolicy: pod.fsGroupChangePolicy } : {}),
+            logger: vlog,
+          });
+        } catch (err) {
+          // Published but unusable: the retry or the tear-down must still see the mount (upstream
+          // reports this as an uncertain outcome).
+          throw new CsiVolumeError(
+            'Internal',
+            'publish',
+            `applyFSGroup failed for vol ${handle}: ${describeError(err)}`,
+            { cause: err, uncertain: true },
+          );
+        }
+      }
       return target;
     },
 

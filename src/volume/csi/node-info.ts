@@ -18,6 +18,10 @@ export const ANNOTATION_NODE_ID = 'csi.volume.kubernetes.io/nodeid';
 const UPDATE_TRIES = 4;
 const UPDATE_FIRST_DELAY_MS = 10;
 const UPDATE_FACTOR = 5;
+/** Upstream initBackoff (csi_plugin.go): waiting for the kubelet to register its Node, ~2 min in all. */
+const INIT_TRIES = 6;
+const INIT_FIRST_DELAY_MS = 15;
+const INIT_FACTOR = 6;
 /** Upstream truncates a larger attach limit to MaxInt32. */
 const MAX_INT32 = 2 ** 31 - 1;
 
@@ -60,6 +64,12 @@ export interface NodeInfoManager {
   ): Promise<void>;
   /** Upstream UninstallCSIDriver: the CSINode entry, then the annotation's key. */
   uninstallDriver(driver: string): Promise<void>;
+  /**
+   * Upstream initializeCSINode, at start-up: waits for the Node to be registered, then makes sure
+   * the node's CSINode exists (empty, owned by the Node), before any driver registers. Rejects
+   * with the reason when the Node never appears or the CSINode cannot be made.
+   */
+  initialize(signal: AbortSignal): Promise<void>;
 }
 
 export interface NodeInfoManagerOptions {
@@ -192,6 +202,30 @@ export function createNodeInfoManager(opts: NodeInfoManagerOptions): NodeInfoMan
   }
 
   return {
+    async initialize(signal) {
+      let delay = opts.retryDelayMs ?? INIT_FIRST_DELAY_MS;
+      for (let i = 0; ; i++) {
+        try {
+          await api.request<NodeObject>({ method: 'GET', path: nodePath, signal });
+          break;
+        } catch (err) {
+          if (signal.aborted) throw err;
+          if (i === INIT_TRIES - 1)
+            throw new KubeletError(
+              'Unavailable',
+              'initialize CSINode',
+              `the Node ${nodeName} was not found: ${describeError(err)}`,
+              { cause: err },
+            );
+        }
+        await sleep(delay, signal);
+        delay *= INIT_FACTOR;
+      }
+      await withRetries('initialize CSINode', async () => {
+        if (!(await getCSINode())) await createCSINode();
+      });
+    },
+
     async installDriver(driver, nodeId, maxVolumesPerNode, topology) {
       if (!nodeId)
         throw new KubeletError(

@@ -22,6 +22,10 @@ function podRef(pod: KubeletPod) {
     name: pod.metadata.name,
     namespace: pod.metadata.namespace,
     ...(pod.spec.serviceAccountName ? { serviceAccountName: pod.spec.serviceAccountName } : {}),
+    ...(pod.spec.securityContext?.fsGroup !== undefined ? { fsGroup: pod.spec.securityContext.fsGroup } : {}),
+    ...(pod.spec.securityContext?.fsGroupChangePolicy !== undefined
+      ? { fsGroupChangePolicy: pod.spec.securityContext.fsGroupChangePolicy }
+      : {}),
   };
 }
 

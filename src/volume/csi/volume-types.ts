@@ -49,6 +49,9 @@ export interface CsiPodRef {
   name: string;
   namespace: string;
   serviceAccountName?: string;
+  /** The pod's securityContext.fsGroup and fsGroupChangePolicy (applied per the CSIDriver's fsGroupPolicy). */
+  fsGroup?: number;
+  fsGroupChangePolicy?: string;
 }
 
 /** storage.k8s.io/v1 CSIDriver spec (the fields the kubelet reads). */
@@ -56,6 +59,11 @@ export interface CsiDriverSpec {
   attachRequired?: boolean;
   podInfoOnMount?: boolean;
   volumeLifecycleModes?: string[];
+  /**
+   * Whether the kubelet applies a pod's fsGroup to the driver's volumes (1.20 beta, on by default):
+   * `ReadWriteOnceWithFSType` (the API server's default), `File` or `None`.
+   */
+  fsGroupPolicy?: string;
 }
 
 export type CsiStep = 'prepare' | 'stage' | 'publish' | 'unpublish' | 'unstage' | 'stats';

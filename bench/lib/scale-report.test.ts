@@ -14,6 +14,7 @@ function usage(rssMiB: number, cpuCores: number): UsageSummary {
     cpuP95: cpuCores * 2,
     cpuMax: cpuCores * 3,
     cpuSecTotal: cpuCores * 60,
+    mainCpuSecTotal: cpuCores * 60,
     seconds: 60,
   };
 }

@@ -273,7 +273,6 @@ export async function addPodStorage(ctx: StorageContext, e: PodEntry, wanted: Se
   e.stats['ephemeral-storage'] = withCapacity(time || ctx.seenAt, rootCap, { usedBytes, inodesUsed });
 }
 
-/** The summary's volumes with a pvcRef, as kubelet_volume_stats_* report them (upstream volumeStatsCollector). */
 /** Each container's log bytes of the summary (upstream logMetricsCollector's input). */
 export function containerLogStats(summary: Summary<number>): ContainerLogStats[] {
   return summary.pods.flatMap((p) =>
@@ -293,6 +292,7 @@ export function containerLogStats(summary: Summary<number>): ContainerLogStats[]
   );
 }
 
+/** The summary's volumes with a pvcRef, as kubelet_volume_stats_* report them (upstream volumeStatsCollector). */
 export function pvcVolumeStats(summary: Summary<number>): PvcVolumeStats[] {
   return summary.pods.flatMap((p) =>
     (p.volume ?? []).flatMap((v) =>

@@ -3,6 +3,7 @@
  * csi_client.go, csiDriverClient): a call per RPC on the driver's socket, each under a timeout
  * (upstream csiTimeout, 2 minutes, unless the caller gives a shorter one).
  */
+import type { PvMetrics } from '../pv-plugins.ts';
 import { CSI_PROTO } from './protos.ts';
 import type {
   NodeCapability,
@@ -45,22 +46,13 @@ export interface CsiClient {
     volumePath: string,
     stagingTargetPath: string,
     opts?: CsiCallOptions,
-  ): Promise<CsiVolumeMetrics>;
+  ): Promise<PvMetrics>;
 }
 
 /** A volume's usage as NodeGetVolumeStats reports it (upstream volume.Metrics). */
-export interface CsiVolumeMetrics {
-  capacityBytes: number;
-  availableBytes: number;
-  usedBytes: number;
-  inodes: number;
-  inodesFree: number;
-  inodesUsed: number;
-}
-
 /** Upstream's mapping of NodeGetVolumeStats' usage entries to volume.Metrics. */
-export function metricsFromUsage(usage: readonly VolumeUsage[]): CsiVolumeMetrics {
-  const m: CsiVolumeMetrics = {
+export function metricsFromUsage(usage: readonly VolumeUsage[]): PvMetrics {
+  const m: PvMetrics = {
     capacityBytes: 0,
     availableBytes: 0,
     usedBytes: 0,

@@ -33,7 +33,6 @@ export {
 export { PluginCallError, isPluginCallError } from './grpc-unix.ts';
 export type { CsiMounter } from './mounter.ts';
 export { appliesFsGroup };
-export type { CsiVolumeMetrics } from './csi-client.ts';
 export { createCsiVolumeStats, type CsiVolumeStats } from './volume-stats.ts';
 export { createCsiInlinePlugin, createCsiPvPlugin } from './pv-plugin.ts';
 export {

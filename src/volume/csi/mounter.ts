@@ -18,7 +18,8 @@ import { KubeletError, describeError, errnoCode } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { mountAt } from '../mounts.ts';
 import { setVolumeOwnership } from '../ownership.ts';
-import { CSI_TIMEOUT_MS, type CsiClient, type CsiVolumeMetrics } from './csi-client.ts';
+import { CSI_TIMEOUT_MS, type CsiClient } from './csi-client.ts';
+import type { PvMetrics } from '../pv-plugins.ts';
 import type { DriverStore } from './drivers.ts';
 import { isPluginCallError } from './grpc-unix.ts';
 import {
@@ -74,7 +75,7 @@ export interface CsiMounter {
    * (upstream csi_metrics.go GetMetrics); undefined when the driver lacks GET_VOLUME_STATS or
    * nothing is published there. Rejects with a CsiVolumeError (step `stats`) when the driver fails.
    */
-  volumeStats(podUID: string, specName: string, signal?: AbortSignal): Promise<CsiVolumeMetrics | undefined>;
+  volumeStats(podUID: string, specName: string, signal?: AbortSignal): Promise<PvMetrics | undefined>;
 }
 
 /** What a pod volume dir's vol_data.json holds (upstream volDataKey, plus the PV for unstaging). */

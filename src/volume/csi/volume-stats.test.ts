@@ -1,10 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { nullLogger } from '../../util/logger.ts';
-import type { CsiVolumeMetrics } from './csi-client.ts';
+import type { PvMetrics } from '../pv-plugins.ts';
 import { createCsiVolumeStats } from './volume-stats.ts';
 
-const USAGE: CsiVolumeMetrics = {
+const USAGE: PvMetrics = {
   capacityBytes: 100,
   availableBytes: 60,
   usedBytes: 40,
@@ -15,12 +15,12 @@ const USAGE: CsiVolumeMetrics = {
 
 /** A mounter whose volumeStats calls wait for the test to answer them. */
 function fakeMounter() {
-  const calls: { uid: string; name: string; answer(m: CsiVolumeMetrics | undefined | Error): void }[] = [];
+  const calls: { uid: string; name: string; answer(m: PvMetrics | undefined | Error): void }[] = [];
   return {
     calls,
     mounter: {
       volumeStats: (uid: string, name: string) =>
-        new Promise<CsiVolumeMetrics | undefined>((resolve, reject) =>
+        new Promise<PvMetrics | undefined>((resolve, reject) =>
           calls.push({ uid, name, answer: (m) => (m instanceof Error ? reject(m) : resolve(m)) }),
         ),
     },

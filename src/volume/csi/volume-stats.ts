@@ -10,12 +10,12 @@
 import { describeError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { monotonicNow, wallNow } from '../../util/clock.ts';
-import type { CsiVolumeMetrics } from './csi-client.ts';
+import type { PvMetrics } from '../pv-plugins.ts';
 import type { CsiMounter } from './mounter.ts';
 
 export interface CsiVolumeStats {
   /** The last usage measured for the pod's volume dir `specName`, with its wall time (ms). */
-  get(podUID: string, specName: string): { usage: CsiVolumeMetrics; time: number } | undefined;
+  get(podUID: string, specName: string): { usage: PvMetrics; time: number } | undefined;
 }
 
 export interface CsiVolumeStatsOptions {
@@ -29,7 +29,7 @@ export interface CsiVolumeStatsOptions {
 }
 
 interface Entry {
-  last?: { usage: CsiVolumeMetrics; time: number };
+  last?: { usage: PvMetrics; time: number };
   /** Monotonic ms of the last measurement started; of the last read. */
   startedAt: number;
   readAt: number;

@@ -289,3 +289,67 @@ export function unfedReport(ours: Scrape): { lines: string[]; unexplained: strin
   }
   return { lines, unexplained };
 }
+
+/**
+ * The kubelet series the kubernetes-mixin's kubelet and storage alerts (and the recording rules
+ * they read) select, with the labels they join or group on: the alerts that apply to a kubelet
+ * (PLEG, pod start latency, certificate expiry and renewal, volume fill, too many pods). Older
+ * mixin releases, the ones written for 1.20 clusters, read `kubelet_running_pod_count` for
+ * KubeletTooManyPods; newer ones read kube-state-metrics only. From kubernetes-mixin's
+ * alerts/kubelet.libsonnet, alerts/storage_alerts.libsonnet and rules/kubelet.libsonnet.
+ */
+export const MIXIN_SERIES: readonly { alert: string; family: string; labels: readonly string[] }[] = [
+  { alert: 'every kubelet alert (node name join)', family: 'kubelet_node_name', labels: ['node'] },
+  { alert: 'KubeletTooManyPods (1.20-era mixin)', family: 'kubelet_running_pod_count', labels: [] },
+  { alert: 'KubeletTooManyPods (1.20-era mixin)', family: 'kubelet_running_pods', labels: [] },
+  { alert: 'KubeletPlegDurationHigh', family: 'kubelet_pleg_relist_duration_seconds', labels: [] },
+  { alert: 'KubeletPodStartUpLatencyHigh', family: 'kubelet_pod_worker_duration_seconds', labels: [] },
+  ...(['client', 'server'] as const).map((side) => ({
+    alert: `Kubelet${side === 'client' ? 'Client' : 'Server'}CertificateExpiration`,
+    family: `kubelet_certificate_manager_${side}_ttl_seconds`,
+    labels: [],
+  })),
+  {
+    alert: 'KubeletClientCertificateRenewalErrors',
+    family: 'kubelet_certificate_manager_client_expiration_renew_errors',
+    labels: [],
+  },
+  { alert: 'KubeletServerCertificateRenewalErrors', family: 'kubelet_server_expiration_renew_errors', labels: [] },
+  ...['capacity_bytes', 'available_bytes', 'used_bytes'].map((s) => ({
+    alert: 'KubePersistentVolumeFillingUp',
+    family: `kubelet_volume_stats_${s}`,
+    labels: ['namespace', 'persistentvolumeclaim'],
+  })),
+  ...['inodes', 'inodes_free', 'inodes_used'].map((s) => ({
+    alert: 'KubePersistentVolumeInodesFillingUp',
+    family: `kubelet_volume_stats_${s}`,
+    labels: ['namespace', 'persistentvolumeclaim'],
+  })),
+];
+
+/**
+ * Whether every series a mixin alert selects on the upstream kubelet's /metrics is on tskubelet's
+ * too, with the labels the alert uses: one line per series, and what the test fails on. A series
+ * upstream shows no sample of (a family it only registers, e.g. the certificate ones without
+ * rotation) is reported, not failed on.
+ */
+export function mixinReport(up: Scrape, ours: Scrape): { lines: string[]; unexplained: string[] } {
+  const lines: string[] = [];
+  const unexplained: string[] = [];
+  for (const s of MIXIN_SERIES) {
+    const u = up['/metrics'].get(s.family);
+    const o = ours['/metrics'].get(s.family);
+    const has = (f: MetricFamily | undefined) =>
+      f !== undefined && f.samples > 0 && s.labels.every((l) => f.labelNames.includes(l));
+    const state = has(u)
+      ? has(o)
+        ? 'both'
+        : 'MISSING on tskubelet'
+      : has(o)
+        ? 'tskubelet only'
+        : 'neither (no sample upstream either)';
+    lines.push(`mixin ${s.alert}: ${s.family}${s.labels.length ? `{${s.labels.join(',')}}` : ''} — ${state}`);
+    if (has(u) && !has(o)) unexplained.push(`mixin ${s.alert}: ${s.family} missing on tskubelet`);
+  }
+  return { lines, unexplained };
+}

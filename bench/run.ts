@@ -5,7 +5,7 @@
  *
  *   node bench/run.ts [--quick] [--scenario floor,static,cluster,steady,apiload] [--n 1,10,30,90]
  *                     [--steady-pods 0,35,110] [--kubelets tskubelet,upstream] [--window 60]
- *                     [--exec-rate 50] [--no-token] [--cpu-prof DIR] [--base-tree DIR] [--out FILE]
+ *                     [--exec-rate 50] [--no-token] [--no-qos-cgroups] [--cpu-prof DIR] [--base-tree DIR] [--out FILE]
  *
  * Results: printed, and written to bench/results/<YYYY-MM-DD>.md (-quick.md for --quick), with the
  * charts of how cost grows with the pod count beside it (<FILE>-<chart>.svg) when the run has more
@@ -44,6 +44,7 @@ const { values } = parseArgs({
     window: { type: 'string' },
     'exec-rate': { type: 'string' },
     'no-token': { type: 'boolean', default: false },
+    'no-qos-cgroups': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     out: { type: 'string' },
     // Kind tskubelet-base: bin/tskubelet of this tree (another commit's worktree), same flags.
@@ -138,6 +139,7 @@ const env: BenchEnv = {
   runLogDir: join('/var/log/tskubelet-bench', new Date().toISOString().replace(/[:.]/g, '-')),
   nodeOptions: values['cpu-prof'] ? `--cpu-prof --cpu-prof-dir=${values['cpu-prof']}` : undefined,
   token: !values['no-token'],
+  qosCgroups: !values['no-qos-cgroups'],
   windowMs: WINDOW_MS,
   execRate: EXEC_RATE,
   steadyPods: STEADY_PODS,
@@ -155,6 +157,7 @@ const MACHINE = machineLines({
   steadyPods: STEADY_PODS,
   windowMs: WINDOW_MS,
   token: env.token,
+  qosCgroups: env.qosCgroups,
   limits: limits(),
 });
 

@@ -218,13 +218,15 @@ export function machineLines(o: {
   steadyPods: readonly number[];
   windowMs: number;
   token: boolean;
+  /** Both kubelets with pod cgroups per QoS class; absent: not said (tools that never set it). */
+  qosCgroups?: boolean;
   limits: string;
 }): string[] {
   const dirty = o.git(['status', '--porcelain']) === '' ? '' : ' (uncommitted changes)';
   return [
     `- machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${release()}`,
     `- tskubelet ${o.git(['rev-parse', '--short', 'HEAD'])}${dirty}, Node.js ${process.version}; upstream kubelet 1.20.2 (${o.upstreamBinary}); containerd ${o.containerd}`,
-    `- settings: N = ${o.ns.join(', ')}; steady-state pods ${o.steadyPods.join(', ')}, window ${o.windowMs / 1000} s; --max-pods 110, or the run's pod count when larger (both kubelets); cluster pods ${o.token ? 'mount their service-account token (secret volume, the default)' : 'with automountServiceAccountToken: false'}; kubelet process sampled every 250 ms (batches) / 1 s (steady state)`,
+    `- settings: N = ${o.ns.join(', ')}; steady-state pods ${o.steadyPods.join(', ')}, window ${o.windowMs / 1000} s; --max-pods 110, or the run's pod count when larger (both kubelets); cluster pods ${o.token ? 'mount their service-account token (secret volume, the default)' : 'with automountServiceAccountToken: false'}${o.qosCgroups === undefined ? '' : o.qosCgroups ? '; both kubelets with pod cgroups per QoS class and `--enforce-node-allocatable=pods` (their default)' : '; both kubelets with `--cgroups-per-qos=false --enforce-node-allocatable=` (--no-qos-cgroups)'}; kubelet process sampled every 250 ms (batches) / 1 s (steady state)`,
     `- limits: ${o.limits}`,
   ];
 }

@@ -40,6 +40,8 @@ export interface BenchEnv {
   nodeOptions?: string;
   /** Cluster pods mount their service-account token. */
   token: boolean;
+  /** Both kubelets with pod cgroups per QoS class (their default; `--no-qos-cgroups`: without). */
+  qosCgroups: boolean;
   /** Steady-state and API-load window. */
   windowMs: number;
   /** API load: execs per second. */
@@ -206,6 +208,7 @@ export async function startClusterKubelet(
     eldFile: d.eld,
     nodeOptions: env.nodeOptions,
     maxPods: opts.maxPods,
+    qosCgroups: env.qosCgroups,
     ...(opts.secureApi ? { clientCAFile: ctx.cluster.caFile } : {}),
     ...(opts.readOnlyPort ? { readOnlyPort: opts.readOnlyPort } : {}),
   });

@@ -90,6 +90,7 @@ export async function staticRun(env: BenchEnv, kind: KubeletKind, n: number): Pr
       eldFile: d.eld,
       nodeOptions: env.nodeOptions,
       maxPods: maxPodsFor(n),
+      qosCgroups: env.qosCgroups,
     });
     const obs = observeCri(cri, { prefix, intervalMs: OBSERVE_MS, onError: env.log });
     try {

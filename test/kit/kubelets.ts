@@ -99,6 +99,13 @@ export interface KubeletSpec {
   /** `--max-pods` for both kubelets (default 110, upstream's); raised for runs of more pods. */
   maxPods?: number;
   /**
+   * Pod cgroups per QoS class under /kubepods with the pods' allocatable enforced: both kubelets'
+   * default (`--cgroups-per-qos`, `--enforce-node-allocatable=pods`). Off by default here: a kubelet
+   * with them removes other kubelets' pod cgroups there as orphans, so only a run that has the bed
+   * to itself (the benchmark, under the bed lock, on a fresh containerd) turns them on.
+   */
+  qosCgroups?: boolean;
+  /**
    * More flags after the common ones, for either kubelet (e.g. tskubelet's `--evented-pleg true`,
    * upstream's `--node-ip=…`; a flag given twice takes its last value in both).
    */
@@ -127,10 +134,16 @@ function commonFlags(s: KubeletSpec): [string, string][] {
     ['node-status-update-frequency', '10s'],
     ['max-pods', String(s.maxPods ?? DEFAULT_BENCH_MAX_PODS)],
     ['v', '0'],
-    // Both kubelets run without pod cgroups: the same work, and a kubelet with cgroups per QoS
-    // would remove the test bed's pod cgroups as orphans (they share /sys/fs/cgroup/kubepods).
-    ['cgroups-per-qos', 'false'],
-    ['enforce-node-allocatable', ''],
+    // Both kubelets with or without pod cgroups alike (see KubeletSpec.qosCgroups).
+    ...((s.qosCgroups
+      ? [
+          ['cgroups-per-qos', 'true'],
+          ['enforce-node-allocatable', 'pods'],
+        ]
+      : [
+          ['cgroups-per-qos', 'false'],
+          ['enforce-node-allocatable', ''],
+        ]) as [string, string][]),
   ];
   if (s.manifestDir) f.push(['pod-manifest-path', s.manifestDir]);
   if (s.clientCAFile) {

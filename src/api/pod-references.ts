@@ -40,6 +40,20 @@ function allContainers(pod: KubeletPod): Container[] {
   return [...(pod.spec.initContainers ?? []), ...pod.spec.containers, ...ephemeral];
 }
 
+/**
+ * The names of the pod volumes some container (init, regular or ephemeral) mounts or maps as a
+ * device (upstream GetPodVolumeNames): the volumes the kubelet sets up; a volume no container uses
+ * is skipped, as upstream's desired-state populator skips it.
+ */
+export function usedVolumeNames(pod: KubeletPod): Set<string> {
+  const used = new Set<string>();
+  for (const c of allContainers(pod)) {
+    for (const m of c.volumeMounts ?? []) used.add(m.name);
+    for (const d of c.volumeDevices ?? []) used.add(d.name);
+  }
+  return used;
+}
+
 /** Upstream visitContainerSecretNames / visitContainerConfigmapNames. */
 function addContainerNames(c: Container, out: PodObjectNames): void {
   for (const from of list(c.envFrom)) {

@@ -51,10 +51,11 @@ describe('Kubelet.podWhy on a fake CRI (the gatherer wired to the real managers)
       new Error('failed to setup network for sandbox "x": cni plugin not initialized'),
     );
     s.send([makePod('web')]);
-    const failing = await whyUntil(s.k, 'web', (w) => w.findings.length > 0);
-    assert.equal(failing.findings[0]?.reason, 'SandboxFailed');
-    assert.match(String(failing.findings[0]?.evidence.error), /cni plugin not initialized/);
-    assert.equal(failing.findings[0]?.evidence.network, true);
+    // Before the first RunPodSandbox answers, the pod is only ContainerCreating (seen under load).
+    const failing = await whyUntil(s.k, 'web', (w) => w.findings.some((f) => f.reason === 'SandboxFailed'));
+    const sandbox = failing.findings.find((f) => f.reason === 'SandboxFailed');
+    assert.match(String(sandbox?.evidence.error), /cni plugin not initialized/);
+    assert.equal(sandbox?.evidence.network, true);
     s.cri.clearErrors('runPodSandbox');
     const fine = await whyUntil(s.k, 'web', (w) => w.ready);
     assert.deepEqual(fine.findings, []);

@@ -256,6 +256,7 @@ describe('the kubelet core on a fake CRI', () => {
     s.source.send([
       makePod('left-mounted', (p) => {
         p.spec.volumes = [{ name: 'scratch', emptyDir: { medium: 'Memory' } }];
+        for (const c of p.spec.containers) c.volumeMounts = [{ name: 'scratch', mountPath: '/scratch' }];
       }),
     ]);
     await until('Running', () => statusOf(first, 'uid-left-mounted')?.phase === 'Running');

@@ -32,6 +32,7 @@ function pod(): KubeletPod {
         image: 'registry.local/app:1',
         lifecycle: { postStart: { exec: { command: ['true'] } }, preStop: { exec: { command: ['true'] } } },
         startupProbe: { exec: { command: ['true'] }, periodSeconds: 1 },
+        volumeMounts: [{ name: 'scratch', mountPath: '/scratch' }],
       },
     ],
   });

@@ -17,7 +17,7 @@ import { untilWithin } from '../../test/kit/poll.ts';
 const run = promisify(execFile);
 
 let seq = 0;
-function podWith(volumes: Volume[], mounts: VolumeMount[] = [], labels?: Record<string, string>): KubeletPod {
+function podWith(volumes: Volume[], mounts?: VolumeMount[], labels?: Record<string, string>): KubeletPod {
   seq += 1;
   return volumePod(`p${seq}`, `live-${seq}`, volumes, mounts, labels ? { labels } : {});
 }
@@ -89,7 +89,7 @@ describe('live updates of configMap, secret, projected and downwardAPI volumes',
           projected: { sources: [{ downwardAPI: { items } }, { configMap: { name: 'conf' } }] },
         },
       ],
-      [],
+      undefined,
       { app: 'web', tier: 'front' },
     );
     await vm.setUpPodVolumes(pod);

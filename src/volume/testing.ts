@@ -10,12 +10,15 @@ import type {
 } from './objects.ts';
 import type { ServiceAccountTokenSource, TokenRequestSpec } from './token-manager.ts';
 
-/** A pod in `ns` with `volumes`, whose one container `c` mounts `mounts` (the kit's builder). */
+/**
+ * A pod in `ns` with `volumes`, whose one container `c` mounts `mounts` (the kit's builder); by
+ * default every volume at `/v/<name>`, as the kubelet sets up only the volumes a container uses.
+ */
 export function volumePod(
   name: string,
   uid: string,
   volumes: Volume[],
-  mounts: VolumeMount[] = [],
+  mounts: VolumeMount[] = volumes.map((v) => ({ name: v.name, mountPath: `/v/${v.name}` })),
   opts: PodOptions = {},
 ): KubeletPod {
   return buildPod(name, {

@@ -21,11 +21,7 @@ import { b64, fakeObjectSource, volumePod, type FakeObjectSource } from './testi
 import { createTokenManager, type TokenRequestSpec } from './token-manager.ts';
 
 let seq = 0;
-function podWith(
-  volumes: Volume[],
-  mounts: VolumeMount[] = [],
-  extra: Partial<Pod['spec']> = {},
-): KubeletPod {
+function podWith(volumes: Volume[], mounts?: VolumeMount[], extra: Partial<Pod['spec']> = {}): KubeletPod {
   seq += 1;
   return volumePod(`p${seq}`, `uid-${seq}`, volumes, mounts, { spec: extra });
 }
@@ -89,6 +85,25 @@ describe('volume manager: secret, configMap, downwardAPI, projected', () => {
     assert.equal(await readFile(join(dir, 'app.conf'), 'utf8'), 'x=1\n');
     assert.deepEqual([...(await readFile(join(dir, 'blob')))], [0, 1, 2]);
     assert.equal((await stat(join(dir, 'app.conf'))).mode & 0o777, 0o644);
+  });
+
+  it('sets up only the volumes a container uses: an unused one is neither read nor put on disk (upstream GetPodVolumeNames)', async () => {
+    const pod = podWith(
+      [
+        { name: 'conf', configMap: { name: 'conf' } },
+        { name: 'unused-secret', secret: { secretName: 'no-such-secret' } },
+        { name: 'unused-scratch', emptyDir: {} },
+      ],
+      [{ name: 'conf', mountPath: '/etc/conf' }],
+    );
+    await vm.setUpPodVolumes(pod);
+    assert.equal(
+      await readFile(join(projectedVolumePath(root, `uid-${seq}`, 'configMap', 'conf'), 'app.conf'), 'utf8'),
+      'x=1\n',
+    );
+    assert.ok(!objects.calls.some((c) => c.includes('no-such-secret')), objects.calls.join(', '));
+    await assert.rejects(stat(projectedVolumePath(root, `uid-${seq}`, 'secret', 'unused-secret')), /ENOENT/);
+    await assert.rejects(stat(emptyDirPath(root, `uid-${seq}`, 'unused-scratch')), /ENOENT/);
   });
 
   it('does no disk work on a sync when nothing changed, and updates atomically when the object does', async () => {
@@ -177,7 +192,7 @@ describe('volume manager: secret, configMap, downwardAPI, projected', () => {
   });
 
   it('group-owns files for fsGroup and adds group read', async () => {
-    const pod = podWith([{ name: 'creds', secret: { secretName: 'creds', defaultMode: 0o400 } }], [], {
+    const pod = podWith([{ name: 'creds', secret: { secretName: 'creds', defaultMode: 0o400 } }], undefined, {
       securityContext: { fsGroup: 2000 },
     });
     await vm.setUpPodVolumes(pod);
@@ -324,7 +339,7 @@ describe('volume manager: secret, configMap, downwardAPI, projected', () => {
 
   it('group-owns an emptyDir for fsGroup, setgid, so what the pod writes there is the group’s', async () => {
     for (const medium of ['', 'Memory']) {
-      const pod = podWith([{ name: 'scratch', emptyDir: { medium } }], [], {
+      const pod = podWith([{ name: 'scratch', emptyDir: { medium } }], undefined, {
         securityContext: { fsGroup: 123 },
       });
       await vm.setUpPodVolumes(pod);
@@ -427,7 +442,7 @@ describe('volume manager: serviceAccountToken projections', () => {
     const plainDir = projectedVolumePath(root, plain.metadata.uid, 'projected', 'token');
     assert.equal((await stat(join(plainDir, 'token'))).mode & 0o777, 0o400);
 
-    const grouped = podWith([tokenVolume({}, 0o644)], [], { securityContext: { fsGroup: 2000 } });
+    const grouped = podWith([tokenVolume({}, 0o644)], undefined, { securityContext: { fsGroup: 2000 } });
     await vm.setUpPodVolumes(grouped);
     const dir = projectedVolumePath(root, grouped.metadata.uid, 'projected', 'token');
     const st = await stat(join(dir, 'token'));
@@ -475,7 +490,7 @@ describe('volume manager: serviceAccountToken projections', () => {
 
   it('fails the mount with the API error, naming the volume and the service account, and writes nothing', async () => {
     api.respondOnce('POST', tokenPath('ci'), apiError(403, 'Forbidden', 'denied'));
-    const pod = podWith([tokenVolume()], [], { serviceAccountName: 'ci' });
+    const pod = podWith([tokenVolume()], undefined, { serviceAccountName: 'ci' });
     await assert.rejects(
       vm.setUpPodVolumes(pod),
       (err) =>

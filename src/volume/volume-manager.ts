@@ -3,6 +3,7 @@ import { dirname, join, sep } from 'node:path';
 import { podFullName, type Container, type KubeletPod, type Volume } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import { parseQuantity } from '../api/quantity.ts';
+import { usedVolumeNames } from '../api/pod-references.ts';
 import { KubeletError, describeError, isKubeletError } from '../util/errors.ts';
 import { nullLogger, type Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE, ensurePrivateDir } from '../util/private-dir.ts';
@@ -331,7 +332,16 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     // Upstream makePodDataDirs: the pod dir and its volumes dir, 0750 (an older, looser one is tightened).
     await ensurePrivateDir(podDir(opts.rootDir, uid), log);
     await ensurePrivateDir(join(podDir(opts.rootDir, uid), 'volumes'), log);
+    const used = usedVolumeNames(pod);
     for (const v of pod.spec.volumes ?? []) {
+      if (!used.has(v.name)) {
+        log.debug('skipping a volume no container uses', {
+          pod: podFullName(pod),
+          podUID: uid,
+          volume: v.name,
+        });
+        continue;
+      }
       try {
         await volumeMetrics.setUp(pod, v, volumeKind(v), () => setUpVolume(pod, v, signal), signal);
       } catch (err) {

@@ -314,7 +314,11 @@ export const MIXIN_SERIES: readonly { alert: string; family: string; labels: rea
     family: 'kubelet_certificate_manager_client_expiration_renew_errors',
     labels: [],
   },
-  { alert: 'KubeletServerCertificateRenewalErrors', family: 'kubelet_server_expiration_renew_errors', labels: [] },
+  {
+    alert: 'KubeletServerCertificateRenewalErrors',
+    family: 'kubelet_server_expiration_renew_errors',
+    labels: [],
+  },
   ...['capacity_bytes', 'available_bytes', 'used_bytes'].map((s) => ({
     alert: 'KubePersistentVolumeFillingUp',
     family: `kubelet_volume_stats_${s}`,

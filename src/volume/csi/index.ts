@@ -99,7 +99,9 @@ export function createCsi(opts: CsiOptions): Csi {
   const drivers = createDriverStore();
   const api = opts.api;
   const clientFor = createCsiClient;
-  const nodeInfo = api ? createNodeInfoManager({ api, nodeName: opts.nodeName, logger: opts.logger }) : undefined;
+  const nodeInfo = api
+    ? createNodeInfoManager({ api, nodeName: opts.nodeName, logger: opts.logger })
+    : undefined;
   const handler = createCsiRegistrationHandler({
     drivers,
     ...(nodeInfo ? { nodeInfo } : {}),
@@ -159,7 +161,10 @@ export function createCsi(opts: CsiOptions): Csi {
       // In the background, as upstream: the Node may not be registered yet.
       nodeInfo?.initialize(signal).catch((err: unknown) => {
         if (!signal.aborted)
-          opts.logger.error('failed to initialize CSINode', { node: opts.nodeName, error: describeError(err) });
+          opts.logger.error('failed to initialize CSINode', {
+            node: opts.nodeName,
+            error: describeError(err),
+          });
       });
       return watcher.start(signal);
     },

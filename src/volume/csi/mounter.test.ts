@@ -379,7 +379,10 @@ describe('appliesFsGroup (upstream supportsFSGroup)', () => {
     assert.equal(appliesFsGroup(undefined, rwo, false), true);
     assert.equal(appliesFsGroup('ReadWriteOnceWithFSType', rwo, false), true);
     assert.equal(appliesFsGroup(undefined, { ...rwo, accessModes: ['ReadWriteMany'] }, false), false);
-    assert.equal(appliesFsGroup(undefined, { kind: 'persistent', accessModes: ['ReadWriteOnce'] }, false), false);
+    assert.equal(
+      appliesFsGroup(undefined, { kind: 'persistent', accessModes: ['ReadWriteOnce'] }, false),
+      false,
+    );
     assert.equal(appliesFsGroup(undefined, { kind: 'persistent', fsType: 'ext4' }, false), false);
     assert.equal(appliesFsGroup(undefined, { kind: 'ephemeral', fsType: 'ext4' }, false), true);
     assert.equal(appliesFsGroup(undefined, { kind: 'ephemeral' }, false), false);

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { lstat, mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readFile, readdir, readlink, rm, symlink, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
@@ -46,6 +46,21 @@ function pv(
     readOnly: false,
     ...extra,
   };
+}
+
+/** A block device node of this host (only stat'ed, never opened), if there is one. */
+async function hostBlockDevice(): Promise<string | undefined> {
+  for (const name of await readdir('/dev')) {
+    const p = path.join('/dev', name);
+    if ((await lstat(p).catch(() => undefined))?.isBlockDevice()) return p;
+  }
+  return undefined;
+}
+
+/** Makes the fixture's publish target stand for a driver's real one: a block device (`dev`). */
+async function asDevice(publishPath: string, dev: string): Promise<void> {
+  await unlink(publishPath);
+  await symlink(dev, publishPath);
 }
 
 describe('CSI block volumes (upstream csi_block.go)', () => {
@@ -148,9 +163,25 @@ describe('CSI block volumes (upstream csi_block.go)', () => {
     assert.equal(volData.nodeName, NODE);
     assert.match(volData.attachmentID ?? '', /^csi-[0-9a-f]{64}$/);
 
+    // The fixture's target is no block device: mapping again asks the driver again (idempotently).
     d.calls.length = 0;
     assert.equal(await csi.blockMapper.map(POD, pv()), link, 'mapped again');
-    assert.deepEqual(methods(), [], 'an existing mapping asks the driver nothing');
+    assert.deepEqual(methods(), ['NodeGetCapabilities', 'NodeStageVolume', 'NodePublishVolume']);
+    assert.equal(await readlink(target), path.join(root, 'data', 'handle-pv-b.img'), 'the same target');
+  });
+
+  it('keeps a mapping whose publish path is a block device without asking the driver', async (t) => {
+    const dev = await hostBlockDevice();
+    if (!dev) {
+      t.skip('no block device node in /dev');
+      return;
+    }
+    await setup();
+    const link = await csi.blockMapper.map(POD, pv());
+    await asDevice(blockPublishPath(root, 'pv-b', POD.uid), dev);
+    d.calls.length = 0;
+    assert.equal(await csi.blockMapper.map(POD, pv()), link);
+    assert.deepEqual(methods(), []);
   });
 
   it('publishes read-only when the claim is, and without staging for a driver without STAGE_UNSTAGE_VOLUME', async () => {
@@ -314,11 +345,17 @@ describe('CSI block volumes (upstream csi_block.go)', () => {
       assert.equal(existsSync(blockVolumeDir(root, 'pv-b')), false);
     });
 
-    it('after a kubelet restart, finds the mapping without asking the driver again and tears it down from disk alone', async () => {
+    it('after a kubelet restart, finds the mapping without asking the driver again and tears it down from disk alone', async (t) => {
+      const dev = await hostBlockDevice();
+      if (!dev) {
+        t.skip('no block device node in /dev');
+        return;
+      }
       await setup();
       const pod = blockPod('uid-rs');
       await vmFor(csi).setUpPodVolumes(pod);
       const link = podBlockDevicePath(root, 'uid-rs', 'pv-b');
+      await asDevice(blockPublishPath(root, 'pv-b', 'uid-rs'), dev);
 
       // A new process: new CSI parts and volume manager, nothing in memory but what is on disk.
       other = await newCsi();

@@ -49,8 +49,9 @@ export type PersistentCsiVolume = Extract<CsiVolume, { kind: 'persistent' }>;
 export interface CsiBlockMapper {
   /**
    * Stages (if the driver stages) and publishes the PV for the pod; resolves the pod's device link
-   * (what the container's device resolves to). Cheap when already mapped: a link to an existing
-   * publish path is kept without asking the driver.
+   * (what the container's device resolves to). Cheap when already mapped (also by an earlier
+   * process): a link to a publish path that is a block device is kept without asking the driver;
+   * otherwise the driver is asked again (NodeStage and NodePublish are idempotent).
    */
   map(pod: CsiPodRef, volume: PersistentCsiVolume, signal?: AbortSignal): Promise<string>;
   /** Unpublishes the pod's PV `pvName`, removes its link, and unstages it if no other pod maps it. */
@@ -90,7 +91,10 @@ export function createCsiBlockMapper(opts: CsiNodeOptions): CsiBlockMapper {
   const { log, wrap, client } = ops;
   const withPvLock = createKeyedLock();
 
-  /** Whether `link` points at `publishPath` and the driver's target is there. */
+  /**
+   * Whether `link` points at `publishPath` and the driver's target there is a block device (an
+   * empty target file left by a reboot is not: the driver is asked again, idempotently).
+   */
   async function mapped(link: string, publishPath: string): Promise<boolean> {
     const dest = await readlink(link).catch((err: unknown) => {
       const code = errnoCode(err);
@@ -99,7 +103,7 @@ export function createCsiBlockMapper(opts: CsiNodeOptions): CsiBlockMapper {
     });
     if (dest !== publishPath) return false;
     return stat(publishPath).then(
-      () => true,
+      (st) => st.isBlockDevice(),
       (err: unknown) => {
         if (errnoCode(err) === 'ENOENT') return false;
         throw err;

@@ -87,7 +87,9 @@ export function createCsiPvPlugin(
     async tearDown(dir, signal) {
       await csi.mounter.tearDown(podUIDOf(dir), basename(dir), signal);
     },
-    mapDevice: (ctx) => csi.blockMapper.map(podRef(ctx.pod), persistent(ctx), ctx.signal),
+    async mapDevice(ctx) {
+      return csi.blockMapper.map(podRef(ctx.pod), persistent(ctx), ctx.signal);
+    },
     async unmapDevice(entry, signal) {
       await csi.blockMapper.unmap(podUIDOf(entry), basename(entry), signal);
     },

@@ -50,7 +50,7 @@ export interface ClaimVolumes {
   get(pod: KubeletPod, volume: string): ClaimVolume;
   /** CRI devices for a container's volumeDevices (upstream makeBlockVolumes). */
   devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
-  /** Runs the plugins' teardown hooks for the pod's volume dirs on disk (before the generic unmount). */
+  /** Runs the plugins' teardown hooks for the pod's volume dirs and device entries on disk (before the generic unmount). */
   tearDownPluginDirs(uid: string, signal?: AbortSignal): Promise<void>;
   /** After a pod's teardown: the plugins release node-wide state no pod uses (PvPlugin.releaseUnused). */
   releaseUnused(signal?: AbortSignal): Promise<void>;
@@ -101,34 +101,41 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
   }
 
   /**
-   * The plugin teardown hooks (PvPlugin.tearDown) for every plugin dir found on disk under the pod's
-   * `volumes/` (so it works for volumes a previous kubelet process set up). A failure stops the
-   * cleanup: the pod dir is kept and the next cleanup retries.
+   * The plugin teardown hooks for every plugin entry found on disk (so it works for volumes a
+   * previous kubelet process set up): PvPlugin.tearDown for `<pod>/volumes/<plugin>/*`, then
+   * PvPlugin.unmapDevice for `<pod>/volumeDevices/<plugin>/*`. A failure stops the cleanup: the pod
+   * dir is kept and the next cleanup retries.
    */
   async function tearDownPluginDirs(uid: string, signal?: AbortSignal): Promise<void> {
     for (const plugin of Object.values(plugins)) {
-      if (!plugin.tearDown) continue;
-      const base = join(podDir(opts.rootDir, uid), 'volumes', escapePluginName(plugin.name));
-      let names: string[];
-      try {
-        names = await readdir(base);
-      } catch (err) {
-        if (errnoCode(err) === 'ENOENT') continue; // the pod has no volume of this plugin
-        throw err;
-      }
-      for (const name of names) {
-        const dir = join(base, name);
+      const hooks: [string, ((entry: string, signal?: AbortSignal) => Promise<void>) | undefined][] = [
+        ['volumes', plugin.tearDown?.bind(plugin)],
+        ['volumeDevices', plugin.unmapDevice?.bind(plugin)],
+      ];
+      for (const [kind, hook] of hooks) {
+        if (!hook) continue;
+        const base = join(podDir(opts.rootDir, uid), kind, escapePluginName(plugin.name));
+        let names: string[];
         try {
-          await plugin.tearDown(dir, signal);
+          names = await readdir(base);
         } catch (err) {
-          throw new KubeletError(
-            isKubeletError(err) ? err.code : 'Internal',
-            `clean up pod ${uid} volumes`,
-            `tear down ${dir}: ${describeError(err)}; pod directory kept`,
-            { cause: err },
-          );
+          if (errnoCode(err) === 'ENOENT') continue; // the pod has no volume of this plugin and kind
+          throw err;
         }
-        log.info('volume torn down', { podUID: uid, plugin: plugin.name, dir });
+        for (const name of names) {
+          const entry = join(base, name);
+          try {
+            await hook(entry, signal);
+          } catch (err) {
+            throw new KubeletError(
+              isKubeletError(err) ? err.code : 'Internal',
+              `clean up pod ${uid} volumes`,
+              `tear down ${entry}: ${describeError(err)}; pod directory kept`,
+              { cause: err },
+            );
+          }
+          log.info('volume torn down', { podUID: uid, plugin: plugin.name, dir: entry });
+        }
       }
     }
   }

@@ -9,8 +9,9 @@
  * double mounts); whatever they create per pod lives under the pod's directory
  * (`volumes/<escaped plugin>/<pv>` or `volumeDevices/<escaped plugin>/<pv>`), so the volume manager's
  * teardown (unmount everything under the pod dir, then remove it) undoes it, also after a restart.
- * A plugin that holds state outside the pod dir (CSI: the driver's publish/stage) adds `tearDown`,
- * which the volume manager calls for each of its dirs it finds on disk, before that generic unmount.
+ * A plugin that holds state outside the pod dir (CSI: the driver's publish/stage) adds `tearDown`
+ * (and `unmapDevice` for Block), which the volume manager calls for each of its pod dirs (device
+ * entries) it finds on disk, before that generic unmount.
  */
 import { lstat, mkdir, readdir, readlink, rmdir, stat, symlink, unlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
@@ -20,6 +21,7 @@ import { podFullName } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
 import { KubeletError, describeError, errnoCode, isKubeletError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { createKeyedLock } from '../util/keyed-lock.ts';
 import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import { checkHostPath, type HostPathType } from './host-dirs.ts';
 import { bindMount, mountAt, mountsUnder, run } from './mounts.ts';
@@ -86,6 +88,12 @@ export interface PvPlugin {
    */
   tearDown?(dir: string, signal?: AbortSignal): Promise<void>;
   /**
+   * The Block-mode counterpart of `tearDown`: undoes what lives outside the pod dir for one of this
+   * plugin's pod device entries found on disk (`<pod>/volumeDevices/<escaped name>/<pv>`), before
+   * the volume manager removes the pod dir.
+   */
+  unmapDevice?(entry: string, signal?: AbortSignal): Promise<void>;
+  /**
    * After a pod's volumes are torn down: releases node-wide state no pod uses any more (the local
    * plugin's device mounts), judged from disk and the mount table, so it also works after a restart.
    */
@@ -139,21 +147,7 @@ const WARN_ALREADY_MOUNTED = 'AlreadyMountedVolume';
  * Upstream volumeLocks.LockKey(globalPath): one local-volume operation per PV at a time in this
  * process, so a pod's setup never binds a device mount that another pod's teardown is releasing.
  */
-const pvLocks = new Map<string, Promise<void>>();
-async function withPvLock<T>(pvName: string, fn: () => Promise<T>): Promise<T> {
-  const prev = pvLocks.get(pvName) ?? Promise.resolve();
-  let release = (): void => {};
-  const mine = new Promise<void>((r) => (release = r));
-  const chained = prev.then(() => mine);
-  pvLocks.set(pvName, chained);
-  await prev;
-  try {
-    return await fn();
-  } finally {
-    release();
-    if (pvLocks.get(pvName) === chained) pvLocks.delete(pvName);
-  }
-}
+const withPvLock = createKeyedLock();
 
 /**
  * Upstream local plugin: a directory PV is bind-mounted at the pod's volume dir (idempotent: an

@@ -7,7 +7,9 @@
  * the node's own name). A CSI mounter with the node's credentials then stages and publishes a volume
  * through the driver with real bind mounts (the CSIDriver object read through the Node authorizer),
  * and tears it down. When the driver goes, the kubelet removes the CSINode entry and the annotation.
- * A driver that hangs (NodePublishVolume never answers) or crashes (its process SIGKILLed while a pod
+ * A Block claim on a CSI PV is staged and published with a block capability (the fixture: a loop
+ * device on a backing file, bind-mounted on the publish path), written with dd by one pod and read
+ * back by the next. A driver that hangs (NodePublishVolume never answers) or crashes (its process SIGKILLed while a pod
  * has a volume published) costs the pod a timeout and an event, never the pod worker: the kubelet
  * runs with `--csi-call-timeout 3s`, other pods start meanwhile, and the set-up or teardown is retried
  * until the driver is back. A CSI claim's usage (NodeGetVolumeStats) reaches /stats/summary and
@@ -19,7 +21,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdir, open, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startCluster, type ClusterBed } from '../harness/cluster/index.ts';
 import { createApiClient } from '../../src/api/client.ts';
@@ -27,9 +31,13 @@ import type { ApiClient } from '../../src/api/client-types.ts';
 import { mountAt } from '../../src/volume/mounts.ts';
 import {
   ANNOTATION_NODE_ID,
+  blockPublishPath,
+  blockStagingPath,
+  blockVolumeDir,
   createCsi,
   deviceMountPath,
   pluginsRegistryDir,
+  podBlockDevicePath,
   podVolumeMountPath,
   type Csi,
   type CSINode,
@@ -46,6 +54,7 @@ import { kubectlFor, untilPodPhase } from '../kit/kubectl.ts';
 import { alreadyGone, runTeardown } from '../kit/teardown.ts';
 import { IMAGE, setupEnv, testLogger, unmountUnder, type Env } from '../kit/bed.ts';
 
+const run = promisify(execFile);
 const NODE = 'tsk-csi';
 const DRIVER = 'hostpath.csi.tskubelet.test';
 const ZONE_KEY = 'topology.hostpath.csi.tskubelet.test/node';
@@ -149,6 +158,14 @@ void describe('CSI driver registration and volumes against a real kube-apiserver
       () => driverProcess?.stop(),
       () => kubelet?.stop(),
       () => (mounterRoot ? unmountUnder(mounterRoot) : undefined),
+      // A block test that failed half-way leaves its loop device attached (the fixture detaches at NodeUnstage).
+      async () => {
+        if (!env) return;
+        const backing = join(env.dir, 'csi-data', 'vol-blk.img');
+        const { stdout } = await run('losetup', ['-j', backing]);
+        for (const l of stdout.split('\n').filter((x) => x.startsWith('/dev/')))
+          await run('losetup', ['-d', l.split(':')[0] ?? '']);
+      },
       () => admin?.request({ method: 'DELETE', path: `/apis/storage.k8s.io/v1/csidrivers/${DRIVER}` }),
       () => admin?.request({ method: 'DELETE', path: `/apis/storage.k8s.io/v1/csinodes/${NODE}` }),
       () => admin?.request({ method: 'DELETE', path: `/api/v1/nodes/${NODE}` }),
@@ -399,6 +416,156 @@ spec:
       60_000,
       methods,
     );
+  });
+
+  void it('maps a Block claim bound to a CSI PV: a loop device staged and published at upstream paths, written by one pod with dd and read back by the next, unpublished and unstaged when each goes', async () => {
+    assert.ok(env && driver);
+    const rootDir = env.rootDir;
+    const pvName = 'tsk-pv-csi-blk';
+    const marker = 'tsk-csi-block-marker';
+    const backing = join(env.dir, 'csi-data', 'vol-blk.img');
+    const blockPod = (name: string, script: string) => `apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: default}
+spec:
+  nodeName: ${NODE}
+  terminationGracePeriodSeconds: 1
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: ${IMAGE}
+    command: ["sh", "-c", ${JSON.stringify(script)}]
+    volumeDevices: [{name: data, devicePath: /dev/xvda}]
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: csi-blk-claim}
+`;
+    const loopsOf = async (file: string) =>
+      (await run('losetup', ['-j', file])).stdout.split('\n').filter((l) => l.startsWith('/dev/'));
+    await kubectl.run([
+      'delete',
+      'pod',
+      'csi-blk-writer',
+      'csi-blk-reader',
+      '--ignore-not-found',
+      '--grace-period=0',
+      '--force',
+    ]);
+    await dropClaim(pvName, 'csi-blk-claim');
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      `apiVersion: v1
+kind: PersistentVolume
+metadata: {name: ${pvName}}
+spec:
+  capacity: {storage: 16Mi}
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: ""
+  claimRef: {namespace: default, name: csi-blk-claim}
+  csi: {driver: ${DRIVER}, volumeHandle: vol-blk}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: csi-blk-claim, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  storageClassName: ""
+  volumeName: ${pvName}
+  resources: {requests: {storage: 16Mi}}
+`,
+    );
+    await eventually('claim csi-blk-claim Bound', async () =>
+      (await kubectl.run(['get', 'pvc', 'csi-blk-claim', '-o', 'jsonpath={.status.phase}'])).stdout ===
+      'Bound'
+        ? true
+        : undefined,
+    );
+    driver.calls.length = 0;
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      blockPod('csi-blk-writer', `printf ${marker} | dd of=/dev/xvda && sync`),
+    );
+    const writerUid = await podField('csi-blk-writer', '{.metadata.uid}');
+    await podPhase('csi-blk-writer', 'Succeeded');
+    const block = { block: {}, accessMode: { mode: 'SINGLE_NODE_WRITER' }, accessType: 'block' };
+    const stage = driver.callsOf('NodeStageVolume')[0]?.request;
+    assert.ok(stage, `no NodeStageVolume among ${methods().join(', ')}`);
+    assert.equal(stage.stagingTargetPath, blockStagingPath(rootDir, pvName));
+    assert.deepEqual(stage.volumeCapability, block);
+    const publish = driver.callsOf('NodePublishVolume')[0]?.request;
+    assert.ok(publish);
+    assert.equal(publish.targetPath, blockPublishPath(rootDir, pvName, writerUid));
+    assert.equal(publish.stagingTargetPath, blockStagingPath(rootDir, pvName));
+    assert.deepEqual(publish.volumeCapability, block);
+    assert.equal(
+      (publish.volumeContext as Record<string, string>)['csi.storage.k8s.io/pod.name'],
+      'csi-blk-writer',
+    );
+    const head = Buffer.alloc(marker.length);
+    const fh = await open(backing, 'r');
+    await fh.read(head, 0, marker.length, 0);
+    await fh.close();
+    assert.equal(head.toString(), marker, 'the pod wrote through /dev/xvda into the volume');
+
+    await kubectl.ok(['delete', 'pod', 'csi-blk-writer', '--wait=true', '--timeout=90s']);
+    await eventually(
+      'NodeUnpublishVolume and NodeUnstageVolume of the writer',
+      () =>
+        methods().includes('NodeUnpublishVolume') && methods().includes('NodeUnstageVolume')
+          ? true
+          : undefined,
+      60_000,
+      methods,
+    );
+    assert.equal(
+      driver.callsOf('NodeUnpublishVolume')[0]?.request.targetPath,
+      blockPublishPath(rootDir, pvName, writerUid),
+    );
+    assert.equal(
+      driver.callsOf('NodeUnstageVolume')[0]?.request.stagingTargetPath,
+      blockStagingPath(rootDir, pvName),
+    );
+    await eventually(
+      'the loop device detached',
+      async () => ((await loopsOf(backing)).length === 0 ? true : undefined),
+      10_000,
+    );
+    assert.equal(existsSync(blockPublishPath(rootDir, pvName, writerUid)), false);
+    assert.equal(existsSync(podBlockDevicePath(rootDir, writerUid, pvName)), false);
+    assert.equal(existsSync(blockVolumeDir(rootDir, pvName)), false);
+
+    driver.calls.length = 0;
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      blockPod(
+        'csi-blk-reader',
+        `test "$(dd if=/dev/xvda bs=${marker.length} count=1 2>/dev/null)" = ${marker}`,
+      ),
+    );
+    await podPhase('csi-blk-reader', 'Succeeded');
+    assert.deepEqual(
+      methods().filter((m) => m === 'NodeStageVolume' || m === 'NodePublishVolume'),
+      ['NodeStageVolume', 'NodePublishVolume'],
+    );
+    await kubectl.ok(['delete', 'pod', 'csi-blk-reader', '--wait=true', '--timeout=90s']);
+    await eventually(
+      'NodeUnpublishVolume and NodeUnstageVolume of the reader',
+      () =>
+        methods().includes('NodeUnpublishVolume') && methods().includes('NodeUnstageVolume')
+          ? true
+          : undefined,
+      60_000,
+      methods,
+    );
+    await eventually(
+      'the loop device detached',
+      async () => ((await loopsOf(backing)).length === 0 ? true : undefined),
+      10_000,
+    );
+    await dropClaim(pvName, 'csi-blk-claim');
   });
 
   void it('deregisters the driver when its registration socket goes: the CSINode entry and the annotation are removed', async () => {

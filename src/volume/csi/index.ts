@@ -6,7 +6,8 @@
  * Contract: `createCsi` builds the parts and starts nothing; `start` begins watching the registry
  * dir. `mounter` is what the volume manager calls for a `csi` PV source or an inline `csi:` pod
  * volume: `setUp` (NodeStage when the driver stages, then NodePublish into the pod's volume dir) and
- * `tearDown` (NodeUnpublish, then NodeUnstage when no other pod publishes the volume).
+ * `tearDown` (NodeUnpublish, then NodeUnstage when no other pod publishes the volume); `blockMapper`
+ * does the same for a PV in volumeMode Block (`map` / `unmap`, upstream csi_block.go).
  */
 import type { ApiClient } from '../../api/client-types.ts';
 import { isApiStatus } from '../../api/client-types.ts';
@@ -16,6 +17,8 @@ import { describeError } from '../../util/errors.ts';
 import { createCsiClient } from './csi-client.ts';
 import { createDriverStore, type DriverStore } from './drivers.ts';
 import { appliesFsGroup, createCsiMounter, type CsiMounter } from './mounter.ts';
+import { createCsiBlockMapper, type CsiBlockMapper } from './block.ts';
+import type { CsiNodeOptions } from './node-ops.ts';
 import type { CsiDriverSpec } from './volume-types.ts';
 import { createNodeInfoManager } from './node-info.ts';
 import { pluginsRegistryDir } from './paths.ts';
@@ -32,6 +35,7 @@ export {
 } from './drivers.ts';
 export { PluginCallError, isPluginCallError } from './grpc-unix.ts';
 export type { CsiMounter } from './mounter.ts';
+export type { CsiBlockMapper } from './block.ts';
 export { appliesFsGroup };
 export { createCsiVolumeStats, type CsiVolumeStats } from './volume-stats.ts';
 export { createCsiInlinePlugin, createCsiPvPlugin } from './pv-plugin.ts';
@@ -58,6 +62,10 @@ export {
   ephemeralVolumeHandle,
   pluginsRegistryDir,
   podVolumeMountPath,
+  blockPublishPath,
+  blockStagingPath,
+  blockVolumeDir,
+  podBlockDevicePath,
   CSI_POD_PLUGIN_DIR,
 } from './paths.ts';
 export { type PluginHandler, type PluginWatcher, type RegisteredPlugin } from './plugin-watcher.ts';
@@ -80,6 +88,7 @@ export interface Csi {
   drivers: DriverStore;
   watcher: PluginWatcher;
   mounter: CsiMounter;
+  blockMapper: CsiBlockMapper;
   /** Starts watching `<root-dir>/plugins_registry` until `signal` aborts. */
   start(signal: AbortSignal): Promise<void>;
   stop(): Promise<void>;
@@ -116,7 +125,7 @@ export function createCsi(opts: CsiOptions): Csi {
     nodeEvent: opts.nodeEvent,
     ...(opts.reconcilePeriodMs !== undefined ? { reconcilePeriodMs: opts.reconcilePeriodMs } : {}),
   });
-  const mounter = createCsiMounter({
+  const nodeOptions: CsiNodeOptions = {
     rootDir: opts.rootDir,
     nodeName: opts.nodeName,
     drivers,
@@ -152,11 +161,14 @@ export function createCsi(opts: CsiOptions): Csi {
           },
         }
       : {}),
-  });
+  };
+  const mounter = createCsiMounter(nodeOptions);
+  const blockMapper = createCsiBlockMapper(nodeOptions);
   return {
     drivers,
     watcher,
     mounter,
+    blockMapper,
     start(signal) {
       // In the background, as upstream: the Node may not be registered yet.
       nodeInfo?.initialize(signal).catch((err: unknown) => {

@@ -12,16 +12,22 @@
  * Every driver call has a deadline; errors are CsiVolumeErrors saying which step failed and whether
  * the driver may still be working on it (`uncertain`: retry the same step, do not clean up).
  */
-import { lstat, mkdir, readFile, readdir, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { KubeletError, describeError, errnoCode } from '../../util/errors.ts';
+import { describeError, errnoCode } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { mountAt } from '../mounts.ts';
 import { setVolumeOwnership } from '../ownership.ts';
-import { CSI_TIMEOUT_MS, type CsiClient } from './csi-client.ts';
 import type { PvMetrics } from '../pv-plugins.ts';
-import type { DriverStore } from './drivers.ts';
 import { isPluginCallError } from './grpc-unix.ts';
+import {
+  capability,
+  createCsiNodeOps,
+  namesIn,
+  podInfoAttributes,
+  readJson,
+  type CsiNodeOptions,
+} from './node-ops.ts';
 import {
   attachmentName,
   deviceMountPath,
@@ -29,39 +35,10 @@ import {
   podVolumeMountPath,
   VOL_DATA_FILE,
 } from './paths.ts';
-import type { CsiAccessMode, VolumeCapability } from './protos.ts';
-import {
-  CsiVolumeError,
-  isCsiVolumeError,
-  type CsiDriverSpec,
-  type CsiPodRef,
-  type CsiStep,
-  type CsiVolume,
-  type SecretRef,
-} from './volume-types.ts';
+import { CsiVolumeError, type CsiPodRef, type CsiVolume } from './volume-types.ts';
 
-export interface CsiMounterOptions {
-  rootDir: string;
-  nodeName: string;
-  drivers: DriverStore;
-  clientFor: (endpoint: string, driverName: string) => CsiClient;
-  /** The CSIDriver object's spec; undefined when there is none (404). Absent: treated as none. */
-  getCSIDriver?: (name: string, signal?: AbortSignal) => Promise<CsiDriverSpec | undefined>;
-  /** A VolumeAttachment's status; undefined when it does not exist. Absent: attach is not checked. */
-  getVolumeAttachment?: (
-    name: string,
-    signal?: AbortSignal,
-  ) => Promise<{ attached?: boolean; attachmentMetadata?: Record<string, string> } | undefined>;
-  /** A secret's data, decoded; undefined when it does not exist. */
-  getSecret?: (
-    namespace: string,
-    name: string,
-    signal?: AbortSignal,
-  ) => Promise<Record<string, string> | undefined>;
-  logger: Logger;
-  /** Every driver call's deadline (default upstream csiTimeout, 2 min). */
-  timeoutMs?: number;
-}
+/** What the mounter is built from (shared with the block mapper). */
+export type CsiMounterOptions = CsiNodeOptions;
 
 export interface CsiMounter {
   /** Stages (if the driver stages) and publishes; resolves the path to bind into containers. */
@@ -88,31 +65,6 @@ interface PodVolumeData {
   volumeLifecycleMode: 'Persistent' | 'Ephemeral';
   /** Ours: the staging path used, '' when the driver did not stage. */
   stagingTargetPath?: string;
-}
-
-/** Upstream asCSIAccessModeV1. */
-function csiAccessMode(mode: string | undefined): CsiAccessMode {
-  switch (mode) {
-    case 'ReadWriteOnce':
-      return 'SINGLE_NODE_WRITER';
-    case 'ReadOnlyMany':
-      return 'MULTI_NODE_READER_ONLY';
-    case 'ReadWriteMany':
-      return 'MULTI_NODE_MULTI_WRITER';
-    default:
-      return 'UNKNOWN';
-  }
-}
-
-function capability(
-  fsType: string | undefined,
-  mountFlags: string[] | undefined,
-  accessMode: string,
-): VolumeCapability {
-  const access = { mode: csiAccessMode(accessMode) };
-  // Upstream: fsType "block" asks for block access; anything else is a mount.
-  if (fsType === 'block') return { block: {}, accessMode: access };
-  return { mount: { fsType: fsType ?? '', mountFlags: mountFlags ?? [] }, accessMode: access };
 }
 
 /**
@@ -149,81 +101,9 @@ async function removeMountDir(mountPath: string): Promise<void> {
   });
 }
 
-async function readJson<T>(file: string): Promise<T | undefined> {
-  try {
-    return JSON.parse(await readFile(file, 'utf8')) as T;
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
 export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
-  const log = opts.logger.child({ component: 'csi' });
-  const timeoutMs = opts.timeoutMs ?? CSI_TIMEOUT_MS;
-
-  /** A driver call's failure as a CsiVolumeError (uncertain unless the gRPC status is final). */
-  const wrap = (step: CsiStep, what: string) => (err: unknown) => {
-    if (isCsiVolumeError(err)) throw err;
-    const uncertain = isPluginCallError(err) ? !err.final : false;
-    const code = err instanceof KubeletError ? err.code : 'Unknown';
-    throw new CsiVolumeError(code, step, `${what}: ${describeError(err)}`, { cause: err, uncertain });
-  };
-
-  function client(driver: string, step: CsiStep): CsiClient {
-    const d = opts.drivers.get(driver);
-    if (!d)
-      throw new CsiVolumeError(
-        'Unavailable',
-        step,
-        `driver name ${driver} not found in the list of registered CSI drivers`,
-      );
-    return opts.clientFor(d.endpoint, driver);
-  }
-
-  async function secrets(ref: SecretRef | undefined, namespace: string, step: CsiStep, signal?: AbortSignal) {
-    if (!ref) return {};
-    const ns = ref.namespace ?? namespace;
-    if (!opts.getSecret)
-      throw new CsiVolumeError(
-        'FailedPrecondition',
-        step,
-        `fetching secret ${ns}/${ref.name} failed: no API client (standalone)`,
-      );
-    const data = await opts
-      .getSecret(ns, ref.name, signal)
-      .catch(wrap(step, `fetching secret ${ns}/${ref.name} failed`));
-    if (!data)
-      throw new CsiVolumeError('NotFound', step, `fetching secret ${ns}/${ref.name} failed: not found`);
-    return data;
-  }
-
-  /** Upstream getPublishContext: the VolumeAttachment's metadata unless the CSIDriver says attachRequired: false. */
-  async function publishContext(
-    driverSpec: CsiDriverSpec | undefined,
-    handle: string,
-    driver: string,
-    signal?: AbortSignal,
-  ): Promise<Record<string, string>> {
-    if (driverSpec?.attachRequired === false || !opts.getVolumeAttachment) return {};
-    const name = attachmentName(handle, driver, opts.nodeName);
-    const va = await opts
-      .getVolumeAttachment(name, signal)
-      .catch(wrap('prepare', `failed to fetch VolumeAttachment ${name}`));
-    if (!va)
-      throw new CsiVolumeError(
-        'Unavailable',
-        'prepare',
-        `volumeattachments.storage.k8s.io "${name}" not found`,
-      );
-    if (!va.attached)
-      throw new CsiVolumeError(
-        'Unavailable',
-        'prepare',
-        `volume ${handle} is not yet attached (VolumeAttachment ${name})`,
-      );
-    return va.attachmentMetadata ?? {};
-  }
+  const ops = createCsiNodeOps(opts);
+  const { log, wrap, client } = ops;
 
   function specName(volume: CsiVolume): string {
     return volume.kind === 'persistent' ? volume.pvName : volume.volumeName;
@@ -240,7 +120,7 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
       );
       if (!data) return undefined;
       const csi = client(data.driverName, 'stats');
-      const callOpts = { timeoutMs, ...(signal ? { signal } : {}) };
+      const callOpts = ops.callOpts(signal);
       const supported = await csi
         .nodeSupportsVolumeStats(callOpts)
         .catch(wrap('stats', 'failed to check for GET_VOLUME_STATS capability'));
@@ -256,25 +136,9 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
       const target = podVolumeMountPath(opts.rootDir, pod.uid, name);
       const vlog = log.child({ pod: `${pod.namespace}/${pod.name}`, podUID: pod.uid, volume: name, driver });
       const csi = client(driver, 'prepare');
-      const driverSpec = await (opts.getCSIDriver?.(driver, signal) ?? Promise.resolve(undefined)).catch(
-        wrap('prepare', `failed to get CSIDriver ${driver}`),
-      );
+      const driverSpec = await ops.driverSpec(driver, signal);
       const mode = volume.kind === 'persistent' ? 'Persistent' : 'Ephemeral';
-      // Upstream supportsVolumeLifecycleMode: persistent is fine without a CSIDriver; otherwise it
-      // must be listed (an absent list means Persistent only).
-      const modes = driverSpec?.volumeLifecycleModes ?? ['Persistent'];
-      if (volume.kind === 'ephemeral' && !driverSpec)
-        throw new CsiVolumeError(
-          'FailedPrecondition',
-          'prepare',
-          `volume mode "Ephemeral" not supported by driver ${driver} (no CSIDriver object)`,
-        );
-      if (!modes.includes(mode))
-        throw new CsiVolumeError(
-          'FailedPrecondition',
-          'prepare',
-          `volume mode "${mode}" not supported by driver ${driver} (only supports ${JSON.stringify(modes)})`,
-        );
+      ops.checkLifecycleMode(driver, driverSpec, mode);
 
       let handle: string;
       let readOnly: boolean;
@@ -288,9 +152,9 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
         readOnly = volume.readOnly;
         accessMode = volume.accessModes?.[0] ?? 'ReadWriteOnce';
         mountOptions = volume.mountOptions;
-        pubContext = await publishContext(driverSpec, handle, driver, signal);
+        pubContext = await ops.publishContext(driverSpec, handle, driver, signal);
         const stages = await csi
-          .nodeSupportsStageUnstage({ timeoutMs, ...(signal ? { signal } : {}) })
+          .nodeSupportsStageUnstage(ops.callOpts(signal))
           .catch(wrap('stage', 'failed to check for STAGE_UNSTAGE_VOLUME capability'));
         if (stages) {
           stagingPath = deviceMountPath(opts.rootDir, volume.pvName);
@@ -299,7 +163,7 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
             path.join(path.dirname(stagingPath), VOL_DATA_FILE),
             JSON.stringify({ volumeHandle: handle, driverName: driver }),
           );
-          const stageSecrets = await secrets(src.nodeStageSecretRef, pod.namespace, 'stage', signal);
+          const stageSecrets = await ops.secrets(src.nodeStageSecretRef, pod.namespace, 'stage', signal);
           await csi
             .nodeStageVolume(
               {
@@ -310,7 +174,7 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
                 secrets: stageSecrets,
                 volumeContext: src.volumeAttributes ?? {},
               },
-              { timeoutMs, ...(signal ? { signal } : {}) },
+              ops.callOpts(signal),
             )
             .catch(wrap('stage', `NodeStageVolume of ${handle} at ${stagingPath} failed`));
           vlog.info('CSI volume staged', { volumeHandle: handle, stagingTargetPath: stagingPath });
@@ -320,7 +184,7 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
         readOnly = volume.source.readOnly ?? false;
       }
 
-      const publishSecrets = await secrets(
+      const publishSecrets = await ops.secrets(
         volume.source.nodePublishSecretRef,
         pod.namespace,
         'publish',
@@ -328,13 +192,7 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
       );
       const volumeContext: Record<string, string> = { ...(volume.source.volumeAttributes ?? {}) };
       if (driverSpec?.podInfoOnMount === true)
-        Object.assign(volumeContext, {
-          'csi.storage.k8s.io/pod.name': pod.name,
-          'csi.storage.k8s.io/pod.namespace': pod.namespace,
-          'csi.storage.k8s.io/pod.uid': pod.uid,
-          'csi.storage.k8s.io/serviceAccount.name': pod.serviceAccountName ?? '',
-          'csi.storage.k8s.io/ephemeral': String(volume.kind === 'ephemeral'),
-        });
+        Object.assign(volumeContext, podInfoAttributes(pod, volume.kind === 'ephemeral'));
       const volDir = path.dirname(target);
       await mkdir(volDir, { recursive: true, mode: 0o750 });
       const data: PodVolumeData = {
@@ -359,7 +217,7 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
             secrets: publishSecrets,
             volumeContext,
           },
-          { timeoutMs, ...(signal ? { signal } : {}) },
+          ops.callOpts(signal),
         );
       } catch (err) {
         // A final failure leaves nothing mounted: the dir goes (upstream removes it too); an
@@ -415,7 +273,7 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
         return;
       }
       const csi = client(data.driverName, 'unpublish');
-      const callOpts = { timeoutMs, ...(signal ? { signal } : {}) };
+      const callOpts = ops.callOpts(signal);
       await csi
         .nodeUnpublishVolume(data.volumeHandle, target, callOpts)
         .catch(wrap('unpublish', `NodeUnpublishVolume of ${data.volumeHandle} at ${target} failed`));
@@ -442,17 +300,6 @@ export function createCsiMounter(opts: CsiMounterOptions): CsiMounter {
         vlog.info('CSI volume unstaged', { volumeHandle: data.volumeHandle, stagingTargetPath: staging });
     },
   };
-}
-
-/** The names in `dir`; none when it does not exist (or is not a dir). */
-async function namesIn(dir: string): Promise<string[]> {
-  try {
-    return await readdir(dir);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw err;
-  }
 }
 
 /** Whether any pod's CSI volume dir still holds a vol_data.json for the same driver and volume. */

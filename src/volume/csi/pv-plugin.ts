@@ -4,14 +4,18 @@
  * has the mounter stage and publish it (skipped when the target is already a mount: the contract asks
  * for cheap and idempotent, also after a kubelet restart); `tearDown` is called by the volume manager
  * for each `<pod>/volumes/kubernetes.io~csi/<name>` dir found on disk (persistent and inline
- * volumes alike) and has the mounter unpublish, and unstage once no pod uses the volume.
+ * volumes alike) and has the mounter unpublish, and unstage once no pod uses the volume. A PV in
+ * volumeMode Block goes through the block mapper instead (block.ts): `mapDevice` stages and
+ * publishes it and hands back the pod's device link; `unmapDevice` is called for each
+ * `<pod>/volumeDevices/kubernetes.io~csi/<pv>` link found on disk.
  */
 import { basename, dirname } from 'node:path';
 import { KubeletError } from '../../util/errors.ts';
 import { mountAt } from '../mounts.ts';
-import type { InlineVolumePlugin, PvPlugin } from '../pv-plugins.ts';
+import type { InlineVolumePlugin, PvContext, PvPlugin } from '../pv-plugins.ts';
 import type { KubeletPod, Volume } from '../../api/types.ts';
 import { csiVolumeFromPersistentVolume, csiVolumeFromPodVolume } from './from-api.ts';
+import type { CsiBlockMapper } from './block.ts';
 import type { CsiMounter } from './mounter.ts';
 import type { CsiVolumeStats } from './volume-stats.ts';
 import { CSI_PLUGIN_NAME, podVolumeMountPath } from './paths.ts';
@@ -53,28 +57,41 @@ export function createCsiInlinePlugin(csi: { mounter: CsiMounter }, rootDir: str
  * `stats`: where the usage of published volumes comes from (createCsiVolumeStats: the driver's
  * NodeGetVolumeStats, cached per volumeStatsAggPeriod); absent: CSI volumes report none.
  */
-export function createCsiPvPlugin(csi: { mounter: CsiMounter }, stats?: CsiVolumeStats): PvPlugin {
+export function createCsiPvPlugin(
+  csi: { mounter: CsiMounter; blockMapper: CsiBlockMapper },
+  stats?: CsiVolumeStats,
+): PvPlugin {
+  const persistent = (ctx: PvContext) => {
+    const volume = csiVolumeFromPersistentVolume(ctx.pv, ctx.readOnly);
+    if (volume?.kind !== 'persistent')
+      throw new KubeletError(
+        'InvalidArgument',
+        `mount volume ${ctx.volume}`,
+        `PV ${ctx.pvName} has no spec.csi`,
+      );
+    return volume;
+  };
+  /** `<root>/pods/<uid>/volumes|volumeDevices/kubernetes.io~csi/<name>` → the pod UID. */
+  const podUIDOf = (entry: string) => basename(dirname(dirname(dirname(entry))));
   return {
     name: CSI_PLUGIN_NAME,
     // Usage comes from the driver's NodeGetVolumeStats, not statfs.
     statfsMetrics: false,
     ...(stats ? { metrics: (podUID: string, pvName: string) => stats.get(podUID, pvName) } : {}),
     async setUp(ctx) {
-      const volume = csiVolumeFromPersistentVolume(ctx.pv, ctx.readOnly);
-      if (!volume)
-        throw new KubeletError(
-          'InvalidArgument',
-          `mount volume ${ctx.volume}`,
-          `PV ${ctx.pvName} has no spec.csi`,
-        );
+      const volume = persistent(ctx);
       const target = podVolumeMountPath(ctx.rootDir, ctx.pod.metadata.uid, ctx.pvName);
       if (await mountAt(target)) return target;
       return csi.mounter.setUp(podRef(ctx.pod), volume, ctx.signal);
     },
     async tearDown(dir, signal) {
-      // <root>/pods/<uid>/volumes/kubernetes.io~csi/<name>
-      const uid = basename(dirname(dirname(dirname(dir))));
-      await csi.mounter.tearDown(uid, basename(dir), signal);
+      await csi.mounter.tearDown(podUIDOf(dir), basename(dir), signal);
+    },
+    async mapDevice(ctx) {
+      return csi.blockMapper.map(podRef(ctx.pod), persistent(ctx), ctx.signal);
+    },
+    async unmapDevice(entry, signal) {
+      await csi.blockMapper.unmap(podUIDOf(entry), basename(entry), signal);
     },
   };
 }

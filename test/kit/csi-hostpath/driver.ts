@@ -8,13 +8,18 @@
  *
  * A volume's data lives in `<dataDir>/<volumeId>`. In `bind` mode (root) NodeStage bind-mounts it on
  * the staging path and NodePublish bind-mounts the staged path (or the data dir) on the target; in
- * `symlink` mode (no privileges, unit tests) the target becomes a symlink to the data dir. Every call
- * is recorded in `calls`; `behaviour` makes a method hang or fail for the next calls. A crash is
- * the driver run as a process (process.ts) and SIGKILLed.
+ * `symlink` mode (no privileges, unit tests) the target becomes a symlink to the data dir.
+ * A volume asked for with a `block` capability is a sparse backing file `<dataDir>/<volumeId>.img`
+ * (16 MiB). In `bind` mode NodeStage attaches it to a loop device (NodePublish does, for a driver
+ * without staging), NodePublish creates the target file and bind-mounts the loop device on it,
+ * NodeUnpublish unmounts and removes the target, NodeUnstage detaches the loop device (as
+ * csi-driver-host-path does for its block volumes); in `symlink` mode the target becomes a symlink
+ * to the backing file. Every call is recorded in `calls`; `behaviour` makes a method hang or fail
+ * for the next calls. A crash is the driver run as a process (process.ts) and SIGKILLed.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdir, readlink, rm, rmdir, stat, statfs, symlink, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readlink, rm, rmdir, stat, statfs, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import {
   Server,
@@ -83,6 +88,47 @@ export interface HostPathDriver {
   close(): Promise<void>;
 }
 
+/** The size of a block volume's backing file. */
+export const BLOCK_VOLUME_BYTES = 16 * 1024 * 1024;
+
+/** Whether a request's VolumeCapability asks for block access. */
+function isBlock(cap: unknown): boolean {
+  const c = cap as { block?: unknown; accessType?: unknown } | undefined;
+  return c?.accessType === 'block' || (c?.block !== undefined && c.block !== null);
+}
+
+/** Makes the sparse backing file of a block volume (kept when it exists). */
+async function ensureBackingFile(file: string): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const fh = await open(file, 'a');
+  try {
+    if ((await fh.stat()).size < BLOCK_VOLUME_BYTES) await fh.truncate(BLOCK_VOLUME_BYTES);
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The loop devices attached to `file` (`losetup -j`). */
+async function loopDevicesOf(file: string): Promise<string[]> {
+  const { stdout } = await exec('losetup', ['-j', file]);
+  return stdout
+    .split('\n')
+    .map((l) => l.split(':')[0]?.trim() ?? '')
+    .filter((d) => d.startsWith('/dev/'));
+}
+
+/** The loop device of `file`, attached now when it has none. */
+async function attachLoop(file: string): Promise<string> {
+  const [existing] = await loopDevicesOf(file);
+  if (existing) return existing;
+  const { stdout } = await exec('losetup', ['-f', '--show', file]);
+  return stdout.trim();
+}
+
+async function detachLoops(file: string): Promise<void> {
+  for (const dev of await loopDevicesOf(file)) await exec('losetup', ['-d', dev]);
+}
+
 async function bindMount(source: string, target: string): Promise<void> {
   await exec('mount', ['--bind', source, target]);
 }
@@ -135,6 +181,12 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
   const registrationStatuses: { pluginRegistered: boolean; error: string }[] = [];
   const behaviour: DriverBehaviour = { hang: new Set(), fail: new Map() };
   const volumeDir = (id: string) => path.join(options.dataDir, id.replace(/[^A-Za-z0-9._-]/g, '_'));
+  const backingFile = (id: string) => `${volumeDir(id)}.img`;
+  const exists = (p: string) =>
+    lstat(p).then(
+      () => true,
+      () => false,
+    );
 
   /** Wraps a handler: records the call, applies the behaviour, maps thrown errors to INTERNAL. */
   const method =
@@ -206,14 +258,20 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       const st = await stat(staging).catch(() => undefined);
       if (!st?.isDirectory())
         throw grpcError(GrpcStatus.FAILED_PRECONDITION, `staging path ${staging} is not a directory`);
+      if (isBlock(req.volumeCapability)) {
+        await ensureBackingFile(backingFile(id));
+        if (mode === 'bind') await attachLoop(backingFile(id));
+        return {};
+      }
       await mkdir(volumeDir(id), { recursive: true });
       if (mode === 'bind' && !(await isMountPoint(staging))) await bindMount(volumeDir(id), staging);
       return {};
     }),
     NodeUnstageVolume: method('Node', 'NodeUnstageVolume', async (req) => {
-      str(req, 'volumeId');
+      const id = str(req, 'volumeId');
       const staging = str(req, 'stagingTargetPath');
       if (mode === 'bind' && (await isMountPoint(staging))) await exec('umount', [staging]);
+      if (mode === 'bind' && (await exists(backingFile(id)))) await detachLoops(backingFile(id));
       return {};
     }),
     NodePublishVolume: method('Node', 'NodePublishVolume', async (req) => {
@@ -225,6 +283,29 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       const ephemeral = context['csi.storage.k8s.io/ephemeral'] === 'true';
       if ((options.stageUnstage ?? true) && !staging && !ephemeral)
         throw grpcError(GrpcStatus.FAILED_PRECONDITION, 'staging target path missing for a staging driver');
+      if (isBlock(req.volumeCapability)) {
+        // The CO makes the target's parent, the driver the target (a file here).
+        if (!(await stat(path.dirname(target)).catch(() => undefined))?.isDirectory())
+          throw grpcError(GrpcStatus.FAILED_PRECONDITION, `the parent of ${target} is not a directory`);
+        const file = backingFile(id);
+        if (staging && !(await exists(file)))
+          throw grpcError(GrpcStatus.FAILED_PRECONDITION, `block volume ${id} is not staged`);
+        await ensureBackingFile(file);
+        if (mode === 'bind') {
+          const [staged] = await loopDevicesOf(file);
+          if (staging && !staged)
+            throw grpcError(GrpcStatus.FAILED_PRECONDITION, `block volume ${id} has no loop device`);
+          const dev = staged ?? (await attachLoop(file));
+          if (!(await isMountPoint(target))) {
+            const fh = await open(target, 'a');
+            await fh.close();
+            await bindMount(dev, target);
+          }
+        } else if ((await readlink(target).catch(() => undefined)) === undefined) {
+          await symlink(file, target);
+        }
+        return {};
+      }
       await mkdir(volumeDir(id), { recursive: true });
       if (mode === 'bind') {
         // The driver creates the target (upstream hostpath: MkdirAll(targetPath)).
@@ -240,13 +321,16 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       return {};
     }),
     NodeUnpublishVolume: method('Node', 'NodeUnpublishVolume', async (req) => {
-      str(req, 'volumeId');
+      const id = str(req, 'volumeId');
       const target = str(req, 'targetPath');
       if (mode === 'bind') {
         if (await isMountPoint(target)) await exec('umount', [target]);
-        await rmdir(target).catch((err: unknown) => {
-          if ((err as { code?: string }).code !== 'ENOENT') throw err;
-        });
+        const st = await lstat(target).catch(() => undefined);
+        if (st?.isDirectory()) await rmdir(target);
+        else if (st) await unlink(target); // a block volume's target file
+        // Without staging, publish attached the loop device: unpublish detaches it.
+        if (!(options.stageUnstage ?? true) && (await exists(backingFile(id))))
+          await detachLoops(backingFile(id));
       } else {
         await unlink(target).catch((err: unknown) => {
           if ((err as { code?: string }).code !== 'ENOENT') throw err;
@@ -286,7 +370,9 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
     CreateVolume: method('Controller', 'CreateVolume', async (req) => {
       const name = str(req, 'name');
       const range = (req.capacityRange ?? {}) as { requiredBytes?: number };
-      await mkdir(volumeDir(name), { recursive: true });
+      const caps = Array.isArray(req.volumeCapabilities) ? (req.volumeCapabilities as unknown[]) : [];
+      if (caps.some(isBlock)) await ensureBackingFile(backingFile(name));
+      else await mkdir(volumeDir(name), { recursive: true });
       return {
         volume: {
           volumeId: name,
@@ -297,7 +383,9 @@ export async function startHostPathDriver(options: HostPathDriverOptions): Promi
       };
     }),
     DeleteVolume: method('Controller', 'DeleteVolume', async (req) => {
-      await rm(volumeDir(str(req, 'volumeId')), { recursive: true, force: true });
+      const id = str(req, 'volumeId');
+      await rm(volumeDir(id), { recursive: true, force: true });
+      await rm(backingFile(id), { force: true });
       return {};
     }),
     ValidateVolumeCapabilities: method('Controller', 'ValidateVolumeCapabilities', (req) => ({

@@ -118,11 +118,11 @@ async function agnhostFiles(logger: Logger): Promise<LayerFile[]> {
     // busybox nc, which has no -u); alpine's busybox sh, in the real image, looks up PATH.
     { path: '/bin/sh', kind: 'symlink', target: 'bash' },
     ...(await withSharedLibraries(await netcatOpenbsd(logger), '/bin/nc')),
-    // util-linux's nsenter, ahead of busybox's in PATH: the storage specs' hostexec pods run
+    // util-linux's nsenter in place of busybox's applet: the storage specs' hostexec pods run
     // `nsenter --mount=/rootfs/proc/1/ns/mnt -- sh -c …`, and busybox's nsenter runs its own sh
     // applet (and that its own losetup, whose output the specs cannot parse) instead of the node's
     // sh from PATH, as the real image's nsenter does.
-    ...(await withSharedLibraries('/usr/bin/nsenter', '/usr/bin/nsenter')),
+    ...(await withSharedLibraries('/usr/bin/nsenter', '/bin/nsenter')),
   ]);
 }
 

@@ -72,7 +72,10 @@ function startupTable(
         sec(r.batchMs),
         r.toSandbox ? `${sec(summarize(r.toSandbox).p50)} / ${sec(summarize(r.toSandbox).p99)}` : '—',
         ...(cluster ? [c ? `${sec(c.p50)} / ${sec(c.p99)}` : '—'] : []),
-        r.usage ? `${r.usage.cpuSecTotal.toFixed(2)} / ${r.usage.mainCpuSecTotal.toFixed(2)}` : '—',
+        // The main thread is the JavaScript one; a Go program's leader thread idles (upstream: all only).
+        r.usage
+          ? `${r.usage.cpuSecTotal.toFixed(2)} / ${r.runner === 'upstream' ? '—' : r.usage.mainCpuSecTotal.toFixed(2)}`
+          : '—',
         r.usage ? mib(r.usage.rssMaxKiB) : '—',
         eldText(r.eld),
         r.hostBusy !== undefined ? r.hostBusy.toFixed(2) : '—',

@@ -7,7 +7,9 @@
  * probes and the API) must keep turning while it is processed.
  *
  * Bounds, and why:
- * - event-loop delay max ≤ 250 ms and p99 ≤ 100 ms while an input is processed: the kubelet's
+ * - event-loop stall max ≤ 250 ms and p99 ≤ 100 ms while an input is processed, on the main
+ *   thread's own CPU clock (limits-support's delayMeter: the wall clock also counts waiting for a
+ *   core behind other processes, and is reported beside, not checked): the kubelet's
  *   shortest periods are 1 s (sync-loop tick, PLEG relist, probes at periodSeconds 1); one stall
  *   may cost them at most a quarter of a period, and waits beyond a tenth of one must be rare
  *   (p99 of the 10 ms meter's samples; over a phase of a few seconds it is close to the max);
@@ -29,6 +31,7 @@ import type { Scenario, ScenarioContext } from '../scenario.ts';
 import {
   allRunning,
   delayMeter,
+  describeDelay,
   podManifest,
   startKubelet,
   until,
@@ -44,8 +47,8 @@ const FILE_CHECK_FREQUENCY_MS = 20_000;
 
 function delayChecks(what: string, d: Delay): Check[] {
   return [
-    atMost(`${what}: event-loop delay max`, d.maxMs, EVENT_LOOP_MAX_MS, 'ms'),
-    atMost(`${what}: event-loop delay p99`, d.p99Ms, EVENT_LOOP_P99_MS, 'ms'),
+    atMost(`${what}: event-loop stall max (thread CPU clock)`, d.maxMs, EVENT_LOOP_MAX_MS, 'ms'),
+    atMost(`${what}: event-loop stall p99 (thread CPU clock)`, d.p99Ms, EVENT_LOOP_P99_MS, 'ms'),
   ];
 }
 
@@ -162,7 +165,7 @@ async function tenThousandFiles(ctx: ScenarioContext, dir: string, notes: string
     notes.push(
       `10,000 files: first snapshot after ${Math.round(readMs)} ms, all ${valid} pods decided after ${Math.round(settleMs)} ms ` +
         `(${settled.running} running, ${settled.refused} refused OutOfpods); re-read after one change ${Math.round(rereadMs)} ms; ` +
-        `event-loop delay p99/max ${delay.p99Ms.toFixed(1)}/${delay.maxMs.toFixed(1)} ms, re-read ${rereadDelay.p99Ms.toFixed(1)}/${rereadDelay.maxMs.toFixed(1)} ms`,
+        `${describeDelay(delay)}; re-read: ${describeDelay(rereadDelay)}`,
     );
     return [
       atMost('10,000 files: first snapshot', readMs, FILE_CHECK_FREQUENCY_MS, 'ms'),
@@ -227,7 +230,7 @@ async function hugeManifest(ctx: ScenarioContext, dir: string, notes: string[]):
     const delay = meter.stop();
     notes.push(
       `100 MiB manifest refused after ${Math.round(refusedMs)} ms ("${refusal.message}"), the pod beside it running after ` +
-        `${Math.round(runningMs)} ms; event-loop delay p99/max ${delay.p99Ms.toFixed(1)}/${delay.maxMs.toFixed(1)} ms`,
+        `${Math.round(runningMs)} ms; ${describeDelay(delay)}`,
     );
     return [
       check(
@@ -278,16 +281,15 @@ async function nearLimitManifest(ctx: ScenarioContext, dir: string, notes: strin
     const runningMs = performance.now() - t0;
     const startDelay = starting.stop();
     notes.push(
-      `${mib.toFixed(1)} MiB manifest: decoded (in the decoder thread) after ${Math.round(decodedMs)} ms with event-loop delay ` +
-        `p99/max ${decodeDelay.p99Ms.toFixed(1)}/${decodeDelay.maxMs.toFixed(1)} ms; its pod running after ${Math.round(runningMs)} ms, ` +
-        `event-loop delay while starting it p99/max ${startDelay.p99Ms.toFixed(1)}/${startDelay.maxMs.toFixed(1)} ms`,
+      `${mib.toFixed(1)} MiB manifest: decoded (in the decoder thread) after ${Math.round(decodedMs)} ms, ${describeDelay(decodeDelay)}; ` +
+        `its pod running after ${Math.round(runningMs)} ms, while starting it ${describeDelay(startDelay)}`,
     );
     return [
       countIs(`${mib.toFixed(1)} MiB manifest: pods decoded`, decoded.pods, 1),
       ...delayChecks(`${mib.toFixed(1)} MiB manifest: decode`, decodeDelay),
       atMost(`${mib.toFixed(1)} MiB manifest: its pod running after`, runningMs, 60_000, 'ms'),
       atMost(
-        `${mib.toFixed(1)} MiB manifest: event-loop delay max while its container starts`,
+        `${mib.toFixed(1)} MiB manifest: event-loop stall max while its container starts (thread CPU clock)`,
         startDelay.maxMs,
         1_000,
         'ms',
@@ -324,9 +326,7 @@ async function bigPod(
     );
     const runningMs = performance.now() - t0;
     const delay = meter.stop();
-    notes.push(
-      `${what}: running after ${Math.round(runningMs)} ms; event-loop delay p99/max ${delay.p99Ms.toFixed(1)}/${delay.maxMs.toFixed(1)} ms`,
-    );
+    notes.push(`${what}: running after ${Math.round(runningMs)} ms; ${describeDelay(delay)}`);
     return [atMost(`${what}: running after`, runningMs, 60_000, 'ms'), ...delayChecks(what, delay)];
   } finally {
     await k.stop();

@@ -1,0 +1,42 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { delayMeter } from './limits-support.ts';
+
+/** Holds the event loop while burning `ms` of this thread's CPU time (however long that takes on the wall). */
+function burnCpu(ms: number): void {
+  const cpu = () => {
+    const u = process.threadCpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const until = cpu() + ms;
+  while (cpu() < until) {
+    // spin
+  }
+}
+
+/** Holds the event loop for `ms` of wall time without using the CPU, as a thread waiting for a core does. */
+function blockWithoutCpu(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+describe('limits scenario: the event-loop stall meter', () => {
+  it('counts synchronous work on the main thread as a stall', async () => {
+    const meter = delayMeter();
+    await sleep(30);
+    burnCpu(150);
+    await sleep(30);
+    const d = meter.stop();
+    assert.ok(d.maxMs >= 120, `a 150 ms CPU-bound block seen as ${d.maxMs} ms`);
+  });
+
+  it('does not count time the thread spends off the CPU, which the wall clock does', async () => {
+    const meter = delayMeter();
+    await sleep(30);
+    blockWithoutCpu(200);
+    await sleep(30);
+    const d = meter.stop();
+    assert.ok(d.wallMaxMs >= 150, `the wall clock sees the 200 ms block: ${d.wallMaxMs} ms`);
+    assert.ok(d.maxMs < 50, `the CPU clock does not: ${d.maxMs} ms`);
+  });
+});

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { execFile } from 'node:child_process';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { hasCode } from '../util/errors.ts';
@@ -10,6 +9,7 @@ import { parseManifest } from './decode.ts';
 import { decodePods, INLINE_DECODE_BYTES } from './offload.ts';
 import { defaultStaticPod } from './static-pod.ts';
 import { buildManifest } from '../../test/kit/pod.ts';
+import { delayMeter, describeDelay } from '../../test/kit/stall-meter.ts';
 
 const NODE = 'node-1';
 
@@ -61,19 +61,18 @@ describe('decoding large manifests off the event loop', () => {
 
   it('keeps the event loop responsive while a 5 MiB YAML manifest is decoded (inline it stops it for seconds)', async () => {
     const text = bigPodYaml(5);
-    const h = monitorEventLoopDelay({ resolution: 10 });
-    h.enable();
+    const meter = delayMeter();
     const t0 = performance.now();
     const pods = await decodePods(
       { kind: 'file', text, origin: '/m/big.yaml', nodeName: NODE },
       { logger: nullLogger },
     );
     const took = performance.now() - t0;
-    h.disable();
+    const d = meter.stop();
     assert.equal(pods.length, 1);
-    const maxMs = h.max / 1e6;
-    // The decode itself takes over a second; the loop never waits more than a fraction of it.
-    assert.ok(maxMs < 300, `event loop delay max ${maxMs.toFixed(0)} ms over a ${took.toFixed(0)} ms decode`);
+    // The decode itself takes over a second; the loop is never held more than a fraction of it
+    // (on the main thread's CPU clock: waiting for a core behind other processes is not the decoder's).
+    assert.ok(d.maxMs < 300, `over a ${took.toFixed(0)} ms decode: ${describeDelay(d)}`);
   });
 
   it('does not keep the process alive once idle (the decoder thread held it for a minute)', async () => {

@@ -26,17 +26,15 @@ import { stringify } from 'yaml';
 import { MAX_MANIFEST_BYTES } from '../../../src/config/defaults.ts';
 import { describeError } from '../../../src/util/errors.ts';
 import { buildManifest } from '../../kit/pod.ts';
+import { delayMeter, describeDelay, type Delay } from '../../kit/stall-meter.ts';
 import { atMost, check, countIs, type Check, type ScenarioResult } from '../report.ts';
 import type { Scenario, ScenarioContext } from '../scenario.ts';
 import {
   allRunning,
-  delayMeter,
-  describeDelay,
   podManifest,
   startKubelet,
   until,
   watchedFileSource,
-  type Delay,
   type Statused,
 } from './limits-support.ts';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { delayMeter } from './limits-support.ts';
+import { delayMeter } from './stall-meter.ts';
 
 /** Holds the event loop while burning `ms` of this thread's CPU time (however long that takes on the wall). */
 function burnCpu(ms: number): void {
@@ -20,7 +20,7 @@ function blockWithoutCpu(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-describe('limits scenario: the event-loop stall meter', () => {
+describe('the event-loop stall meter', () => {
   it('counts synchronous work on the main thread as a stall', async () => {
     const meter = delayMeter();
     await sleep(30);

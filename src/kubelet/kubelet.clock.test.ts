@@ -10,6 +10,7 @@ import type { PodStatus } from '../api/types.ts';
 import { FakeImageService, FakeRuntimeService } from '../runtime/cri/testing.ts';
 import { sleep } from '../util/abort.ts';
 import { monotonicNow } from '../util/clock.ts';
+import { nullVolumeManager } from '../volume/testing.ts';
 import type { Kubelet } from './types.ts';
 import { fakeCriKubelet, sourcedPod } from './testing.ts';
 
@@ -24,15 +25,12 @@ function steppingWall() {
 function countingVolumes() {
   const volumes = {
     syncs: 0,
-    setUpPodVolumes: () => {
-      volumes.syncs++;
-      return Promise.resolve();
-    },
-    mountsFor: () => Promise.resolve([]),
-    devicesFor: () => Promise.resolve([]),
-    claimVolumes: () => [],
-    cleanUpPod: () => Promise.resolve(),
-    tearDownVolumes: () => Promise.resolve(),
+    ...nullVolumeManager({
+      setUpPodVolumes: () => {
+        volumes.syncs++;
+        return Promise.resolve();
+      },
+    }),
   };
   return volumes;
 }

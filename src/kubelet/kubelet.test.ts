@@ -10,7 +10,7 @@ import type { FakeRuntimeService } from '../runtime/cri/testing.ts';
 import type { Kubelet } from './kubelet.ts';
 import { createFakeLogind } from '../shutdown/testing.ts';
 import type { MirrorPods } from './mirror-pods.ts';
-import type { VolumeManager } from '../volume/index.ts';
+import { nullVolumeManager } from '../volume/testing.ts';
 import { mountAt } from '../volume/mounts.ts';
 import { fakeCriKubelet, sourcedPod, untilWithin } from './testing.ts';
 
@@ -201,18 +201,13 @@ describe('the kubelet core on a fake CRI', () => {
     // fails twice (its CSI driver away), as the volume manager reports it.
     let failures = 2;
     const real = { dir: '' };
-    const volumes: VolumeManager = {
-      setUpPodVolumes: () => Promise.resolve(),
-      mountsFor: () => Promise.resolve([]),
-      devicesFor: () => Promise.resolve([]),
-      claimVolumes: () => [],
-      tearDownVolumes: () => Promise.resolve(),
+    const volumes = nullVolumeManager({
       async cleanUpPod(uid) {
         if (uid === 'stuck-uid' && failures-- > 0)
           throw new Error('tear down: CSI NodeUnpublishVolume: context deadline exceeded');
         await rm(join(real.dir, 'pods', uid), { recursive: true, force: true });
       },
-    };
+    });
     const s = await fakeCriKubelet(t, { deps: { nodeEvent, managers: { volumes } } });
     real.dir = s.dir;
     for (const uid of ['gone-uid', 'stuck-uid'])
@@ -360,17 +355,12 @@ describe('the kubelet core on a fake CRI', () => {
     };
     // A volume manager whose teardown fails once, as a CSI driver that is down does.
     let cleanups = 0;
-    const volumes: VolumeManager = {
-      setUpPodVolumes: () => Promise.resolve(),
-      mountsFor: () => Promise.resolve([]),
-      devicesFor: () => Promise.resolve([]),
-      claimVolumes: () => [],
-      tearDownVolumes: () => Promise.resolve(),
+    const volumes = nullVolumeManager({
       cleanUpPod: () =>
         ++cleanups === 1
           ? Promise.reject(new Error('CSI NodeUnpublishVolume: context deadline exceeded'))
           : Promise.resolve(),
-    };
+    });
     const s = await fakeCriKubelet(t, {
       deps: { cluster: { api, mirrorPods }, managers: { volumes }, random: () => 0 },
       sourceName: 'api',

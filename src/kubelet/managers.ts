@@ -214,6 +214,7 @@ function defaultRuntime(
     ...(deps.cluster?.runtimeClasses ? { runtimeClasses: deps.cluster.runtimeClasses } : {}),
     mountsFor: (pod, container) => volumes.mountsFor(pod, container),
     devicesFor: (pod, container) => volumes.devicesFor(pod, container),
+    extraSupplementalGroups: (pod) => volumes.extraSupplementalGroups(pod),
     imageUser: async (imageRef, signal) => {
       const img = await deps.imageService.imageStatus({ image: imageRef }, { signal });
       return img ? { ...(img.uid ? { uid: img.uid.value } : {}), username: img.username } : undefined;

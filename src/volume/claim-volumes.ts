@@ -13,6 +13,9 @@ import type { Logger } from '../util/logger.ts';
 import type { Device } from '../runtime/cri/index.ts';
 import type { VolumeObjectSource } from './objects.ts';
 import { podDir } from './paths.ts';
+
+/** The PV annotation whose group the pod's containers get (upstream volumeutil.VolumeGidAnnotationKey). */
+export const PV_GID_ANNOTATION = 'pv.beta.kubernetes.io/gid';
 import { checkNodeAffinity, claimSource, resolveClaim } from './persistent-volumes.ts';
 import { PV_PLUGINS, escapePluginName, type PvContext, type PvMetrics, type PvPlugin } from './pv-plugins.ts';
 import { qualifiedPluginName, type VolumePlugin } from './volume-metrics.ts';
@@ -26,6 +29,8 @@ export interface ClaimVolume {
   readOnly: boolean;
   pvName: string;
   claimName: string;
+  /** The PV's `pv.beta.kubernetes.io/gid` annotation, as written (upstream VolumeGidValue). */
+  gid?: string;
   /** Filesystem volumes whose plugin reports statfs numbers: the path to statfs. */
   metricsPath?: string;
   /** Filesystem volumes whose plugin measures usage itself (CSI): the last numbers known. */
@@ -50,6 +55,12 @@ export interface ClaimVolumes {
   get(pod: KubeletPod, volume: string): ClaimVolume;
   /** CRI devices for a container's volumeDevices (upstream makeBlockVolumes). */
   devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
+  /**
+   * The groups named by the `pv.beta.kubernetes.io/gid` annotation of the pod's set-up claim
+   * volumes' PVs, each once, except those already in the pod's supplementalGroups and those that
+   * are not integers (upstream GetExtraSupplementalGroupsForPod).
+   */
+  extraSupplementalGroups(pod: KubeletPod): number[];
   /** Runs the plugins' teardown hooks for the pod's volume dirs and device entries on disk (before the generic unmount). */
   tearDownPluginDirs(uid: string, signal?: AbortSignal): Promise<void>;
   /** After a pod's teardown: the plugins release node-wide state no pod uses (PvPlugin.releaseUnused). */
@@ -209,6 +220,9 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
       readOnly: r.readOnly,
       pvName: r.pvName,
       claimName: r.claimName,
+      ...(r.pv.metadata?.annotations?.[PV_GID_ANNOTATION] !== undefined
+        ? { gid: r.pv.metadata.annotations[PV_GID_ANNOTATION] }
+        : {}),
       ...(r.volumeMode === 'Filesystem' && plugin.statfsMetrics ? { metricsPath: hostPath } : {}),
       ...(r.volumeMode === 'Filesystem' && plugin.metrics
         ? { metrics: plugin.metrics.bind(plugin, uid, r.pvName) }
@@ -241,10 +255,23 @@ export function createClaimVolumes(opts: ClaimVolumesOptions): ClaimVolumes {
     return Promise.resolve(devices);
   }
 
+  function extraSupplementalGroups(pod: KubeletPod): number[] {
+    const own = new Set(pod.spec.securityContext?.supplementalGroups ?? []);
+    const gids = new Set<number>();
+    for (const c of claims.get(pod.metadata.uid)?.values() ?? []) {
+      // Upstream parses the value as a decimal int64 and skips what does not parse.
+      if (c.gid === undefined || !/^[+-]?\d+$/.test(c.gid)) continue;
+      const gid = Number(c.gid);
+      if (Number.isSafeInteger(gid) && !own.has(gid)) gids.add(gid);
+    }
+    return [...gids];
+  }
+
   return {
     setUp: setUpClaim,
     get,
     devicesFor,
+    extraSupplementalGroups,
     tearDownPluginDirs,
     async releaseUnused(signal) {
       for (const plugin of Object.values(plugins)) await plugin.releaseUnused?.(opts.rootDir, log, signal);

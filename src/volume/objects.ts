@@ -11,6 +11,7 @@ export interface VolumeObjectMeta {
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
+  annotations?: Record<string, string>;
 }
 
 export interface Secret {

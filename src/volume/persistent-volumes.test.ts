@@ -11,6 +11,7 @@ import { createVolumeManager, type VolumeManager } from './volume-manager.ts';
 import { mountsUnder, unmountAllUnder } from './mounts.ts';
 import { bindClaim, fakeObjectSource, volumePod, type FakeObjectSource } from './testing.ts';
 import { localDeviceMountDir, podDeviceDir, podPvDir } from './pv-plugins.ts';
+import { PV_GID_ANNOTATION } from './claim-volumes.ts';
 
 const LOCAL = 'kubernetes.io/local-volume';
 const NODE = { name: 'node-a', labels: { 'kubernetes.io/hostname': 'node-a', zone: 'z1' } };
@@ -302,6 +303,33 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
     );
     bindClaim(objects, 'dirb', 'pv-dirb', { volumeMode: 'Block', local: { path: root } });
     await assert.rejects(vm.setUpPodVolumes(claimPod('dirb', [], spec)), /is not a block device/);
+  });
+
+  it('gives the containers the group of each PV’s pv.beta.kubernetes.io/gid, once, unless the pod has it or it is no integer', async () => {
+    const disk = join(root, 'disk');
+    await mkdir(disk);
+    const withGid = (claim: string, pvName: string, gid: string) => {
+      const { pv } = bindClaim(objects, claim, pvName, { hostPath: { path: disk } });
+      pv.metadata.annotations = { [PV_GID_ANNOTATION]: gid };
+    };
+    withGid('g1', 'pv-g1', '1234');
+    withGid('g2', 'pv-g2', '1234');
+    withGid('g3', 'pv-g3', '5678');
+    withGid('g4', 'pv-g4', 'staff');
+    bindClaim(objects, 'g5', 'pv-g5', { hostPath: { path: disk } });
+    seq += 1;
+    const pod = volumePod(
+      `p${seq}`,
+      `uid-pv-${seq}`,
+      ['g1', 'g2', 'g3', 'g4', 'g5'].map((c) => ({ name: c, persistentVolumeClaim: { claimName: c } })),
+    );
+    assert.deepEqual(vm.extraSupplementalGroups(pod), [], 'nothing before the volumes are set up');
+    await vm.setUpPodVolumes(pod);
+    assert.deepEqual(vm.extraSupplementalGroups(pod), [1234, 5678]);
+    pod.spec.securityContext = { supplementalGroups: [5678] };
+    assert.deepEqual(vm.extraSupplementalGroups(pod), [1234], 'a group the pod already has is not repeated');
+    await vm.cleanUpPod(pod.metadata.uid);
+    assert.deepEqual(vm.extraSupplementalGroups(pod), []);
   });
 
   it('lists a pod’s claim volumes for stats: statfs path for local, none for hostPath', async () => {

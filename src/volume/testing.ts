@@ -9,6 +9,7 @@ import type {
   VolumeObjectSource,
 } from './objects.ts';
 import type { ServiceAccountTokenSource, TokenRequestSpec } from './token-manager.ts';
+import type { VolumeManager } from './volume-manager.ts';
 
 /**
  * A pod in `ns` with `volumes`, whose one container `c` mounts `mounts` (the kit's builder); by
@@ -138,4 +139,21 @@ export function bindClaim(
   src.claims.set(`ns/${claim}`, pvc);
   src.pvs.set(pvName, pv);
   return { pvc, pv };
+}
+
+/**
+ * A volume manager that sets up nothing and has nothing to tear down, with `overrides` in place of
+ * its methods: for kubelet tests about something else (counting syncs, a teardown that fails).
+ */
+export function nullVolumeManager(overrides: Partial<VolumeManager> = {}): VolumeManager {
+  return {
+    setUpPodVolumes: () => Promise.resolve(),
+    mountsFor: () => Promise.resolve([]),
+    devicesFor: () => Promise.resolve([]),
+    extraSupplementalGroups: () => [],
+    claimVolumes: () => [],
+    cleanUpPod: () => Promise.resolve(),
+    tearDownVolumes: () => Promise.resolve(),
+    ...overrides,
+  };
 }

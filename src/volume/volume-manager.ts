@@ -71,6 +71,8 @@ export interface VolumeManager {
    * upstream makeBlockVolumes): permissions `mrw`, or `r` when the claim reference is readOnly.
    */
   devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
+  /** The pod's extra supplemental groups from its PVs' `pv.beta.kubernetes.io/gid` (claim-volumes.ts). */
+  extraSupplementalGroups(pod: KubeletPod): number[];
   /** The pod's set-up persistentVolumeClaim volumes (for volume stats with `pvcRef`). */
   claimVolumes(uid: string): PodClaimVolume[];
   /**
@@ -460,6 +462,7 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
       return mounts;
     },
     devicesFor: (pod, container) => claimVols.devicesFor(pod, container),
+    extraSupplementalGroups: (pod) => claimVols.extraSupplementalGroups(pod),
     claimVolumes: (uid) => claimVols.list(uid),
     async tearDownVolumes(uid, signal) {
       if (uid === '') return;

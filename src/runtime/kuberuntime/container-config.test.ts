@@ -354,6 +354,18 @@ describe('container security context', () => {
     assert.deepEqual(sc?.supplementalGroups, [3000]);
   });
 
+  it('adds the PVs’ extra groups after the pod’s supplementalGroups and fsGroup (upstream determineEffectiveSecurityContext)', () => {
+    const c: Container = { name: 'app', image: 'x:1' };
+    const pod = makePod([c], (p) => (p.spec.securityContext = { supplementalGroups: [10, 20], fsGroup: 30 }));
+    const sc = generateContainerConfig(pod, c, {
+      restartCount: 0,
+      imageRef: 'sha256:feed',
+      memoryCapacity: CAPACITY,
+      extraSupplementalGroups: [1234, 5678],
+    }).linux?.securityContext;
+    assert.deepEqual(sc?.supplementalGroups, [10, 20, 30, 1234, 5678]);
+  });
+
   it('sets no_new_privs only when privilege escalation is explicitly disallowed', () => {
     const allowed: Container = { name: 'a', image: 'x:1' };
     const denied: Container = {

@@ -136,6 +136,7 @@ function securityContext(
   pod: Pod,
   container: Container,
   seccomp: SeccompOptions,
+  extraGroups: readonly number[],
 ): LinuxContainerSecurityContext {
   const psc = pod.spec.securityContext ?? {};
   const sc = container.securityContext ?? {};
@@ -149,6 +150,7 @@ function securityContext(
     supplementalGroups: [
       ...(psc.supplementalGroups ?? []),
       ...(psc.fsGroup !== undefined ? [psc.fsGroup] : []),
+      ...extraGroups,
     ],
     noNewPrivs: sc.allowPrivilegeEscalation === false,
   };
@@ -203,6 +205,11 @@ export interface ContainerConfigOptions {
   groupOomKill?: boolean;
   /** The page sizes the node supports ("2MB", "1GB"): each gets a hugetlb limit. Absent: none. */
   hugePageSizes?: readonly string[];
+  /**
+   * Groups added after the pod's supplementalGroups and fsGroup: the `pv.beta.kubernetes.io/gid`
+   * of the pod's PVs (upstream GetExtraSupplementalGroupsForPod). Absent: none.
+   */
+  extraSupplementalGroups?: readonly number[];
 }
 
 /** Upstream generateContainerConfig; mounts come prepared from the volume manager. */
@@ -234,7 +241,12 @@ export function generateContainerConfig(
         ...containerResources(pod, container, opts.memoryCapacity ?? totalmem(), opts.hugePageSizes),
         ...(opts.groupOomKill ? { unified: { 'memory.oom.group': '1' } } : {}),
       },
-      securityContext: securityContext(pod, container, opts.seccomp ?? DEFAULT_SECCOMP_OPTIONS),
+      securityContext: securityContext(
+        pod,
+        container,
+        opts.seccomp ?? DEFAULT_SECCOMP_OPTIONS,
+        opts.extraSupplementalGroups ?? [],
+      ),
     },
   };
   return config;

@@ -41,6 +41,11 @@ export interface ContainerSetupDeps {
    * Absent: none (a container with volumeDevices then runs without them).
    */
   devicesFor?: (pod: KubeletPod, container: Container) => Promise<Device[]>;
+  /**
+   * The pod's extra supplemental groups from its PVs' `pv.beta.kubernetes.io/gid` (the volume
+   * manager; upstream GetExtraSupplementalGroupsForPod). Absent: none.
+   */
+  extraSupplementalGroups?: (pod: KubeletPod) => number[];
   /** The container environment (env.ts makeEnvironment); absent: literal values only. */
   makeEnv?: (
     pod: KubeletPod,
@@ -140,6 +145,7 @@ export function createContainerSetup(deps: ContainerSetupDeps): ContainerSetup {
       ...(deps.seccomp ? { seccomp: deps.seccomp } : {}),
       groupOomKill: deps.groupOomKill ?? false,
       ...(deps.hugePageSizes ? { hugePageSizes: deps.hugePageSizes } : {}),
+      ...(deps.extraSupplementalGroups ? { extraSupplementalGroups: deps.extraSupplementalGroups(pod) } : {}),
     });
     await mkdir(join(podLogsDirectory(deps.podLogsDir, pod), container.name), {
       recursive: true,

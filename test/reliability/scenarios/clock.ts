@@ -25,6 +25,7 @@ import { FakeKmsg } from '../../../src/oom/testing.ts';
 import type { PodSource } from '../../../src/podsource/index.ts';
 import { FakeImageService, FakeRuntimeService } from '../../../src/runtime/cri/testing.ts';
 import { sleep } from '../../../src/util/abort.ts';
+import { nullVolumeManager } from '../../../src/volume/testing.ts';
 import { monotonicNow } from '../../../src/util/clock.ts';
 import { describeError } from '../../../src/util/errors.ts';
 import type { Logger } from '../../../src/util/logger.ts';
@@ -167,17 +168,12 @@ async function coreUnderSteps(backMs: number, forwardMs: number, logger: Logger)
         allocatable: { milliCPU: 2000, memory: 4 << 30, pods: 110 },
       }),
       managers: {
-        volumes: {
+        volumes: nullVolumeManager({
           setUpPodVolumes: () => {
             syncs++;
             return Promise.resolve();
           },
-          mountsFor: () => Promise.resolve([]),
-          devicesFor: () => Promise.resolve([]),
-          claimVolumes: () => [],
-          cleanUpPod: () => Promise.resolve(),
-          tearDownVolumes: () => Promise.resolve(),
-        },
+        }),
       },
       random: () => 0,
     },

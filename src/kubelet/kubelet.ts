@@ -326,7 +326,7 @@ export function createKubelet(config: KubeletConfig, deps: KubeletDependencies):
       return stopping;
     },
     pods: () => [...state.desired.values()].map((pod) => ({ pod, status: statuses.get(pod.metadata.uid) })),
-    claimVolumes: (uid) => volumes.claimVolumes(uid),
+    measuredVolumes: (uid) => volumes.measuredVolumes(uid),
     runningPods: (signal) => runtime.listPods(signal),
     podTimeline(namespace, name) {
       for (const [uid, p] of state.desired) {

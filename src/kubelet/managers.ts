@@ -105,6 +105,12 @@ export function buildManagers(
       nodeEvent: deps.nodeEvent,
       callTimeoutMs: config.csiCallTimeoutMs,
     });
+  // Published CSI volumes' usage (NodeGetVolumeStats, cached per volumeStatsAggPeriod): PVs and inline.
+  const csiStats = createCsiVolumeStats({
+    mounter: csi.mounter,
+    periodMs: config.volumeStatsAggPeriodMs,
+    logger: log,
+  });
   const volumes =
     given.volumes ??
     createVolumeManager({
@@ -122,17 +128,8 @@ export function buildManagers(
         ? { tokens: createTokenManager({ api: deps.cluster.api, logger: log, monotonic }) }
         : {}),
       // A PV with spec.csi, or a csi: volume in the pod: stage and publish through the driver.
-      pvPlugins: {
-        csi: createCsiPvPlugin(
-          csi,
-          createCsiVolumeStats({
-            mounter: csi.mounter,
-            periodMs: config.volumeStatsAggPeriodMs,
-            logger: log,
-          }),
-        ),
-      },
-      inlineCsi: createCsiInlinePlugin(csi, config.rootDir),
+      pvPlugins: { csi: createCsiPvPlugin(csi, csiStats) },
+      inlineCsi: createCsiInlinePlugin(csi, config.rootDir, csiStats),
     });
   const runtime = given.runtime ?? defaultRuntime(config, deps, hooks, volumes);
   const pleg =

@@ -258,7 +258,7 @@ export async function newKubelet(config: KubeletConfig, deps: Dependencies): Pro
     pods: () => core.pods().map((p) => p.pod),
     logger: logger.child({ component: 'stats' }),
     volumeStatsPeriodMs: config.volumeStatsAggPeriodMs,
-    claimVolumes: (uid) => core.claimVolumes(uid),
+    measuredVolumes: (uid) => core.measuredVolumes(uid),
     ...(containerManager.qosCgroups ? { podCgroups: containerManager.qosCgroups } : {}),
   });
   metrics.setContainerLogStatsProvider(async () => {

@@ -7,7 +7,7 @@ import type { ImageService, RuntimeService } from '../runtime/cri/index.ts';
 import type { RuntimeEventSource } from '../runtime/containerd-events/index.ts';
 import type { RuntimePodSummary, ServiceLister } from '../runtime/index.ts';
 import type { PodSource } from '../podsource/index.ts';
-import type { PodClaimVolume, VolumeObjectSource } from '../volume/index.ts';
+import type { PodMeasuredVolume, VolumeObjectSource } from '../volume/index.ts';
 import type { ContainerManager } from '../cm/index.ts';
 import type { ImageFsUsageFn } from '../gc/index.ts';
 import type { KubeletMetrics } from '../metrics/index.ts';
@@ -118,6 +118,6 @@ export interface Kubelet {
   podWhy(namespace: string, name: string, signal: AbortSignal): Promise<PodWhy | undefined>;
   /** The API source reports the mirror pods bound to this node (cluster mode). */
   setMirrorPods(pods: KubeletPod[]): void;
-  /** A pod's set-up persistentVolumeClaim volumes (the volume manager's; for volume stats). */
-  claimVolumes(uid: string): PodClaimVolume[];
+  /** A pod's volumes that their plugin measures (the volume manager's; for volume stats). */
+  measuredVolumes(uid: string): PodMeasuredVolume[];
 }

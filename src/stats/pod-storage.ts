@@ -15,10 +15,14 @@ import type { ContainerLogStats, PvcVolumeStats } from '../metrics/index.ts';
 import { monotonicNow } from '../util/clock.ts';
 import { compareStrings } from '../util/compare.ts';
 
-/** A pod's persistentVolumeClaim volume as the volume manager reports it (volume's PodClaimVolume). */
-export interface ClaimVolumeRef {
+/**
+ * A pod volume its plugin measures, as the volume manager reports it (volume's PodMeasuredVolume):
+ * a persistentVolumeClaim volume (`claimName`) or an inline CSI volume.
+ */
+export interface MeasuredVolumeRef {
   volume: string;
-  claimName: string;
+  /** Reported with `pvcRef`; absent: an inline volume. */
+  claimName?: string;
   /** The path to statfs; absent: the PV type reports no stats (hostPath, Block) or `metrics` does. */
   metricsPath?: string;
   /** The PV type measures usage itself (CSI NodeGetVolumeStats): the last numbers known and their wall time (ms). */
@@ -35,8 +39,11 @@ export interface StorageContext {
   /** statfs, memoized for this computation; undefined when it failed. */
   capacity(dir: string): Promise<FsCapacity | undefined>;
   volumeUsage: VolumeUsageCache;
-  /** A pod's set-up persistentVolumeClaim volumes (the volume manager's); absent: none reported. */
-  claimVolumes?: (uid: string) => readonly ClaimVolumeRef[];
+  /**
+   * A pod's volumes that their plugin measures (the volume manager's): persistentVolumeClaim volumes
+   * (absent: none reported) and inline CSI volumes (absent: walked as the other kinds).
+   */
+  measuredVolumes?: (uid: string) => readonly MeasuredVolumeRef[];
   logger: Logger;
 }
 
@@ -125,6 +132,8 @@ async function volumesOf(
   const uid = e.stats.podRef.uid;
   const base = path.join(ctx.rootDir, 'pods', uid, 'volumes');
   const spec = new Map((ctx.pods.get(uid)?.spec.volumes ?? []).map((v) => [v.name, v]));
+  const measured = ctx.measuredVolumes?.(uid) ?? [];
+  const byPlugin = new Set(measured.map((m) => m.volume));
   let plugins: string[];
   try {
     plugins = await readdir(base);
@@ -137,6 +146,7 @@ async function volumesOf(
     for (const name of names) {
       if (spec.size > 0 && !spec.has(name)) continue;
       if (spec.get(name)?.persistentVolumeClaim !== undefined) continue; // reported with its pvcRef below
+      if (byPlugin.has(name)) continue; // its plugin measures it (below)
       found.push({ name, dir: path.join(base, plugin, name), plugin });
     }
   }
@@ -160,34 +170,31 @@ async function volumesOf(
       }
     }),
   );
-  const claims = await claimVolumeStats(ctx, uid, e.stats.podRef.namespace);
-  return [...out.filter((v) => v !== undefined), ...claims].sort((a, b) =>
+  const ownStats = await measuredVolumeStats(ctx, measured, e.stats.podRef.namespace);
+  return [...out.filter((v) => v !== undefined), ...ownStats].sort((a, b) =>
     compareStrings(a.stats.name, b.stats.name),
   );
 }
 
 /**
- * persistentVolumeClaim volumes whose PV type reports statfs numbers (the local plugin's
- * MetricsStatFS) or measures them itself (CSI's NodeGetVolumeStats, upstream metricsCsi): capacity,
- * available and used bytes and inodes, with `pvcRef` (what kubelet_volume_stats_* are made from).
- * Never ephemeral storage.
+ * The volumes whose plugin measures them: persistentVolumeClaim volumes whose PV type reports statfs
+ * numbers (the local plugin's MetricsStatFS), and CSI volumes (PV or inline) through the driver's
+ * NodeGetVolumeStats (upstream metricsCsi): capacity, available and used bytes and inodes; a claim's
+ * with `pvcRef` (what kubelet_volume_stats_* are made from). Never ephemeral storage.
  */
-async function claimVolumeStats(
+async function measuredVolumeStats(
   ctx: StorageContext,
-  uid: string,
+  measured: readonly MeasuredVolumeRef[],
   namespace: string,
 ): Promise<{ stats: VolumeStats<number>; ephemeral: boolean }[]> {
   const out: { stats: VolumeStats<number>; ephemeral: boolean }[] = [];
-  for (const c of ctx.claimVolumes?.(uid) ?? []) {
+  for (const c of measured) {
+    const pvcRef = c.claimName !== undefined ? { pvcRef: { name: c.claimName, namespace } } : {};
     if (c.metrics) {
       const m = c.metrics();
       if (!m) continue; // not measured yet, or the driver reports no usage
       out.push({
-        stats: {
-          name: c.volume,
-          pvcRef: { name: c.claimName, namespace },
-          ...withCapacity(m.time, m.usage, m.usage),
-        },
+        stats: { name: c.volume, ...pvcRef, ...withCapacity(m.time, m.usage, m.usage) },
         ephemeral: false,
       });
       continue;
@@ -198,7 +205,7 @@ async function claimVolumeStats(
     out.push({
       stats: {
         name: c.volume,
-        pvcRef: { name: c.claimName, namespace },
+        ...pvcRef,
         ...withCapacity(ctx.seenAt, cap, { usedBytes: cap.usedBytes, inodesUsed: cap.inodesUsed }),
       },
       ephemeral: false,

@@ -377,7 +377,7 @@ describe('persistentVolumeClaim volume stats', () => {
         }),
       ],
       options: {
-        claimVolumes: (u) =>
+        measuredVolumes: (u) =>
           u === uid
             ? [
                 {
@@ -440,7 +440,7 @@ describe('CSI persistentVolumeClaim volume stats', () => {
         }),
       ],
       options: {
-        claimVolumes: (u) =>
+        measuredVolumes: (u) =>
           u === uid
             ? [
                 {
@@ -462,6 +462,45 @@ describe('CSI persistentVolumeClaim volume stats', () => {
       pvcVolumeStats(s).map((v) => [v.persistentvolumeclaim, v.capacityBytes, v.usedBytes, v.inodesFree]),
       [['csi-claim', 64 << 20, 4 << 20, 990]],
     );
+  });
+});
+
+describe('inline CSI volume stats', () => {
+  it("reports an inline CSI volume with the driver's numbers and no pvcRef, never walking it; none while the driver has none", async () => {
+    const uid = 'u1';
+    const usage = {
+      capacityBytes: 8 << 20,
+      availableBytes: 7 << 20,
+      usedBytes: 1 << 20,
+      inodes: 100,
+      inodesFree: 90,
+      inodesUsed: 10,
+    };
+    let measured: { usage: typeof usage; time: number } | undefined;
+    const b = await bed({
+      files: {
+        [`root/pods/${uid}/volumes/kubernetes.io~csi/scratch/mount/big`]: 'x'.repeat(4096),
+        [`root/pods/${uid}/volumes/kubernetes.io~csi/scratch/vol_data.json`]: '{}',
+      },
+      pods: [
+        buildPod('pod-u1', {
+          uid,
+          containers: ['app'],
+          volumes: [{ name: 'scratch', csi: { driver: 'hostpath.csi.test' } }],
+        }),
+      ],
+      options: {
+        measuredVolumes: (u) =>
+          u === uid ? [{ volume: 'scratch', mode: 'Filesystem', metrics: () => measured }] : [],
+      },
+    });
+    addPod(b.cri, uid, T0, 1e9);
+    assert.deepEqual((await b.provider.summaryMs()).pods[0]?.volume ?? [], [], 'not measured yet: no entry');
+    measured = { usage, time: T0 - 1_000 };
+    b.clock.t += 60_000; // past the summary cache
+    const s = await b.provider.summaryMs();
+    assert.deepEqual(s.pods[0]?.volume, [{ name: 'scratch', time: T0 - 1_000, ...usage }]);
+    assert.deepEqual(pvcVolumeStats(s), [], 'no kubelet_volume_stats_* without a claim');
   });
 });
 

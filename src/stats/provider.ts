@@ -26,7 +26,7 @@ import {
 import {
   addPodStorage,
   createVolumeUsageCache,
-  type ClaimVolumeRef,
+  type MeasuredVolumeRef,
   type StorageContext,
 } from './pod-storage.ts';
 import { buildPodEntries, type PodEntry } from './pod-stats.ts';
@@ -79,8 +79,11 @@ export interface StatsProviderOptions {
   criTimeoutMs?: number;
   cacheTtlMs?: number;
   volumeStatsPeriodMs?: number;
-  /** A pod's set-up persistentVolumeClaim volumes (volume stats with `pvcRef`); absent: none. */
-  claimVolumes?: (uid: string) => readonly ClaimVolumeRef[];
+  /**
+   * A pod's volumes that their plugin measures: persistentVolumeClaim volumes (stats with `pvcRef`)
+   * and inline CSI volumes (the driver's numbers instead of a walk); absent: none.
+   */
+  measuredVolumes?: (uid: string) => readonly MeasuredVolumeRef[];
   logger?: Logger;
 }
 
@@ -274,7 +277,7 @@ export function createStatsProvider(opts: StatsProviderOptions): StatsProvider {
         pods,
         capacity,
         volumeUsage,
-        ...(opts.claimVolumes ? { claimVolumes: opts.claimVolumes } : {}),
+        ...(opts.measuredVolumes ? { measuredVolumes: opts.measuredVolumes } : {}),
         logger: log,
       };
       const wanted = new Set<string>();

@@ -17,7 +17,14 @@ import { podDir } from './paths.ts';
 /** The PV annotation whose group the pod's containers get (upstream volumeutil.VolumeGidAnnotationKey). */
 export const PV_GID_ANNOTATION = 'pv.beta.kubernetes.io/gid';
 import { checkNodeAffinity, claimSource, resolveClaim } from './persistent-volumes.ts';
-import { PV_PLUGINS, escapePluginName, type PvContext, type PvMetrics, type PvPlugin } from './pv-plugins.ts';
+import {
+  PV_PLUGINS,
+  escapePluginName,
+  type PodMeasuredVolume,
+  type PvContext,
+  type PvMetrics,
+  type PvPlugin,
+} from './pv-plugins.ts';
 import { qualifiedPluginName, type VolumePlugin } from './volume-metrics.ts';
 
 /** A persistentVolumeClaim volume once set up: what containers get, and how. */
@@ -34,17 +41,6 @@ export interface ClaimVolume {
   /** Filesystem volumes whose plugin reports statfs numbers: the path to statfs. */
   metricsPath?: string;
   /** Filesystem volumes whose plugin measures usage itself (CSI): the last numbers known. */
-  metrics?: () => { usage: PvMetrics; time: number } | undefined;
-}
-
-/** One set-up claim volume of a pod, for volume stats (`pvcRef`) and kubelet_volume_stats_*. */
-export interface PodClaimVolume {
-  volume: string;
-  claimName: string;
-  mode: 'Filesystem' | 'Block';
-  /** Present when the PV type reports statfs numbers (local); absent: no stats (hostPath, Block). */
-  metricsPath?: string;
-  /** Present when the PV type measures usage itself (CSI NodeGetVolumeStats): the last numbers known. */
   metrics?: () => { usage: PvMetrics; time: number } | undefined;
 }
 
@@ -66,7 +62,7 @@ export interface ClaimVolumes {
   /** After a pod's teardown: the plugins release node-wide state no pod uses (PvPlugin.releaseUnused). */
   releaseUnused(signal?: AbortSignal): Promise<void>;
   /** The pod's set-up claim volumes. */
-  list(uid: string): PodClaimVolume[];
+  list(uid: string): PodMeasuredVolume[];
   /**
    * The plugin of a claim volume of the pod once its PV was resolved to one (set up or not), as the
    * volume metrics name it (`kubernetes.io/csi:<driver>` for CSI); undefined before.

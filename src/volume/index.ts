@@ -16,7 +16,7 @@ export type {
   VolumeObjectSource,
 } from './objects.ts';
 export type { NodeAllocatable } from './downward-api.ts';
-export type { PodClaimVolume } from './claim-volumes.ts';
+export type { PodMeasuredVolume } from './pv-plugins.ts';
 export { mountsUnder } from './mounts.ts';
 export type { VolumeCount, VolumeMetrics, VolumeOperation, VolumeWorld } from './volume-metrics.ts';
 export {

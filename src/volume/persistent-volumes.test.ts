@@ -343,7 +343,7 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
       { name: 'b', persistentVolumeClaim: { claimName: 'hp' } },
     ]);
     await vm.setUpPodVolumes(pod);
-    assert.deepEqual(vm.claimVolumes(pod.metadata.uid), [
+    assert.deepEqual(vm.measuredVolumes(pod.metadata.uid), [
       {
         volume: 'a',
         claimName: 'loc',
@@ -353,7 +353,7 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
       { volume: 'b', claimName: 'hp', mode: 'Filesystem' },
     ]);
     await vm.cleanUpPod(pod.metadata.uid);
-    assert.deepEqual(vm.claimVolumes(pod.metadata.uid), []);
+    assert.deepEqual(vm.measuredVolumes(pod.metadata.uid), []);
   });
 
   it('formats a blank block device for a Filesystem local PV, mounts it once per node, and releases it when no pod uses it', async () => {

@@ -51,6 +51,29 @@ export interface InlineVolumePlugin {
   setUp(pod: KubeletPod, v: Volume, signal?: AbortSignal): Promise<void>;
   /** Where the containers mount it from. */
   hostPath(pod: KubeletPod, v: Volume): string;
+  /**
+   * The plugin measures the volume's usage itself (CSI NodeGetVolumeStats): the last numbers known
+   * for the pod's volume `volume`. Absent: the volume's directory is walked (du), as other kinds.
+   */
+  metrics?(podUID: string, volume: string): { usage: PvMetrics; time: number } | undefined;
+}
+
+/**
+ * A set-up volume of a pod whose plugin measures it, for volume stats and kubelet_volume_stats_*:
+ * a persistentVolumeClaim volume (`claimName`: reported with its `pvcRef`) or an inline CSI volume.
+ */
+export interface PodMeasuredVolume {
+  volume: string;
+  /** The claim of a persistentVolumeClaim volume; absent for an inline volume. */
+  claimName?: string;
+  mode: 'Filesystem' | 'Block';
+  /** Present when the PV type reports statfs numbers (local); absent: no stats (hostPath, Block). */
+  metricsPath?: string;
+  /**
+   * Present when the plugin measures usage itself (CSI NodeGetVolumeStats): the last numbers known,
+   * undefined before the first measurement or when the driver reports none.
+   */
+  metrics?: () => { usage: PvMetrics; time: number } | undefined;
 }
 
 /** A volume's usage as its plugin measures it (upstream volume.Metrics). */

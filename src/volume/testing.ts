@@ -151,7 +151,7 @@ export function nullVolumeManager(overrides: Partial<VolumeManager> = {}): Volum
     mountsFor: () => Promise.resolve([]),
     devicesFor: () => Promise.resolve([]),
     extraSupplementalGroups: () => [],
-    claimVolumes: () => [],
+    measuredVolumes: () => [],
     cleanUpPod: () => Promise.resolve(),
     tearDownVolumes: () => Promise.resolve(),
     ...overrides,

@@ -582,3 +582,44 @@ describe('volume manager: serviceAccountToken projections', () => {
     assert.equal(await readFile(join(dir, 'namespace'), 'utf8'), 'ns');
   });
 });
+
+describe('volume manager: volumes their plugin measures', () => {
+  it("lists a pod's inline CSI volumes with the plugin's numbers (NodeGetVolumeStats), and none once the pod is gone", async () => {
+    const root = await mkdtemp(join(tmpdir(), 'volume-manager-'));
+    try {
+      const usage = {
+        capacityBytes: 10,
+        availableBytes: 6,
+        usedBytes: 4,
+        inodes: 5,
+        inodesFree: 3,
+        inodesUsed: 2,
+      };
+      const vm = createVolumeManager({
+        rootDir: root,
+        inlineCsi: {
+          setUp: () => Promise.resolve(),
+          hostPath: (pod, v) => join(root, pod.metadata.uid, v.name),
+          metrics: (podUID, volume) => (volume === 'scratch' ? { usage, time: podUID.length } : undefined),
+        },
+      });
+      const pod = podWith([
+        { name: 'scratch', csi: { driver: 'hostpath.csi.test' } },
+        { name: 'tmp', emptyDir: {} },
+      ]);
+      await vm.setUpPodVolumes(pod);
+      const listed = vm.measuredVolumes(pod.metadata.uid);
+      assert.deepEqual(
+        listed.map((m) => [m.volume, m.claimName, m.mode]),
+        [['scratch', undefined, 'Filesystem']],
+        'the emptyDir is walked instead',
+      );
+      assert.deepEqual(listed[0]?.metrics?.(), { usage, time: pod.metadata.uid.length });
+      await vm.cleanUpPod(pod.metadata.uid);
+      assert.deepEqual(vm.measuredVolumes(pod.metadata.uid), []);
+    } finally {
+      await unmountAllUnder(root);
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});

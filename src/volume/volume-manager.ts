@@ -20,8 +20,8 @@ import { createProjector } from './projector.ts';
 import type { ServiceAccountTokenSource } from './token-manager.ts';
 import type { TimelineRecorder } from '../timeline/index.ts';
 import { claimSource } from './persistent-volumes.ts';
-import { createClaimVolumes, type PodClaimVolume } from './claim-volumes.ts';
-import type { InlineVolumePlugin, PvPlugin } from './pv-plugins.ts';
+import { createClaimVolumes } from './claim-volumes.ts';
+import type { InlineVolumePlugin, PodMeasuredVolume, PvPlugin } from './pv-plugins.ts';
 import { createVolumeMetricsRecorder, inlineVolumePlugin, type VolumeMetrics } from './volume-metrics.ts';
 
 export { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
@@ -73,8 +73,12 @@ export interface VolumeManager {
   devicesFor(pod: KubeletPod, container: Container): Promise<Device[]>;
   /** The pod's extra supplemental groups from its PVs' `pv.beta.kubernetes.io/gid` (claim-volumes.ts). */
   extraSupplementalGroups(pod: KubeletPod): number[];
-  /** The pod's set-up persistentVolumeClaim volumes (for volume stats with `pvcRef`). */
-  claimVolumes(uid: string): PodClaimVolume[];
+  /**
+   * The pod's volumes that their plugin measures (volume stats): its set-up persistentVolumeClaim
+   * volumes (with `pvcRef`) and its inline CSI volumes (the driver's NodeGetVolumeStats). The
+   * other kinds are measured by walking their directory.
+   */
+  measuredVolumes(uid: string): PodMeasuredVolume[];
   /**
    * Unmounts every mount under the pod's directory (tmpfs of secret/Memory volumes), then removes the
    * directory (emptyDir data included) once the pod is gone. If an unmount fails it throws and removes
@@ -463,7 +467,21 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
     },
     devicesFor: (pod, container) => claimVols.devicesFor(pod, container),
     extraSupplementalGroups: (pod) => claimVols.extraSupplementalGroups(pod),
-    claimVolumes: (uid) => claimVols.list(uid),
+    measuredVolumes(uid) {
+      const inline = opts.inlineCsi;
+      const pod = lastPod.get(uid);
+      const inlineCsi: PodMeasuredVolume[] =
+        inline?.metrics && pod
+          ? (pod.spec.volumes ?? [])
+              .filter((v) => v.csi !== undefined)
+              .map((v) => ({
+                volume: v.name,
+                mode: 'Filesystem',
+                metrics: () => inline.metrics?.(uid, v.name),
+              }))
+          : [];
+      return [...claimVols.list(uid), ...inlineCsi];
+    },
     async tearDownVolumes(uid, signal) {
       if (uid === '') return;
       lastPod.delete(uid); // a finished pod's volumes are not refreshed again

@@ -39,8 +39,13 @@ function podRef(pod: KubeletPod) {
  * The CSIDriver must allow the Ephemeral lifecycle mode (the mounter checks). Tear-down is the PV
  * plugin's, which finds the dir on disk.
  */
-export function createCsiInlinePlugin(csi: { mounter: CsiMounter }, rootDir: string): InlineVolumePlugin {
+export function createCsiInlinePlugin(
+  csi: { mounter: CsiMounter },
+  rootDir: string,
+  stats?: CsiVolumeStats,
+): InlineVolumePlugin {
   return {
+    ...(stats ? { metrics: (podUID: string, volume: string) => stats.get(podUID, volume) } : {}),
     async setUp(pod: KubeletPod, v: Volume, signal?: AbortSignal) {
       const target = podVolumeMountPath(rootDir, pod.metadata.uid, v.name);
       if (await mountAt(target)) return;

@@ -476,7 +476,7 @@ describe('inline CSI volume stats', () => {
       inodesFree: 90,
       inodesUsed: 10,
     };
-    let measured: { usage: typeof usage; time: number } | undefined;
+    let measured: { usage: typeof usage; time: number } | undefined = undefined;
     const b = await bed({
       files: {
         [`root/pods/${uid}/volumes/kubernetes.io~csi/scratch/mount/big`]: 'x'.repeat(4096),

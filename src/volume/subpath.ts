@@ -17,7 +17,9 @@
 import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readlink, realpath, stat, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, normalize, sep } from 'node:path';
-import { KubeletError, errnoCode } from '../util/errors.ts';
+import { podFullName, type KubeletPod } from '../api/types.ts';
+import { KubeletError, describeError, errnoCode, isKubeletError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
 import { KUBELET_DIR_MODE } from '../util/private-dir.ts';
 import { bindMount, mountAt } from './mounts.ts';
 import { podDir } from './paths.ts';
@@ -156,4 +158,87 @@ export async function bindSubPath(r: BindSubPathRequest): Promise<string> {
     await fh.close();
   }
   return target;
+}
+
+/** What {@link prepareSubPathMount} binds, and for whom. */
+export interface SubPathMountRequest {
+  rootDir: string;
+  logger: Logger;
+  pod: KubeletPod;
+  container: string;
+  /** The mount's index among the container's volumeMounts. */
+  index: number;
+  volume: string;
+  /** The volume's host directory. */
+  volumeRoot: string;
+  /** The volumeMount's subPath as written (checked here). */
+  subPath: string;
+  /** The volume's content is the kubelet's (projected kinds): a missing subPath is a missing key. */
+  projected: boolean;
+}
+
+/**
+ * The host path a subPath mount binds: a missing subPath is made (in a projected volume the
+ * kubelet owns the content, so a missing one is a missing key), then the checked path is
+ * bind-mounted under the pod's volume-subpaths. Failures reach the pod in upstream's short words
+ * (no host paths); the detail goes to the log.
+ */
+export async function prepareSubPathMount(r: SubPathMountRequest): Promise<string> {
+  const { pod, container, volume } = r;
+  const subPath = checkSubPath(r.subPath, volume);
+  const fields = { pod: podFullName(pod), podUID: pod.metadata.uid, container, volume, subPath };
+  const failed = (what: string, err: unknown): KubeletError => {
+    r.logger.error(`failed to ${what}`, { ...fields, err: describeError(err) });
+    return new KubeletError(
+      isKubeletError(err) ? err.code : 'Internal',
+      `mount volume ${volume}`,
+      `failed to ${what} for volumeMount "${volume}" of container "${container}"`,
+      { cause: err },
+    );
+  };
+  let present: boolean;
+  try {
+    present = await exists(join(r.volumeRoot, subPath));
+  } catch (err) {
+    throw failed('prepare subPath', err);
+  }
+  if (!present) {
+    if (r.projected) {
+      throw new KubeletError(
+        'NotFound',
+        `mount volume ${volume}`,
+        `subPath "${r.subPath}" does not exist in volume ${volume}`,
+      );
+    }
+    try {
+      await makeSubPathDirs(r.volumeRoot, subPath);
+    } catch (err) {
+      throw failed('create subPath directory', err);
+    }
+  }
+  try {
+    return await bindSubPath({
+      rootDir: r.rootDir,
+      podUID: pod.metadata.uid,
+      volume,
+      container,
+      index: r.index,
+      volumeRoot: r.volumeRoot,
+      subPath,
+    });
+  } catch (err) {
+    throw failed('prepare subPath', err);
+  }
+}
+
+/** True when `path` exists (a missing parent counts as missing). */
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw err;
+  }
 }

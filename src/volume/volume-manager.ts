@@ -1,4 +1,4 @@
-import { chmod, mkdir, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { dirname, join, sep } from 'node:path';
 import { podFullName, type Container, type KubeletPod, type Volume } from '../api/types.ts';
 import type { EventRecorder } from '../api/events.ts';
@@ -15,7 +15,7 @@ import { mountTmpfs, unmountAllUnder } from './mounts.ts';
 import type { VolumeObjectSource } from './objects.ts';
 import { emptyDirPath, podDir, projectedVolumePath } from './paths.ts';
 import { isProjectionKind } from './projection.ts';
-import { SUBPATH_DIR, bindSubPath, checkSubPath, makeSubPathDirs } from './subpath.ts';
+import { SUBPATH_DIR, prepareSubPathMount } from './subpath.ts';
 import { createProjector } from './projector.ts';
 import type { ServiceAccountTokenSource } from './token-manager.ts';
 import type { TimelineRecorder } from '../timeline/index.ts';
@@ -242,64 +242,6 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
   });
 
   /**
-   * The host path a subPath mount binds (subpath.ts): a missing subPath is made (in a projected
-   * volume the kubelet owns the content, so a missing one is a missing key), then the checked path
-   * is bind-mounted under the pod's volume-subpaths. Failures reach the pod in upstream's short words
-   * (no host paths); the detail goes to the log.
-   */
-  async function subPathMount(
-    pod: KubeletPod,
-    container: string,
-    index: number,
-    volume: string,
-    root: string,
-    rawSubPath: string,
-    projected: boolean,
-  ): Promise<string> {
-    const subPath = checkSubPath(rawSubPath, volume);
-    const fields = { pod: podFullName(pod), podUID: pod.metadata.uid, container, volume, subPath };
-    if (!(await stat(join(root, subPath)).catch(() => undefined))) {
-      if (projected) {
-        throw new KubeletError(
-          'NotFound',
-          `mount volume ${volume}`,
-          `subPath "${rawSubPath}" does not exist in volume ${volume}`,
-        );
-      }
-      try {
-        await makeSubPathDirs(root, subPath);
-      } catch (err) {
-        log.error('failed to create subPath directory', { ...fields, err: describeError(err) });
-        throw new KubeletError(
-          isKubeletError(err) ? err.code : 'Internal',
-          `mount volume ${volume}`,
-          `failed to create subPath directory for volumeMount "${volume}" of container "${container}"`,
-          { cause: err },
-        );
-      }
-    }
-    try {
-      return await bindSubPath({
-        rootDir: opts.rootDir,
-        podUID: pod.metadata.uid,
-        volume,
-        container,
-        index,
-        volumeRoot: root,
-        subPath,
-      });
-    } catch (err) {
-      log.error('failed to prepare subPath', { ...fields, err: describeError(err) });
-      throw new KubeletError(
-        isKubeletError(err) ? err.code : 'Internal',
-        `mount volume ${volume}`,
-        `failed to prepare subPath for volumeMount "${volume}" of container "${container}"`,
-        { cause: err },
-      );
-    }
-  }
-
-  /**
    * Unmounts, then removes the pod's directory (VolumeManager.cleanUpPod), or with `only: 'volumes'`
    * just its subPath binds and `<pod dir>/volumes` (tearDownVolumes).
    */
@@ -450,7 +392,17 @@ export function createVolumeManager(opts: VolumeManagerOptions): VolumeManager {
         // Upstream forces secret/configMap/downwardAPI/projected mounts read-only.
         const projected = isProjectionKind(volumeKind(v));
         const hostPath = m.subPath
-          ? await subPathMount(pod, container.name, index, v.name, root, m.subPath, projected)
+          ? await prepareSubPathMount({
+              rootDir: opts.rootDir,
+              logger: log,
+              pod,
+              container: container.name,
+              index,
+              volume: v.name,
+              volumeRoot: root,
+              subPath: m.subPath,
+              projected,
+            })
           : root;
         const propagation =
           m.mountPropagation === 'Bidirectional'

@@ -51,6 +51,7 @@ import {
 } from '../kit/csi-hostpath/driver.ts';
 import { hostPathDriverProcess, type HostPathDriverProcess } from '../kit/csi-hostpath/process.ts';
 import { kubectlFor, untilPodPhase } from '../kit/kubectl.ts';
+import { applyBoundClaim } from '../kit/persistent-volume.ts';
 import { alreadyGone, runTeardown } from '../kit/teardown.ts';
 import { IMAGE, setupEnv, testLogger, unmountUnder, type Env } from '../kit/bed.ts';
 
@@ -306,36 +307,8 @@ ${volume}
   void it('runs a pod on a PVC bound to a CSI PV: the kubelet stages and publishes, and unpublishes and unstages on delete', async () => {
     assert.ok(env && driver);
     await kubectl.run(['delete', 'pod', 'csi-pv-pod', '--ignore-not-found', '--grace-period=0', '--force']);
-    await kubectl.run(['delete', 'pvc', 'csi-claim', '--ignore-not-found', '--wait=false']);
-    await kubectl.run(['delete', 'pv', 'tsk-pv-csi', '--ignore-not-found', '--wait=false']);
-    await kubectl.ok(
-      ['apply', '-f', '-'],
-      `apiVersion: v1
-kind: PersistentVolume
-metadata: {name: tsk-pv-csi}
-spec:
-  capacity: {storage: 64Mi}
-  accessModes: [ReadWriteOnce]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: default, name: csi-claim}
-  csi: {driver: ${DRIVER}, volumeHandle: vol-pod, fsType: ext4}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: csi-claim, namespace: default}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  volumeName: tsk-pv-csi
-  resources: {requests: {storage: 64Mi}}
-`,
-    );
-    await eventually('claim csi-claim Bound', async () =>
-      (await kubectl.run(['get', 'pvc', 'csi-claim', '-o', 'jsonpath={.status.phase}'])).stdout === 'Bound'
-        ? true
-        : undefined,
-    );
+    await dropClaim('tsk-pv-csi', 'csi-claim');
+    await csiClaim('tsk-pv-csi', 'csi-claim', 'vol-pod');
     driver.calls.length = 0;
     await kubectl.ok(
       ['apply', '-f', '-'],
@@ -379,8 +352,7 @@ spec:
       async () => ((await mountAt(staging)) ? undefined : true),
       10_000,
     );
-    await kubectl.run(['delete', 'pvc', 'csi-claim', '--wait=false']);
-    await kubectl.run(['delete', 'pv', 'tsk-pv-csi', '--wait=false']);
+    await dropClaim('tsk-pv-csi', 'csi-claim');
   });
 
   void it('runs a pod with an inline ephemeral CSI volume: published for the pod, unpublished when it goes', async () => {
@@ -452,37 +424,11 @@ spec:
       '--force',
     ]);
     await dropClaim(pvName, 'csi-blk-claim');
-    await kubectl.ok(
-      ['apply', '-f', '-'],
-      `apiVersion: v1
-kind: PersistentVolume
-metadata: {name: ${pvName}}
-spec:
-  capacity: {storage: 16Mi}
-  accessModes: [ReadWriteOnce]
-  volumeMode: Block
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: default, name: csi-blk-claim}
-  csi: {driver: ${DRIVER}, volumeHandle: vol-blk}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: csi-blk-claim, namespace: default}
-spec:
-  accessModes: [ReadWriteOnce]
-  volumeMode: Block
-  storageClassName: ""
-  volumeName: ${pvName}
-  resources: {requests: {storage: 16Mi}}
-`,
-    );
-    await eventually('claim csi-blk-claim Bound', async () =>
-      (await kubectl.run(['get', 'pvc', 'csi-blk-claim', '-o', 'jsonpath={.status.phase}'])).stdout ===
-      'Bound'
-        ? true
-        : undefined,
-    );
+    await applyBoundClaim(kubectl, pvName, 'csi-blk-claim', {
+      source: { csi: { driver: DRIVER, volumeHandle: 'vol-blk' } },
+      volumeMode: 'Block',
+      storage: '16Mi',
+    });
     driver.calls.length = 0;
     await kubectl.ok(
       ['apply', '-f', '-'],
@@ -584,36 +530,10 @@ spec:
 
   const driverEntry = async () => (await csiNode())?.spec.drivers?.find((d) => d.name === DRIVER);
   /** A PV on the fixture driver and its claim, bound to each other. */
-  const csiClaim = async (pv: string, claim: string, handle: string) => {
-    await kubectl.ok(
-      ['apply', '-f', '-'],
-      `apiVersion: v1
-kind: PersistentVolume
-metadata: {name: ${pv}}
-spec:
-  capacity: {storage: 64Mi}
-  accessModes: [ReadWriteOnce]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  claimRef: {namespace: default, name: ${claim}}
-  csi: {driver: ${DRIVER}, volumeHandle: ${handle}, fsType: ext4}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: ${claim}, namespace: default}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  volumeName: ${pv}
-  resources: {requests: {storage: 64Mi}}
-`,
-    );
-    await eventually(`claim ${claim} Bound`, async () =>
-      (await kubectl.run(['get', 'pvc', claim, '-o', 'jsonpath={.status.phase}'])).stdout === 'Bound'
-        ? true
-        : undefined,
-    );
-  };
+  const csiClaim = (pv: string, claim: string, handle: string) =>
+    applyBoundClaim(kubectl, pv, claim, {
+      source: { csi: { driver: DRIVER, volumeHandle: handle, fsType: 'ext4' } },
+    });
   const dropClaim = async (pv: string, claim: string) => {
     await kubectl.run(['delete', 'pvc', claim, '--ignore-not-found', '--wait=false']);
     await kubectl.run(['delete', 'pv', pv, '--ignore-not-found', '--wait=false']);

@@ -24,6 +24,7 @@ import { IMAGE, containersOf, setupEnv, type Env } from '../kit/bed.ts';
 import { eventually } from '../kit/poll.ts';
 import { startNodeKubelet, type TskubeletProcess } from '../kit/process.ts';
 import { kubectlFor, untilPodPhase } from '../kit/kubectl.ts';
+import { applyBoundClaim, localPvSource } from '../kit/persistent-volume.ts';
 
 const run = promisify(execFile);
 const NS = 'tsk-pv';
@@ -83,49 +84,13 @@ describe('persistentVolumeClaim volumes on hostPath and local PVs', () => {
   }
 
   /** A PV pre-bound to claim `claim` of NS, and that claim; waits until the PV controller binds them. */
-  async function createClaim(
+  const createClaim = (
     claim: string,
     pv: string,
-    source: string,
-    mode: 'Filesystem' | 'Block' = 'Filesystem',
-  ) {
-    await ok(
-      ['apply', '-f', '-'],
-      `apiVersion: v1
-kind: PersistentVolume
-metadata: {name: ${pv}}
-spec:
-  capacity: {storage: 64Mi}
-  accessModes: [ReadWriteOnce]
-  persistentVolumeReclaimPolicy: Retain
-  storageClassName: ""
-  volumeMode: ${mode}
-  claimRef: {namespace: ${NS}, name: ${claim}}
-${source}
----
-apiVersion: v1
-kind: PersistentVolumeClaim
-metadata: {name: ${claim}, namespace: ${NS}}
-spec:
-  accessModes: [ReadWriteOnce]
-  storageClassName: ""
-  volumeMode: ${mode}
-  volumeName: ${pv}
-  resources: {requests: {storage: 64Mi}}
-`,
-    );
-    await eventually(`claim ${claim} Bound`, async () => {
-      const r = await kubectl(['get', 'pvc', claim, '-o', 'jsonpath={.status.phase}']);
-      return r.stdout === 'Bound' ? true : undefined;
-    });
-  }
-
-  const localAffinity = (path: string) => `  local: {path: ${path}}
-  nodeAffinity:
-    required:
-      nodeSelectorTerms:
-      - matchExpressions:
-        - {key: kubernetes.io/hostname, operator: In, values: [${NODE}]}`;
+    source: Record<string, unknown>,
+    volumeMode: 'Filesystem' | 'Block' = 'Filesystem',
+  ) => applyBoundClaim(k, pv, claim, { namespace: NS, source, volumeMode });
+  const localAffinity = (path: string) => localPvSource(path, NODE);
 
   /** A pod on this node using `claim` (mounted at /data, or as the device /dev/xvda) running `script`. */
   async function createPod(
@@ -329,11 +294,9 @@ spec:
   });
 
   it('mounts a hostPath PV (DirectoryOrCreate)', async () => {
-    await createClaim(
-      'hostpath',
-      'tsk-pv-hostpath',
-      `  hostPath: {path: ${hostDir}, type: DirectoryOrCreate}`,
-    );
+    await createClaim('hostpath', 'tsk-pv-hostpath', {
+      hostPath: { path: hostDir, type: 'DirectoryOrCreate' },
+    });
     await createPod('hp', 'hostpath', 'echo via-hostpath > /data/g');
     await phaseOf('hp', 'Succeeded');
     assert.equal(await readFile(join(hostDir, 'g'), 'utf8'), 'via-hostpath\n');
@@ -384,7 +347,7 @@ spec:
   });
 
   it('records FailedMount naming an unsupported PV type, keeps the pod Pending and keeps running', async () => {
-    await createClaim('nfs', 'tsk-pv-nfs', '  nfs: {server: 127.0.0.1, path: /nowhere}');
+    await createClaim('nfs', 'tsk-pv-nfs', { nfs: { server: '127.0.0.1', path: '/nowhere' } });
     const uid = await createPod('on-nfs', 'nfs', 'true');
     const message = await eventually(
       'a FailedMount event for the pod',

@@ -1,24 +1,17 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { lstat, mkdtemp, readFile, readdir, readlink, rm, symlink, unlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, readFile, readdir, readlink, symlink, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { nullLogger } from '../../util/logger.ts';
 import type { KubeletPod } from '../../api/types.ts';
-import {
-  startHostPathDriver,
-  type HostPathDriver,
-  type HostPathDriverOptions,
-} from '../../../test/kit/csi-hostpath/driver.ts';
+import type { HostPathDriver, HostPathDriverOptions } from '../../../test/kit/csi-hostpath/driver.ts';
 import { bindClaim, fakeObjectSource, volumePod, type FakeObjectSource } from '../testing.ts';
 import { createVolumeManager } from '../volume-manager.ts';
 import {
   blockPublishPath,
   blockStagingPath,
   blockVolumeDir,
-  createCsi,
   createCsiPvPlugin,
   isCsiVolumeError,
   podBlockDevicePath,
@@ -26,10 +19,14 @@ import {
   type CsiPodRef,
   type CsiVolume,
 } from './index.ts';
-import { fakeNodeApi, fixtureSockets, type FakeNodeApi } from './testing.ts';
+import {
+  BED_DRIVER as DRIVER,
+  BED_NODE as NODE,
+  csiTestBed,
+  type CsiTestBed,
+  type FakeNodeApi,
+} from './testing.ts';
 
-const NODE = 'node-a';
-const DRIVER = 'hostpath.csi.example.com';
 const POD: CsiPodRef = { uid: 'uid-1', name: 'db-0', namespace: 'apps', serviceAccountName: 'db' };
 const POD2: CsiPodRef = { uid: 'uid-2', name: 'db-1', namespace: 'apps' };
 const BLOCK_CAPABILITY = { block: {}, accessMode: { mode: 'SINGLE_NODE_WRITER' }, accessType: 'block' };
@@ -64,54 +61,25 @@ async function asDevice(publishPath: string, dev: string): Promise<void> {
 }
 
 describe('CSI block volumes (upstream csi_block.go)', () => {
+  let bed: CsiTestBed;
   let root: string;
   let fake: FakeNodeApi;
   let csi: Csi;
   let d: HostPathDriver;
-  let other: Csi | undefined;
-
-  const newCsi = async (): Promise<Csi> => {
-    const c = createCsi({
-      rootDir: root,
-      nodeName: NODE,
-      api: fake.api,
-      logger: nullLogger,
-      nodeEvent: () => undefined,
-      reconcilePeriodMs: 60_000,
-      callTimeoutMs: 400,
-    });
-    await c.start(new AbortController().signal);
-    return c;
-  };
 
   async function setup(extra: Partial<HostPathDriverOptions> = {}): Promise<void> {
-    d = await startHostPathDriver({
-      name: DRIVER,
-      ...fixtureSockets(root, DRIVER),
-      dataDir: path.join(root, 'data'),
-      nodeId: 'fixture-node-a',
-      mode: 'symlink',
-      ...extra,
-    });
-    await csi.watcher.reconcileNow();
-    assert.ok(csi.drivers.get(DRIVER), 'the fixture registered');
-    d.calls.length = 0;
+    d = await bed.registerDriver(extra);
   }
 
   beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'csi-blk-'));
-    fake = fakeNodeApi(NODE);
-    fake.csiDrivers.set(DRIVER, { spec: { attachRequired: false, podInfoOnMount: true } });
-    csi = await newCsi();
-    other = undefined;
+    bed = await csiTestBed({
+      prefix: 'csi-blk-',
+      csiDriverSpec: { attachRequired: false, podInfoOnMount: true },
+    });
+    ({ root, fake, csi } = bed);
   });
 
-  afterEach(async () => {
-    await csi.stop();
-    await other?.stop();
-    await d.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  afterEach(() => bed.close());
 
   const methods = () => d.calls.map((c) => c.method);
 
@@ -358,7 +326,7 @@ describe('CSI block volumes (upstream csi_block.go)', () => {
       await asDevice(blockPublishPath(root, 'pv-b', 'uid-rs'), dev);
 
       // A new process: new CSI parts and volume manager, nothing in memory but what is on disk.
-      other = await newCsi();
+      const other = await bed.newCsi();
       await other.watcher.reconcileNow();
       d.calls.length = 0;
       const restarted = createVolumeManager({

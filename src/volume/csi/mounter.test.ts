@@ -1,20 +1,13 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { nullLogger } from '../../util/logger.ts';
 import { apiError } from '../../api/testing.ts';
-import {
-  startHostPathDriver,
-  type HostPathDriver,
-  type HostPathDriverOptions,
-} from '../../../test/kit/csi-hostpath/driver.ts';
+import type { HostPathDriver, HostPathDriverOptions } from '../../../test/kit/csi-hostpath/driver.ts';
 import {
   appliesFsGroup,
-  createCsi,
   createCsiClient,
   deviceMountPath,
   ephemeralVolumeHandle,
@@ -24,10 +17,8 @@ import {
   type CsiPodRef,
   type CsiVolume,
 } from './index.ts';
-import { fakeNodeApi, fixtureSockets, type FakeNodeApi } from './testing.ts';
+import { BED_DRIVER as DRIVER, csiTestBed, type CsiTestBed, type FakeNodeApi } from './testing.ts';
 
-const NODE = 'node-a';
-const DRIVER = 'hostpath.csi.example.com';
 const POD: CsiPodRef = { uid: 'uid-1', name: 'db-0', namespace: 'apps', serviceAccountName: 'db' };
 const POD2: CsiPodRef = { uid: 'uid-2', name: 'db-1', namespace: 'apps' };
 
@@ -49,53 +40,30 @@ function pv(name = 'pv-1', extra: Partial<Extract<CsiVolume, { kind: 'persistent
 }
 
 describe('the CSI mounter', () => {
+  let bed: CsiTestBed;
   let root: string;
   let fake: FakeNodeApi;
   let csi: Csi;
   let d: HostPathDriver;
 
   async function setup(extra: Partial<HostPathDriverOptions> = {}): Promise<void> {
-    d = await startHostPathDriver({
-      name: DRIVER,
-      ...fixtureSockets(root, DRIVER),
-      dataDir: path.join(root, 'data'),
-      nodeId: 'fixture-node-a',
-      mode: 'symlink',
-      ...extra,
-    });
-    await csi.watcher.reconcileNow();
-    assert.ok(csi.drivers.get(DRIVER), 'the fixture registered');
-    d.calls.length = 0;
+    d = await bed.registerDriver(extra);
   }
 
   beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'csi-mnt-'));
-    fake = fakeNodeApi(NODE);
     // attachRequired: false, so no VolumeAttachment is needed (the host-path driver has no controller).
-    fake.csiDrivers.set(DRIVER, {
-      spec: {
+    bed = await csiTestBed({
+      prefix: 'csi-mnt-',
+      csiDriverSpec: {
         attachRequired: false,
         podInfoOnMount: true,
         volumeLifecycleModes: ['Persistent', 'Ephemeral'],
       },
     });
-    csi = createCsi({
-      rootDir: root,
-      nodeName: NODE,
-      api: fake.api,
-      logger: nullLogger,
-      nodeEvent: () => undefined,
-      reconcilePeriodMs: 60_000,
-      callTimeoutMs: 400,
-    });
-    await csi.start(new AbortController().signal);
+    ({ root, fake, csi } = bed);
   });
 
-  afterEach(async () => {
-    await csi.stop();
-    await d.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  afterEach(() => bed.close());
 
   it('stages into the PV global mount dir and publishes into the pod volume dir, with pod info on mount', async () => {
     await setup();

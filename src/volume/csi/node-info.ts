@@ -6,22 +6,20 @@
  * (storage.k8s.io/v1, named after the node, owned by the Node) gets the driver's entry: name, nodeID,
  * topologyKeys (sorted) and allocatable.count when the driver reported a limit. On deregistration the
  * CSINode entry and the annotation's key go (labels stay, as upstream). Each update is retried with
- * upstream's updateBackoff (4 tries, 10 ms × 5ⁿ).
+ * upstream's updateBackoff (4 tries, 10 ms × 5ⁿ apart).
  */
 import type { ApiClient } from '../../api/client-types.ts';
 import { isApiStatus } from '../../api/client-types.ts';
 import { sleep } from '../../util/abort.ts';
+import { backoffSteps, type BackoffShape } from '../../util/backoff.ts';
 import { KubeletError, describeError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 
 export const ANNOTATION_NODE_ID = 'csi.volume.kubernetes.io/nodeid';
-const UPDATE_TRIES = 4;
-const UPDATE_FIRST_DELAY_MS = 10;
-const UPDATE_FACTOR = 5;
+/** Upstream updateBackoff (nodeinfomanager.go). */
+const UPDATE_BACKOFF: Retries = { tries: 4, initialMs: 10, factor: 5 };
 /** Upstream initBackoff (csi_plugin.go): waiting for the kubelet to register its Node, ~2 min in all. */
-const INIT_TRIES = 6;
-const INIT_FIRST_DELAY_MS = 15;
-const INIT_FACTOR = 6;
+const INIT_BACKOFF: Retries = { tries: 6, initialMs: 15, factor: 6 };
 /** Upstream truncates a larger attach limit to MaxInt32. */
 const MAX_INT32 = 2 ** 31 - 1;
 
@@ -82,6 +80,30 @@ export interface NodeInfoManagerOptions {
 
 const CSINODES = '/apis/storage.k8s.io/v1/csinodes';
 
+/** Upstream wait.Backoff without jitter: at most `tries` calls, initialMs × factorⁿ apart. */
+type Retries = BackoffShape & { tries: number; signal?: AbortSignal };
+
+/**
+ * Upstream wait.ExponentialBackoff: calls `fn` until it resolves, at most `tries` times, with
+ * util/backoff's delays between calls (none after the last); then rejects with `giveUp` of every
+ * call's error. Rejects at once when `signal` aborts (with fn's error, or the abort's in a wait).
+ */
+async function retry(r: Retries, fn: () => Promise<unknown>, giveUp: (errors: unknown[]) => Error) {
+  const delays = backoffSteps(r);
+  const errors: unknown[] = [];
+  for (;;) {
+    try {
+      await fn();
+      return;
+    } catch (err) {
+      if (r.signal?.aborted) throw err;
+      errors.push(err);
+      if (errors.length >= r.tries) throw giveUp(errors);
+    }
+    await sleep(delays.step(), r.signal);
+  }
+}
+
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
   const sa = new Set(a);
   return sa.size === new Set(b).size && b.every((x) => sa.has(x));
@@ -116,26 +138,19 @@ export function createNodeInfoManager(opts: NodeInfoManagerOptions): NodeInfoMan
   // One update of the Node at a time (upstream nodeInfoManager.lock).
   let nodeLock: Promise<unknown> = Promise.resolve();
 
+  /** The tries with the tests' first delay when they set one. */
+  const retries = (r: Retries, signal?: AbortSignal): Retries => ({
+    ...r,
+    initialMs: opts.retryDelayMs ?? r.initialMs,
+    signal,
+  });
+
   /** Upstream wait.ExponentialBackoff(updateBackoff, …): all tries' errors in the final one. */
-  async function withRetries(op: string, fn: () => Promise<void>): Promise<void> {
-    const errors: string[] = [];
-    let delay = opts.retryDelayMs ?? UPDATE_FIRST_DELAY_MS;
-    for (let i = 0; i < UPDATE_TRIES; i++) {
-      try {
-        await fn();
-        return;
-      } catch (err) {
-        errors.push(describeError(err));
-        if (i < UPDATE_TRIES - 1) await sleep(delay);
-        delay *= UPDATE_FACTOR;
-      }
-    }
-    throw new KubeletError(
-      'Unavailable',
-      op,
-      `timed out waiting for the condition; caused by: [${errors.join(', ')}]`,
-    );
-  }
+  const withRetries = (op: string, fn: () => Promise<void>) =>
+    retry(retries(UPDATE_BACKOFF), fn, (errors) => {
+      const all = errors.map(describeError).join(', ');
+      return new KubeletError('Unavailable', op, `timed out waiting for the condition; caused by: [${all}]`);
+    });
 
   /** Reads the Node, applies `change` to a copy of its labels and annotations, patches what differs. */
   function updateNode(
@@ -203,24 +218,12 @@ export function createNodeInfoManager(opts: NodeInfoManagerOptions): NodeInfoMan
 
   return {
     async initialize(signal) {
-      let delay = opts.retryDelayMs ?? INIT_FIRST_DELAY_MS;
-      for (let i = 0; ; i++) {
-        try {
-          await api.request<NodeObject>({ method: 'GET', path: nodePath, signal });
-          break;
-        } catch (err) {
-          if (signal.aborted) throw err;
-          if (i === INIT_TRIES - 1)
-            throw new KubeletError(
-              'Unavailable',
-              'initialize CSINode',
-              `the Node ${nodeName} was not found: ${describeError(err)}`,
-              { cause: err },
-            );
-        }
-        await sleep(delay, signal);
-        delay *= INIT_FACTOR;
-      }
+      const getNode = () => api.request<NodeObject>({ method: 'GET', path: nodePath, signal });
+      await retry(retries(INIT_BACKOFF, signal), getNode, (errors) => {
+        const last = errors.at(-1);
+        const why = `the Node ${nodeName} was not found: ${describeError(last)}`;
+        return new KubeletError('Unavailable', 'initialize CSINode', why, { cause: last });
+      });
       await withRetries('initialize CSINode', async () => {
         if (!(await getCSINode())) await createCSINode();
       });

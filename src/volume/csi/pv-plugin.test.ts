@@ -1,51 +1,27 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { nullLogger } from '../../util/logger.ts';
 import type { KubeletPod } from '../../api/types.ts';
-import { startHostPathDriver, type HostPathDriver } from '../../../test/kit/csi-hostpath/driver.ts';
+import type { HostPathDriver } from '../../../test/kit/csi-hostpath/driver.ts';
 import { escapePluginName } from '../pv-plugins.ts';
-import { createCsi, createCsiPvPlugin, type Csi } from './index.ts';
-import { fakeNodeApi, fixtureSockets } from './testing.ts';
-
-const DRIVER = 'hostpath.csi.example.com';
+import { createCsiPvPlugin, type Csi } from './index.ts';
+import { BED_DRIVER as DRIVER, csiTestBed, type CsiTestBed } from './testing.ts';
 
 describe('the CSI PV plugin', () => {
+  let bed: CsiTestBed;
   let root: string;
   let csi: Csi;
   let d: HostPathDriver;
 
   beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'csi-pvp-'));
-    const fake = fakeNodeApi('node-a');
-    fake.csiDrivers.set(DRIVER, { spec: { attachRequired: false } });
-    csi = createCsi({
-      rootDir: root,
-      nodeName: 'node-a',
-      api: fake.api,
-      logger: nullLogger,
-      nodeEvent: () => undefined,
-      reconcilePeriodMs: 60_000,
-    });
-    await csi.start(new AbortController().signal);
-    d = await startHostPathDriver({
-      name: DRIVER,
-      ...fixtureSockets(root, DRIVER),
-      dataDir: path.join(root, 'data'),
-      nodeId: 'n',
-      mode: 'symlink',
-    });
-    await csi.watcher.reconcileNow();
+    bed = await csiTestBed({ prefix: 'csi-pvp-', csiDriverSpec: { attachRequired: false } });
+    ({ root, csi } = bed);
+    d = await bed.registerDriver({ nodeId: 'n' });
   });
 
-  afterEach(async () => {
-    await csi.stop();
-    await d.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  afterEach(() => bed.close());
 
   it('sets up a CSI PV for a pod in the dir the volume manager tears down, and tears it down from that dir', async () => {
     const plugin = createCsiPvPlugin(csi);

@@ -1,66 +1,32 @@
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { nullLogger } from '../../util/logger.ts';
+import type { HostPathDriver, HostPathDriverOptions } from '../../../test/kit/csi-hostpath/driver.ts';
+import { ANNOTATION_NODE_ID, type Csi } from './index.ts';
 import {
-  startHostPathDriver,
-  type HostPathDriver,
-  type HostPathDriverOptions,
-} from '../../../test/kit/csi-hostpath/driver.ts';
-import { ANNOTATION_NODE_ID, createCsi, type Csi } from './index.ts';
-import { fakeNodeApi, fixtureSockets, type FakeNodeApi } from './testing.ts';
-
-const NODE = 'node-a';
-const DRIVER = 'hostpath.csi.example.com';
+  BED_DRIVER as DRIVER,
+  BED_NODE as NODE,
+  csiTestBed,
+  type CsiTestBed,
+  type FakeNodeApi,
+} from './testing.ts';
 
 describe('CSI plugin registration through plugins_registry', () => {
-  let root: string;
+  let bed: CsiTestBed;
   let fake: FakeNodeApi;
   let csi: Csi;
   let events: string[];
-  let drivers: HostPathDriver[];
-  const abort = new AbortController();
 
   beforeEach(async () => {
-    root = await mkdtemp(path.join(tmpdir(), 'csi-reg-'));
-    fake = fakeNodeApi(NODE);
-    events = [];
-    drivers = [];
-    csi = createCsi({
-      rootDir: root,
-      nodeName: NODE,
-      api: fake.api,
-      logger: nullLogger,
-      nodeEvent: (type, reason, message) => events.push(`${type} ${reason} ${message}`),
-      reconcilePeriodMs: 60_000,
-      callTimeoutMs: 500,
-    });
-    await csi.start(abort.signal);
+    bed = await csiTestBed({ prefix: 'csi-reg-', callTimeoutMs: 500 });
+    ({ fake, csi, events } = bed);
   });
 
-  afterEach(async () => {
-    await csi.stop();
-    for (const d of drivers) await d.close();
-    await rm(root, { recursive: true, force: true });
-  });
+  afterEach(() => bed.close());
 
-  async function driver(extra: Partial<HostPathDriverOptions> = {}): Promise<HostPathDriver> {
-    const d = await startHostPathDriver({
-      name: DRIVER,
-      ...fixtureSockets(root, DRIVER),
-      dataDir: path.join(root, 'data'),
-      nodeId: 'fixture-node-a',
-      maxVolumesPerNode: 7,
-      topology: { 'topology.example.com/zone': 'z1' },
-      mode: 'symlink',
-      ...extra,
-    });
-    drivers.push(d);
-    return d;
-  }
+  const driver = (extra: Partial<HostPathDriverOptions> = {}): Promise<HostPathDriver> =>
+    bed.startDriver({ maxVolumesPerNode: 7, topology: { 'topology.example.com/zone': 'z1' }, ...extra });
 
   it('registers a driver whose socket appears: GetInfo, NodeGetInfo, the CSINode entry, the annotation, then a positive status', async () => {
     const d = await driver();
@@ -166,7 +132,6 @@ describe('CSI plugin registration through plugins_registry', () => {
     const d = await driver();
     await csi.watcher.reconcileNow();
     await d.close();
-    drivers.length = 0;
     const again = await driver({ nodeId: 'fixture-node-a2' });
     await csi.watcher.reconcileNow(); // the old registration goes
     await csi.watcher.reconcileNow(); // the new socket registers
@@ -178,19 +143,10 @@ describe('CSI plugin registration through plugins_registry', () => {
   });
 
   it('stops at once with a registration hung in NodeGetInfo, without waiting for its deadline', async () => {
-    const slow = createCsi({
-      rootDir: root,
-      nodeName: NODE,
-      api: fake.api,
-      logger: nullLogger,
-      nodeEvent: () => undefined,
-      reconcilePeriodMs: 60_000,
-      callTimeoutMs: 60_000,
-    });
     await csi.stop();
     const d = await driver();
     d.behaviour.hang.add('NodeGetInfo');
-    await slow.start(new AbortController().signal);
+    const slow = await bed.newCsi({ callTimeoutMs: 60_000 });
     const pending = slow.watcher.reconcileNow();
     while (d.callsOf('NodeGetInfo').length === 0) await new Promise((r) => setTimeout(r, 20));
     const started = performance.now();

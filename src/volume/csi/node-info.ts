@@ -18,7 +18,7 @@ import type { Logger } from '../../util/logger.ts';
 export const ANNOTATION_NODE_ID = 'csi.volume.kubernetes.io/nodeid';
 /** Upstream updateBackoff (nodeinfomanager.go). */
 const UPDATE_BACKOFF: Retries = { tries: 4, initialMs: 10, factor: 5 };
-/** Upstream initBackoff (csi_plugin.go): waiting for the kubelet to register its Node, ~2 min in all. */
+/** Upstream initBackoff (csi_plugin.go): waiting for the kubelet to register its Node, ~23 s of sleeps in all (upstream's comment says 140 s). */
 const INIT_BACKOFF: Retries = { tries: 6, initialMs: 15, factor: 6 };
 /** Upstream truncates a larger attach limit to MaxInt32. */
 const MAX_INT32 = 2 ** 31 - 1;

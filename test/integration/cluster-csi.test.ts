@@ -556,12 +556,13 @@ spec:
   const podField = async (name: string, jsonpath: string) =>
     (await kubectl.run(['get', 'pod', name, '-o', `jsonpath=${jsonpath}`])).stdout;
 
-  void it('a hung NodePublishVolume: FailedMount names the timeout, the pod waits in ContainerCreating, other pods start, and it runs once the driver answers; its usage reaches /stats/summary and /metrics', async () => {
+  void it('a hung NodePublishVolume: FailedMount names the timeout, the pod waits in ContainerCreating, other pods start, and it runs once the driver answers; its usage reaches /stats/summary and /metrics, as does an inline CSI volume’s', async () => {
     await kubectl.run([
       'delete',
       'pod',
       'csi-hang-pod',
       'plain-pod',
+      'csi-inline-stats',
       '--ignore-not-found',
       '--grace-period=0',
       '--force',
@@ -607,27 +608,30 @@ spec:
     assert.ok(d.callsOf('NodePublishVolume').length > attempts, 'set-up retried after the timeout');
 
     // The claim's usage from NodeGetVolumeStats: /stats/summary with its pvcRef, kubelet_volume_stats_*.
-    const uid = await podField('csi-hang-pod', '{.metadata.uid}');
-    const vol = await eventually(
-      'the CSI claim in /stats/summary',
-      async () => {
-        const summary = JSON.parse(
-          await kubectl.ok(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`]),
-        ) as {
-          pods: {
-            podRef: { uid: string };
-            volume?: {
-              name: string;
-              pvcRef?: { name: string; namespace: string };
-              capacityBytes?: number;
-              inodes?: number;
+    const summaryVolume = async (pod: string) => {
+      const uid = await podField(pod, '{.metadata.uid}');
+      return eventually(
+        `${pod}'s CSI volume in /stats/summary`,
+        async () => {
+          const summary = JSON.parse(
+            await kubectl.ok(['get', '--raw', `/api/v1/nodes/${NODE}/proxy/stats/summary`]),
+          ) as {
+            pods: {
+              podRef: { uid: string };
+              volume?: {
+                name: string;
+                pvcRef?: { name: string; namespace: string };
+                capacityBytes?: number;
+                inodes?: number;
+              }[];
             }[];
-          }[];
-        };
-        return summary.pods.find((p) => p.podRef.uid === uid)?.volume?.find((v) => v.name === 'data');
-      },
-      30_000,
-    );
+          };
+          return summary.pods.find((p) => p.podRef.uid === uid)?.volume?.find((v) => v.name === 'data');
+        },
+        30_000,
+      );
+    };
+    const vol = await summaryVolume('csi-hang-pod');
     assert.deepEqual(vol.pvcRef, { name: 'hang-claim', namespace: 'default' });
     assert.ok((vol.capacityBytes ?? 0) > 0 && (vol.inodes ?? 0) > 0, JSON.stringify(vol));
     assert.ok(d.callsOf('NodeGetVolumeStats').length > 0);
@@ -641,7 +645,38 @@ spec:
       /^kubelet_volume_stats_inodes_free\{namespace="default",persistentvolumeclaim="hang-claim"\} \d/m,
     );
 
-    await kubectl.ok(['delete', 'pod', 'csi-hang-pod', 'plain-pod', '--wait=true', '--timeout=90s']);
+    // An inline ephemeral CSI volume's usage comes from the driver too (not a walk), without a pvcRef.
+    await kubectl.ok(
+      ['apply', '-f', '-'],
+      podYaml(
+        'csi-inline-stats',
+        'sleep 3600',
+        `    csi: {driver: ${DRIVER}, volumeAttributes: {size: small}}`,
+      ),
+    );
+    await podPhase('csi-inline-stats', 'Running');
+    const inline = await summaryVolume('csi-inline-stats');
+    assert.equal(inline.pvcRef, undefined);
+    assert.ok((inline.capacityBytes ?? 0) > 0 && (inline.inodes ?? 0) > 0, JSON.stringify(inline));
+    const inlineUid = await podField('csi-inline-stats', '{.metadata.uid}');
+    assert.ok(
+      d
+        .callsOf('NodeGetVolumeStats')
+        .some((c) =>
+          JSON.stringify(c.request).includes(`/pods/${inlineUid}/volumes/kubernetes.io~csi/data/`),
+        ),
+      'NodeGetVolumeStats asked for the inline volume',
+    );
+
+    await kubectl.ok([
+      'delete',
+      'pod',
+      'csi-hang-pod',
+      'plain-pod',
+      'csi-inline-stats',
+      '--wait=true',
+      '--timeout=90s',
+    ]);
     await eventually(
       'NodeUnstageVolume',
       () => (methods().includes('NodeUnstageVolume') ? true : undefined),

@@ -41,6 +41,7 @@ import {
   type Scrape,
 } from '../kit/metrics-parity.ts';
 import { eventually, until } from '../kit/poll.ts';
+import { buildBoundClaim, localPvSource, type ManifestObject } from '../kit/persistent-volume.ts';
 
 const NODE = 'metrics-parity-c';
 const NS = 'default';
@@ -64,39 +65,11 @@ const ACCEPTED: readonly Accepted[] = [...COMMON_ACCEPTED, ...CLUSTER_ACCEPTED];
 /** The API objects of one kubelet's run (names carry the kind: a Retained PV is not bound twice). */
 function workload(kind: KubeletKind, pvDir: string) {
   const claim = `mpc-data-${kind}`;
-  const pv = {
-    apiVersion: 'v1',
-    kind: 'PersistentVolume',
-    metadata: { name: `mpc-pv-${kind}` },
-    spec: {
-      capacity: { storage: '64Mi' },
-      accessModes: ['ReadWriteOnce'],
-      persistentVolumeReclaimPolicy: 'Retain',
-      storageClassName: '',
-      volumeMode: 'Filesystem',
-      claimRef: { namespace: NS, name: claim } as Record<string, string>,
-      local: { path: pvDir },
-      nodeAffinity: {
-        required: {
-          nodeSelectorTerms: [
-            { matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: [NODE] }] },
-          ],
-        },
-      },
-    },
-  };
-  const pvc = {
-    apiVersion: 'v1',
-    kind: 'PersistentVolumeClaim',
-    metadata: { name: claim, namespace: NS },
-    spec: {
-      accessModes: ['ReadWriteOnce'],
-      storageClassName: '',
-      volumeMode: 'Filesystem',
-      volumeName: pv.metadata.name,
-      resources: { requests: { storage: '64Mi' } },
-    },
-  };
+  const [pv, pvc] = buildBoundClaim(`mpc-pv-${kind}`, claim, {
+    source: localPvSource(pvDir, NODE),
+    namespace: NS,
+    volumeMode: 'Filesystem',
+  }).items;
   const pod = (name: string, spec: Partial<Pod['spec']> & Pick<Pod['spec'], 'containers'>): Pod => {
     const p = podManifest(name, { nodeName: NODE, ...spec });
     p.metadata.namespace = NS;
@@ -180,14 +153,14 @@ async function deleteIgnoringAbsent(admin: ApiClient, path: string, finalizers =
 async function createBoundClaim(
   admin: ApiClient,
   claim: { metadata: { name: string } },
-  pv: { metadata: { name: string }; spec: { claimRef: Record<string, string> } },
+  pv: ManifestObject,
 ): Promise<void> {
   const made = await admin.request<{ metadata: { uid: string } }>({
     method: 'POST',
     path: `/api/v1/namespaces/${NS}/persistentvolumeclaims`,
     body: claim,
   });
-  pv.spec.claimRef.uid = made.metadata.uid;
+  pv.spec.claimRef = { ...(pv.spec.claimRef as Record<string, string>), uid: made.metadata.uid };
   await admin.request({ method: 'POST', path: '/api/v1/persistentvolumes', body: pv });
   const status = (path: string, body: unknown) =>
     admin.request({ method: 'PATCH', path, contentType: 'application/merge-patch+json', body });

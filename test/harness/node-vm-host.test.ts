@@ -2,7 +2,15 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { realpath } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CHECKOUT, checkSharePath, defaultShares } from './node-vm-host.ts';
+import {
+  CHECKOUT,
+  NODE_VM_GUEST_ADDRESS,
+  checkSharePath,
+  defaultShares,
+  extraHostAddresses,
+  portForwards,
+  userNetOption,
+} from './node-vm-host.ts';
 import { hasCode } from '../../src/util/errors.ts';
 
 describe('node VM shares', () => {
@@ -25,5 +33,43 @@ describe('node VM shares', () => {
     assert.equal(shares.length, outside ? 2 : 1);
     if (outside) assert.equal(shares[1]?.hostPath, modules);
     assert.ok(shares.every((s) => s.readOnly !== false));
+  });
+});
+
+describe('node VM port forwards', () => {
+  it('forwards a bare port from the host loopback, and a port with an address from that address', () => {
+    const forwards = portForwards([5000, { port: 10250, hostAddress: NODE_VM_GUEST_ADDRESS }]);
+    assert.equal(
+      userNetOption(10022, forwards),
+      'user,model=virtio-net-pci,hostfwd=tcp:127.0.0.1:10022-:22,' +
+        'hostfwd=tcp:127.0.0.1:5000-:5000,hostfwd=tcp:10.0.2.15:10250-:10250',
+    );
+  });
+
+  it('names each host address the loopback lacks once, and never 127.0.0.1', () => {
+    const forwards = portForwards([
+      10250,
+      { port: 10250, hostAddress: '10.0.2.15' },
+      { port: 10255, hostAddress: '10.0.2.15' },
+      { port: 5000, hostAddress: '127.0.0.1' },
+    ]);
+    assert.deepEqual(extraHostAddresses(forwards), ['10.0.2.15']);
+    assert.deepEqual(extraHostAddresses(portForwards([22, 10250])), []);
+  });
+
+  it('refuses a port out of range or an address QEMU cannot bind', () => {
+    for (const bad of [
+      0,
+      65_536,
+      1.5,
+      { port: 10250, hostAddress: 'localhost' },
+      { port: 1, hostAddress: '::1' },
+    ]) {
+      assert.throws(
+        () => portForwards([bad]),
+        (err: unknown) => hasCode(err, 'InvalidArgument'),
+        JSON.stringify(bad),
+      );
+    }
   });
 });

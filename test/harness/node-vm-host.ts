@@ -11,6 +11,7 @@ import type { Logger } from '../../src/util/logger.ts';
 import { KubeletError, describeError } from '../../src/util/errors.ts';
 import { sleep } from '../../src/util/abort.ts';
 import { running } from './cluster/daemon.ts';
+import { run } from './exec.ts';
 
 export const RUN_ROOT = '/var/lib/tskubelet-bed/node-vm';
 export const LOG_DIR = '/var/log/tskubelet-bed/node-vm';
@@ -37,6 +38,85 @@ export async function defaultShares(): Promise<NodeVmShare[]> {
     if (rel.startsWith('..') || isAbsolute(rel)) shares.push({ hostPath: modules });
   }
   return shares;
+}
+
+/**
+ * The guest's own address under QEMU's user-mode networking (its built-in DHCP server hands out
+ * 10.0.2.15 first; the host's loopback appears as 10.0.2.2 in the guest).
+ */
+export const NODE_VM_GUEST_ADDRESS = '10.0.2.15';
+
+/** A host TCP port forwarded to the same port in the guest. */
+export interface PortForward {
+  port: number;
+  /**
+   * The host address QEMU listens on (default 127.0.0.1). Any other is added to the host's `lo`
+   * first (see `ensureLoopbackAddress`), so that e.g. 10.0.2.15:10250 on the host reaches the guest.
+   */
+  hostAddress?: string;
+}
+
+const LOOPBACK = '127.0.0.1';
+
+/**
+ * The forwards with their host address filled in (127.0.0.1 for a bare port); rejects a port out
+ * of range or an address that is not IPv4 dotted-quad (QEMU's hostfwd takes no other).
+ */
+export function portForwards(forwards: readonly (number | PortForward)[]): Required<PortForward>[] {
+  return forwards.map((f) => {
+    const { port, hostAddress = LOOPBACK } = typeof f === 'number' ? { port: f } : f;
+    if (!Number.isInteger(port) || port <= 0 || port > 65_535 || !/^\d+\.\d+\.\d+\.\d+$/.test(hostAddress)) {
+      throw new KubeletError(
+        'InvalidArgument',
+        'forward a port to the node VM',
+        `${hostAddress}:${port}: needs an IPv4 address and a TCP port`,
+      );
+    }
+    return { port, hostAddress };
+  });
+}
+
+/** QEMU's `-nic user` option: ssh from the host's loopback port `sshPort`, then each forward. */
+export function userNetOption(sshPort: number, forwards: readonly Required<PortForward>[]): string {
+  return [
+    'user,model=virtio-net-pci',
+    `hostfwd=tcp:${LOOPBACK}:${sshPort}-:22`,
+    ...forwards.map((f) => `hostfwd=tcp:${f.hostAddress}:${f.port}-:${f.port}`),
+  ].join(',');
+}
+
+/** The forwards' host addresses other than 127.0.0.1, once each: the ones `lo` may lack. */
+export function extraHostAddresses(forwards: readonly Required<PortForward>[]): string[] {
+  return [...new Set(forwards.map((f) => f.hostAddress).filter((a) => a !== LOOPBACK))];
+}
+
+/**
+ * Adds `address`/32 to the host's `lo` unless some interface has it already (idempotent; a line
+ * in the log either way). Left in place afterwards: another boot (or a concurrent one) uses it
+ * too, and it routes nowhere but to this host.
+ */
+export async function ensureLoopbackAddress(address: string, logger: Logger): Promise<void> {
+  if (await hostHasAddress(address)) {
+    logger.info('the host already has the address the node VM is forwarded from', { address });
+    return;
+  }
+  try {
+    await run('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo'], { timeoutMs: 10_000 });
+  } catch (err) {
+    // Another boot may have added it meanwhile ("File exists"): only its absence is an error.
+    if (!(await hostHasAddress(address))) throw err;
+    logger.info('the host already has the address the node VM is forwarded from', { address });
+    return;
+  }
+  logger.info('added the address the node VM is forwarded from to the host loopback', {
+    address,
+    device: 'lo',
+  });
+}
+
+async function hostHasAddress(address: string): Promise<boolean> {
+  const { stdout } = await run('ip', ['-4', '-o', 'addr', 'show'], { timeoutMs: 10_000 });
+  return stdout.includes(` inet ${address}/`);
 }
 
 export function freePort(): Promise<number> {

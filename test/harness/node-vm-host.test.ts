@@ -7,7 +7,9 @@ import {
   NODE_VM_GUEST_ADDRESS,
   checkSharePath,
   defaultShares,
+  devicesWithAddress,
   extraHostAddresses,
+  localRouteArgs,
   portForwards,
   userNetOption,
 } from './node-vm-host.ts';
@@ -71,5 +73,27 @@ describe('node VM port forwards', () => {
         JSON.stringify(bad),
       );
     }
+  });
+});
+
+describe('the host address of a forward', () => {
+  const ipAddrShow = [
+    '1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever',
+    '1: lo    inet 10.0.2.15/32 scope global lo\\       valid_lft forever preferred_lft forever',
+    '4: eth0    inet 192.0.2.2/24 brd 192.0.2.255 scope global eth0\\       valid_lft forever',
+    '5: tskbed0    inet 10.0.2.150/16 scope global tskbed0\\       valid_lft forever',
+  ].join('\n');
+
+  it('finds the interfaces that carry an address, not those with a longer one sharing its prefix', () => {
+    assert.deepEqual(devicesWithAddress(ipAddrShow, '10.0.2.15'), ['lo']);
+    assert.deepEqual(devicesWithAddress(ipAddrShow, '192.0.2.2'), ['eth0']);
+    assert.deepEqual(devicesWithAddress(ipAddrShow, '10.0.2.1'), []);
+  });
+
+  it('routes the address locally with 127.0.0.1 as source, which QEMU shows the guest as 10.0.2.2', () => {
+    assert.deepEqual(
+      localRouteArgs('10.0.2.15').join(' '),
+      'route replace local 10.0.2.15 dev lo table local proto kernel scope host src 127.0.0.1',
+    );
   });
 });

@@ -91,32 +91,66 @@ export function extraHostAddresses(forwards: readonly Required<PortForward>[]): 
 }
 
 /**
- * Adds `address`/32 to the host's `lo` unless some interface has it already (idempotent; a line
- * in the log either way). Left in place afterwards: another boot (or a concurrent one) uses it
- * too, and it routes nowhere but to this host.
+ * Makes `address` a host address the node VM's forwards can listen on: `address`/32 on the host's
+ * `lo`, and its local route's preferred source set to 127.0.0.1. The source matters: QEMU's
+ * user-mode network hands a forwarded connection to the guest with the host peer's address as its
+ * source, translated to 10.0.2.2 only when it is 0.0.0.0 or loopback (libslirp's
+ * sotranslate_accept). A connection to the guest's own address (10.0.2.15) would otherwise come
+ * from 10.0.2.15, which the guest drops as a martian (a source address of its own), and the API
+ * server's dial times out. Idempotent, with a log line either way; left in place afterwards (another
+ * boot, or a concurrent one, uses it too; it routes nowhere but to this host).
  */
 export async function ensureLoopbackAddress(address: string, logger: Logger): Promise<void> {
-  if (await hostHasAddress(address)) {
-    logger.info('the host already has the address the node VM is forwarded from', { address });
-    return;
+  const elsewhere = (await addressDevices(address)).filter((d) => d !== 'lo');
+  if (elsewhere.length > 0) {
+    throw new KubeletError(
+      'FailedPrecondition',
+      'forward a port to the node VM',
+      `${address} is an address of ${elsewhere.join(', ')}: the host is on the guest's network`,
+    );
   }
-  try {
-    await run('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo'], { timeoutMs: 10_000 });
-  } catch (err) {
-    // Another boot may have added it meanwhile ("File exists"): only its absence is an error.
-    if (!(await hostHasAddress(address))) throw err;
-    logger.info('the host already has the address the node VM is forwarded from', { address });
-    return;
+  const added = !(await addressDevices(address)).includes('lo');
+  if (added) {
+    await run('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo'], { timeoutMs: 10_000 }).catch(
+      async (err: unknown) => {
+        // Another boot may have added it meanwhile ("File exists"): only its absence is an error.
+        if (!(await addressDevices(address)).includes('lo')) throw err;
+      },
+    );
   }
-  logger.info('added the address the node VM is forwarded from to the host loopback', {
-    address,
-    device: 'lo',
-  });
+  const route = await run('ip', ['-4', 'route', 'show', 'table', 'local', address], { timeoutMs: 10_000 });
+  const sourced = route.stdout.includes(`src ${LOOPBACK}`);
+  if (!sourced) {
+    await run('ip', localRouteArgs(address), { timeoutMs: 10_000 });
+  }
+  logger.info(
+    added || !sourced
+      ? 'made the address the node VM is forwarded from a host address (lo, source 127.0.0.1)'
+      : 'the host already has the address the node VM is forwarded from (lo, source 127.0.0.1)',
+    { address, addressAdded: added, routeChanged: !sourced },
+  );
 }
 
-async function hostHasAddress(address: string): Promise<boolean> {
+/** `ip` arguments for the local route of `address` on `lo` with 127.0.0.1 as its source. */
+export function localRouteArgs(address: string): string[] {
+  return [
+    ...['route', 'replace', 'local', address, 'dev', 'lo', 'table', 'local'],
+    ...['proto', 'kernel', 'scope', 'host', 'src', LOOPBACK],
+  ];
+}
+
+/** The host interfaces that carry IPv4 `address`. */
+async function addressDevices(address: string): Promise<string[]> {
   const { stdout } = await run('ip', ['-4', '-o', 'addr', 'show'], { timeoutMs: 10_000 });
-  return stdout.includes(` inet ${address}/`);
+  return devicesWithAddress(stdout, address);
+}
+
+/** The interfaces `ip -4 -o addr show` lists with IPv4 `address` (any prefix length). */
+export function devicesWithAddress(ipAddrShow: string, address: string): string[] {
+  return ipAddrShow
+    .split('\n')
+    .filter((l) => l.includes(` inet ${address}/`))
+    .map((l) => l.split(/\s+/)[1] ?? '');
 }
 
 export function freePort(): Promise<number> {

@@ -10,6 +10,7 @@ import {
   devicesWithAddress,
   extraHostAddresses,
   localRouteArgs,
+  localRouteReady,
   portForwards,
   userNetOption,
 } from './node-vm-host.ts';
@@ -91,9 +92,21 @@ describe('the host address of a forward', () => {
   });
 
   it('routes the address locally with 127.0.0.1 as source, which QEMU shows the guest as 10.0.2.2', () => {
-    assert.deepEqual(
+    assert.equal(
       localRouteArgs('10.0.2.15').join(' '),
-      'route replace local 10.0.2.15 dev lo table local proto kernel scope host src 127.0.0.1',
+      'route replace local 10.0.2.15 dev lo table local scope host src 127.0.0.1',
     );
+    assert.equal(localRouteReady('local 10.0.2.15 dev lo scope host src 127.0.0.1 \n', '10.0.2.15'), true);
+  });
+
+  it('redoes the route when it is missing, has another source, or competes with the address own route', () => {
+    for (const routes of [
+      '',
+      'local 10.0.2.15 dev lo proto kernel scope host src 10.0.2.15 \n',
+      'local 10.0.2.15 dev lo proto kernel scope host src 127.0.0.1 \nlocal 10.0.2.15 dev lo proto kernel scope host src 10.0.2.15 \n',
+      'local 10.0.2.150 dev lo scope host src 127.0.0.1 \n',
+    ]) {
+      assert.equal(localRouteReady(routes, '10.0.2.15'), false, routes);
+    }
   });
 });

@@ -50,8 +50,9 @@ export const NODE_VM_GUEST_ADDRESS = '10.0.2.15';
 export interface PortForward {
   port: number;
   /**
-   * The host address QEMU listens on (default 127.0.0.1). Any other is added to the host's `lo`
-   * first (see `ensureLoopbackAddress`), so that e.g. 10.0.2.15:10250 on the host reaches the guest.
+   * The host address QEMU listens on (default 127.0.0.1). Any other is first routed locally on the
+   * host's `lo`, from 127.0.0.1 (see `ensureLoopbackAddress`), so that e.g. 10.0.2.15:10250 on the
+   * host reaches the guest.
    */
   hostAddress?: string;
 }
@@ -85,23 +86,26 @@ export function userNetOption(sshPort: number, forwards: readonly Required<PortF
   ].join(',');
 }
 
-/** The forwards' host addresses other than 127.0.0.1, once each: the ones `lo` may lack. */
+/** The forwards' host addresses other than 127.0.0.1, once each: the ones the host may not have. */
 export function extraHostAddresses(forwards: readonly Required<PortForward>[]): string[] {
   return [...new Set(forwards.map((f) => f.hostAddress).filter((a) => a !== LOOPBACK))];
 }
 
 /**
- * Makes `address` a host address the node VM's forwards can listen on: `address`/32 on the host's
- * `lo`, and its local route's preferred source set to 127.0.0.1. The source matters: QEMU's
- * user-mode network hands a forwarded connection to the guest with the host peer's address as its
- * source, translated to 10.0.2.2 only when it is 0.0.0.0 or loopback (libslirp's
- * sotranslate_accept). A connection to the guest's own address (10.0.2.15) would otherwise come
- * from 10.0.2.15, which the guest drops as a martian (a source address of its own), and the API
- * server's dial times out. Idempotent, with a log line either way; left in place afterwards (another
- * boot, or a concurrent one, uses it too; it routes nowhere but to this host).
+ * Makes `address` a host address the node VM's forwards can listen on: a local route for it on the
+ * host's `lo` (the kernel's "AnyIP": a local route alone lets a socket bind the address) with
+ * 127.0.0.1 as the preferred source. The source matters: QEMU's user-mode network hands a
+ * forwarded connection to the guest with the host peer's address as its source, translated to
+ * 10.0.2.2 only when that is 0.0.0.0 or loopback (libslirp's sotranslate_accept). With the address
+ * itself on `lo` (`ip addr add`), a connection to the guest's own 10.0.2.15 comes from 10.0.2.15,
+ * which the guest drops as a martian (a source address of its own): the API server's dial to the
+ * kubelet times out. So the route, not the address: an address left on `lo` by hand is removed.
+ * Idempotent, with a log line either way; left in place afterwards (another boot, or a concurrent
+ * one, uses it too; it routes nowhere but to this host).
  */
 export async function ensureLoopbackAddress(address: string, logger: Logger): Promise<void> {
-  const elsewhere = (await addressDevices(address)).filter((d) => d !== 'lo');
+  const devices = await addressDevices(address);
+  const elsewhere = devices.filter((d) => d !== 'lo');
   if (elsewhere.length > 0) {
     throw new KubeletError(
       'FailedPrecondition',
@@ -109,34 +113,41 @@ export async function ensureLoopbackAddress(address: string, logger: Logger): Pr
       `${address} is an address of ${elsewhere.join(', ')}: the host is on the guest's network`,
     );
   }
-  const added = !(await addressDevices(address)).includes('lo');
-  if (added) {
-    await run('ip', ['addr', 'add', `${address}/32`, 'dev', 'lo'], { timeoutMs: 10_000 }).catch(
-      async (err: unknown) => {
-        // Another boot may have added it meanwhile ("File exists"): only its absence is an error.
-        if (!(await addressDevices(address)).includes('lo')) throw err;
-      },
-    );
+  if (devices.includes('lo')) {
+    // Its own local route would make it the source of connections to it (see above).
+    await run('ip', ['addr', 'del', `${address}/32`, 'dev', 'lo'], { timeoutMs: 10_000 });
+    logger.info('removed the node VM forward address from the host loopback: a local route replaces it', {
+      address,
+    });
   }
-  const route = await run('ip', ['-4', 'route', 'show', 'table', 'local', address], { timeoutMs: 10_000 });
-  const sourced = route.stdout.includes(`src ${LOOPBACK}`);
-  if (!sourced) {
-    await run('ip', localRouteArgs(address), { timeoutMs: 10_000 });
+  const routes = await run('ip', ['-4', 'route', 'show', 'table', 'local', address], { timeoutMs: 10_000 });
+  if (localRouteReady(routes.stdout, address)) {
+    logger.info('the host already routes the node VM forward address locally, from 127.0.0.1', { address });
+    return;
   }
-  logger.info(
-    added || !sourced
-      ? 'made the address the node VM is forwarded from a host address (lo, source 127.0.0.1)'
-      : 'the host already has the address the node VM is forwarded from (lo, source 127.0.0.1)',
-    { address, addressAdded: added, routeChanged: !sourced },
-  );
+  await run('ip', localRouteArgs(address), { timeoutMs: 10_000 });
+  logger.info('routed the node VM forward address locally on the host, from 127.0.0.1', {
+    address,
+    route: `ip ${localRouteArgs(address).join(' ')}`,
+  });
 }
 
 /** `ip` arguments for the local route of `address` on `lo` with 127.0.0.1 as its source. */
 export function localRouteArgs(address: string): string[] {
   return [
     ...['route', 'replace', 'local', address, 'dev', 'lo', 'table', 'local'],
-    ...['proto', 'kernel', 'scope', 'host', 'src', LOOPBACK],
+    ...['scope', 'host', 'src', LOOPBACK],
   ];
+}
+
+/** Whether `ip route show table local ADDRESS` lists exactly the route `localRouteArgs` makes. */
+export function localRouteReady(routes: string, address: string): boolean {
+  const lines = routes.split('\n').filter((l) => l.trim() !== '');
+  return (
+    lines.length === 1 &&
+    /^local (\S+) dev lo\b/.exec(lines[0] ?? '')?.[1] === address &&
+    (lines[0] ?? '').includes(` src ${LOOPBACK}`)
+  );
 }
 
 /** The host interfaces that carry IPv4 `address`. */

@@ -71,7 +71,7 @@ export interface NodeVmOptions {
   niceness?: number;
   /**
    * Host TCP ports forwarded to the same port in the guest: a number listens on the host's
-   * 127.0.0.1, a `PortForward` on its `hostAddress` (added to the host's `lo` when missing). E.g.
+   * 127.0.0.1, a `PortForward` on its `hostAddress` (routed locally on the host when missing). E.g.
    * `{ port: 10250, hostAddress: NODE_VM_GUEST_ADDRESS }`: an API server on the host reaches the
    * guest's kubelet at the guest's own address. The boot fails when one is taken.
    */

@@ -36,7 +36,7 @@ const USAGE = `usage: scripts/conformance.sh [options]
   --kubelet-arg ARG              extra flag for the kubelet under test (repeatable)
   --node-ip IP                   the node's InternalIP (default: the host's default-route address; not loopback)
   --node-vm                      run the kubelet (either, or both with --compare) inside the node VM (systemd,
-                                 cgroup v2, cgroupDriver: systemd), node IP 10.0.2.15 (added to the host's lo),
+                                 cgroup v2, cgroupDriver: systemd), node IP 10.0.2.15 (routed to lo on the host),
                                  with the control plane and the suite on the host (scripts/build-node-vm.sh)
   --quiet SECONDS                how long the bed must have been free before a run starts (default 120)
   --retries N                    start a kubelet's run over at most N times when the bed stops being its

@@ -11,9 +11,10 @@
  * server's certificate names it). The node's InternalIP is the guest's own address, 10.0.2.15:
  * upstream 1.20 refuses a loopback node IP (validateNodeIP in pkg/kubelet/kubelet_node_status.go)
  * and wants one on an interface, which 10.0.2.15 is in the guest. On the host, the same address is
- * added to `lo` and QEMU forwards its port 10250 to the guest's kubelet API, so the API server
- * dials the InternalIP for logs, exec, port-forward and lands in the guest (the API server runs
- * without --kubelet-certificate-authority: the kubelet's serving certificate is not checked). The
+ * routed locally (on `lo`, with 127.0.0.1 as source: node-vm-host.ts `ensureLoopbackAddress` says
+ * why) and QEMU forwards its port 10250 to the guest's kubelet API, so the API server dials the
+ * InternalIP for logs, exec, port-forward and lands in the guest (the API server runs without
+ * --kubelet-certificate-authority: the kubelet's serving certificate is not checked). The
  * guest's 127.0.0.1:5000/5001 are forwarded to the host's e2e registries, so the specs' image
  * references and pull secrets work unchanged.
  */

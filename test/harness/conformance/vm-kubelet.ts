@@ -38,6 +38,7 @@ export const GUEST = {
   kubeconfig: '/etc/kubernetes/kubelet.conf',
   ca: '/etc/kubernetes/pki/ca.crt',
   config: '/var/lib/kubelet/config.yaml',
+  manifests: '/etc/kubernetes/manifests',
   rootDir: '/var/lib/kubelet',
   endpoint: 'unix:///run/containerd/containerd.sock',
 } as const;
@@ -58,7 +59,7 @@ export function kubeletConfig(): string {
   return `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 cgroupDriver: systemd
-staticPodPath: /etc/kubernetes/manifests
+staticPodPath: ${GUEST.manifests}
 readOnlyPort: 0
 authentication:
   anonymous:
@@ -120,6 +121,8 @@ async function prepareGuest(
   await vm.run(
     `systemd-run --unit=${FORWARD_UNIT} -p Restart=always ${node} ${forward} ${NODE_VM_HOST_ADDRESS} ${E2E_REGISTRY_PORTS.join(' ')}`,
   );
+  // kubeadm makes the static pod folder; without it upstream logs an error every second.
+  await vm.run(`mkdir -p ${GUEST.manifests}`);
   await writeGuestFiles(vm, [
     [GUEST.kubeconfig, guestKubeconfig(await readFile(spec.kubeconfig, 'utf8'))],
     [GUEST.ca, await readFile(spec.caFile, 'utf8')],

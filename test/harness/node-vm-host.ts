@@ -11,6 +11,7 @@ import type { Logger } from '../../src/util/logger.ts';
 import { KubeletError, describeError } from '../../src/util/errors.ts';
 import { sleep } from '../../src/util/abort.ts';
 import { running } from './cluster/daemon.ts';
+import { run } from './exec.ts';
 
 export const RUN_ROOT = '/var/lib/tskubelet-bed/node-vm';
 export const LOG_DIR = '/var/log/tskubelet-bed/node-vm';
@@ -37,6 +38,130 @@ export async function defaultShares(): Promise<NodeVmShare[]> {
     if (rel.startsWith('..') || isAbsolute(rel)) shares.push({ hostPath: modules });
   }
   return shares;
+}
+
+/**
+ * The guest's own address under QEMU's user-mode networking (its built-in DHCP server hands out
+ * 10.0.2.15 first; the host's loopback appears as 10.0.2.2 in the guest).
+ */
+export const NODE_VM_GUEST_ADDRESS = '10.0.2.15';
+
+/** A host TCP port forwarded to the same port in the guest. */
+export interface PortForward {
+  port: number;
+  /**
+   * The host address QEMU listens on (default 127.0.0.1). Any other is first routed locally on the
+   * host's `lo`, from 127.0.0.1 (see `ensureLoopbackAddress`), so that e.g. 10.0.2.15:10250 on the
+   * host reaches the guest.
+   */
+  hostAddress?: string;
+}
+
+const LOOPBACK = '127.0.0.1';
+
+/**
+ * The forwards with their host address filled in (127.0.0.1 for a bare port); rejects a port out
+ * of range or an address that is not IPv4 dotted-quad (QEMU's hostfwd takes no other).
+ */
+export function portForwards(forwards: readonly (number | PortForward)[]): Required<PortForward>[] {
+  return forwards.map((f) => {
+    const { port, hostAddress = LOOPBACK } = typeof f === 'number' ? { port: f } : f;
+    if (!Number.isInteger(port) || port <= 0 || port > 65_535 || !/^\d+\.\d+\.\d+\.\d+$/.test(hostAddress)) {
+      throw new KubeletError(
+        'InvalidArgument',
+        'forward a port to the node VM',
+        `${hostAddress}:${port}: needs an IPv4 address and a TCP port`,
+      );
+    }
+    return { port, hostAddress };
+  });
+}
+
+/** QEMU's `-nic user` option: ssh from the host's loopback port `sshPort`, then each forward. */
+export function userNetOption(sshPort: number, forwards: readonly Required<PortForward>[]): string {
+  return [
+    'user,model=virtio-net-pci',
+    `hostfwd=tcp:${LOOPBACK}:${sshPort}-:22`,
+    ...forwards.map((f) => `hostfwd=tcp:${f.hostAddress}:${f.port}-:${f.port}`),
+  ].join(',');
+}
+
+/** The forwards' host addresses other than 127.0.0.1, once each: the ones the host may not have. */
+export function extraHostAddresses(forwards: readonly Required<PortForward>[]): string[] {
+  return [...new Set(forwards.map((f) => f.hostAddress).filter((a) => a !== LOOPBACK))];
+}
+
+/**
+ * Makes `address` a host address the node VM's forwards can listen on: a local route for it on the
+ * host's `lo` (the kernel's "AnyIP": a local route alone lets a socket bind the address) with
+ * 127.0.0.1 as the preferred source. The source matters: QEMU's user-mode network hands a
+ * forwarded connection to the guest with the host peer's address as its source, translated to
+ * 10.0.2.2 only when that is 0.0.0.0 or loopback (libslirp's sotranslate_accept). With the address
+ * itself on `lo` (`ip addr add`), a connection to the guest's own 10.0.2.15 comes from 10.0.2.15,
+ * which the guest drops as a martian (a source address of its own): the API server's dial to the
+ * kubelet times out. So the route, not the address: an address left on `lo` by hand is removed.
+ * Idempotent, with a log line either way; left in place afterwards (another boot, or a concurrent
+ * one, uses it too; it routes nowhere but to this host).
+ */
+export async function ensureLoopbackAddress(address: string, logger: Logger): Promise<void> {
+  const devices = await addressDevices(address);
+  const elsewhere = devices.filter((d) => d !== 'lo');
+  if (elsewhere.length > 0) {
+    throw new KubeletError(
+      'FailedPrecondition',
+      'forward a port to the node VM',
+      `${address} is an address of ${elsewhere.join(', ')}: the host is on the guest's network`,
+    );
+  }
+  if (devices.includes('lo')) {
+    // Its own local route would make it the source of connections to it (see above).
+    await run('ip', ['addr', 'del', `${address}/32`, 'dev', 'lo'], { timeoutMs: 10_000 });
+    logger.info('removed the node VM forward address from the host loopback: a local route replaces it', {
+      address,
+    });
+  }
+  const routes = await run('ip', ['-4', 'route', 'show', 'table', 'local', address], { timeoutMs: 10_000 });
+  if (localRouteReady(routes.stdout, address)) {
+    logger.info('the host already routes the node VM forward address locally, from 127.0.0.1', { address });
+    return;
+  }
+  await run('ip', localRouteArgs(address), { timeoutMs: 10_000 });
+  logger.info('routed the node VM forward address locally on the host, from 127.0.0.1', {
+    address,
+    route: `ip ${localRouteArgs(address).join(' ')}`,
+  });
+}
+
+/** `ip` arguments for the local route of `address` on `lo` with 127.0.0.1 as its source. */
+export function localRouteArgs(address: string): string[] {
+  return [
+    ...['route', 'replace', 'local', address, 'dev', 'lo', 'table', 'local'],
+    ...['scope', 'host', 'src', LOOPBACK],
+  ];
+}
+
+/** Whether `ip route show table local ADDRESS` lists exactly the route `localRouteArgs` makes. */
+export function localRouteReady(routes: string, address: string): boolean {
+  const lines = routes.split('\n').filter((l) => l.trim() !== '');
+  return (
+    lines.length === 1 &&
+    /^local (\S+) dev lo\b/.exec(lines[0] ?? '')?.[1] === address &&
+    (lines[0] ?? '').includes(` src ${LOOPBACK}`)
+  );
+}
+
+/** The host interfaces that carry IPv4 `address`. */
+async function addressDevices(address: string): Promise<string[]> {
+  const { stdout } = await run('ip', ['-4', '-o', 'addr', 'show'], { timeoutMs: 10_000 });
+  return devicesWithAddress(stdout, address);
+}
+
+/** The interfaces `ip -4 -o addr show` lists with IPv4 `address` (any prefix length). */
+export function devicesWithAddress(ipAddrShow: string, address: string): string[] {
+  return ipAddrShow
+    .split('\n')
+    .filter((l) => l.includes(` inet ${address}/`))
+    .map((l) => l.split(/\s+/)[1] ?? '');
 }
 
 export function freePort(): Promise<number> {

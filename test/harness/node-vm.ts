@@ -27,9 +27,14 @@ import {
   checkSharePath,
   createInstance,
   defaultShares,
+  ensureLoopbackAddress,
+  extraHostAddresses,
   freePort,
+  portForwards,
   reapOrphans,
+  userNetOption,
   type NodeVmShare,
+  type PortForward,
 } from './node-vm-host.ts';
 import {
   SSH_FAILED,
@@ -42,7 +47,7 @@ import {
 
 export type { GuestResult, GuestRunOptions } from './node-vm-ssh.ts';
 export { NODE_VM_PATHS, ensureNodeVmImage, type NodeVmImage } from './node-vm-image.ts';
-export { CHECKOUT, type NodeVmShare } from './node-vm-host.ts';
+export { CHECKOUT, NODE_VM_GUEST_ADDRESS, type NodeVmShare, type PortForward } from './node-vm-host.ts';
 
 /** ~15 s on an idle 2-core machine; several minutes when other work shares the cores. */
 const DEFAULT_BOOT_TIMEOUT_MS = 8 * 60_000;
@@ -65,10 +70,12 @@ export interface NodeVmOptions {
   /** `nice` for QEMU (default 10: the machine's cores are shared). */
   niceness?: number;
   /**
-   * Host loopback TCP ports forwarded to the same port in the guest (e.g. 10250, so that an API
-   * server on the host reaches the guest's kubelet at 127.0.0.1:10250). The boot fails when one is taken.
+   * Host TCP ports forwarded to the same port in the guest: a number listens on the host's
+   * 127.0.0.1, a `PortForward` on its `hostAddress` (routed locally on the host when missing). E.g.
+   * `{ port: 10250, hostAddress: NODE_VM_GUEST_ADDRESS }`: an API server on the host reaches the
+   * guest's kubelet at the guest's own address. The boot fails when one is taken.
    */
-  forwardPorts?: readonly number[];
+  forwardPorts?: readonly (number | PortForward)[];
 }
 
 export interface NodeVm {
@@ -108,6 +115,9 @@ export async function bootNodeVm(opts: NodeVmOptions = {}): Promise<NodeVm> {
   await reapOrphans(logger);
   const shares = opts.shares ?? (await defaultShares());
   for (const s of shares) checkSharePath(s.hostPath);
+
+  const forwards = portForwards(opts.forwardPorts ?? []);
+  for (const address of extraHostAddresses(forwards)) await ensureLoopbackAddress(address, logger);
 
   const { dir, serialLog, qemuLog } = await createInstance(logger);
 
@@ -179,11 +189,7 @@ export async function bootNodeVm(opts: NodeVmOptions = {}): Promise<NodeVm> {
       '-drive',
       `file=${overlay},format=qcow2,if=virtio`,
       '-nic',
-      [
-        'user,model=virtio-net-pci',
-        `hostfwd=tcp:127.0.0.1:${sshPort}-:22`,
-        ...(opts.forwardPorts ?? []).map((p) => `hostfwd=tcp:127.0.0.1:${p}-:${p}`),
-      ].join(','),
+      userNetOption(sshPort, forwards),
       '-device',
       'virtio-rng-pci',
       ...shares.flatMap((s, i) => [

@@ -41,47 +41,74 @@ export interface KubeletSpec {
   extraArgs?: readonly string[];
 }
 
-/** Flags shared in meaning, in each kubelet's spelling. Upstream's extras are explained in bench/README.md. */
-export function kubeletCommand(s: KubeletSpec): { cmd: string; args: string[] } {
-  if (s.kind === 'tskubelet') {
-    const args = [
-      'run',
-      ...['--kubeconfig', s.kubeconfig, '--hostname-override', s.nodeName, '--node-ip', s.nodeIp],
-      ...['--container-runtime-endpoint', s.endpoint, '--root-dir', s.rootDir, '--client-ca-file', s.caFile],
-      ...['--v', '2'],
-    ];
-    return { cmd: join(REPO, 'bin', 'tskubelet'), args: [...args, ...(s.extraArgs ?? [])] };
-  }
-  const flags: [string, string][] = [
+/** What a kubelet is told about its node, wherever it runs (the host bed or the node VM). */
+export type KubeletNode = Pick<
+  KubeletSpec,
+  'kind' | 'nodeName' | 'kubeconfig' | 'nodeIp' | 'endpoint' | 'rootDir'
+>;
+
+const flag = ([k, v]: readonly [string, string]): string => `--${k}=${v}`;
+
+/**
+ * The flags a kubelet gets wherever it runs, in `--name=value` form: the node's name, address and
+ * credentials, the runtime and the root dir; for upstream also what tskubelet does without a flag
+ * (bench/README.md explains each): the remote runtime and cAdvisor's containerd socket, a plugin
+ * dir under the root dir, no swap check, the bed's pause image, and the API rates tskubelet
+ * defaults to (upstream's since 1.27; 1.20's 5/10 would throttle the suite). One list for both
+ * placements, so the host run and the node VM run give upstream the same settings.
+ */
+export function nodeFlags(s: KubeletNode): string[] {
+  const common: [string, string][] = [
     ['kubeconfig', s.kubeconfig],
     ['hostname-override', s.nodeName],
     ['node-ip', s.nodeIp],
-    ['container-runtime', 'remote'],
     ['container-runtime-endpoint', s.endpoint],
-    ['containerd', s.endpoint.replace(/^unix:\/\//, '')],
     ['root-dir', s.rootDir],
+    ['v', '2'],
+  ];
+  if (s.kind === 'tskubelet') return common.map(flag);
+  const upstream: [string, string][] = [
+    ['container-runtime', 'remote'],
+    ['containerd', s.endpoint.replace(/^unix:\/\//, '')],
     ['volume-plugin-dir', join(s.rootDir, 'volume-plugins')],
     ['fail-swap-on', 'false'],
-    ['cgroups-per-qos', 'false'],
-    ['enforce-node-allocatable', ''],
-    ['cgroup-driver', 'cgroupfs'],
     ['pod-infra-container-image', PAUSE_IMAGE],
-    // The kubelet API on the default port 10250, for the API server's client certificate only.
-    ['client-ca-file', s.caFile],
-    ['anonymous-auth', 'false'],
-    ['authentication-token-webhook', 'true'],
-    ['authorization-mode', 'Webhook'],
-    ['read-only-port', '0'],
-    // tskubelet's defaults (upstream's since 1.27); 1.20's 5/10 would throttle the suite.
     ['kube-api-qps', '50'],
     ['kube-api-burst', '100'],
     ['event-qps', '50'],
     ['event-burst', '100'],
-    ['v', '2'],
   ];
+  return [...common, ...upstream].map(flag);
+}
+
+/**
+ * Upstream's flags on the host bed only: no QoS cgroups and the cgroupfs driver (the host's
+ * hybrid cgroup v1 tree has no systemd), and the kubelet API for the API server's client
+ * certificate only (in the node VM both kubelets read that from their config file).
+ */
+const UPSTREAM_HOST_FLAGS = (caFile: string): [string, string][] => [
+  ['cgroups-per-qos', 'false'],
+  ['enforce-node-allocatable', ''],
+  ['cgroup-driver', 'cgroupfs'],
+  ['client-ca-file', caFile],
+  ['anonymous-auth', 'false'],
+  ['authentication-token-webhook', 'true'],
+  ['authorization-mode', 'Webhook'],
+  ['read-only-port', '0'],
+];
+
+/** The command line of a kubelet on the host bed; `extraArgs` last. */
+export function kubeletCommand(s: KubeletSpec): { cmd: string; args: string[] } {
+  const extra = s.extraArgs ?? [];
+  if (s.kind === 'tskubelet') {
+    return {
+      cmd: join(REPO, 'bin', 'tskubelet'),
+      args: ['run', ...nodeFlags(s), flag(['client-ca-file', s.caFile]), ...extra],
+    };
+  }
   return {
     cmd: kubernetesBinary('kubelet'),
-    args: [...flags.map(([k, v]) => `--${k}=${v}`), ...(s.extraArgs ?? [])],
+    args: [...nodeFlags(s), ...UPSTREAM_HOST_FLAGS(s.caFile).map(flag), ...extra],
   };
 }
 

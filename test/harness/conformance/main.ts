@@ -35,7 +35,8 @@ const USAGE = `usage: scripts/conformance.sh [options]
   --wait MINUTES                 how long to wait for another kubelet/test run to leave the bed (default 60)
   --kubelet-arg ARG              extra flag for the kubelet under test (repeatable)
   --node-ip IP                   the node's InternalIP (default: the host's default-route address; not loopback)
-  --node-vm                      run tskubelet inside the node VM (systemd, cgroup v2, cgroupDriver: systemd)
+  --node-vm                      run the kubelet (either, or both with --compare) inside the node VM (systemd,
+                                 cgroup v2, cgroupDriver: systemd), node IP 10.0.2.15 (routed to lo on the host),
                                  with the control plane and the suite on the host (scripts/build-node-vm.sh)
   --quiet SECONDS                how long the bed must have been free before a run starts (default 120)
   --retries N                    start a kubelet's run over at most N times when the bed stops being its
@@ -109,8 +110,8 @@ function parseOptions(argv: string[]): Options | undefined {
   const suite = values.suite ?? 'node-conformance';
   if (!['node-conformance', 'kubelet-extra', 'storage', 'all'].includes(suite))
     throw new Error(`unknown --suite ${suite}`);
-  if (values['node-vm'] && (values.compare || kubelet !== 'tskubelet'))
-    throw new Error('--node-vm runs tskubelet only (the upstream kubelet 1.20 refuses the loopback node IP)');
+  if (values['node-vm'] && values['node-ip'] !== undefined)
+    throw new Error("--node-ip does not apply with --node-vm: the node IP is the guest's own, 10.0.2.15");
   if (positionals.length > 0 && !values.report)
     throw new Error(`unexpected arguments: ${positionals.join(' ')}`);
   return {

@@ -8,7 +8,9 @@
  * after start-up) can be selected with --from/--to, in seconds since the profile started.
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { sourcePosition } from '../src/util/source-positions.ts';
 
 interface CallFrame {
   functionName: string;
@@ -37,21 +39,29 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
 });
 const TOP = Number(values.top);
-// bin/tskubelet runs the compiled dist/src/*.js: name those src/ too (line numbers are the .js ones).
 const REPO_URL = new URL('..', import.meta.url).href;
-const inRepo = (url: string): string | undefined =>
-  url.startsWith(REPO_URL) ? url.slice(REPO_URL.length).replace(/^dist\//, '') : undefined;
+/**
+ * A frame's source file (repository-relative) and line: bin/tskubelet runs the bundle in dist/,
+ * whose line tables name the source (src/…, node_modules/…) of each line.
+ */
+function sourceOf(f: CallFrame): { file: string; line: number } | undefined {
+  if (!f.url.startsWith(REPO_URL)) return undefined;
+  const file = f.url.slice(REPO_URL.length);
+  return sourcePosition(fileURLToPath(f.url), f.lineNumber + 1) ?? { file, line: f.lineNumber + 1 };
+}
 
 function where(f: CallFrame): string {
-  const url = inRepo(f.url) ?? f.url.replace(/^.*node_modules\//, 'node_modules/');
+  const own = sourceOf(f);
+  if (own) return `${own.file}:${own.line}`;
+  const url = f.url.replace(/^.*node_modules\//, 'node_modules/');
   return url ? `${url}:${f.lineNumber + 1}` : '(native)';
 }
 
 function moduleOf(f: CallFrame): string {
   if (!f.url) return f.functionName.startsWith('(') ? f.functionName : '(native)';
-  const own = inRepo(f.url);
-  if (own !== undefined) return own.split('/').slice(0, 2).join('/');
-  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f.url);
+  const own = sourceOf(f)?.file;
+  if (own !== undefined && !own.startsWith('node_modules/')) return own.split('/').slice(0, 2).join('/');
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(own ?? f.url);
   if (nm) return `npm:${nm[1] ?? '?'}`;
   if (f.url.startsWith('node:')) return f.url.split('/')[0] ?? f.url;
   return f.url;

@@ -14,7 +14,7 @@ if [[ ! -f "$stamp" || package-lock.json -nt "$stamp" || "${CI:-}" == "true" ]];
   touch "$stamp"
 fi
 node_modules/.bin/node --version >/dev/null
-# dist/: the compiled JavaScript bin/tskubelet runs (it also rebuilds by itself when src/ changes).
+# dist/: the bundle bin/tskubelet runs (it also rebuilds by itself when src/ changes).
 bash scripts/build.sh --if-stale
 
 # --cluster: also the control plane for cluster tests (kube-apiserver & co., built once from

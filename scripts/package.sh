@@ -12,14 +12,12 @@
 #
 #   bash scripts/package.sh [OUTDIR]    default build/deb; prints the two .deb paths
 #
-# The JavaScript is one esbuild bundle of src/cli/main.ts (plus the manifest decode worker and the
-# node CLI's lazily loaded commands as split chunks) rather than dist/ + node_modules: measured on
-# this 2-core machine, an idle standalone kubelet keeps ~78 MiB resident instead of ~88 MiB and
-# reaches "starting tskubelet" in ~0.3 s instead of ~0.55 s (no 300-file module graph to resolve and
-# keep), and the package needs no production node_modules tree (22 MiB, 52 packages).
+# The JavaScript is scripts/build.sh's esbuild bundle of src/cli/main.ts (the one bin/tskubelet runs:
+# the manifest decode worker and the node CLI's lazily loaded commands as split chunks), so the
+# package needs no production node_modules tree (22 MiB, 52 packages).
 # Node.js is the binary of the npm `node` package (node_modules/.bin/node, the one the tests run),
-# stripped of its debug symbols (127 -> 109 MiB). ESBUILD names another esbuild binary;
-# TSKUBELET_DEB_COMPRESSION another dpkg-deb compressor than xz (none, gzip, zstd: quicker builds).
+# stripped of its debug symbols (127 -> 109 MiB). ESBUILD names another esbuild binary
+# (scripts/build.sh); TSKUBELET_DEB_COMPRESSION another dpkg-deb compressor than xz (none, gzip, zstd: quicker builds).
 set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
 cd "$root"
@@ -31,8 +29,7 @@ die() {
 }
 
 node=node_modules/.bin/node
-esbuild="${ESBUILD:-node_modules/.bin/esbuild}"
-for f in "$node" "$esbuild"; do
+for f in "$node"; do
   [[ -x "$f" ]] || die "$f is missing; run 'npm ci' (or bash scripts/install-deps.sh) first"
 done
 for tool in dpkg-deb strip gzip; do
@@ -54,24 +51,6 @@ node_version="$("$node" --version)"
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 date_ymd="$(date -u -d "@$SOURCE_DATE_EPOCH" +%F)"
 
-# Files the code reads beside itself (import.meta.dirname / import.meta.url): each is handled below.
-# A new one would be missing from the bundle's directory, so it stops the build here, not a node.
-known_meta=(
-  src/cli/main.ts                         # ../../package.json: /usr/lib/tskubelet/package.json
-  src/console/static-files.ts             # static/
-  src/podsource/offload.ts                # ./decode-worker.js (a second entry point)
-  src/prober/grpc-probe.ts                # health.proto
-  src/runtime/containerd-events/stream.ts # events.proto, task.proto, marker.proto
-  src/runtime/cri/grpc-invoker.ts         # api.proto
-  src/util/node-http.ts                   # createRequire(import.meta.url): nothing to copy
-  src/volume/csi/protos.ts                # csi.proto, pluginregistration.proto
-)
-mapfile -t found_meta < <(grep -rl --include='*.ts' 'import\.meta' src |
-  grep -vE '\.test\.ts$|/testing\.ts$|/fake-[^/]*\.ts$' | sort)
-if [[ "${found_meta[*]}" != "$(printf '%s\n' "${known_meta[@]%% *}" | sort | xargs)" ]]; then
-  die "the files using import.meta changed (now: ${found_meta[*]}); make sure what they load is copied beside the bundle, then update known_meta"
-fi
-
 mkdir -p "$out" build
 work="$(mktemp -d build/package.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
@@ -80,28 +59,15 @@ trap 'rm -rf "$work"' EXIT
 pkg="$work/tskubelet"
 lib="$pkg/usr/lib/tskubelet"
 js="$lib/js/cli"
-mkdir -p "$js" "$pkg/usr/bin" "$pkg/lib/systemd/system" "$pkg/etc/default" \
+mkdir -p "$lib" "$pkg/usr/bin" "$pkg/lib/systemd/system" "$pkg/etc/default" \
   "$pkg/usr/share/man/man1" "$pkg/usr/share/doc/tskubelet" "$pkg/DEBIAN"
 
-# One directory for every output: the chunks' import.meta.dirname is then the entry's, where the
-# .proto files, static/ and decode-worker.js are. ESM bundles of CommonJS packages (grpc-js,
-# protobufjs) call require() for Node's modules: the banner gives them one.
-"$esbuild" src/cli/main.ts src/podsource/decode-worker.ts \
-  --bundle --platform=node --format=esm --target=node24 --splitting \
-  --outdir="$js" --entry-names='[name]' --chunk-names='chunk-[hash]' \
-  --legal-comments=eof --log-level=warning \
-  --banner:js="import { createRequire as __tskubeletRequire } from 'node:module'; const require = __tskubeletRequire(import.meta.url);"
-[[ -f "$js/main.js" && -f "$js/decode-worker.js" ]] || die "esbuild left no main.js/decode-worker.js in $js"
-mapfile -t protos < <(find src -name '*.proto' | sort)
-dups="$(printf '%s\n' "${protos[@]##*/}" | sort | uniq -d)"
-[[ -z "$dups" ]] || die "two .proto files share a name ($dups); the bundle keeps them in one directory"
-cp "${protos[@]}" "$js/"
-cp -r src/console/static "$js/static"
-"$node" -e '
-  const fs = require("node:fs");
-  const { name, version } = JSON.parse(fs.readFileSync("package.json", "utf8"));
-  fs.writeFileSync(process.argv[1], JSON.stringify({ name, version, private: true, type: "module" }, null, 2) + "\n");
-' "$lib/package.json"
+# The bundle bin/tskubelet runs (scripts/build.sh: the .proto files, static/ and the line tables
+# beside it, the version in package.json).
+bash scripts/build.sh --if-stale || die "scripts/build.sh failed"
+cp -r dist/js "$lib/js"
+cp dist/package.json "$lib/package.json"
+[[ -f "$js/main.js" && -f "$js/decode-worker.js" ]] || die "dist/js/cli has no main.js/decode-worker.js"
 
 strip --strip-all -o "$lib/node" "$(readlink -f "$node")"
 # The tree as installed must start: the stripped node on the bundle, nothing from the repository.

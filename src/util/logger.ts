@@ -10,7 +10,9 @@
  *   json  `{"ts":1764342748909.171,"caller":"event.js:291","msg":"Event occurred","v":0,"object":"node-1"}`
  *         zap's JSON: epoch milliseconds, the message, the verbosity `v`, then the fields.
  *
- * The calling file is the compiled JavaScript's (dist/…/*.js), as klog names the Go file. Verbosity as
+ * The calling file and line are the TypeScript source's, as klog names the Go file: the tests run the
+ * sources, and the bundle bin/tskubelet and the package run carries a line table back to them
+ * (source-positions.ts). Verbosity as
  * upstream uses it: info lines at 0 and up, debug at 4 (`--v=4`), trace at 5; warnings and errors
  * always. No buffering: each line is written whole as it is logged (stderr is synchronous for files
  * and pipes on Linux), as klog writes to stderr: upstream's `--log-flush-frequency` flushes only
@@ -20,6 +22,7 @@
  */
 
 import { goQuote } from './go-quote.ts';
+import { sourcePosition } from './source-positions.ts';
 
 export type LogFields = Record<string, unknown>;
 
@@ -152,7 +155,10 @@ function callerOf(fn: (...args: never[]) => unknown): Caller {
   if (prepare) Object.defineProperty(Error, 'prepareStackTrace', prepare);
   else Reflect.deleteProperty(Error, 'prepareStackTrace');
   Error.stackTraceLimit = limit;
-  return typeof caller === 'object' && caller !== null ? (caller as Caller) : { file: '???', line: 1 };
+  if (typeof caller !== 'object' || caller === null) return { file: '???', line: 1 };
+  const site = caller as Caller;
+  // In the bundle, the source file and line the code came from (its line table).
+  return sourcePosition(site.file, site.line) ?? site;
 }
 
 /** One field as klog's kvListFormat writes it (objects, which Go prints with %+v, as JSON). */

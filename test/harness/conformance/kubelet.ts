@@ -180,7 +180,7 @@ export function kubeletLike(argv: readonly string[]): boolean {
   if (
     script.endsWith('bin/tskubelet') ||
     script.endsWith('bin/kubelet') ||
-    script.endsWith('dist/src/cli/main.js') ||
+    script.endsWith('dist/js/cli/main.js') ||
     script.endsWith('src/cli/main.ts')
   ) {
     return tskubeletOnBed(argv.slice(argv.indexOf(script) + 1));

@@ -14,8 +14,6 @@ import type { Device } from '../runtime/cri/index.ts';
 import type { VolumeObjectSource } from './objects.ts';
 import { podDir } from './paths.ts';
 
-/** The PV annotation whose group the pod's containers get (upstream volumeutil.VolumeGidAnnotationKey). */
-export const PV_GID_ANNOTATION = 'pv.beta.kubernetes.io/gid';
 import { checkNodeAffinity, claimSource, resolveClaim } from './persistent-volumes.ts';
 import {
   PV_PLUGINS,
@@ -26,6 +24,9 @@ import {
   type PvPlugin,
 } from './pv-plugins.ts';
 import { qualifiedPluginName, type VolumePlugin } from './volume-metrics.ts';
+
+/** The PV annotation whose group the pod's containers get (upstream volumeutil.VolumeGidAnnotationKey). */
+export const PV_GID_ANNOTATION = 'pv.beta.kubernetes.io/gid';
 
 /** A persistentVolumeClaim volume once set up: what containers get, and how. */
 export interface ClaimVolume {

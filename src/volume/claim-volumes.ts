@@ -13,7 +13,6 @@ import type { Logger } from '../util/logger.ts';
 import type { Device } from '../runtime/cri/index.ts';
 import type { VolumeObjectSource } from './objects.ts';
 import { podDir } from './paths.ts';
-
 import { checkNodeAffinity, claimSource, resolveClaim } from './persistent-volumes.ts';
 import {
   PV_PLUGINS,

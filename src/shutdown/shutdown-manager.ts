@@ -296,8 +296,10 @@ export function createShutdownManager(opts: ShutdownManagerOptions): ShutdownMan
       });
     }
     if (stopped()) return;
+    // Said before it is done: once the lock is gone logind goes on at once, and systemd may stop
+    // the kubelet before a line written after the release reaches the log.
+    log.info('releasing the shutdown inhibitor lock: the node will shut down shortly');
     await releaseLock();
-    log.info('released the shutdown inhibitor lock: the node will shut down shortly');
   }
 
   /** Never rejects: a failed kill is logged with its pod. */

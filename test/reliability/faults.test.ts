@@ -6,22 +6,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { testLogger } from '../kit/bed.ts';
 import { SCENARIOS } from './scenarios/index.ts';
+import { failedQuickChecks } from './scenario.ts';
 
 describe('reliability: faults (quick mode)', () => {
-  for (const s of SCENARIOS) {
+  // The in-process `limits` scenario runs in its own file (limits.test.ts), so its own process: in
+  // this one the heap the earlier scenarios leave behind made its GC pauses part of the kubelet's.
+  for (const s of SCENARIOS.filter((x) => x.id !== 'limits')) {
     it(`${s.id}: ${s.fault}`, async () => {
-      const r = await s.run({
-        reps: s.reps.quick,
-        mode: 'quick',
-        logger: testLogger(),
-        signal: new AbortController().signal,
-      });
-      const failed = r.checks.filter((c) => !c.ok);
-      assert.ok(r.checks.length > 0, 'the scenario checked something');
-      assert.deepEqual(
-        failed.map((c) => `${c.what}: expected ${c.expected}, saw ${c.observed}`),
-        [],
-      );
+      assert.deepEqual(await failedQuickChecks(s, testLogger()), []);
     });
   }
 });

@@ -30,3 +30,13 @@ export interface FuzzSurface {
   title: string;
   run(opts: { runs: number; seed?: number }): Promise<import('./report.ts').FuzzResult>;
 }
+
+/**
+ * Runs a scenario at its quick repetition count (what CI runs) and returns the checks that failed,
+ * each as one line; throws if it checked nothing.
+ */
+export async function failedQuickChecks(s: Scenario, logger: Logger): Promise<string[]> {
+  const r = await s.run({ reps: s.reps.quick, mode: 'quick', logger, signal: new AbortController().signal });
+  if (r.checks.length === 0) throw new Error(`scenario ${s.id} checked nothing`);
+  return r.checks.filter((c) => !c.ok).map((c) => `${c.what}: expected ${c.expected}, saw ${c.observed}`);
+}

@@ -101,6 +101,23 @@ async function deleteStaleTasks(bed: ContainerdBed, message: string): Promise<st
   return ids;
 }
 
+/** containerd's answer for a sandbox whose shim connection is gone. */
+const SHIM_GONE = /ttrpc: closed/;
+const SHIM_GONE_WAIT_MS = 30_000;
+
+async function retryWhileShimGone(remove: () => Promise<void>): Promise<void> {
+  const until = Date.now() + SHIM_GONE_WAIT_MS;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    try {
+      await remove();
+      return;
+    } catch (err) {
+      if (!SHIM_GONE.test(describeError(err)) || Date.now() >= until) throw err;
+    }
+  }
+}
+
 /**
  * Removes every CRI pod sandbox (stop + remove) in the bed's containerd, so a test starts clean.
  * A sandbox that containerd's stale-task defect pins is freed with `ctr tasks delete` (logged) and
@@ -121,6 +138,18 @@ export async function removeAllPods(
       try {
         await remove();
       } catch (err) {
+        if (SHIM_GONE.test(describeError(err))) {
+          // The shim's connection closed under the call: the shim was exiting (e.g. a kubelet
+          // stopped mid-StopPodSandbox, cancelling it, while containerd tore the task down). A
+          // shim that is simply dead is handled at once (tried: stop answers in ~0.1 s), so this
+          // is transient: retried every 0.5 s, never longer than SHIM_GONE_WAIT_MS.
+          logger.warn('the sandbox shim connection closed under the call; retrying', {
+            pod: `${sb.namespace}/${sb.name}`,
+            error: describeError(err),
+          });
+          await retryWhileShimGone(remove);
+          continue;
+        }
         const freed = await deleteStaleTasks(bed, describeError(err));
         if (freed.length === 0) throw err;
         logger.warn(

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { delayMeter } from './stall-meter.ts';
+import { collectGarbage, delayMeter } from './stall-meter.ts';
 
 /** Holds the event loop while burning `ms` of this thread's CPU time (however long that takes on the wall). */
 function burnCpu(ms: number): void {
@@ -38,5 +38,19 @@ describe('the event-loop stall meter', () => {
     const d = meter.stop();
     assert.ok(d.wallMaxMs >= 150, `the wall clock sees the 200 ms block: ${d.wallMaxMs} ms`);
     assert.ok(d.maxMs < 50, `the CPU clock does not: ${d.maxMs} ms`);
+  });
+
+  it('reports the garbage collections inside the stretch and how many ticks it measured', async () => {
+    const meter = delayMeter();
+    await sleep(50);
+    collectGarbage();
+    await sleep(50);
+    const d = meter.stop();
+    assert.ok(
+      d.gcTotalMs > 0 && d.gcMaxMs > 0,
+      `a full GC inside the stretch: max ${d.gcMaxMs}, sum ${d.gcTotalMs}`,
+    );
+    assert.ok(d.gcMaxMs <= d.gcTotalMs);
+    assert.ok(d.samples >= 3 && d.samples <= 12, `about 100 ms of 10 ms ticks: ${d.samples}`);
   });
 });

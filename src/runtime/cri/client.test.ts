@@ -16,6 +16,7 @@ import {
 import { hasCode } from '../../util/errors.ts';
 import { createCriClient, criPackageDefinition, grpcTarget, type CriClient } from './client.ts';
 import { CriError, errorCodeForGrpc, isCriNotFound } from './errors.ts';
+import { callErrorCode } from './grpc-invoker.ts';
 
 /**
  * A fake runtime: a real gRPC server on a unix socket serving the same api.proto, with
@@ -147,6 +148,25 @@ void describe('CRI client against a fake runtime', () => {
     const err = await rejection(cri.runtime.listContainers(undefined, { timeoutMs: 20 }));
     assert.equal(err.code, 'DeadlineExceeded');
     assert.ok(hasCode(err, 'DeadlineExceeded'));
+  });
+
+  void test('an UNKNOWN "context deadline exceeded" from the runtime past the deadline is DeadlineExceeded', () => {
+    const ranOut = {
+      code: GrpcStatus.UNKNOWN,
+      details: 'failed to exec in container: failed to create exec "c1": context deadline exceeded: unknown',
+    };
+    assert.equal(callErrorCode(ranOut, 1_000, 1_001), GrpcStatus.DEADLINE_EXCEEDED);
+    // Before the deadline it is the runtime's own deadline (an internal call), not the caller's.
+    assert.equal(callErrorCode(ranOut, 1_000, 999), GrpcStatus.UNKNOWN);
+    // Another failure past the deadline keeps its code.
+    assert.equal(
+      callErrorCode({ code: GrpcStatus.UNKNOWN, details: 'shim exited' }, 1_000, 2_000),
+      GrpcStatus.UNKNOWN,
+    );
+    assert.equal(
+      callErrorCode({ code: GrpcStatus.NOT_FOUND, details: 'no such' }, 1_000, 2_000),
+      GrpcStatus.NOT_FOUND,
+    );
   });
 
   void test('aborting the signal cancels a call in flight with Canceled', async () => {

@@ -38,6 +38,22 @@ export function criPackageDefinition(): PackageDefinition {
 
 type Method = MethodDefinition<object, object>;
 
+/**
+ * The status a failed call is reported with. The runtime receives the call's deadline (grpc-timeout)
+ * and may run out of it first: containerd then answers UNKNOWN ending "context deadline exceeded"
+ * (e.g. "failed to create exec …: context deadline exceeded: unknown"), which can reach the client
+ * before its own deadline timer fires. Past the deadline, that answer is the deadline's:
+ * DEADLINE_EXCEEDED, as the caller (a probe's timeout) expects.
+ */
+export function callErrorCode(
+  err: Pick<ServiceError, 'code' | 'details'>,
+  deadline: number,
+  now: number,
+): number {
+  const runtimeRanOut = err.code === GrpcStatus.UNKNOWN && /context deadline exceeded/.test(err.details);
+  return runtimeRanOut && now >= deadline ? GrpcStatus.DEADLINE_EXCEEDED : err.code;
+}
+
 function methodOf(service: ServiceName, name: string): Method {
   return CRI_PROTO.method(`runtime.v1.${service}`, name);
 }
@@ -95,12 +111,13 @@ export function createGrpcJsInvoker(endpoint: string, logger: Logger): Invoker {
           signal?.removeEventListener('abort', onAbort);
           if (err) {
             let details = err.details;
-            if (err.code === GrpcStatus.DEADLINE_EXCEEDED && timeoutMs !== undefined) {
+            const code = callErrorCode(err, deadline, Date.now());
+            if (code === GrpcStatus.DEADLINE_EXCEEDED && timeoutMs !== undefined) {
               details = `${details} (deadline ${timeoutMs} ms)`;
-            } else if (err.code === GrpcStatus.CANCELLED && signal?.aborted) {
+            } else if (code === GrpcStatus.CANCELLED && signal?.aborted) {
               details = `canceled: ${describeError(signal.reason)}`;
             }
-            const criErr = new CriError(op, err.code, details, { cause: err });
+            const criErr = new CriError(op, code, details, { cause: err });
             // Not error level: the caller decides what a failure means (NotFound from a status
             // call is often expected). Kept for debugging.
             logger.debug('CRI call failed', { op, grpcCode: err.code, error: criErr.message });

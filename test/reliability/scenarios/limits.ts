@@ -12,7 +12,10 @@
  *   core behind other processes, and is reported beside, not checked): the kubelet's
  *   shortest periods are 1 s (sync-loop tick, PLEG relist, probes at periodSeconds 1); one stall
  *   may cost them at most a quarter of a period, and waits beyond a tenth of one must be rare
- *   (p99 of the 10 ms meter's samples; over a phase of a few seconds it is close to the max);
+ *   (p99 of the 10 ms meter's samples, checked when there are at least 100: below that the p99
+ *   is the max, and the max bound applies). Each phase starts after a full GC (collectGarbage), so
+ *   the earlier phases' garbage is not collected inside it (2026-11-29 CI: a 297 ms stall while
+ *   the 9.6 MiB manifest decoded, 25–30 ms when run alone);
  * - the 10,000-file directory read within fileCheckFrequency (20 s): a read longer than its own
  *   period would never leave the source idle; the re-read after one file changed likewise;
  * - the 100 MiB manifest refused without being read (upstream's 10 MiB maxConfigLength), in ≤ 2 s;
@@ -26,7 +29,7 @@ import { stringify } from 'yaml';
 import { MAX_MANIFEST_BYTES } from '../../../src/config/defaults.ts';
 import { describeError } from '../../../src/util/errors.ts';
 import { buildManifest } from '../../kit/pod.ts';
-import { delayMeter, describeDelay, type Delay } from '../../kit/stall-meter.ts';
+import { collectGarbage, delayMeter, describeDelay, type Delay } from '../../kit/stall-meter.ts';
 import { atMost, check, countIs, type Check, type ScenarioResult } from '../report.ts';
 import type { Scenario, ScenarioContext } from '../scenario.ts';
 import {
@@ -43,11 +46,13 @@ const EVENT_LOOP_P99_MS = 100;
 const FILES = 10_000;
 const FILE_CHECK_FREQUENCY_MS = 20_000;
 
+/** Below this many 10 ms ticks a p99 is the max itself: only the max bound applies. */
+const P99_MIN_SAMPLES = 100;
+
 function delayChecks(what: string, d: Delay): Check[] {
-  return [
-    atMost(`${what}: event-loop stall max (thread CPU clock)`, d.maxMs, EVENT_LOOP_MAX_MS, 'ms'),
-    atMost(`${what}: event-loop stall p99 (thread CPU clock)`, d.p99Ms, EVENT_LOOP_P99_MS, 'ms'),
-  ];
+  const max = atMost(`${what}: event-loop stall max (thread CPU clock)`, d.maxMs, EVENT_LOOP_MAX_MS, 'ms');
+  if (d.samples < P99_MIN_SAMPLES) return [max];
+  return [max, atMost(`${what}: event-loop stall p99 (thread CPU clock)`, d.p99Ms, EVENT_LOOP_P99_MS, 'ms')];
 }
 
 /** File i of the 10,000: half valid pods, the rest broken in ways that name what is wrong. */
@@ -120,7 +125,7 @@ async function tenThousandFiles(ctx: ScenarioContext, dir: string, notes: string
   }
   const valid = files.filter((f) => f.kind === 'valid').length;
   const invalid = files.filter((f) => f.kind === 'invalid').length;
-  const watched = watchedFileSource(manifests, ctx.logger, FILE_CHECK_FREQUENCY_MS);
+  const watched = watchedFileSource(manifests, ctx.logger, { checkFrequencyMs: FILE_CHECK_FREQUENCY_MS });
   const meter = delayMeter();
   const t0 = performance.now();
   const k = await startKubelet(dir, watched.source, ctx.logger);
@@ -266,15 +271,21 @@ async function nearLimitManifest(ctx: ScenarioContext, dir: string, notes: strin
     throw new Error(`the big manifest is ${Buffer.byteLength(big)} bytes, not under the limit`);
   }
   await writeFile(join(manifests, 'big.yaml'), big);
-  const watched = watchedFileSource(manifests, ctx.logger);
+  // The decode's stretch ends as the source hands the pod over (the decoded pod's copy to this
+  // thread included), the start's begins there: the kubelet may start the pod in the same task.
+  let split: { decode: Delay; starting: ReturnType<typeof delayMeter> } | undefined;
+  const watched = watchedFileSource(manifests, ctx.logger, {
+    beforeSend: () => {
+      split ??= { decode: meter.stop(), starting: delayMeter() };
+    },
+  });
   const meter = delayMeter();
   const t0 = performance.now();
   const k = await startKubelet(dir, watched.source, ctx.logger);
   try {
     const decoded = await until('the snapshot', () => watched.snapshots[0], 60_000, ctx.signal);
     const decodedMs = decoded.at - t0;
-    const decodeDelay = meter.stop();
-    const starting = delayMeter();
+    const { decode: decodeDelay, starting } = await until('the hand-over', () => split, 1_000, ctx.signal);
     await until('the pod running', () => k.kubelet.pods().find((p) => allRunning(p, 1)), 60_000, ctx.signal);
     const runningMs = performance.now() - t0;
     const startDelay = starting.stop();
@@ -334,6 +345,8 @@ async function bigPod(
 /** Runs a phase in a fresh directory, removed afterwards; a phase that fails is a failed check. */
 async function inDir(what: string, fn: (dir: string) => Promise<Check[]>): Promise<Check[]> {
   const dir = await mkdtemp(join(tmpdir(), 'tskubelet-limits-'));
+  // The phase's stalls are its own kubelet's: the garbage of the phases before it is collected now.
+  collectGarbage();
   try {
     return await fn(dir);
   } catch (err) {

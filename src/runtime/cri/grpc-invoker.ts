@@ -46,10 +46,10 @@ type Method = MethodDefinition<object, object>;
  * DEADLINE_EXCEEDED, as the caller (a probe's timeout) expects.
  */
 export function callErrorCode(
-  err: Pick<ServiceError, 'code' | 'details'>,
+  err: { code: GrpcStatus; details: string },
   deadline: number,
   now: number,
-): number {
+): GrpcStatus {
   const runtimeRanOut = err.code === GrpcStatus.UNKNOWN && /context deadline exceeded/.test(err.details);
   return runtimeRanOut && now >= deadline ? GrpcStatus.DEADLINE_EXCEEDED : err.code;
 }

@@ -393,6 +393,29 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
     }
   });
 
+  it('mounts a device holding another filesystem as the PV asks, and names both when that fails (upstream FilesystemMismatch)', async () => {
+    const image = join(root, 'minix.img');
+    await writeFile(image, '');
+    await truncate(image, 4 << 20);
+    const dev = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
+    try {
+      execFileSync('mkfs.minix', [dev], { stdio: 'ignore' });
+      bindClaim(objects, 'minix', 'pv-minix', { local: { path: dev, fsType: 'ext4' } });
+      await assert.rejects(
+        vm.setUpPodVolumes(claimPod('minix')),
+        /MountVolume\.MountDevice failed for volume "pv-minix" : .*failed to mount the volume as "ext4", it already contains minix\. Mount error: /,
+      );
+      assert.equal(
+        (await mountsUnder(root)).filter((m) => m.source === dev).length,
+        0,
+        'never mounted as the filesystem it holds',
+      );
+    } finally {
+      await unmountAllUnder(root);
+      execFileSync('losetup', ['-d', dev]);
+    }
+  });
+
   it('refuses devices for a volume that is not a set-up Block claim (upstream makeBlockVolumes)', async () => {
     const pod = volumePod('d', 'uid-d', [{ name: 'e', emptyDir: {} }], [], {
       spec: { containers: [{ name: 'c', volumeDevices: [{ name: 'e', devicePath: '/dev/x' }] }] },

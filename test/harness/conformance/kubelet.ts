@@ -335,7 +335,8 @@ export async function waitNodeReady(admin: string, k: RunningKubelet, timeoutMs:
 
 /**
  * Before a run: deletes every Node (the e2e framework waits for all nodes to be schedulable, and a
- * stale object of the node under test carries old status) and namespaces an earlier e2e run left.
+ * stale object of the node under test carries old status), and the namespaces, e2e StorageClasses
+ * and Released PersistentVolumes an earlier e2e run left.
  */
 export async function cleanClusterObjects(admin: string, logger: Logger): Promise<void> {
   const nodes = (await kubectl(admin, ['get', 'nodes', '-o', 'name'])).split('\n').filter((l) => l !== '');
@@ -350,7 +351,35 @@ export async function cleanClusterObjects(admin: string, logger: Logger): Promis
     logger.info('deleting namespaces an earlier e2e run left', { count: nss.length });
     await kubectl(admin, ['delete', ...nss, '--wait=false'], 120_000);
   }
+  // Cluster-scoped objects of e2e specs that were cut short (a run's time limit) outlive their
+  // namespaces: the local-volume specs' StorageClass is named after the spec's namespace, whose
+  // random number recurs, and a leftover one fails a later spec's set-up with AlreadyExists.
+  const classes = (await kubectl(admin, ['get', 'storageclasses', '-o', 'name']))
+    .split('\n')
+    .filter((l) => l.startsWith(`storageclass.storage.k8s.io/${E2E_STORAGE_CLASS_PREFIX}`));
+  if (classes.length > 0) {
+    logger.info('deleting StorageClasses an earlier e2e run left', { count: classes.length });
+    await kubectl(admin, ['delete', ...classes, '--wait=false'], 120_000);
+  }
+  const released = (
+    await kubectl(admin, [
+      'get',
+      'persistentvolumes',
+      '-o',
+      'jsonpath={range .items[?(@.status.phase=="Released")]}{.metadata.name}{"\\n"}{end}',
+    ])
+  )
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((n) => `persistentvolume/${n}`);
+  if (released.length > 0) {
+    logger.info('deleting Released PersistentVolumes an earlier e2e run left', { count: released.length });
+    await kubectl(admin, ['delete', ...released, '--wait=false'], 120_000);
+  }
 }
+
+/** The e2e local-volume specs' StorageClass: this prefix, then the spec's namespace. */
+const E2E_STORAGE_CLASS_PREFIX = 'local-volume-test-storageclass-';
 
 /** Unmounts whatever a kubelet left mounted under `dir` (deepest first), then removes it. */
 export async function removeKubeletDir(dir: string, logger: Logger): Promise<void> {

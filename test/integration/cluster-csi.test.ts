@@ -479,9 +479,20 @@ spec:
       async () => ((await loopsOf(backing)).length === 0 ? true : undefined),
       10_000,
     );
-    assert.equal(existsSync(blockPublishPath(rootDir, pvName, writerUid)), false);
-    assert.equal(existsSync(podBlockDevicePath(rootDir, writerUid, pvName)), false);
-    assert.equal(existsSync(blockVolumeDir(rootDir, pvName)), false);
+    // The driver records NodeUnstageVolume as it starts; the kubelet removes the dirs after the
+    // call returns (removeOrphanDeviceFiles), so the test waits for that rather than racing it.
+    const leftDirs = () =>
+      [
+        blockPublishPath(rootDir, pvName, writerUid),
+        podBlockDevicePath(rootDir, writerUid, pvName),
+        blockVolumeDir(rootDir, pvName),
+      ].filter((p) => existsSync(p));
+    await eventually(
+      'the publish path, the pod link and the volume dir removed',
+      () => (leftDirs().length === 0 ? true : undefined),
+      10_000,
+      leftDirs,
+    );
 
     driver.calls.length = 0;
     await kubectl.ok(

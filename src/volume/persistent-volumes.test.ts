@@ -30,6 +30,20 @@ function claimPod(
 const container = (pod: KubeletPod) => pod.spec.containers[0] ?? { name: '' };
 const mountCount = async (dir: string) => (await mountsUnder(dir)).filter((m) => m.mountPoint === dir).length;
 
+/** A loop device on a sparse file of `bytes` under `dir`, for `fn`; mounts under `dir` and the device go after. */
+async function withLoopDevice(dir: string, name: string, bytes: number, fn: (dev: string) => Promise<void>) {
+  const image = join(dir, name);
+  await writeFile(image, '');
+  await truncate(image, bytes);
+  const dev = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
+  try {
+    await fn(dev);
+  } finally {
+    await unmountAllUnder(dir);
+    execFileSync('losetup', ['-d', dev]);
+  }
+}
+
 describe('persistentVolumeClaim volumes: claim resolution (upstream populator)', () => {
   let root = '';
   let objects: FakeObjectSource;
@@ -357,11 +371,7 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
   });
 
   it('formats a blank block device for a Filesystem local PV, mounts it once per node, and releases it when no pod uses it', async () => {
-    const image = join(root, 'disk.img');
-    await writeFile(image, '');
-    await truncate(image, 16 << 20);
-    const dev = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
-    try {
+    await withLoopDevice(root, 'disk.img', 16 << 20, async (dev) => {
       bindClaim(objects, 'fsdev', 'pv-fsdev', { local: { path: dev } });
       const global = localDeviceMountDir(root, 'pv-fsdev');
       const one = claimPod('fsdev');
@@ -387,18 +397,11 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
         'mounted again, never reformatted',
       );
       await vm.cleanUpPod(three.metadata.uid);
-    } finally {
-      await unmountAllUnder(root);
-      execFileSync('losetup', ['-d', dev]);
-    }
+    });
   });
 
   it('mounts a device holding another filesystem as the PV asks, and names both when that fails (upstream FilesystemMismatch)', async () => {
-    const image = join(root, 'minix.img');
-    await writeFile(image, '');
-    await truncate(image, 4 << 20);
-    const dev = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
-    try {
+    await withLoopDevice(root, 'minix.img', 4 << 20, async (dev) => {
       execFileSync('mkfs.minix', [dev], { stdio: 'ignore' });
       bindClaim(objects, 'minix', 'pv-minix', { local: { path: dev, fsType: 'ext4' } });
       await assert.rejects(
@@ -410,10 +413,7 @@ describe('persistentVolumeClaim volumes: hostPath and local PVs', () => {
         0,
         'never mounted as the filesystem it holds',
       );
-    } finally {
-      await unmountAllUnder(root);
-      execFileSync('losetup', ['-d', dev]);
-    }
+    });
   });
 
   it('refuses devices for a volume that is not a set-up Block claim (upstream makeBlockVolumes)', async () => {

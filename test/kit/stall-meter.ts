@@ -3,7 +3,12 @@
  * reliability `limits` scenario, the manifest decoder's tests), robust to the machine's other load.
  */
 import { readFileSync } from 'node:fs';
-import { createHistogram, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+import {
+  createHistogram,
+  monitorEventLoopDelay,
+  PerformanceObserver,
+  type PerformanceEntry,
+} from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -74,12 +79,13 @@ export function delayMeter(): { stop(): Delay } {
   const tick = setInterval(sample, TICK_MS);
   let gcMaxMs = 0;
   let gcTotalMs = 0;
-  const gcs = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
+  const countGcs = (entries: readonly PerformanceEntry[]): void => {
+    for (const e of entries) {
       gcMaxMs = Math.max(gcMaxMs, e.duration);
       gcTotalMs += e.duration;
     }
-  });
+  };
+  const gcs = new PerformanceObserver((list) => countGcs(list.getEntries()));
   gcs.observe({ entryTypes: ['gc'] });
   const wait0 = runQueueWaitMs();
   return {
@@ -90,10 +96,7 @@ export function delayMeter(): { stop(): Delay } {
       clearInterval(tick);
       wall.disable();
       // Entries not yet delivered to the callback (it runs asynchronously) are taken here.
-      for (const e of gcs.takeRecords()) {
-        gcMaxMs = Math.max(gcMaxMs, e.duration);
-        gcTotalMs += e.duration;
-      }
+      countGcs(gcs.takeRecords());
       gcs.disconnect();
       return {
         p99Ms: own.percentile(99) / 1000,

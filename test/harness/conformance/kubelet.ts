@@ -339,43 +339,56 @@ export async function waitNodeReady(admin: string, k: RunningKubelet, timeoutMs:
  * and Released PersistentVolumes an earlier e2e run left.
  */
 export async function cleanClusterObjects(admin: string, logger: Logger): Promise<void> {
-  const nodes = (await kubectl(admin, ['get', 'nodes', '-o', 'name'])).split('\n').filter((l) => l !== '');
+  const nodes = lines(await kubectl(admin, ['get', 'nodes', '-o', 'name']));
   if (nodes.length > 0) {
     logger.info('deleting Node objects', { nodes });
     await kubectl(admin, ['delete', ...nodes, '--wait=true'], 120_000);
   }
-  const nss = (await kubectl(admin, ['get', 'namespaces', '-l', 'e2e-run', '-o', 'name']))
-    .split('\n')
-    .filter((l) => l !== '');
-  if (nss.length > 0) {
-    logger.info('deleting namespaces an earlier e2e run left', { count: nss.length });
-    await kubectl(admin, ['delete', ...nss, '--wait=false'], 120_000);
-  }
+  await deleteLeftovers(
+    admin,
+    logger,
+    'namespaces',
+    lines(await kubectl(admin, ['get', 'namespaces', '-l', 'e2e-run', '-o', 'name'])),
+  );
   // Cluster-scoped objects of e2e specs that were cut short (a run's time limit) outlive their
   // namespaces: the local-volume specs' StorageClass is named after the spec's namespace, whose
   // random number recurs, and a leftover one fails a later spec's set-up with AlreadyExists.
-  const classes = (await kubectl(admin, ['get', 'storageclasses', '-o', 'name']))
-    .split('\n')
-    .filter((l) => l.startsWith(`storageclass.storage.k8s.io/${E2E_STORAGE_CLASS_PREFIX}`));
-  if (classes.length > 0) {
-    logger.info('deleting StorageClasses an earlier e2e run left', { count: classes.length });
-    await kubectl(admin, ['delete', ...classes, '--wait=false'], 120_000);
-  }
-  const released = (
-    await kubectl(admin, [
-      'get',
-      'persistentvolumes',
-      '-o',
-      'jsonpath={range .items[?(@.status.phase=="Released")]}{.metadata.name}{"\\n"}{end}',
-    ])
-  )
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((n) => `persistentvolume/${n}`);
-  if (released.length > 0) {
-    logger.info('deleting Released PersistentVolumes an earlier e2e run left', { count: released.length });
-    await kubectl(admin, ['delete', ...released, '--wait=false'], 120_000);
-  }
+  await deleteLeftovers(
+    admin,
+    logger,
+    'StorageClasses',
+    lines(await kubectl(admin, ['get', 'storageclasses', '-o', 'name'])).filter((l) =>
+      l.startsWith(`storageclass.storage.k8s.io/${E2E_STORAGE_CLASS_PREFIX}`),
+    ),
+  );
+  const released = await kubectl(admin, [
+    'get',
+    'persistentvolumes',
+    '-o',
+    'jsonpath={range .items[?(@.status.phase=="Released")]}{.metadata.name}{"\\n"}{end}',
+  ]);
+  await deleteLeftovers(
+    admin,
+    logger,
+    'Released PersistentVolumes',
+    lines(released).map((n) => `persistentvolume/${n}`),
+  );
+}
+
+function lines(out: string): string[] {
+  return out.split('\n').filter((l) => l !== '');
+}
+
+/** Deletes `objects` (kubectl `kind/name`), if any, without waiting, with a log line naming `what`. */
+async function deleteLeftovers(
+  admin: string,
+  logger: Logger,
+  what: string,
+  objects: string[],
+): Promise<void> {
+  if (objects.length === 0) return;
+  logger.info(`deleting ${what} an earlier e2e run left`, { count: objects.length });
+  await kubectl(admin, ['delete', ...objects, '--wait=false'], 120_000);
 }
 
 /** The e2e local-volume specs' StorageClass: this prefix, then the spec's namespace. */

@@ -1,10 +1,12 @@
 /**
- * CPU per CRI call and memory of the kubelet's CRI client stack: @grpc/grpc-js + @grpc/proto-loader
- * (protobufjs parsing api.proto at runtime), behind the CRI services (src/runtime/cri/services.ts),
+ * CPU per CRI call and memory of the kubelet's CRI client stack (h2: unary gRPC on node:http2,
+ * src/runtime/cri/h2-invoker.ts) against the one it replaced (grpc-js: @grpc/grpc-js,
+ * bench/lib/cri-grpc-js-invoker.ts), both with @grpc/proto-loader's protobufjs codec of api.proto,
+ * behind the CRI services (src/runtime/cri/services.ts),
  * so a call includes everything the kubelet pays: request conversion, encoding, HTTP/2, decoding,
- * and conversion to types.ts. A candidate stack is measured against it by adding it to STACKS
- * (an invoker factory); the connect-es and node:http2 stacks measured on 2026-11-24 were not adopted
- * and are gone (bench/results/2026-11-24-cri-codec*.md).
+ * and conversion to types.ts. Another candidate is measured by adding it to STACKS (an invoker
+ * factory); the connect-es stack measured on 2026-11-24 was not adopted and is gone
+ * (bench/results/2026-11-24-cri-codec*.md).
  *
  *   node bench/cri-codec.ts [--rounds 3] [--pods 110] [--from build|src] [--scale 1] [--out FILE]
  *   node bench/cri-codec.ts --endpoint unix:///run/containerd/containerd.sock   (reads only)
@@ -25,11 +27,12 @@ import { parseArgs } from 'node:util';
 import { summarize } from './lib/stats.ts';
 import { containerConfig, sandboxConfig } from './lib/cri-fixtures.ts';
 
-type Stack = 'grpc-js';
-const STACKS: Stack[] = ['grpc-js'];
+type Stack = 'grpc-js' | 'h2';
+const STACKS: Stack[] = ['grpc-js', 'h2'];
 /** Each stack's module and invoker factory. */
 const STACK_MODULES: Record<Stack, [file: string, factory: string]> = {
-  'grpc-js': ['src/runtime/cri/grpc-invoker', 'createGrpcJsInvoker'],
+  'grpc-js': ['bench/lib/cri-grpc-js-invoker', 'createGrpcJsInvoker'],
+  h2: ['src/runtime/cri/h2-invoker', 'createH2Invoker'],
 };
 const ROOT = path.resolve(import.meta.dirname, '..');
 const NODE_FLAGS = ['--expose-gc', '--max-semi-space-size=2'];
@@ -87,7 +90,11 @@ function compile(): void {
   const dir = path.join(ROOT, BUILD_DIR);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const entries = ['src/runtime/cri/services.ts', 'src/runtime/cri/grpc-invoker.ts', 'src/util/logger.ts'];
+  const entries = [
+    'src/runtime/cri/services.ts',
+    ...STACKS.map((st) => `${STACK_MODULES[st][0]}.ts`),
+    'src/util/logger.ts',
+  ];
   execFileSync(
     path.join(ROOT, 'node_modules/.bin/esbuild'),
     [
@@ -104,7 +111,7 @@ function compile(): void {
     ],
     { cwd: ROOT, stdio: 'inherit' },
   );
-  // grpc-invoker loads api.proto from beside itself.
+  // h2-invoker loads api.proto from beside itself.
   copyFileSync(path.join(ROOT, 'src/runtime/cri/api.proto'), path.join(dir, 'src/runtime/cri/api.proto'));
   writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
 }
@@ -347,8 +354,11 @@ async function main() {
   const real = typeof values.endpoint === 'string';
   const endpoint = real ? (values.endpoint as string) : `unix://${path.join(dir, 'cri.sock')}`;
   const stop = real ? () => {} : await startServer(endpoint.slice('unix://'.length), Number(values.pods));
-  const cpu: Record<Stack, CpuResult[][]> = { 'grpc-js': [] };
-  const mem: Record<Stack, { base: Mem; imported: Mem; firstCall: Mem; worked: Mem }[]> = { 'grpc-js': [] };
+  const cpu: Record<Stack, CpuResult[][]> = { 'grpc-js': [], h2: [] };
+  const mem: Record<Stack, { base: Mem; imported: Mem; firstCall: Mem; worked: Mem }[]> = {
+    'grpc-js': [],
+    h2: [],
+  };
   try {
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? STACKS : [...STACKS].reverse();

@@ -16,7 +16,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
-import { criPackageDefinition } from '../../src/runtime/cri/grpc-invoker.ts';
+import { criPackageDefinition } from '../../src/runtime/cri/h2-invoker.ts';
 import { cannedResponses } from './cri-fixtures.ts';
 
 const [socket, podsArg] = process.argv.slice(2);

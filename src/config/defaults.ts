@@ -86,10 +86,6 @@ export const ANNOTATION_CONFIG_MIRROR = 'kubernetes.io/config.mirror';
 export const DEFAULT_TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 export const MAX_TERMINATION_MESSAGE_BYTES = 4096;
 
-/** CRI client connection back-off (k8s.io/cri-client remote_runtime.go). */
-export const CRI_BASE_BACKOFF_DELAY_MS = 100; // baseBackoffDelay
-export const CRI_MAX_BACKOFF_DELAY_MS = 3_000; // maxBackoffDelay
-
 /** Pod config sources (pkg/kubelet/config). */
 export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024; // maxConfigLength (common.go)
 export const HTTP_SOURCE_TIMEOUT_MS = 10_000; // http.Client Timeout in NewSourceURL (http.go)

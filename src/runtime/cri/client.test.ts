@@ -16,7 +16,7 @@ import {
 import { hasCode } from '../../util/errors.ts';
 import { createCriClient, criPackageDefinition, grpcTarget, type CriClient } from './client.ts';
 import { CriError, errorCodeForGrpc, isCriNotFound } from './errors.ts';
-import { callErrorCode } from './grpc-invoker.ts';
+import { callErrorCode } from './h2-invoker.ts';
 
 /**
  * A fake runtime: a real gRPC server on a unix socket serving the same api.proto, with

@@ -1,10 +1,10 @@
 import { DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS } from '../../config/defaults.ts';
 import { nullLogger, type Logger } from '../../util/logger.ts';
-import { createGrpcJsInvoker } from './grpc-invoker.ts';
+import { createH2Invoker } from './h2-invoker.ts';
 import { createImageService, createRuntimeService } from './services.ts';
 import type { ImageService, RuntimeService } from './types.ts';
 
-export { criPackageDefinition } from './grpc-invoker.ts';
+export { criPackageDefinition } from './h2-invoker.ts';
 export { grpcTarget } from './invoker.ts';
 
 export interface CriClientOptions {
@@ -31,7 +31,7 @@ export interface CriClient {
 export function createCriClient(opts: CriClientOptions): CriClient {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS;
   const logger = (opts.logger ?? nullLogger).child({ component: 'cri', endpoint: opts.endpoint });
-  const inv = createGrpcJsInvoker(opts.endpoint, logger);
+  const inv = createH2Invoker(opts.endpoint, logger);
   return {
     runtime: createRuntimeService(inv, timeoutMs),
     image: createImageService(inv, timeoutMs),

@@ -2,7 +2,7 @@ export { createCriClient, type CriClient, type CriClientOptions } from './client
 export { CriError, isCriError, isCriNotFound, errorCodeForGrpc } from './errors.ts';
 export type * from './types.ts';
 export { grpcTarget } from './invoker.ts';
-export { RUNTIME_PROTO_OPTIONS } from './grpc-invoker.ts';
+export { RUNTIME_PROTO_OPTIONS } from './h2-invoker.ts';
 export {
   runtimeCgroupDriver,
   cgroupDriverOfContainerdConfig,

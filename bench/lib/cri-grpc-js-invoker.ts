@@ -1,4 +1,7 @@
-import path from 'node:path';
+/**
+ * The kubelet's CRI transport until 2026-11-29 (@grpc/grpc-js), kept as bench/cri-codec.ts's
+ * comparison stack: src/runtime/cri/h2-invoker.ts replaced it (same Invoker contract, same codec).
+ */
 import {
   Client,
   credentials,
@@ -7,55 +10,32 @@ import {
   type ClientUnaryCall,
   type ServiceError,
 } from '@grpc/grpc-js';
-import type { MethodDefinition, Options, PackageDefinition } from '@grpc/proto-loader';
+import type { MethodDefinition } from '@grpc/proto-loader';
+import { CRI_MAX_MESSAGE_BYTES } from '../../src/config/defaults.ts';
+import { describeError } from '../../src/util/errors.ts';
+import type { Logger } from '../../src/util/logger.ts';
+import { dropNulls } from '../../src/util/grpc-proto.ts';
+import { callErrorCode, criPackageDefinition } from '../../src/runtime/cri/h2-invoker.ts';
+import { CriError } from '../../src/runtime/cri/errors.ts';
 import {
-  CRI_BASE_BACKOFF_DELAY_MS,
-  CRI_MAX_BACKOFF_DELAY_MS,
-  CRI_MAX_MESSAGE_BYTES,
-} from '../../config/defaults.ts';
-import { describeError } from '../../util/errors.ts';
-import type { Logger } from '../../util/logger.ts';
-import { dropNulls, protoPackage } from '../../util/grpc-proto.ts';
-import { CriError } from './errors.ts';
-import { grpcTarget, type DefaultDeadline, type Invoker, type ServiceName } from './invoker.ts';
-import type { CallOptions } from './types.ts';
+  grpcTarget,
+  type DefaultDeadline,
+  type Invoker,
+  type ServiceName,
+} from '../../src/runtime/cri/invoker.ts';
+import type { CallOptions } from '../../src/runtime/cri/types.ts';
 
-/** How the runtime's protos (CRI, containerd's events) are decoded: camelCase fields, numbers, enum names. */
-export const RUNTIME_PROTO_OPTIONS: Options = {
-  keepCase: false,
-  longs: Number,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
-
-const CRI_PROTO = protoPackage([path.join(import.meta.dirname, 'api.proto')], RUNTIME_PROTO_OPTIONS);
-
-/** The parsed `api.proto`, shared by every client (and by in-process fake runtimes in tests). */
-export function criPackageDefinition(): PackageDefinition {
-  return CRI_PROTO.definition();
-}
+/** Upstream's CRI connection back-off (cri-client remote_runtime.go baseBackoffDelay, maxBackoffDelay). */
+const CRI_BASE_BACKOFF_DELAY_MS = 100;
+const CRI_MAX_BACKOFF_DELAY_MS = 3_000;
 
 type Method = MethodDefinition<object, object>;
 
-/**
- * The status a failed call is reported with. The runtime receives the call's deadline (grpc-timeout)
- * and may run out of it first: containerd then answers UNKNOWN ending "context deadline exceeded"
- * (e.g. "failed to create exec …: context deadline exceeded: unknown"), which can reach the client
- * before its own deadline timer fires. Past the deadline, that answer is the deadline's:
- * DEADLINE_EXCEEDED, as the caller (a probe's timeout) expects.
- */
-export function callErrorCode(
-  err: { code: GrpcStatus; details: string },
-  deadline: number,
-  now: number,
-): GrpcStatus {
-  const runtimeRanOut = err.code === GrpcStatus.UNKNOWN && /context deadline exceeded/.test(err.details);
-  return runtimeRanOut && now >= deadline ? GrpcStatus.DEADLINE_EXCEEDED : err.code;
-}
-
 function methodOf(service: ServiceName, name: string): Method {
-  return CRI_PROTO.method(`runtime.v1.${service}`, name);
+  const svc = criPackageDefinition()[`runtime.v1.${service}`];
+  const method = svc && !('format' in svc) ? svc[name] : undefined;
+  if (!method) throw new Error(`${service}.${name} is missing from api.proto`);
+  return method;
 }
 
 /**

@@ -1,0 +1,138 @@
+/**
+ * The CRI transport (upstream pkg/kubelet/cri/remote's gRPC connection to the runtime's socket):
+ * unary gRPC calls on node:http2 (src/util/grpc-h2.ts), messages encoded by protobufjs from
+ * `api.proto` parsed at run time (@grpc/proto-loader). Both services share one HTTP/2 session.
+ */
+import path from 'node:path';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { MethodDefinition, Options, PackageDefinition } from '@grpc/proto-loader';
+import { CRI_MAX_MESSAGE_BYTES } from '../../config/defaults.ts';
+import { describeError } from '../../util/errors.ts';
+import { createUnixH2Channel } from '../../util/grpc-h2.ts';
+import type { Logger } from '../../util/logger.ts';
+import { dropNulls, protoPackage } from '../../util/grpc-proto.ts';
+import { CriError } from './errors.ts';
+import { grpcTarget, type DefaultDeadline, type Invoker, type ServiceName } from './invoker.ts';
+import type { CallOptions } from './types.ts';
+
+/** How the runtime's protos (CRI, containerd's events) are decoded: camelCase fields, numbers, enum names. */
+export const RUNTIME_PROTO_OPTIONS: Options = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+};
+
+const CRI_PROTO = protoPackage([path.join(import.meta.dirname, 'api.proto')], RUNTIME_PROTO_OPTIONS);
+
+/** The parsed `api.proto`, shared by every client (and by in-process fake runtimes in tests). */
+export function criPackageDefinition(): PackageDefinition {
+  return CRI_PROTO.definition();
+}
+
+type Method = MethodDefinition<object, object>;
+
+/**
+ * The status a failed call is reported with. The runtime receives the call's deadline (grpc-timeout)
+ * and may run out of it first: containerd then answers UNKNOWN ending "context deadline exceeded"
+ * (e.g. "failed to create exec …: context deadline exceeded: unknown"), which can reach the client
+ * before its own deadline timer fires. Past the deadline, that answer is the deadline's:
+ * DEADLINE_EXCEEDED, as the caller (a probe's timeout) expects.
+ */
+export function callErrorCode(
+  err: { code: GrpcStatus; details: string },
+  deadline: number,
+  now: number,
+): GrpcStatus {
+  const runtimeRanOut = err.code === GrpcStatus.UNKNOWN && /context deadline exceeded/.test(err.details);
+  return runtimeRanOut && now >= deadline ? GrpcStatus.DEADLINE_EXCEEDED : err.code;
+}
+
+function methodOf(service: ServiceName, name: string): Method {
+  return CRI_PROTO.method(`runtime.v1.${service}`, name);
+}
+
+/** The socket path of a `unix:` target (grpcTarget's forms). */
+function socketPathOf(target: string): string {
+  return target.startsWith('unix://') ? target.slice('unix://'.length) : target.slice('unix:'.length);
+}
+
+export function createH2Invoker(endpoint: string, logger: Logger): Invoker {
+  const channel = createUnixH2Channel(socketPathOf(grpcTarget(endpoint)), {
+    maxReceiveBytes: CRI_MAX_MESSAGE_BYTES,
+    // Each call on the session reports the failure as its own UNAVAILABLE; this says why.
+    onSessionError: (err) => logger.debug('CRI connection failed', { error: describeError(err) }),
+  });
+  let closed = false;
+  return {
+    close() {
+      if (closed) return;
+      closed = true;
+      channel.close();
+    },
+
+    async call<Res>(
+      service: ServiceName,
+      name: string,
+      request: object,
+      opts: CallOptions | undefined,
+      defaultDeadlineMs: DefaultDeadline,
+    ): Promise<Res> {
+      const op = `CRI ${name}`;
+      const signal = opts?.signal;
+      if (closed) throw new CriError(op, GrpcStatus.UNAVAILABLE, 'CRI client is closed');
+      if (signal?.aborted) {
+        throw new CriError(
+          op,
+          GrpcStatus.CANCELLED,
+          `canceled before start: ${describeError(signal.reason)}`,
+          {
+            cause: signal.reason,
+          },
+        );
+      }
+      const method = methodOf(service, name);
+      const timeoutMs = opts?.timeoutMs ?? defaultDeadlineMs;
+      const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+      const started = performance.now();
+      const body = method.requestSerialize(request);
+      if (body.length > CRI_MAX_MESSAGE_BYTES) {
+        throw new CriError(
+          op,
+          GrpcStatus.RESOURCE_EXHAUSTED,
+          `Sent message larger than max (${body.length} vs. ${CRI_MAX_MESSAGE_BYTES})`,
+        );
+      }
+      const out = await channel.unary(method.path, body, { timeoutMs, signal });
+      let response: object | undefined;
+      let code = out.code;
+      let details = out.details;
+      if (code === GrpcStatus.OK) {
+        try {
+          response = method.responseDeserialize(out.message ?? Buffer.alloc(0));
+        } catch (err) {
+          code = GrpcStatus.INTERNAL;
+          details = `failed to decode the response: ${describeError(err)}`;
+        }
+      }
+      if (code !== GrpcStatus.OK) {
+        code = callErrorCode({ code, details }, deadline, Date.now());
+        if (code === GrpcStatus.DEADLINE_EXCEEDED && timeoutMs !== undefined) {
+          details = `${details} (deadline ${timeoutMs} ms)`;
+        } else if (code === GrpcStatus.CANCELLED && signal?.aborted) {
+          details = `canceled: ${describeError(signal.reason)}`;
+        }
+        const criErr = new CriError(op, code, details);
+        // Not error level: the caller decides what a failure means (NotFound from a status call is
+        // often expected). Kept for debugging.
+        logger.debug('CRI call failed', { op, grpcCode: out.code, error: criErr.message });
+        throw criErr;
+      }
+      if (logger.isDebugEnabled()) {
+        logger.trace('CRI call', { op, durationMs: Math.round(performance.now() - started) });
+      }
+      return dropNulls(response ?? {}) as Res;
+    },
+  };
+}

@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import http2 from 'node:http2';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import {
+  createUnixH2Channel,
+  grpcCodeForHttpStatus,
+  grpcCodeForRstCode,
+  grpcFrame,
+  grpcMessageOf,
+  grpcTimeoutHeader,
+} from './grpc-h2.ts';
+
+type Handler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: Buffer) => void;
+
+/** A bare HTTP/2 server on a unix socket: each test says how it answers, byte by byte. */
+async function startServer(socket: string, handler: () => Handler) {
+  const server = http2.createServer();
+  const seen: http2.IncomingHttpHeaders[] = [];
+  server.on('stream', (stream, headers) => {
+    seen.push(headers);
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => handler()(stream, headers, Buffer.concat(chunks)));
+    stream.on('error', () => {}); // a client's RST_STREAM CANCEL shows here; the test asserts on the client
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  return {
+    seen,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Sessions the client keeps open would hold close() forever.
+        for (const s of sessions) s.destroy();
+      }),
+    server,
+  };
+}
+const sessions = new Set<http2.ServerHttp2Session>();
+
+/** Answers OK with `message` in one gRPC frame and the status in the trailers. */
+const answer =
+  (message: Buffer, trailers: Record<string, string> = { 'grpc-status': '0' }): Handler =>
+  (stream) => {
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers(trailers));
+    stream.end(grpcFrame(message));
+  };
+
+describe('unary gRPC on node:http2 over a unix socket', () => {
+  let dir: string;
+  let socket: string;
+  let handler: Handler;
+  let server: Awaited<ReturnType<typeof startServer>>;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'grpc-h2-'));
+    socket = path.join(dir, 'server.sock');
+    server = await startServer(socket, () => handler);
+    server.server.on('session', (s) => {
+      sessions.add(s);
+      s.on('close', () => sessions.delete(s));
+    });
+  });
+  after(async () => {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('sends one framed message with the path, content type and deadline, and returns the answer', async () => {
+    let received: Buffer | undefined;
+    handler = (stream, _h, body) => {
+      received = body;
+      answer(Buffer.from('pong'))(stream, _h, body);
+    };
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Ping', Buffer.from('ping'), { timeoutMs: 1500 });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.OK);
+    assert.equal(out.message?.toString(), 'pong');
+    assert.deepEqual(received, grpcFrame(Buffer.from('ping')));
+    const h = server.seen.at(-1)!;
+    assert.equal(h[':path'], '/test.Svc/Ping');
+    assert.equal(h['content-type'], 'application/grpc');
+    assert.equal(h['grpc-timeout'], '1500m');
+    assert.equal(h.te, 'trailers');
+  });
+
+  it('returns the status and percent-decoded message of a trailers-only answer', async () => {
+    handler = (stream) =>
+      stream.respond(
+        {
+          ':status': 200,
+          'content-type': 'application/grpc',
+          'grpc-status': '5',
+          'grpc-message': 'no%20such%20pod',
+        },
+        { endStream: true },
+      );
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Get', Buffer.alloc(0), {});
+    ch.close();
+    assert.deepEqual(out, { code: GrpcStatus.NOT_FOUND, details: 'no such pod' });
+  });
+
+  it('keeps a grpc-message that is not percent-encoded as sent', async () => {
+    handler = answer(Buffer.alloc(0), { 'grpc-status': '2', 'grpc-message': '100% broken' });
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Get', Buffer.alloc(0), {});
+    ch.close();
+    assert.deepEqual(out, { code: GrpcStatus.UNKNOWN, details: '100% broken' });
+  });
+
+  it('a server that does not answer in time: DEADLINE_EXCEEDED, and the server sees the stream cancelled', async () => {
+    let cancelled: Promise<number> | undefined;
+    handler = (stream) => {
+      cancelled = new Promise((resolve) => stream.on('close', () => resolve(stream.rstCode)));
+    };
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Hang', Buffer.alloc(0), { timeoutMs: 50 });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.DEADLINE_EXCEEDED);
+    assert.equal(await cancelled, http2.constants.NGHTTP2_CANCEL);
+  });
+
+  it('an aborted signal cancels the call in flight: CANCELLED', async () => {
+    handler = () => {};
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const ac = new AbortController();
+    const call = ch.unary('/test.Svc/Hang', Buffer.alloc(0), { signal: ac.signal });
+    setTimeout(() => ac.abort(new Error('pod deleted')), 20);
+    const out = await call;
+    ch.close();
+    assert.equal(out.code, GrpcStatus.CANCELLED);
+  });
+
+  it('an answer over the receive limit: RESOURCE_EXHAUSTED', async () => {
+    handler = answer(Buffer.alloc(4096, 1));
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Big', Buffer.alloc(0), {});
+    ch.close();
+    assert.equal(out.code, GrpcStatus.RESOURCE_EXHAUSTED);
+    assert.match(out.details, /larger than max/);
+  });
+
+  it('an OK answer that is not one uncompressed message: INTERNAL', async () => {
+    handler = (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      stream.end(Buffer.concat([grpcFrame(Buffer.from('a')), grpcFrame(Buffer.from('b'))]));
+    };
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Two', Buffer.alloc(0), {});
+    ch.close();
+    assert.equal(out.code, GrpcStatus.INTERNAL);
+    assert.match(out.details, /not exactly one gRPC message/);
+  });
+
+  it('a non-200 answer maps through grpc’s HTTP status table', async () => {
+    handler = (stream) => stream.respond({ ':status': 503 }, { endStream: true });
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Busy', Buffer.alloc(0), {});
+    ch.close();
+    assert.equal(out.code, GrpcStatus.UNAVAILABLE);
+  });
+
+  it('a connection that drops under a call: UNAVAILABLE (the runtime went away)', async () => {
+    handler = (stream) => stream.session?.destroy();
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Ping', Buffer.alloc(0), { timeoutMs: 1000 });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.UNAVAILABLE, out.details);
+  });
+
+  it('a restarted server is reached by the next call, with no back-off in between', async () => {
+    handler = answer(Buffer.from('first'));
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    assert.equal((await ch.unary('/test.Svc/Ping', Buffer.alloc(0), {})).code, GrpcStatus.OK);
+
+    await server.stop();
+    const down = await ch.unary('/test.Svc/Ping', Buffer.alloc(0), { timeoutMs: 1000 });
+    assert.equal(down.code, GrpcStatus.UNAVAILABLE, down.details);
+
+    server = await startServer(socket, () => handler);
+    server.server.on('session', (s) => {
+      sessions.add(s);
+      s.on('close', () => sessions.delete(s));
+    });
+    handler = answer(Buffer.from('again'));
+    const up = await ch.unary('/test.Svc/Ping', Buffer.alloc(0), { timeoutMs: 1000 });
+    ch.close();
+    assert.equal(up.code, GrpcStatus.OK, up.details);
+    assert.equal(up.message?.toString(), 'again');
+  });
+
+  it('a closed channel answers UNAVAILABLE without dialling', async () => {
+    const ch = createUnixH2Channel(path.join(dir, 'nobody.sock'), { maxReceiveBytes: 1024 });
+    ch.close();
+    assert.deepEqual(await ch.unary('/test.Svc/Ping', Buffer.alloc(0), {}), {
+      code: GrpcStatus.UNAVAILABLE,
+      details: 'the channel is closed',
+    });
+  });
+});
+
+describe('gRPC wire details', () => {
+  it('writes grpc-timeout in the finest unit that fits in 8 digits', () => {
+    assert.equal(grpcTimeoutHeader(0), '0m');
+    assert.equal(grpcTimeoutHeader(1.2), '2m');
+    assert.equal(grpcTimeoutHeader(120_000), '120000m');
+    assert.equal(grpcTimeoutHeader(1e8), '100000S');
+    assert.equal(grpcTimeoutHeader(1e11 + 1), '1666667M');
+  });
+
+  it('maps HTTP statuses and RST_STREAM codes as grpc does', () => {
+    assert.equal(grpcCodeForHttpStatus(404), GrpcStatus.UNIMPLEMENTED);
+    assert.equal(grpcCodeForHttpStatus(401), GrpcStatus.UNAUTHENTICATED);
+    assert.equal(grpcCodeForHttpStatus(500), GrpcStatus.UNKNOWN);
+    assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_REFUSED_STREAM), GrpcStatus.UNAVAILABLE);
+    assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_CANCEL), GrpcStatus.CANCELLED);
+    assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_PROTOCOL_ERROR), GrpcStatus.INTERNAL);
+  });
+
+  it('reads exactly one uncompressed message out of a response body', () => {
+    assert.equal(grpcMessageOf(grpcFrame(Buffer.from('x'))).toString(), 'x');
+    assert.match(String(grpcMessageOf(Buffer.from([0, 0]))), /holds no gRPC message/);
+    assert.match(String(grpcMessageOf(Buffer.from([1, 0, 0, 0, 0]))), /compressed/);
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * Unary gRPC calls over HTTP/2 on a unix socket, written on node:http2 (what upstream gets from
+ * grpc-go's ClientConn for the CRI's unix socket). Only what a unary call needs: one session,
+ * dialled on first use and again after it fails or closes; the gRPC framing; `grpc-timeout` so the
+ * server sees the deadline; the deadline and an AbortSignal on the client side (RST_STREAM CANCEL);
+ * the status from the trailers (or a trailers-only answer), grpc's mapping of HTTP statuses and
+ * RST_STREAM codes; a receive size limit. No compression, no retries, no keepalive pings.
+ *
+ * No reconnect back-off, unlike grpc-go's (100 ms doubling to 3 s for the CRI): dialling a unix
+ * socket costs microseconds, and the callers pace themselves (the relist period, the pod workers'
+ * back-off); so a restarted server is reached by the very next call, not after the back-off.
+ *
+ * It replaced @grpc/grpc-js for the CRI: the same calls cost ~0.5–0.7× the CPU, because most of a
+ * small call's client CPU was grpc-js's channel, filter and metadata machinery
+ * (bench/results/2026-11-24-cri-codec.md).
+ */
+import http2 from 'node:http2';
+import net from 'node:net';
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { describeError } from './errors.ts';
+
+/** What a call came back with: a gRPC status code (0 = OK), its details, and the message on OK. */
+export interface UnaryOutcome {
+  code: GrpcStatus;
+  details: string;
+  /** The response message (without the gRPC frame header); only when `code` is 0. */
+  message?: Buffer;
+}
+
+export interface UnaryOptions {
+  /** The call's deadline from now; none when undefined. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface UnixH2Channel {
+  /** Sends one request message to `path` (`/package.Service/Method`). Never rejects. */
+  unary(path: string, request: Buffer, opts: UnaryOptions): Promise<UnaryOutcome>;
+  /** Closes the session once its calls are done; calls made afterwards answer UNAVAILABLE. */
+  close(): void;
+}
+
+export interface UnixH2ChannelOptions {
+  /** Responses larger than this answer RESOURCE_EXHAUSTED. */
+  maxReceiveBytes: number;
+  /** Called when the session fails (the calls on it report their own outcome). */
+  onSessionError?: (err: Error) => void;
+}
+
+/** The status of an answer without grpc-status (grpc's HTTP-to-gRPC status mapping). */
+export function grpcCodeForHttpStatus(status: number): GrpcStatus {
+  switch (status) {
+    case 400:
+      return GrpcStatus.INTERNAL;
+    case 401:
+      return GrpcStatus.UNAUTHENTICATED;
+    case 403:
+      return GrpcStatus.PERMISSION_DENIED;
+    case 404:
+      return GrpcStatus.UNIMPLEMENTED;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return GrpcStatus.UNAVAILABLE;
+    default:
+      return GrpcStatus.UNKNOWN;
+  }
+}
+
+/** The status of a stream reset without a gRPC status (as grpc-go and grpc-js map RST_STREAM codes). */
+export function grpcCodeForRstCode(code: number): GrpcStatus {
+  switch (code) {
+    case http2.constants.NGHTTP2_REFUSED_STREAM:
+      return GrpcStatus.UNAVAILABLE;
+    case http2.constants.NGHTTP2_CANCEL:
+      return GrpcStatus.CANCELLED;
+    case http2.constants.NGHTTP2_ENHANCE_YOUR_CALM:
+      return GrpcStatus.RESOURCE_EXHAUSTED;
+    case http2.constants.NGHTTP2_INADEQUATE_SECURITY:
+      return GrpcStatus.PERMISSION_DENIED;
+    default:
+      return GrpcStatus.INTERNAL;
+  }
+}
+
+/** The `grpc-timeout` header: at most 8 digits, in the finest unit that fits. */
+export function grpcTimeoutHeader(ms: number): string {
+  const t = Math.max(0, Math.ceil(ms));
+  if (t < 1e8) return `${t}m`;
+  if (t / 1000 < 1e8) return `${Math.ceil(t / 1000)}S`;
+  return `${Math.ceil(t / 60_000)}M`;
+}
+
+/** A request message in its gRPC frame: uncompressed flag, 4-byte big-endian length, the bytes. */
+export function grpcFrame(message: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(5 + message.length);
+  out[0] = 0;
+  out.writeUInt32BE(message.length, 1);
+  message.copy(out, 5);
+  return out;
+}
+
+/** The one message of a unary response body, or why the body is not one. */
+export function grpcMessageOf(body: Buffer): Buffer | string {
+  if (body.length < 5) return 'the response holds no gRPC message';
+  if (body[0] !== 0) return 'the response is compressed, which was not asked for';
+  if (body.readUInt32BE(1) !== body.length - 5) return 'the response is not exactly one gRPC message';
+  return body.subarray(5);
+}
+
+/** grpc-message is percent-encoded; a malformed one is kept as sent. */
+function decodeGrpcMessage(value: string | string[] | undefined): string {
+  if (typeof value !== 'string') return '';
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value; // not percent-encoded after all: the raw text says more than nothing
+  }
+}
+
+/** A stream that closed with no status: the connection dropped (the server went away), or it was reset. */
+function unanswered(rstCode: number | undefined, sessionGone: boolean): UnaryOutcome {
+  if (sessionGone) {
+    return { code: GrpcStatus.UNAVAILABLE, details: 'the connection to the server closed before the answer' };
+  }
+  if (rstCode !== undefined && rstCode !== http2.constants.NGHTTP2_NO_ERROR) {
+    return { code: grpcCodeForRstCode(rstCode), details: `Received RST_STREAM with code ${rstCode}` };
+  }
+  return { code: GrpcStatus.INTERNAL, details: 'the server closed the stream without a status' };
+}
+
+export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptions): UnixH2Channel {
+  let session: http2.ClientHttp2Session | undefined;
+  let active = 0;
+  let closed = false;
+
+  /** The live session: dialled on first use and again after the last one failed or closed. */
+  function currentSession(): http2.ClientHttp2Session {
+    if (session && !session.closed && !session.destroyed) return session;
+    const s = http2.connect('http://localhost', {
+      createConnection: () => net.connect(socketPath),
+      settings: { enablePush: false },
+    });
+    const forget = (): void => {
+      if (session === s) session = undefined;
+    };
+    s.on('error', (err: Error) => {
+      forget();
+      opts.onSessionError?.(err);
+    });
+    s.on('goaway', forget);
+    s.on('close', forget);
+    // Idle, the session does not keep the process alive; a call in flight refs it.
+    s.unref();
+    session = s;
+    return s;
+  }
+
+  function unary(path: string, request: Buffer, callOpts: UnaryOptions): Promise<UnaryOutcome> {
+    if (closed) return Promise.resolve({ code: GrpcStatus.UNAVAILABLE, details: 'the channel is closed' });
+    return new Promise<UnaryOutcome>((resolve) => {
+      const headers: http2.OutgoingHttpHeaders = {
+        ':method': 'POST',
+        ':path': path,
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      };
+      if (callOpts.timeoutMs !== undefined) headers['grpc-timeout'] = grpcTimeoutHeader(callOpts.timeoutMs);
+      const s = currentSession();
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = s.request(headers);
+      } catch (err) {
+        // A session that is closing or destroyed refuses new streams.
+        resolve({ code: GrpcStatus.UNAVAILABLE, details: describeError(err) });
+        return;
+      }
+      if (active++ === 0) s.ref();
+      let outcome: UnaryOutcome | undefined;
+      const settle = (o: UnaryOutcome): void => {
+        outcome ??= o;
+      };
+      const cancel = (o: UnaryOutcome): void => {
+        settle(o);
+        if (!stream.closed) stream.close(http2.constants.NGHTTP2_CANCEL);
+      };
+      const timer =
+        callOpts.timeoutMs === undefined
+          ? undefined
+          : setTimeout(
+              () => cancel({ code: GrpcStatus.DEADLINE_EXCEEDED, details: 'Deadline exceeded' }),
+              callOpts.timeoutMs,
+            );
+      const signal = callOpts.signal;
+      const onAbort = (): void => cancel({ code: GrpcStatus.CANCELLED, details: 'Cancelled on client' });
+      signal?.addEventListener('abort', onAbort, { once: true });
+
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const fromStatus = (h: http2.IncomingHttpHeaders): void => {
+        const header = h['grpc-status'];
+        if (header === undefined) return;
+        const code = Number(header) as GrpcStatus;
+        const details = decodeGrpcMessage(h['grpc-message']);
+        if (code !== GrpcStatus.OK) {
+          settle({ code, details });
+          return;
+        }
+        const message = grpcMessageOf(Buffer.concat(chunks, size));
+        settle(
+          typeof message === 'string'
+            ? { code: GrpcStatus.INTERNAL, details: message }
+            : { code, details, message },
+        );
+      };
+      stream.on('response', (h) => {
+        const http = Number(h[':status']);
+        if (http !== 200) {
+          settle({ code: grpcCodeForHttpStatus(http), details: `Received HTTP status code ${http}` });
+        } else {
+          fromStatus(h); // a trailers-only answer carries the status in its headers
+        }
+      });
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > opts.maxReceiveBytes + 5) {
+          cancel({
+            code: GrpcStatus.RESOURCE_EXHAUSTED,
+            details: `Received message larger than max (${size - 5} vs. ${opts.maxReceiveBytes})`,
+          });
+          return;
+        }
+        chunks.push(chunk);
+      });
+      stream.on('trailers', fromStatus);
+      stream.on('error', (err) => settle({ code: GrpcStatus.UNAVAILABLE, details: describeError(err) }));
+      stream.on('close', () => {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (--active === 0 && !s.destroyed) s.unref();
+        resolve(outcome ?? unanswered(stream.rstCode, s.destroyed));
+      });
+      stream.end(grpcFrame(request));
+    });
+  }
+
+  return {
+    unary,
+    close() {
+      if (closed) return;
+      closed = true;
+      session?.close();
+      session = undefined;
+    },
+  };
+}

@@ -111,8 +111,11 @@ function compile(): void {
     ],
     { cwd: ROOT, stdio: 'inherit' },
   );
-  // h2-invoker loads api.proto from beside itself.
-  copyFileSync(path.join(ROOT, 'src/runtime/cri/api.proto'), path.join(dir, 'src/runtime/cri/api.proto'));
+  // h2-invoker loads api.proto from beside itself: its own file, or the shared chunk at the root
+  // when both stacks import it.
+  for (const to of ['src/runtime/cri/api.proto', 'api.proto']) {
+    copyFileSync(path.join(ROOT, 'src/runtime/cri/api.proto'), path.join(dir, to));
+  }
   writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
 }
 

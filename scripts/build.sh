@@ -82,7 +82,7 @@ known_meta=(
   src/podsource/offload.ts                # ./decode-worker.js (a second entry point)
   src/prober/grpc-probe.ts                # health.proto
   src/runtime/containerd-events/stream.ts # events.proto, task.proto, marker.proto
-  src/runtime/cri/grpc-invoker.ts         # api.proto
+  src/runtime/cri/h2-invoker.ts           # api.proto
   src/util/node-http.ts                   # createRequire(import.meta.url): nothing to copy
   src/volume/csi/protos.ts                # csi.proto, pluginregistration.proto
 )

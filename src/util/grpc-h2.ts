@@ -132,7 +132,8 @@ function unanswered(rstCode: number | undefined, sessionGone: boolean): UnaryOut
 
 export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptions): UnixH2Channel {
   let session: http2.ClientHttp2Session | undefined;
-  let active = 0;
+  /** Calls in flight per session: a session with none does not keep the process alive. */
+  const inFlight = new WeakMap<http2.ClientHttp2Session, number>();
   let closed = false;
 
   /** The live session: dialled on first use and again after the last one failed or closed. */
@@ -176,7 +177,9 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
         resolve({ code: GrpcStatus.UNAVAILABLE, details: describeError(err) });
         return;
       }
-      if (active++ === 0) s.ref();
+      const calls = inFlight.get(s) ?? 0;
+      inFlight.set(s, calls + 1);
+      if (calls === 0) s.ref();
       let outcome: UnaryOutcome | undefined;
       const settle = (o: UnaryOutcome): void => {
         outcome ??= o;
@@ -238,7 +241,9 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
       stream.on('close', () => {
         if (timer) clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
-        if (--active === 0 && !s.destroyed) s.unref();
+        const left = (inFlight.get(s) ?? 1) - 1;
+        inFlight.set(s, left);
+        if (left === 0 && !s.destroyed) s.unref();
         resolve(outcome ?? unanswered(stream.rstCode, s.destroyed));
       });
       stream.end(grpcFrame(request));

@@ -196,6 +196,32 @@ describe('unary gRPC on node:http2 over a unix socket', () => {
     assert.equal(up.message?.toString(), 'again');
   });
 
+  it('connect waits for a socket that appears later (wait-for-ready), within its timeout', async () => {
+    const late = path.join(dir, 'late.sock');
+    const ch = createUnixH2Channel(late, { maxReceiveBytes: 1024 });
+    const waiting = ch.connect({ timeoutMs: 3000 });
+    await new Promise((r) => setTimeout(r, 150));
+    const lateServer = http2.createServer();
+    const lateSessions = new Set<http2.ServerHttp2Session>();
+    lateServer.on('session', (x) => lateSessions.add(x));
+    await new Promise<void>((resolve) => lateServer.listen(late, resolve));
+    try {
+      assert.deepEqual(await waiting, { code: GrpcStatus.OK, details: '' });
+    } finally {
+      ch.close();
+      for (const x of lateSessions) x.destroy();
+      await new Promise<void>((resolve) => lateServer.close(() => resolve()));
+    }
+  });
+
+  it('connect to a socket nobody serves: DEADLINE_EXCEEDED naming the last dial error', async () => {
+    const ch = createUnixH2Channel(path.join(dir, 'nobody.sock'), { maxReceiveBytes: 1024 });
+    const out = await ch.connect({ timeoutMs: 200 });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.DEADLINE_EXCEEDED);
+    assert.match(out.details, /failed to connect within 200 ms: .*ENOENT/);
+  });
+
   it('a closed channel answers UNAVAILABLE without dialling', async () => {
     const ch = createUnixH2Channel(path.join(dir, 'nobody.sock'), { maxReceiveBytes: 1024 });
     ch.close();

@@ -17,6 +17,7 @@
 import http2 from 'node:http2';
 import net from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { sleep } from './abort.ts';
 import { describeError } from './errors.ts';
 
 /** What a call came back with: a gRPC status code (0 = OK), its details, and the message on OK. */
@@ -34,6 +35,12 @@ export interface UnaryOptions {
 }
 
 export interface UnixH2Channel {
+  /**
+   * Waits until the socket answers (grpc's wait-for-ready: a server still starting is dialled
+   * again, 50 ms doubling to 1 s apart) within `timeoutMs`: OK, else DEADLINE_EXCEEDED naming the
+   * last dial error, or CANCELLED. Never rejects.
+   */
+  connect(opts: { timeoutMs: number; signal?: AbortSignal }): Promise<UnaryOutcome>;
   /** Sends one request message to `path` (`/package.Service/Method`). Never rejects. */
   unary(path: string, request: Buffer, opts: UnaryOptions): Promise<UnaryOutcome>;
   /** Closes the session once its calls are done; calls made afterwards answer UNAVAILABLE. */
@@ -46,6 +53,10 @@ export interface UnixH2ChannelOptions {
   /** Called when the session fails (the calls on it report their own outcome). */
   onSessionError?: (err: Error) => void;
 }
+
+/** connect(): the first pause between dials of a socket that does not answer, doubling up to the max. */
+const CONNECT_RETRY_INITIAL_MS = 50;
+const CONNECT_RETRY_MAX_MS = 1_000;
 
 /** The status of an answer without grpc-status (grpc's HTTP-to-gRPC status mapping). */
 export function grpcCodeForHttpStatus(status: number): GrpcStatus {
@@ -158,6 +169,61 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
     return s;
   }
 
+  /** How a dial of `s` ends: connected, its error, or 'timeout' / 'aborted' first. */
+  function dialOutcome(
+    s: http2.ClientHttp2Session,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<'connected' | 'timeout' | 'aborted' | Error> {
+    if (!s.connecting && !s.destroyed && !s.closed) return Promise.resolve('connected');
+    return new Promise((resolve) => {
+      const done = (r: 'connected' | 'timeout' | 'aborted' | Error): void => {
+        clearTimeout(timer);
+        s.off('connect', onConnect);
+        s.off('error', onError);
+        s.off('close', onClose);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      };
+      const onConnect = (): void => done('connected');
+      const onError = (err: Error): void => done(err);
+      const onClose = (): void => done(new Error('the connection closed'));
+      const onAbort = (): void => done('aborted');
+      const timer = setTimeout(() => done('timeout'), Math.max(0, timeoutMs));
+      s.once('connect', onConnect);
+      s.once('error', onError);
+      s.once('close', onClose);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  async function connect(o: { timeoutMs: number; signal?: AbortSignal }): Promise<UnaryOutcome> {
+    const deadline = performance.now() + o.timeoutMs;
+    let pause = CONNECT_RETRY_INITIAL_MS;
+    let lastError = 'no answer';
+    const timedOut = (): UnaryOutcome => ({
+      code: GrpcStatus.DEADLINE_EXCEEDED,
+      details: `failed to connect within ${o.timeoutMs} ms: ${lastError}`,
+    });
+    const cancelled: UnaryOutcome = { code: GrpcStatus.CANCELLED, details: 'Cancelled on client' };
+    for (;;) {
+      if (closed) return { code: GrpcStatus.UNAVAILABLE, details: 'the channel is closed' };
+      const r = await dialOutcome(currentSession(), deadline - performance.now(), o.signal);
+      if (r === 'connected') return { code: GrpcStatus.OK, details: '' };
+      if (r === 'aborted') return cancelled;
+      if (r === 'timeout') return timedOut();
+      lastError = describeError(r);
+      const left = deadline - performance.now();
+      if (left <= 0) return timedOut();
+      try {
+        await sleep(Math.min(pause, left), o.signal);
+      } catch {
+        return cancelled; // sleep rejects only when the signal aborts
+      }
+      pause = Math.min(pause * 2, CONNECT_RETRY_MAX_MS);
+    }
+  }
+
   function unary(path: string, request: Buffer, callOpts: UnaryOptions): Promise<UnaryOutcome> {
     if (closed) return Promise.resolve({ code: GrpcStatus.UNAVAILABLE, details: 'the channel is closed' });
     return new Promise<UnaryOutcome>((resolve) => {
@@ -251,6 +317,7 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
   }
 
   return {
+    connect,
     unary,
     close() {
       if (closed) return;

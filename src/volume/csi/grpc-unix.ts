@@ -1,12 +1,14 @@
 /**
  * One unary gRPC call on a plugin's unix socket, with a deadline (upstream pkg/volume/csi
  * csi_client.go newGrpcConn and pkg/kubelet/pluginmanager/operationexecutor dial: a connection per
- * call, closed after it; every call under a context timeout). Errors are `PluginCallError`s that
- * keep the gRPC status and say whether the operation is certainly over (csi_client.go isFinalError).
+ * call, closed after it; every call under a context timeout), on the same unary gRPC transport as
+ * the CRI (src/util/grpc-h2.ts). Errors are `PluginCallError`s that keep the gRPC status and say
+ * whether the operation is certainly over (csi_client.go isFinalError).
  */
-import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import { KubeletError, describeError } from '../../util/errors.ts';
+import { createUnixH2Channel, type UnaryOutcome, type UnixH2Channel } from '../../util/grpc-h2.ts';
 import { dropNulls, errorCodeForGrpc, grpcStatusName } from '../../util/grpc-proto.ts';
 import { formatGoDuration } from '../../config/duration.ts';
 
@@ -65,46 +67,33 @@ export interface PluginConnection {
   close(): void;
 }
 
-function target(socket: string): string {
-  return socket.startsWith('unix:') ? socket : `unix://${socket}`;
-}
+/** grpc's default receive limit (upstream's CSI client sets none of its own). */
+const PLUGIN_MAX_RECEIVE_BYTES = 4 * 1024 * 1024;
 
-function newClient(socket: string): Client {
-  return new Client(target(socket), credentials.createInsecure(), {
-    'grpc.default_authority': 'localhost',
-    'grpc.enable_retries': 0,
-  });
+function channelTo(socket: string): UnixH2Channel {
+  const path = socket.startsWith('unix://') ? socket.slice('unix://'.length) : socket.replace(/^unix:/, '');
+  return createUnixH2Channel(path, { maxReceiveBytes: PLUGIN_MAX_RECEIVE_BYTES });
 }
 
 /**
  * Connects to `socket` within `connectTimeoutMs` (upstream dial: grpc.DialContext WithBlock under a
  * timeout); rejects with a PluginCallError (DEADLINE_EXCEEDED / UNAVAILABLE) when it cannot.
  */
-export function dialUnix(socket: string, op: string, connectTimeoutMs: number): Promise<PluginConnection> {
-  const client = newClient(socket);
-  return new Promise<PluginConnection>((resolve, reject) => {
-    client.waitForReady(Date.now() + connectTimeoutMs, (err) => {
-      if (err) {
-        client.close();
-        reject(
-          new PluginCallError(
-            op,
-            socket,
-            GrpcStatus.DEADLINE_EXCEEDED,
-            `failed to dial within ${connectTimeoutMs} ms: ${err.message}`,
-            {
-              cause: err,
-            },
-          ),
-        );
-        return;
-      }
-      resolve({
-        call: (callOp, method, request, opts) => callOn(client, socket, callOp, method, request, opts),
-        close: () => client.close(),
-      });
-    });
-  });
+export async function dialUnix(
+  socket: string,
+  op: string,
+  connectTimeoutMs: number,
+): Promise<PluginConnection> {
+  const channel = channelTo(socket);
+  const ready = await channel.connect({ timeoutMs: connectTimeoutMs });
+  if (ready.code !== GrpcStatus.OK) {
+    channel.close();
+    throw new PluginCallError(op, socket, ready.code, ready.details);
+  }
+  return {
+    call: (callOp, method, request, opts) => callOn(channel, socket, callOp, method, request, opts),
+    close: () => channel.close(),
+  };
 }
 
 /**
@@ -119,75 +108,67 @@ export async function unaryCall<Res>(
   request: object,
   opts: UnaryCallOptions,
 ): Promise<Res> {
-  const client = newClient(socket);
+  const channel = channelTo(socket);
   try {
-    return await callOn<Res>(client, socket, op, method, request, opts, true);
+    const started = performance.now();
+    // grpc's wait-for-ready: a driver restarting is waited for, within the call's deadline.
+    const ready = await channel.connect(opts);
+    if (ready.code !== GrpcStatus.OK) throw callError(op, socket, ready, opts);
+    const left = Math.max(1, opts.timeoutMs - (performance.now() - started));
+    // The deadline left after the wait; errors name the call's whole timeout, as upstream's do.
+    return await callOn<Res>(channel, socket, op, method, request, opts, left);
   } finally {
-    client.close();
+    channel.close();
   }
 }
 
-function callOn<Res>(
-  client: Client,
+/** A failed call's PluginCallError, in upstream's words for a call past its deadline. */
+function callError(op: string, socket: string, out: UnaryOutcome, opts: UnaryCallOptions): PluginCallError {
+  let details = out.details;
+  if (out.code === GrpcStatus.DEADLINE_EXCEEDED) {
+    details = `context deadline exceeded: no answer within the ${formatGoDuration(opts.timeoutMs)} timeout (${details})`;
+  } else if (out.code === GrpcStatus.CANCELLED && opts.signal?.aborted) {
+    details = `canceled: ${describeError(opts.signal.reason)}`;
+  }
+  return new PluginCallError(op, socket, out.code, details);
+}
+
+async function callOn<Res>(
+  channel: UnixH2Channel,
   socket: string,
   op: string,
   method: MethodDefinition<object, object>,
   request: object,
   opts: UnaryCallOptions,
-  waitForReady = false,
+  timeoutMs = opts.timeoutMs,
 ): Promise<Res> {
   const signal = opts.signal;
-  if (signal?.aborted)
-    return Promise.reject(
-      new PluginCallError(
-        op,
-        socket,
-        GrpcStatus.CANCELLED,
-        `canceled before start: ${describeError(signal.reason)}`,
-      ),
+  if (signal?.aborted) {
+    throw new PluginCallError(
+      op,
+      socket,
+      GrpcStatus.CANCELLED,
+      `canceled before start: ${describeError(signal.reason)}`,
     );
-  const deadline = Date.now() + opts.timeoutMs;
-  return new Promise<Res>((resolve, reject) => {
-    let settled = false;
-    const finish = (fn: () => void): void => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      fn();
-    };
-    const call = (() => {
-      try {
-        return client.makeUnaryRequest<object, object>(
-          method.path,
-          method.requestSerialize,
-          method.responseDeserialize,
-          request,
-          new Metadata({ waitForReady }),
-          { deadline },
-          (err: ServiceError | null, response?: object) => {
-            if (err) {
-              let details = err.details;
-              // Upstream's words for a call past its context's deadline, with the timeout named
-              // (grpc-js's own details, e.g. whether a connection was ever made, kept after it).
-              if (err.code === GrpcStatus.DEADLINE_EXCEEDED)
-                details = `context deadline exceeded: no answer within the ${formatGoDuration(opts.timeoutMs)} timeout (${details})`;
-              else if (err.code === GrpcStatus.CANCELLED && signal?.aborted)
-                details = `canceled: ${describeError(signal.reason)}`;
-              finish(() => reject(new PluginCallError(op, socket, err.code, details, { cause: err })));
-              return;
-            }
-            finish(() => resolve(dropNulls(response ?? {}) as Res));
-          },
-        );
-      } catch (err) {
-        // grpc-js throws synchronously only for a closed channel or invalid call options.
-        finish(() =>
-          reject(new PluginCallError(op, socket, GrpcStatus.UNAVAILABLE, describeError(err), { cause: err })),
-        );
-        return undefined;
-      }
-    })();
-    const onAbort = (): void => call?.cancel();
-    signal?.addEventListener('abort', onAbort, { once: true });
+  }
+  const out = await channel.unary(method.path, method.requestSerialize(request), {
+    timeoutMs,
+    ...(signal ? { signal } : {}),
   });
+  if (out.code !== GrpcStatus.OK) throw callError(op, socket, out, opts);
+  let response: object;
+  try {
+    response = method.responseDeserialize(out.message ?? Buffer.alloc(0));
+  } catch (err) {
+    throw new PluginCallError(
+      op,
+      socket,
+      GrpcStatus.INTERNAL,
+      `failed to decode the response: ${describeError(err)}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  return dropNulls(response) as Res;
 }

@@ -15,7 +15,7 @@ import { CRI_MAX_MESSAGE_BYTES } from '../../src/config/defaults.ts';
 import { describeError } from '../../src/util/errors.ts';
 import type { Logger } from '../../src/util/logger.ts';
 import { dropNulls } from '../../src/util/grpc-proto.ts';
-import { callErrorCode, criPackageDefinition } from '../../src/runtime/cri/h2-invoker.ts';
+import { criPackageDefinition, failedCall, refusedCall } from '../../src/runtime/cri/h2-invoker.ts';
 import { CriError } from '../../src/runtime/cri/errors.ts';
 import {
   grpcTarget,
@@ -52,7 +52,6 @@ export function createGrpcJsInvoker(endpoint: string, logger: Logger): Invoker {
     'grpc.default_authority': 'localhost',
   });
   let closed = false;
-  const isClosed = () => closed;
   return {
     close() {
       if (closed) return;
@@ -68,16 +67,8 @@ export function createGrpcJsInvoker(endpoint: string, logger: Logger): Invoker {
     ): Promise<Res> {
       const op = `CRI ${name}`;
       const signal = opts?.signal;
-      if (isClosed()) {
-        return Promise.reject(new CriError(op, GrpcStatus.UNAVAILABLE, 'CRI client is closed'));
-      }
-      if (signal?.aborted) {
-        return Promise.reject(
-          new CriError(op, GrpcStatus.CANCELLED, `canceled before start: ${describeError(signal.reason)}`, {
-            cause: signal.reason,
-          }),
-        );
-      }
+      const refused = refusedCall(op, closed, signal);
+      if (refused) return Promise.reject(refused);
       const method = methodOf(service, name);
       const timeoutMs = opts?.timeoutMs ?? defaultDeadlineMs;
       const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
@@ -90,18 +81,7 @@ export function createGrpcJsInvoker(endpoint: string, logger: Logger): Invoker {
         const done = (err: ServiceError | null, response?: object): void => {
           signal?.removeEventListener('abort', onAbort);
           if (err) {
-            let details = err.details;
-            const code = callErrorCode(err, deadline, Date.now());
-            if (code === GrpcStatus.DEADLINE_EXCEEDED && timeoutMs !== undefined) {
-              details = `${details} (deadline ${timeoutMs} ms)`;
-            } else if (code === GrpcStatus.CANCELLED && signal?.aborted) {
-              details = `canceled: ${describeError(signal.reason)}`;
-            }
-            const criErr = new CriError(op, code, details, { cause: err });
-            // Not error level: the caller decides what a failure means (NotFound from a status
-            // call is often expected). Kept for debugging.
-            logger.debug('CRI call failed', { op, grpcCode: err.code, error: criErr.message });
-            reject(criErr);
+            reject(failedCall(op, err, { timeoutMs, deadline, signal }, logger, err));
             return;
           }
           if (logger.isDebugEnabled()) {

@@ -49,6 +49,43 @@ export function callErrorCode(
   return runtimeRanOut && now >= deadline ? GrpcStatus.DEADLINE_EXCEEDED : err.code;
 }
 
+/** What a call is refused with before it starts (the client closed, the caller's signal aborted), if anything. */
+export function refusedCall(
+  op: string,
+  closed: boolean,
+  signal: AbortSignal | undefined,
+): CriError | undefined {
+  if (closed) return new CriError(op, GrpcStatus.UNAVAILABLE, 'CRI client is closed');
+  if (signal?.aborted) {
+    return new CriError(op, GrpcStatus.CANCELLED, `canceled before start: ${describeError(signal.reason)}`, {
+      cause: signal.reason,
+    });
+  }
+  return undefined;
+}
+
+/** A failed call's CriError (the deadline or the caller's cancellation named), logged at debug level. */
+export function failedCall(
+  op: string,
+  err: { code: GrpcStatus; details: string },
+  call: { timeoutMs: number | undefined; deadline: number; signal: AbortSignal | undefined },
+  logger: Logger,
+  cause?: unknown,
+): CriError {
+  const code = callErrorCode(err, call.deadline, Date.now());
+  let details = err.details;
+  if (code === GrpcStatus.DEADLINE_EXCEEDED && call.timeoutMs !== undefined) {
+    details = `${details} (deadline ${call.timeoutMs} ms)`;
+  } else if (code === GrpcStatus.CANCELLED && call.signal?.aborted) {
+    details = `canceled: ${describeError(call.signal.reason)}`;
+  }
+  const criErr = new CriError(op, code, details, cause === undefined ? undefined : { cause });
+  // Not error level: the caller decides what a failure means (NotFound from a status call is often
+  // expected). Kept for debugging.
+  logger.debug('CRI call failed', { op, grpcCode: err.code, error: criErr.message });
+  return criErr;
+}
+
 function methodOf(service: ServiceName, name: string): Method {
   return CRI_PROTO.method(`runtime.v1.${service}`, name);
 }
@@ -81,17 +118,8 @@ export function createH2Invoker(endpoint: string, logger: Logger): Invoker {
     ): Promise<Res> {
       const op = `CRI ${name}`;
       const signal = opts?.signal;
-      if (closed) throw new CriError(op, GrpcStatus.UNAVAILABLE, 'CRI client is closed');
-      if (signal?.aborted) {
-        throw new CriError(
-          op,
-          GrpcStatus.CANCELLED,
-          `canceled before start: ${describeError(signal.reason)}`,
-          {
-            cause: signal.reason,
-          },
-        );
-      }
+      const refused = refusedCall(op, closed, signal);
+      if (refused) throw refused;
       const method = methodOf(service, name);
       const timeoutMs = opts?.timeoutMs ?? defaultDeadlineMs;
       const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
@@ -116,19 +144,8 @@ export function createH2Invoker(endpoint: string, logger: Logger): Invoker {
           details = `failed to decode the response: ${describeError(err)}`;
         }
       }
-      if (code !== GrpcStatus.OK) {
-        code = callErrorCode({ code, details }, deadline, Date.now());
-        if (code === GrpcStatus.DEADLINE_EXCEEDED && timeoutMs !== undefined) {
-          details = `${details} (deadline ${timeoutMs} ms)`;
-        } else if (code === GrpcStatus.CANCELLED && signal?.aborted) {
-          details = `canceled: ${describeError(signal.reason)}`;
-        }
-        const criErr = new CriError(op, code, details);
-        // Not error level: the caller decides what a failure means (NotFound from a status call is
-        // often expected). Kept for debugging.
-        logger.debug('CRI call failed', { op, grpcCode: out.code, error: criErr.message });
-        throw criErr;
-      }
+      if (code !== GrpcStatus.OK)
+        throw failedCall(op, { code, details }, { timeoutMs, deadline, signal }, logger);
       if (logger.isDebugEnabled()) {
         logger.trace('CRI call', { op, durationMs: Math.round(performance.now() - started) });
       }

@@ -10,12 +10,11 @@ import {
   type ClientUnaryCall,
   type ServiceError,
 } from '@grpc/grpc-js';
-import type { MethodDefinition } from '@grpc/proto-loader';
 import { CRI_MAX_MESSAGE_BYTES } from '../../src/config/defaults.ts';
 import { describeError } from '../../src/util/errors.ts';
 import type { Logger } from '../../src/util/logger.ts';
 import { dropNulls } from '../../src/util/grpc-proto.ts';
-import { criPackageDefinition, failedCall, refusedCall } from '../../src/runtime/cri/h2-invoker.ts';
+import { failedCall, prepareCall } from '../../src/runtime/cri/h2-invoker.ts';
 import { CriError } from '../../src/runtime/cri/errors.ts';
 import {
   grpcTarget,
@@ -28,15 +27,6 @@ import type { CallOptions } from '../../src/runtime/cri/types.ts';
 /** Upstream's CRI connection back-off (cri-client remote_runtime.go baseBackoffDelay, maxBackoffDelay). */
 const CRI_BASE_BACKOFF_DELAY_MS = 100;
 const CRI_MAX_BACKOFF_DELAY_MS = 3_000;
-
-type Method = MethodDefinition<object, object>;
-
-function methodOf(service: ServiceName, name: string): Method {
-  const svc = criPackageDefinition()[`runtime.v1.${service}`];
-  const method = svc && !('format' in svc) ? svc[name] : undefined;
-  if (!method) throw new Error(`${service}.${name} is missing from api.proto`);
-  return method;
-}
 
 /**
  * The @grpc/grpc-js transport: one channel for both services, messages encoded by protobufjs from
@@ -58,20 +48,16 @@ export function createGrpcJsInvoker(endpoint: string, logger: Logger): Invoker {
       closed = true;
       client.close();
     },
-    call<Res>(
+    async call<Res>(
       service: ServiceName,
       name: string,
       request: object,
       opts: CallOptions | undefined,
       defaultDeadlineMs: DefaultDeadline,
     ): Promise<Res> {
-      const op = `CRI ${name}`;
-      const signal = opts?.signal;
-      const refused = refusedCall(op, closed, signal);
-      if (refused) return Promise.reject(refused);
-      const method = methodOf(service, name);
-      const timeoutMs = opts?.timeoutMs ?? defaultDeadlineMs;
-      const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+      // Throws (rejects) when the call is refused before it starts.
+      const prepared = prepareCall(service, name, opts, defaultDeadlineMs, closed);
+      const { op, method, deadline, signal } = prepared;
       const started = performance.now();
 
       return new Promise<Res>((resolve, reject) => {
@@ -81,7 +67,7 @@ export function createGrpcJsInvoker(endpoint: string, logger: Logger): Invoker {
         const done = (err: ServiceError | null, response?: object): void => {
           signal?.removeEventListener('abort', onAbort);
           if (err) {
-            reject(failedCall(op, err, { timeoutMs, deadline, signal }, logger, err));
+            reject(failedCall(op, err, prepared, logger, err));
             return;
           }
           if (logger.isDebugEnabled()) {

@@ -49,26 +49,50 @@ export function callErrorCode(
   return runtimeRanOut && now >= deadline ? GrpcStatus.DEADLINE_EXCEEDED : err.code;
 }
 
-/** What a call is refused with before it starts (the client closed, the caller's signal aborted), if anything. */
-export function refusedCall(
-  op: string,
+/** A call about to start: its name for errors, method, deadline and the caller's signal. */
+export interface PreparedCall {
+  op: string;
+  method: Method;
+  timeoutMs: number | undefined;
+  /** Wall-clock ms (Date.now()); Infinity without a timeout. */
+  deadline: number;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * Resolves a call's method and deadline; throws the CriError it is refused with before it starts
+ * (the client closed, the caller's signal already aborted).
+ */
+export function prepareCall(
+  service: ServiceName,
+  name: string,
+  opts: CallOptions | undefined,
+  defaultDeadlineMs: DefaultDeadline,
   closed: boolean,
-  signal: AbortSignal | undefined,
-): CriError | undefined {
-  if (closed) return new CriError(op, GrpcStatus.UNAVAILABLE, 'CRI client is closed');
+): PreparedCall {
+  const op = `CRI ${name}`;
+  const signal = opts?.signal;
+  if (closed) throw new CriError(op, GrpcStatus.UNAVAILABLE, 'CRI client is closed');
   if (signal?.aborted) {
-    return new CriError(op, GrpcStatus.CANCELLED, `canceled before start: ${describeError(signal.reason)}`, {
+    throw new CriError(op, GrpcStatus.CANCELLED, `canceled before start: ${describeError(signal.reason)}`, {
       cause: signal.reason,
     });
   }
-  return undefined;
+  const timeoutMs = opts?.timeoutMs ?? defaultDeadlineMs;
+  return {
+    op,
+    method: CRI_PROTO.method(`runtime.v1.${service}`, name),
+    timeoutMs,
+    deadline: timeoutMs === undefined ? Infinity : Date.now() + timeoutMs,
+    signal,
+  };
 }
 
 /** A failed call's CriError (the deadline or the caller's cancellation named), logged at debug level. */
 export function failedCall(
   op: string,
   err: { code: GrpcStatus; details: string },
-  call: { timeoutMs: number | undefined; deadline: number; signal: AbortSignal | undefined },
+  call: Pick<PreparedCall, 'timeoutMs' | 'deadline' | 'signal'>,
   logger: Logger,
   cause?: unknown,
 ): CriError {
@@ -84,10 +108,6 @@ export function failedCall(
   // expected). Kept for debugging.
   logger.debug('CRI call failed', { op, grpcCode: err.code, error: criErr.message });
   return criErr;
-}
-
-function methodOf(service: ServiceName, name: string): Method {
-  return CRI_PROTO.method(`runtime.v1.${service}`, name);
 }
 
 /** The socket path of a `unix:` target (grpcTarget's forms). */
@@ -116,13 +136,8 @@ export function createH2Invoker(endpoint: string, logger: Logger): Invoker {
       opts: CallOptions | undefined,
       defaultDeadlineMs: DefaultDeadline,
     ): Promise<Res> {
-      const op = `CRI ${name}`;
-      const signal = opts?.signal;
-      const refused = refusedCall(op, closed, signal);
-      if (refused) throw refused;
-      const method = methodOf(service, name);
-      const timeoutMs = opts?.timeoutMs ?? defaultDeadlineMs;
-      const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+      const call = prepareCall(service, name, opts, defaultDeadlineMs, closed);
+      const { op, method, timeoutMs, signal } = call;
       const started = performance.now();
       const body = method.requestSerialize(request);
       if (body.length > CRI_MAX_MESSAGE_BYTES) {
@@ -144,8 +159,7 @@ export function createH2Invoker(endpoint: string, logger: Logger): Invoker {
           details = `failed to decode the response: ${describeError(err)}`;
         }
       }
-      if (code !== GrpcStatus.OK)
-        throw failedCall(op, { code, details }, { timeoutMs, deadline, signal }, logger);
+      if (code !== GrpcStatus.OK) throw failedCall(op, { code, details }, call, logger);
       if (logger.isDebugEnabled()) {
         logger.trace('CRI call', { op, durationMs: Math.round(performance.now() - started) });
       }

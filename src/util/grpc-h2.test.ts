@@ -28,8 +28,11 @@ async function startServer(socket: string, handler: () => Handler) {
     stream.on('error', () => {}); // a client's RST_STREAM CANCEL shows here; the test asserts on the client
   });
   await new Promise<void>((resolve) => server.listen(socket, resolve));
+  let sessionCount = 0;
+  server.on('session', () => sessionCount++);
   return {
     seen,
+    sessionsSeen: () => sessionCount,
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -220,6 +223,17 @@ describe('unary gRPC on node:http2 over a unix socket', () => {
     ch.close();
     assert.equal(out.code, GrpcStatus.DEADLINE_EXCEEDED);
     assert.match(out.details, /failed to connect within 200 ms: .*ENOENT/);
+  });
+
+  it('retires a session after its stream budget: the next call dials a new one, calls keep succeeding', async () => {
+    handler = answer(Buffer.from('ok'));
+    const before = server.sessionsSeen();
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024, maxStreamsPerSession: 2 });
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await ch.unary('/test.Svc/Ping', Buffer.alloc(0), {})).code, GrpcStatus.OK);
+    }
+    ch.close();
+    assert.equal(server.sessionsSeen() - before, 3);
   });
 
   it('a closed channel answers UNAVAILABLE without dialling', async () => {

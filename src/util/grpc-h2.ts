@@ -52,6 +52,12 @@ export interface UnixH2ChannelOptions {
   maxReceiveBytes: number;
   /** Called when the session fails (the calls on it report their own outcome). */
   onSessionError?: (err: Error) => void;
+  /**
+   * Streams a session carries before the next call dials a new one (its old calls finish on it).
+   * Default: half of HTTP/2's client stream IDs (2^30), so a long-lived kubelet never runs out of
+   * them (Node would fail the session when it did).
+   */
+  maxStreamsPerSession?: number;
 }
 
 /** connect(): the first pause between dials of a socket that does not answer, doubling up to the max. */
@@ -145,11 +151,18 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
   let session: http2.ClientHttp2Session | undefined;
   /** Calls in flight per session: a session with none does not keep the process alive. */
   const inFlight = new WeakMap<http2.ClientHttp2Session, number>();
+  const maxStreams = opts.maxStreamsPerSession ?? 2 ** 30;
+  /** Streams opened on the current session. */
+  let streams = 0;
   let closed = false;
 
   /** The live session: dialled on first use and again after the last one failed or closed. */
   function currentSession(): http2.ClientHttp2Session {
-    if (session && !session.closed && !session.destroyed) return session;
+    if (session && !session.closed && !session.destroyed) {
+      if (streams < maxStreams) return session;
+      session.close(); // retired: its calls in flight finish, new ones go to a new session
+    }
+    streams = 0;
     const s = http2.connect('http://localhost', {
       createConnection: () => net.connect(socketPath),
       settings: { enablePush: false },
@@ -238,6 +251,7 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
       let stream: http2.ClientHttp2Stream;
       try {
         stream = s.request(headers);
+        streams++;
       } catch (err) {
         // A session that is closing or destroyed refuses new streams.
         resolve({ code: GrpcStatus.UNAVAILABLE, details: describeError(err) });

@@ -12,6 +12,7 @@ import {
   grpcFrame,
   grpcMessageOf,
   grpcTimeoutHeader,
+  unixSocketPath,
 } from './grpc-h2.ts';
 
 type Handler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: Buffer) => void;
@@ -262,6 +263,16 @@ describe('gRPC wire details', () => {
     assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_REFUSED_STREAM), GrpcStatus.UNAVAILABLE);
     assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_CANCEL), GrpcStatus.CANCELLED);
     assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_PROTOCOL_ERROR), GrpcStatus.INTERNAL);
+  });
+
+  it('takes the socket path out of unix:// and unix: targets, and a bare path as it is', () => {
+    assert.equal(unixSocketPath('unix:///run/containerd/containerd.sock'), '/run/containerd/containerd.sock');
+    assert.equal(unixSocketPath('unix:/run/c.sock'), '/run/c.sock');
+    assert.equal(unixSocketPath('unix:rel.sock'), 'rel.sock');
+    assert.equal(
+      unixSocketPath('/var/lib/kubelet/plugins/x/csi.sock'),
+      '/var/lib/kubelet/plugins/x/csi.sock',
+    );
   });
 
   it('reads exactly one uncompressed message out of a response body', () => {

@@ -18,7 +18,9 @@ import http2 from 'node:http2';
 import net from 'node:net';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { sleep } from './abort.ts';
+import type { MethodDefinition } from '@grpc/proto-loader';
 import { describeError } from './errors.ts';
+import { dropNulls } from './grpc-proto.ts';
 
 /** What a call came back with: a gRPC status code (0 = OK), its details, and the message on OK. */
 export interface UnaryOutcome {
@@ -124,6 +126,44 @@ export function grpcMessageOf(body: Buffer): Buffer | string {
   if (body[0] !== 0) return 'the response is compressed, which was not asked for';
   if (body.readUInt32BE(1) !== body.length - 5) return 'the response is not exactly one gRPC message';
   return body.subarray(5);
+}
+
+/** The socket path of a `unix://…` or `unix:…` target; a bare path as it is. */
+export function unixSocketPath(target: string): string {
+  if (target.startsWith('unix://')) return target.slice('unix://'.length);
+  return target.startsWith('unix:') ? target.slice('unix:'.length) : target;
+}
+
+/** A call of a proto-loader method: the status, and on OK the decoded response. */
+export interface MethodOutcome {
+  code: GrpcStatus;
+  details: string;
+  /** The decoded response, absent (null) messages dropped; only when `code` is 0. */
+  response?: object;
+}
+
+/**
+ * One unary call of `method` with an encoded request (`method.requestSerialize`): the answer
+ * decoded with `method.responseDeserialize` (a response that does not decode is INTERNAL), and
+ * proto-loader's nulls for absent messages dropped, as the kubelet's types omit them.
+ */
+export async function callMethod(
+  channel: UnixH2Channel,
+  method: MethodDefinition<object, object>,
+  request: Buffer,
+  opts: UnaryOptions,
+): Promise<MethodOutcome> {
+  const out = await channel.unary(method.path, request, opts);
+  if (out.code !== GrpcStatus.OK) return { code: out.code, details: out.details };
+  try {
+    return {
+      code: out.code,
+      details: out.details,
+      response: dropNulls(method.responseDeserialize(out.message ?? Buffer.alloc(0))) as object,
+    };
+  } catch (err) {
+    return { code: GrpcStatus.INTERNAL, details: `failed to decode the response: ${describeError(err)}` };
+  }
 }
 
 /** grpc-message is percent-encoded; a malformed one is kept as sent. */

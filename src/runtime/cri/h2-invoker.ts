@@ -8,9 +8,9 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { MethodDefinition, Options, PackageDefinition } from '@grpc/proto-loader';
 import { CRI_MAX_MESSAGE_BYTES } from '../../config/defaults.ts';
 import { describeError } from '../../util/errors.ts';
-import { createUnixH2Channel } from '../../util/grpc-h2.ts';
+import { callMethod, createUnixH2Channel, unixSocketPath } from '../../util/grpc-h2.ts';
 import type { Logger } from '../../util/logger.ts';
-import { dropNulls, protoPackage } from '../../util/grpc-proto.ts';
+import { protoPackage } from '../../util/grpc-proto.ts';
 import { CriError } from './errors.ts';
 import { grpcTarget, type DefaultDeadline, type Invoker, type ServiceName } from './invoker.ts';
 import type { CallOptions } from './types.ts';
@@ -110,13 +110,8 @@ export function failedCall(
   return criErr;
 }
 
-/** The socket path of a `unix:` target (grpcTarget's forms). */
-function socketPathOf(target: string): string {
-  return target.startsWith('unix://') ? target.slice('unix://'.length) : target.slice('unix:'.length);
-}
-
 export function createH2Invoker(endpoint: string, logger: Logger): Invoker {
-  const channel = createUnixH2Channel(socketPathOf(grpcTarget(endpoint)), {
+  const channel = createUnixH2Channel(unixSocketPath(grpcTarget(endpoint)), {
     maxReceiveBytes: CRI_MAX_MESSAGE_BYTES,
     // Each call on the session reports the failure as its own UNAVAILABLE; this says why.
     onSessionError: (err) => logger.debug('CRI connection failed', { error: describeError(err) }),
@@ -147,23 +142,12 @@ export function createH2Invoker(endpoint: string, logger: Logger): Invoker {
           `Sent message larger than max (${body.length} vs. ${CRI_MAX_MESSAGE_BYTES})`,
         );
       }
-      const out = await channel.unary(method.path, body, { timeoutMs, signal });
-      let response: object | undefined;
-      let code = out.code;
-      let details = out.details;
-      if (code === GrpcStatus.OK) {
-        try {
-          response = method.responseDeserialize(out.message ?? Buffer.alloc(0));
-        } catch (err) {
-          code = GrpcStatus.INTERNAL;
-          details = `failed to decode the response: ${describeError(err)}`;
-        }
-      }
-      if (code !== GrpcStatus.OK) throw failedCall(op, { code, details }, call, logger);
+      const out = await callMethod(channel, method, body, { timeoutMs, signal });
+      if (out.code !== GrpcStatus.OK) throw failedCall(op, out, call, logger);
       if (logger.isDebugEnabled()) {
         logger.trace('CRI call', { op, durationMs: Math.round(performance.now() - started) });
       }
-      return dropNulls(response ?? {}) as Res;
+      return (out.response ?? {}) as Res;
     },
   };
 }

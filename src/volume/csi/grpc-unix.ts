@@ -8,8 +8,14 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import { KubeletError, describeError } from '../../util/errors.ts';
-import { createUnixH2Channel, type UnaryOutcome, type UnixH2Channel } from '../../util/grpc-h2.ts';
-import { dropNulls, errorCodeForGrpc, grpcStatusName } from '../../util/grpc-proto.ts';
+import {
+  callMethod,
+  createUnixH2Channel,
+  unixSocketPath,
+  type UnaryOutcome,
+  type UnixH2Channel,
+} from '../../util/grpc-h2.ts';
+import { errorCodeForGrpc, grpcStatusName } from '../../util/grpc-proto.ts';
 import { formatGoDuration } from '../../config/duration.ts';
 
 /** A failed call to a plugin (a CSI driver or a registration socket). */
@@ -71,8 +77,7 @@ export interface PluginConnection {
 const PLUGIN_MAX_RECEIVE_BYTES = 4 * 1024 * 1024;
 
 function channelTo(socket: string): UnixH2Channel {
-  const path = socket.startsWith('unix://') ? socket.slice('unix://'.length) : socket.replace(/^unix:/, '');
-  return createUnixH2Channel(path, { maxReceiveBytes: PLUGIN_MAX_RECEIVE_BYTES });
+  return createUnixH2Channel(unixSocketPath(socket), { maxReceiveBytes: PLUGIN_MAX_RECEIVE_BYTES });
 }
 
 /**
@@ -151,24 +156,10 @@ async function callOn<Res>(
       `canceled before start: ${describeError(signal.reason)}`,
     );
   }
-  const out = await channel.unary(method.path, method.requestSerialize(request), {
+  const out = await callMethod(channel, method, method.requestSerialize(request), {
     timeoutMs,
     ...(signal ? { signal } : {}),
   });
   if (out.code !== GrpcStatus.OK) throw callError(op, socket, out, opts);
-  let response: object;
-  try {
-    response = method.responseDeserialize(out.message ?? Buffer.alloc(0));
-  } catch (err) {
-    throw new PluginCallError(
-      op,
-      socket,
-      GrpcStatus.INTERNAL,
-      `failed to decode the response: ${describeError(err)}`,
-      {
-        cause: err,
-      },
-    );
-  }
-  return dropNulls(response) as Res;
+  return (out.response ?? {}) as Res;
 }

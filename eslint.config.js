@@ -76,6 +76,11 @@ export default tseslint.config(
               message:
                 "An ES-module import of node:http loads undici (~2.5 MiB); import from src/util/node-http.ts (require'd).",
             },
+            {
+              name: '@grpc/grpc-js',
+              message:
+                "The kubelet's gRPC calls go over src/util/grpc-h2.ts (node:http2): grpc-js costs ~1.7 MiB resident and ~2x the CPU per call; it serves tests' servers only.",
+            },
           ],
         },
       ],

@@ -1,9 +1,10 @@
 import path from 'node:path';
-import { Client, credentials, Metadata, status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import type { MethodDefinition, PackageDefinition } from '@grpc/proto-loader';
 import { PROBE_USER_AGENT } from '../config/defaults.ts';
 import { abortReason } from '../util/abort.ts';
+import { callMethod, createTcpH2Channel } from '../util/grpc-h2.ts';
 import { protoPackage } from '../util/grpc-proto.ts';
+import { GrpcStatus, grpcStatusName } from '../util/grpc-wire.ts';
 import { failure, success, type ProbeOutcome } from './outcome.ts';
 import { joinHostPort } from './port.ts';
 
@@ -22,7 +23,7 @@ interface CheckResponse {
   status?: string;
 }
 
-function checkMethod(): MethodDefinition<object, CheckResponse> {
+function checkMethod(): MethodDefinition<object, object> {
   return HEALTH_PROTO.method('grpc.health.v1.Health', 'Check');
 }
 
@@ -31,82 +32,65 @@ function goSeconds(ms: number): string {
   return `${ms / 1000}s`;
 }
 
+/** A health answer larger than this is refused (grpc's default receive limit, as upstream's probe has). */
+const MAX_HEALTH_RESPONSE_BYTES = 4 * 1024 * 1024;
+
 /**
  * A gRPC probe (upstream probe/grpc): waits up to the timeout for a plaintext connection, then calls
  * grpc.health.v1.Health/Check for `service` with what is left of the timeout. SERVING is success;
  * any other answer, an error or the timeout is a failure. Only the parent `signal` aborting throws.
+ * One connection per probe, as upstream dials per probe: no reconnect state to keep.
  */
-export function grpcProbe(
+export async function grpcProbe(
   host: string,
   port: number,
   service: string,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<ProbeOutcome> {
-  if (signal?.aborted) return Promise.reject(abortReason(signal));
+  if (signal?.aborted) throw abortReason(signal);
   const addr = joinHostPort(host, port);
   const method = checkMethod();
-  const deadline = Date.now() + timeoutMs;
-  const client = new Client(addr, credentials.createInsecure(), {
-    'grpc.primary_user_agent': PROBE_USER_AGENT,
-    // One connection per probe, as upstream dials per probe: no retries or reconnect state to keep.
-    'grpc.enable_retries': 0,
+  const started = performance.now();
+  const channel = createTcpH2Channel(host, port, {
+    maxReceiveBytes: MAX_HEALTH_RESPONSE_BYTES,
+    userAgent: PROBE_USER_AGENT,
   });
-  return new Promise<ProbeOutcome>((resolve, reject) => {
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      signal?.removeEventListener('abort', onAbort);
-      client.close();
-      fn();
-    };
-    const onAbort = () => finish(() => reject(abortReason(signal)));
-    signal?.addEventListener('abort', onAbort, { once: true });
-    client.waitForReady(deadline, (connectErr) => {
-      if (settled) return;
-      if (connectErr) {
-        finish(() =>
-          resolve(
-            failure(
-              Date.now() >= deadline
-                ? `timeout: failed to connect service ${JSON.stringify(addr)} within ${goSeconds(timeoutMs)}: context deadline exceeded`
-                : `error: failed to connect service at ${JSON.stringify(addr)}: ${connectErr.message}`,
-            ),
-          ),
-        );
-        return;
-      }
-      client.makeUnaryRequest<object, CheckResponse>(
-        method.path,
-        method.requestSerialize,
-        method.responseDeserialize,
-        { service },
-        new Metadata(),
-        { deadline },
-        (err: ServiceError | null, res?: CheckResponse) => {
-          if (err) {
-            let output: string;
-            if (err.code === GrpcStatus.UNIMPLEMENTED) {
-              output = `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${err.details}`;
-            } else if (err.code === GrpcStatus.DEADLINE_EXCEEDED) {
-              output = `timeout: health rpc did not complete within ${goSeconds(timeoutMs)}`;
-            } else {
-              output = `error: health rpc probe failed: rpc error: code = ${GrpcStatus[err.code]} desc = ${err.details}`;
-            }
-            finish(() => resolve(failure(output)));
-            return;
-          }
-          const status = res?.status ?? 'UNKNOWN';
-          finish(() =>
-            resolve(
-              status === 'SERVING'
-                ? success('service healthy')
-                : failure(`service unhealthy (responded with ${JSON.stringify(status)})`),
-            ),
-          );
-        },
+  try {
+    const ready = await channel.connect({ timeoutMs, signal });
+    if (signal?.aborted) throw abortReason(signal);
+    if (ready.code === GrpcStatus.DEADLINE_EXCEEDED) {
+      return failure(
+        `timeout: failed to connect service ${JSON.stringify(addr)} within ${goSeconds(timeoutMs)}: context deadline exceeded`,
       );
+    }
+    if (ready.code !== GrpcStatus.OK) {
+      return failure(`error: failed to connect service at ${JSON.stringify(addr)}: ${ready.details}`);
+    }
+    const left = Math.max(0, timeoutMs - (performance.now() - started));
+    const out = await callMethod(channel, method, method.requestSerialize({ service }), {
+      timeoutMs: left,
+      signal,
     });
-  });
+    if (signal?.aborted) throw abortReason(signal);
+    if (out.code === GrpcStatus.UNIMPLEMENTED) {
+      return failure(
+        `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${out.details}`,
+      );
+    }
+    if (out.code === GrpcStatus.DEADLINE_EXCEEDED) {
+      return failure(`timeout: health rpc did not complete within ${goSeconds(timeoutMs)}`);
+    }
+    if (out.code !== GrpcStatus.OK) {
+      return failure(
+        `error: health rpc probe failed: rpc error: code = ${grpcStatusName(out.code)} desc = ${out.details}`,
+      );
+    }
+    const status = (out.response as CheckResponse | undefined)?.status ?? 'UNKNOWN';
+    return status === 'SERVING'
+      ? success('service healthy')
+      : failure(`service unhealthy (responded with ${JSON.stringify(status)})`);
+  } finally {
+    channel.close();
+  }
 }

@@ -4,16 +4,8 @@ import http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { status as GrpcStatus } from '@grpc/grpc-js';
-import {
-  createUnixH2Channel,
-  grpcCodeForHttpStatus,
-  grpcCodeForRstCode,
-  grpcFrame,
-  grpcMessageOf,
-  grpcTimeoutHeader,
-  unixSocketPath,
-} from './grpc-h2.ts';
+import { createTcpH2Channel, createUnixH2Channel, unixSocketPath } from './grpc-h2.ts';
+import { grpcFrame, GrpcStatus } from './grpc-wire.ts';
 
 type Handler = (stream: http2.ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: Buffer) => void;
 
@@ -247,24 +239,146 @@ describe('unary gRPC on node:http2 over a unix socket', () => {
   });
 });
 
-describe('gRPC wire details', () => {
-  it('writes grpc-timeout in the finest unit that fits in 8 digits', () => {
-    assert.equal(grpcTimeoutHeader(0), '0m');
-    assert.equal(grpcTimeoutHeader(1.2), '2m');
-    assert.equal(grpcTimeoutHeader(120_000), '120000m');
-    assert.equal(grpcTimeoutHeader(1e8), '100000S');
-    assert.equal(grpcTimeoutHeader(1e11 + 1), '1666667M');
+describe('server streams, metadata and TCP', () => {
+  let dir: string;
+  let socket: string;
+  let handler: Handler;
+  let server: Awaited<ReturnType<typeof startServer>>;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'grpc-h2-stream-'));
+    socket = path.join(dir, 'server.sock');
+    server = await startServer(socket, () => handler);
+    server.server.on('session', (s) => {
+      sessions.add(s);
+      s.on('close', () => sessions.delete(s));
+    });
+  });
+  after(async () => {
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
   });
 
-  it('maps HTTP statuses and RST_STREAM codes as grpc does', () => {
-    assert.equal(grpcCodeForHttpStatus(404), GrpcStatus.UNIMPLEMENTED);
-    assert.equal(grpcCodeForHttpStatus(401), GrpcStatus.UNAUTHENTICATED);
-    assert.equal(grpcCodeForHttpStatus(500), GrpcStatus.UNKNOWN);
-    assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_REFUSED_STREAM), GrpcStatus.UNAVAILABLE);
-    assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_CANCEL), GrpcStatus.CANCELLED);
-    assert.equal(grpcCodeForRstCode(http2.constants.NGHTTP2_PROTOCOL_ERROR), GrpcStatus.INTERNAL);
+  it('delivers each message of a server stream as it comes, split and joined across chunks, then the status', async () => {
+    handler = (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+      const all = Buffer.concat(['one', 'two', 'three'].map((m) => grpcFrame(Buffer.from(m))));
+      // Two bytes at a time, then the rest in one write: messages span chunks and share them.
+      stream.write(all.subarray(0, 2));
+      stream.write(all.subarray(2, 7));
+      stream.end(all.subarray(7));
+    };
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const got: string[] = [];
+    const out = await ch.serverStream('/test.Svc/Watch', Buffer.alloc(0), {
+      onMessage: (m) => got.push(m.toString()),
+    });
+    ch.close();
+    assert.deepEqual(out, { code: GrpcStatus.OK, details: '' });
+    assert.deepEqual(got, ['one', 'two', 'three']);
   });
 
+  it('an aborted server stream is cancelled at the server, and its messages so far were delivered', async () => {
+    let cancelled: Promise<number> | undefined;
+    handler = (stream) => {
+      cancelled = new Promise((resolve) => stream.on('close', () => resolve(stream.rstCode)));
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.write(grpcFrame(Buffer.from('first')));
+    };
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const ac = new AbortController();
+    const got: string[] = [];
+    const out = await ch.serverStream('/test.Svc/Watch', Buffer.alloc(0), {
+      signal: ac.signal,
+      onMessage: (m) => {
+        got.push(m.toString());
+        ac.abort();
+      },
+    });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.CANCELLED);
+    assert.deepEqual(got, ['first']);
+    assert.equal(await cancelled, http2.constants.NGHTTP2_CANCEL);
+  });
+
+  it('a streamed message over the receive limit ends the stream: RESOURCE_EXHAUSTED', async () => {
+    handler = (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.write(grpcFrame(Buffer.from('small')));
+      stream.write(grpcFrame(Buffer.alloc(2048)));
+    };
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const got: string[] = [];
+    const out = await ch.serverStream('/test.Svc/Watch', Buffer.alloc(0), {
+      onMessage: (m) => got.push(m.toString()),
+    });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.RESOURCE_EXHAUSTED);
+    assert.match(out.details, /larger than max \(2048 vs\. 1024\)/);
+    assert.deepEqual(got, ['small']);
+  });
+
+  it('a stream whose server goes away: UNAVAILABLE', async () => {
+    handler = (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.write(grpcFrame(Buffer.from('x')), () => stream.session?.destroy());
+    };
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.serverStream('/test.Svc/Watch', Buffer.alloc(0), { onMessage: () => {} });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.UNAVAILABLE, out.details);
+  });
+
+  it('sends the call metadata and the channel user agent as headers', async () => {
+    handler = answer(Buffer.from('ok'));
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024, userAgent: 'kube-probe/1.20' });
+    const out = await ch.unary('/test.Svc/Ping', Buffer.alloc(0), {
+      metadata: { 'containerd-namespace': 'k8s.io' },
+    });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.OK);
+    const h = server.seen.at(-1)!;
+    assert.equal(h['containerd-namespace'], 'k8s.io');
+    assert.equal(h['user-agent'], 'kube-probe/1.20');
+  });
+
+  it('a call whose signal is already aborted: CANCELLED, nothing sent', async () => {
+    const before = server.seen.length;
+    const ch = createUnixH2Channel(socket, { maxReceiveBytes: 1024 });
+    const out = await ch.unary('/test.Svc/Ping', Buffer.alloc(0), { signal: AbortSignal.abort() });
+    ch.close();
+    assert.equal(out.code, GrpcStatus.CANCELLED);
+    assert.equal(server.seen.length, before);
+  });
+
+  it('speaks plaintext HTTP/2 over TCP with host:port as the authority', async () => {
+    const tcp = http2.createServer();
+    let authority: string | undefined;
+    tcp.on('stream', (stream, headers) => {
+      authority = headers[':authority'];
+      stream.on('data', () => {});
+      stream.on('end', () => answer(Buffer.from('tcp'))(stream, headers, Buffer.alloc(0)));
+    });
+    const tcpSessions = new Set<http2.ServerHttp2Session>();
+    tcp.on('session', (x) => tcpSessions.add(x));
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    const port = (tcp.address() as { port: number }).port;
+    try {
+      const ch = createTcpH2Channel('127.0.0.1', port, { maxReceiveBytes: 1024 });
+      const out = await ch.unary('/test.Svc/Ping', Buffer.alloc(0), { timeoutMs: 1000 });
+      ch.close();
+      assert.equal(out.code, GrpcStatus.OK, out.details);
+      assert.equal(out.message?.toString(), 'tcp');
+      assert.equal(authority, `127.0.0.1:${port}`);
+    } finally {
+      for (const x of tcpSessions) x.destroy();
+      await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    }
+  });
+});
+
+describe('gRPC targets', () => {
   it('takes the socket path out of unix:// and unix: targets, and a bare path as it is', () => {
     assert.equal(unixSocketPath('unix:///run/containerd/containerd.sock'), '/run/containerd/containerd.sock');
     assert.equal(unixSocketPath('unix:/run/c.sock'), '/run/c.sock');
@@ -273,11 +387,5 @@ describe('gRPC wire details', () => {
       unixSocketPath('/var/lib/kubelet/plugins/x/csi.sock'),
       '/var/lib/kubelet/plugins/x/csi.sock',
     );
-  });
-
-  it('reads exactly one uncompressed message out of a response body', () => {
-    assert.equal(grpcMessageOf(grpcFrame(Buffer.from('x'))).toString(), 'x');
-    assert.match(String(grpcMessageOf(Buffer.from([0, 0]))), /holds no gRPC message/);
-    assert.match(String(grpcMessageOf(Buffer.from([1, 0, 0, 0, 0]))), /compressed/);
   });
 });

@@ -1,56 +1,81 @@
 /**
- * Unary gRPC calls over HTTP/2 on a unix socket, written on node:http2 (what upstream gets from
- * grpc-go's ClientConn for the CRI's unix socket). Only what a unary call needs: one session,
- * dialled on first use and again after it fails or closes; the gRPC framing; `grpc-timeout` so the
- * server sees the deadline; the deadline and an AbortSignal on the client side (RST_STREAM CANCEL);
- * the status from the trailers (or a trailers-only answer), grpc's mapping of HTTP statuses and
- * RST_STREAM codes; a receive size limit. No compression, no retries, no keepalive pings.
+ * gRPC calls over HTTP/2, written on node:http2 (what upstream gets from grpc-go's ClientConn): on a
+ * unix socket for the CRI, containerd's events and CSI drivers, over TCP for gRPC probes. Only what
+ * the kubelet's calls need: one session, dialled on first use and again after it fails or closes;
+ * unary calls and server streams; `grpc-timeout` so the server sees the deadline; the deadline and
+ * an AbortSignal on the client side (RST_STREAM CANCEL); the status from the trailers (or a
+ * trailers-only answer), grpc's mapping of HTTP statuses and RST_STREAM codes; a receive size
+ * limit per message. No compression, no retries, no keepalive pings.
  *
  * No reconnect back-off, unlike grpc-go's (100 ms doubling to 3 s for the CRI): dialling a unix
  * socket costs microseconds, and the callers pace themselves (the relist period, the pod workers'
- * back-off); so a restarted server is reached by the very next call, not after the back-off.
+ * back-off, the events client's re-subscribe back-off); so a restarted server is reached by the
+ * very next call, not after the back-off.
  *
- * It replaced @grpc/grpc-js for the CRI: the same calls cost ~0.5–0.7× the CPU, because most of a
- * small call's client CPU was grpc-js's channel, filter and metadata machinery
- * (bench/results/2026-11-24-cri-codec.md).
+ * It replaced @grpc/grpc-js in the kubelet process: the same CRI calls cost ~0.5–0.7× the CPU,
+ * because most of a small call's client CPU was grpc-js's channel, filter and metadata machinery
+ * (bench/results/2026-11-24-cri-codec.md), and the process no longer loads grpc-js at all.
  */
 import http2 from 'node:http2';
 import net from 'node:net';
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import { sleep } from './abort.ts';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import { describeError } from './errors.ts';
 import { dropNulls } from './grpc-proto.ts';
+import {
+  decodeGrpcMessage,
+  GrpcFrameReader,
+  grpcCodeForHttpStatus,
+  grpcCodeForRstCode,
+  grpcFrame,
+  GrpcStatus,
+  grpcTimeoutHeader,
+} from './grpc-wire.ts';
 
 /** What a call came back with: a gRPC status code (0 = OK), its details, and the message on OK. */
 export interface UnaryOutcome {
   code: GrpcStatus;
   details: string;
-  /** The response message (without the gRPC frame header); only when `code` is 0. */
+  /** The response message (without the gRPC frame header); only for a unary call that is OK. */
   message?: Buffer;
 }
 
-export interface UnaryOptions {
+export interface CallOptions {
   /** The call's deadline from now; none when undefined. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Request metadata (lower-case names), e.g. containerd's `containerd-namespace`. */
+  metadata?: Readonly<Record<string, string>>;
 }
+export type UnaryOptions = CallOptions;
 
-export interface UnixH2Channel {
+export interface H2Channel {
   /**
-   * Waits until the socket answers (grpc's wait-for-ready: a server still starting is dialled
+   * Waits until the server answers (grpc's wait-for-ready: a server still starting is dialled
    * again, 50 ms doubling to 1 s apart) within `timeoutMs`: OK, else DEADLINE_EXCEEDED naming the
    * last dial error, or CANCELLED. Never rejects.
    */
   connect(opts: { timeoutMs: number; signal?: AbortSignal }): Promise<UnaryOutcome>;
   /** Sends one request message to `path` (`/package.Service/Method`). Never rejects. */
-  unary(path: string, request: Buffer, opts: UnaryOptions): Promise<UnaryOutcome>;
+  unary(path: string, request: Buffer, opts: CallOptions): Promise<UnaryOutcome>;
+  /**
+   * A server-streaming call: `onMessage` gets each response message as it arrives; resolves with
+   * the call's status when the stream ends (OK when the server ended it), fails, times out or the
+   * signal aborts. Never rejects.
+   */
+  serverStream(
+    path: string,
+    request: Buffer,
+    opts: CallOptions & { onMessage: (message: Buffer) => void },
+  ): Promise<UnaryOutcome>;
   /** Closes the session once its calls are done; calls made afterwards answer UNAVAILABLE. */
   close(): void;
 }
+/** The CRI's and CSI's name for a channel on a unix socket. */
+export type UnixH2Channel = H2Channel;
 
-export interface UnixH2ChannelOptions {
-  /** Responses larger than this answer RESOURCE_EXHAUSTED. */
+export interface H2ChannelOptions {
+  /** Response messages larger than this answer RESOURCE_EXHAUSTED. */
   maxReceiveBytes: number;
   /** Called when the session fails (the calls on it report their own outcome). */
   onSessionError?: (err: Error) => void;
@@ -60,73 +85,14 @@ export interface UnixH2ChannelOptions {
    * them (Node would fail the session when it did).
    */
   maxStreamsPerSession?: number;
+  /** The `user-agent` of every request; none when undefined. */
+  userAgent?: string;
 }
+export type UnixH2ChannelOptions = H2ChannelOptions;
 
 /** connect(): the first pause between dials of a socket that does not answer, doubling up to the max. */
 const CONNECT_RETRY_INITIAL_MS = 50;
 const CONNECT_RETRY_MAX_MS = 1_000;
-
-/** The status of an answer without grpc-status (grpc's HTTP-to-gRPC status mapping). */
-export function grpcCodeForHttpStatus(status: number): GrpcStatus {
-  switch (status) {
-    case 400:
-      return GrpcStatus.INTERNAL;
-    case 401:
-      return GrpcStatus.UNAUTHENTICATED;
-    case 403:
-      return GrpcStatus.PERMISSION_DENIED;
-    case 404:
-      return GrpcStatus.UNIMPLEMENTED;
-    case 429:
-    case 502:
-    case 503:
-    case 504:
-      return GrpcStatus.UNAVAILABLE;
-    default:
-      return GrpcStatus.UNKNOWN;
-  }
-}
-
-/** The status of a stream reset without a gRPC status (as grpc-go and grpc-js map RST_STREAM codes). */
-export function grpcCodeForRstCode(code: number): GrpcStatus {
-  switch (code) {
-    case http2.constants.NGHTTP2_REFUSED_STREAM:
-      return GrpcStatus.UNAVAILABLE;
-    case http2.constants.NGHTTP2_CANCEL:
-      return GrpcStatus.CANCELLED;
-    case http2.constants.NGHTTP2_ENHANCE_YOUR_CALM:
-      return GrpcStatus.RESOURCE_EXHAUSTED;
-    case http2.constants.NGHTTP2_INADEQUATE_SECURITY:
-      return GrpcStatus.PERMISSION_DENIED;
-    default:
-      return GrpcStatus.INTERNAL;
-  }
-}
-
-/** The `grpc-timeout` header: at most 8 digits, in the finest unit that fits. */
-export function grpcTimeoutHeader(ms: number): string {
-  const t = Math.max(0, Math.ceil(ms));
-  if (t < 1e8) return `${t}m`;
-  if (t / 1000 < 1e8) return `${Math.ceil(t / 1000)}S`;
-  return `${Math.ceil(t / 60_000)}M`;
-}
-
-/** A request message in its gRPC frame: uncompressed flag, 4-byte big-endian length, the bytes. */
-export function grpcFrame(message: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(5 + message.length);
-  out[0] = 0;
-  out.writeUInt32BE(message.length, 1);
-  message.copy(out, 5);
-  return out;
-}
-
-/** The one message of a unary response body, or why the body is not one. */
-export function grpcMessageOf(body: Buffer): Buffer | string {
-  if (body.length < 5) return 'the response holds no gRPC message';
-  if (body[0] !== 0) return 'the response is compressed, which was not asked for';
-  if (body.readUInt32BE(1) !== body.length - 5) return 'the response is not exactly one gRPC message';
-  return body.subarray(5);
-}
 
 /** The socket path of a `unix://…` or `unix:…` target; a bare path as it is. */
 export function unixSocketPath(target: string): string {
@@ -166,16 +132,6 @@ export async function callMethod(
   }
 }
 
-/** grpc-message is percent-encoded; a malformed one is kept as sent. */
-function decodeGrpcMessage(value: string | string[] | undefined): string {
-  if (typeof value !== 'string') return '';
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value; // not percent-encoded after all: the raw text says more than nothing
-  }
-}
-
 /** A stream that closed with no status: the connection dropped (the server went away), or it was reset. */
 function unanswered(rstCode: number | undefined, sessionGone: boolean): UnaryOutcome {
   if (sessionGone) {
@@ -187,7 +143,43 @@ function unanswered(rstCode: number | undefined, sessionGone: boolean): UnaryOut
   return { code: GrpcStatus.INTERNAL, details: 'the server closed the stream without a status' };
 }
 
-export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptions): UnixH2Channel {
+/** A channel to the gRPC server on the unix socket at `socketPath`. Creating it dials nothing. */
+export function createUnixH2Channel(socketPath: string, opts: H2ChannelOptions): H2Channel {
+  return createH2Channel(() => net.connect(socketPath), 'localhost', opts);
+}
+
+/** A plaintext (h2c) channel to the gRPC server at `host:port`. Creating it dials nothing. */
+export function createTcpH2Channel(host: string, port: number, opts: H2ChannelOptions): H2Channel {
+  const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  return createH2Channel(() => net.connect({ host, port }), authority, opts);
+}
+
+/** What one call does with its response messages; `finish` turns the OK status into the outcome. */
+interface CallShape {
+  onMessage(message: Buffer): void;
+  finish(ok: UnaryOutcome): UnaryOutcome;
+}
+
+/** A unary call's shape: exactly one response message. */
+function unaryShape(): CallShape {
+  const messages: Buffer[] = [];
+  return {
+    onMessage: (m) => void messages.push(m),
+    finish(ok) {
+      const [message] = messages;
+      if (message && messages.length === 1) return { ...ok, message };
+      return {
+        code: GrpcStatus.INTERNAL,
+        details:
+          messages.length === 0
+            ? 'the response holds no gRPC message'
+            : 'the response is not exactly one gRPC message',
+      };
+    },
+  };
+}
+
+function createH2Channel(dial: () => net.Socket, authority: string, opts: H2ChannelOptions): H2Channel {
   let session: http2.ClientHttp2Session | undefined;
   /** Calls in flight per session: a session with none does not keep the process alive. */
   const inFlight = new WeakMap<http2.ClientHttp2Session, number>();
@@ -203,8 +195,8 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
       session.close(); // retired: its calls in flight finish, new ones go to a new session
     }
     streams = 0;
-    const s = http2.connect('http://localhost', {
-      createConnection: () => net.connect(socketPath),
+    const s = http2.connect(`http://${authority}`, {
+      createConnection: dial,
       settings: { enablePush: false },
     });
     const forget = (): void => {
@@ -261,6 +253,7 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
     const cancelled: UnaryOutcome = { code: GrpcStatus.CANCELLED, details: 'Cancelled on client' };
     for (;;) {
       if (closed) return { code: GrpcStatus.UNAVAILABLE, details: 'the channel is closed' };
+      if (o.signal?.aborted) return cancelled;
       const r = await dialOutcome(currentSession(), deadline - performance.now(), o.signal);
       if (r === 'connected') return { code: GrpcStatus.OK, details: '' };
       if (r === 'aborted') return cancelled;
@@ -277,15 +270,26 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
     }
   }
 
-  function unary(path: string, request: Buffer, callOpts: UnaryOptions): Promise<UnaryOutcome> {
+  /** One call on the current session, from its request to its status. Never rejects. */
+  function call(
+    path: string,
+    request: Buffer,
+    callOpts: CallOptions,
+    shape: CallShape,
+  ): Promise<UnaryOutcome> {
     if (closed) return Promise.resolve({ code: GrpcStatus.UNAVAILABLE, details: 'the channel is closed' });
+    if (callOpts.signal?.aborted) {
+      return Promise.resolve({ code: GrpcStatus.CANCELLED, details: 'Cancelled on client' });
+    }
     return new Promise<UnaryOutcome>((resolve) => {
       const headers: http2.OutgoingHttpHeaders = {
+        ...callOpts.metadata,
         ':method': 'POST',
         ':path': path,
         'content-type': 'application/grpc',
         te: 'trailers',
       };
+      if (opts.userAgent !== undefined) headers['user-agent'] = opts.userAgent;
       if (callOpts.timeoutMs !== undefined) headers['grpc-timeout'] = grpcTimeoutHeader(callOpts.timeoutMs);
       const s = currentSession();
       let stream: http2.ClientHttp2Stream;
@@ -319,23 +323,19 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
       const onAbort = (): void => cancel({ code: GrpcStatus.CANCELLED, details: 'Cancelled on client' });
       signal?.addEventListener('abort', onAbort, { once: true });
 
-      const chunks: Buffer[] = [];
-      let size = 0;
+      const reader = new GrpcFrameReader(opts.maxReceiveBytes);
       const fromStatus = (h: http2.IncomingHttpHeaders): void => {
         const header = h['grpc-status'];
         if (header === undefined) return;
-        const code = Number(header) as GrpcStatus;
+        const code = Number(header);
         const details = decodeGrpcMessage(h['grpc-message']);
         if (code !== GrpcStatus.OK) {
           settle({ code, details });
-          return;
+        } else if (reader.buffered > 0) {
+          settle({ code: GrpcStatus.INTERNAL, details: 'the response ends inside a gRPC message' });
+        } else {
+          settle(shape.finish({ code, details }));
         }
-        const message = grpcMessageOf(Buffer.concat(chunks, size));
-        settle(
-          typeof message === 'string'
-            ? { code: GrpcStatus.INTERNAL, details: message }
-            : { code, details, message },
-        );
       };
       stream.on('response', (h) => {
         const http = Number(h[':status']);
@@ -346,15 +346,13 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
         }
       });
       stream.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > opts.maxReceiveBytes + 5) {
-          cancel({
-            code: GrpcStatus.RESOURCE_EXHAUSTED,
-            details: `Received message larger than max (${size - 5} vs. ${opts.maxReceiveBytes})`,
-          });
+        if (outcome) return; // settled (cancelled, or a bad message): the rest is not read
+        const read = reader.push(chunk);
+        if ('error' in read) {
+          cancel({ code: read.error, details: read.details });
           return;
         }
-        chunks.push(chunk);
+        for (const m of read) shape.onMessage(m);
       });
       stream.on('trailers', fromStatus);
       stream.on('error', (err) => settle({ code: GrpcStatus.UNAVAILABLE, details: describeError(err) }));
@@ -372,7 +370,9 @@ export function createUnixH2Channel(socketPath: string, opts: UnixH2ChannelOptio
 
   return {
     connect,
-    unary,
+    unary: (path, request, callOpts) => call(path, request, callOpts, unaryShape()),
+    serverStream: (path, request, callOpts) =>
+      call(path, request, callOpts, { onMessage: callOpts.onMessage, finish: (ok) => ok }),
     close() {
       if (closed) return;
       closed = true;

@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { loadSync, type MethodDefinition, type Options, type PackageDefinition } from '@grpc/proto-loader';
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import { KubeletError, type ErrorCode } from './errors.ts';
+import { GrpcStatus } from './grpc-wire.ts';
 
 export interface ProtoPackage {
   /** The parsed package definition. */
@@ -36,7 +36,7 @@ export function protoPackage(files: readonly string[], options: Options): ProtoP
 
 /** Maps a gRPC status code to the kubelet's error code. Unknown numbers map to `Unknown`. */
 export function errorCodeForGrpc(code: number): ErrorCode {
-  switch (code as GrpcStatus) {
+  switch (code) {
     case GrpcStatus.CANCELLED:
       return 'Canceled';
     case GrpcStatus.INVALID_ARGUMENT:
@@ -69,12 +69,6 @@ export function errorCodeForGrpc(code: number): ErrorCode {
     default:
       return 'Unknown';
   }
-}
-
-/** The gRPC status code's name (`NOT_FOUND`), for messages. */
-export function grpcStatusName(code: number): string {
-  const name = (GrpcStatus as Record<number, string | undefined>)[code];
-  return name ?? `gRPC status ${code}`;
 }
 
 /**

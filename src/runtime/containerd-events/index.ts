@@ -1,8 +1,8 @@
-import { Client, credentials } from '@grpc/grpc-js';
 import { describeError } from '../../util/errors.ts';
 import { nullLogger, type Logger } from '../../util/logger.ts';
 import { sleep } from '../../util/abort.ts';
 import { grpcTarget } from '../cri/index.ts';
+import { createUnixH2Channel, unixSocketPath } from '../../util/grpc-h2.ts';
 import { subscribeOnce } from './stream.ts';
 import type { RuntimeEventHandlers, RuntimeEventSource } from './types.ts';
 import { backoffSteps } from '../../util/backoff.ts';
@@ -13,8 +13,8 @@ export { RUNTIME_EVENT_TOPICS } from './types.ts';
 /** Re-subscribe back-off: first retry after this long, doubling up to the max. */
 export const EVENTS_RETRY_INITIAL_MS = 500;
 export const EVENTS_RETRY_MAX_MS = 10_000;
-/** The channel's own reconnect back-off cap (grpc-js fails calls fast while it backs off). */
-const CHANNEL_RECONNECT_MAX_MS = 3_000;
+/** An event envelope larger than this ends the subscription (containerd's events are < 1 KiB). */
+const MAX_ENVELOPE_BYTES = 4 * 1024 * 1024;
 /** A subscription must prove itself live (its sync marker seen) within this long. */
 export const EVENTS_LIVE_TIMEOUT_MS = 10_000;
 
@@ -47,19 +47,18 @@ export function createContainerdEvents(opts: ContainerdEventsOptions): Container
   const logger = (opts.logger ?? nullLogger).child({ component: 'containerd-events' });
   const initial = opts.retryInitialMs ?? EVENTS_RETRY_INITIAL_MS;
   const max = opts.retryMaxMs ?? EVENTS_RETRY_MAX_MS;
-  const client = new Client(grpcTarget(opts.endpoint), credentials.createInsecure(), {
-    'grpc.default_authority': 'localhost',
-    'grpc.initial_reconnect_backoff_ms': Math.min(initial, CHANNEL_RECONNECT_MAX_MS),
-    'grpc.max_reconnect_backoff_ms': CHANNEL_RECONNECT_MAX_MS,
+  // Its own session on the socket: the CRI client's calls never queue behind the event stream.
+  const channel = createUnixH2Channel(unixSocketPath(grpcTarget(opts.endpoint)), {
+    maxReceiveBytes: MAX_ENVELOPE_BYTES,
   });
   return {
-    close: () => client.close(),
+    close: () => channel.close(),
     async run(handlers: RuntimeEventHandlers, signal: AbortSignal): Promise<void> {
       const delays = backoffSteps({ initialMs: initial, maxMs: max });
       while (!signal.aborted) {
         const end = await subscribeOnce(
           {
-            client,
+            channel,
             namespace,
             logger,
             liveTimeoutMs: opts.liveTimeoutMs ?? EVENTS_LIVE_TIMEOUT_MS,

@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import {
-  Client,
-  Metadata,
-  status as GrpcStatus,
-  type ClientReadableStream,
-  type ServiceError,
-} from '@grpc/grpc-js';
 import type { MethodDefinition, PackageDefinition } from '@grpc/proto-loader';
+import type { H2Channel } from '../../util/grpc-h2.ts';
 import { protoPackage } from '../../util/grpc-proto.ts';
+import { GrpcStatus } from '../../util/grpc-wire.ts';
 import { RUNTIME_PROTO_OPTIONS } from '../cri/index.ts';
 import { describeError, KubeletError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -82,7 +77,8 @@ export function subscribeFilters(namespace: string): string[] {
 }
 
 export interface SubscribeOnceOptions {
-  client: Client;
+  /** The channel to containerd's socket. */
+  channel: H2Channel;
   namespace: string;
   logger: Logger;
   /** The subscription must prove itself live (marker seen) within this long, or it is dropped. */
@@ -121,7 +117,8 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
   let live = false;
   return new Promise<SubscriptionEnd>((resolve) => {
     let settled = false;
-    let call: ClientReadableStream<DecodedEnvelope> | undefined;
+    /** Ends the Subscribe call (RST_STREAM CANCEL) when the subscription ends for any reason. */
+    const stream = new AbortController();
     const timers: { marker?: NodeJS.Timeout; live?: NodeJS.Timeout; settle?: NodeJS.Timeout } = {};
     const goLive = (): void => {
       if (live || settled) return;
@@ -138,7 +135,7 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
       clearTimeout(timers.live);
       clearTimeout(timers.settle);
       signal.removeEventListener('abort', onAbort);
-      call?.cancel();
+      stream.abort();
       resolve({ err, wasLive: live });
     };
     const onAbort = (): void =>
@@ -149,59 +146,43 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
     }
     signal.addEventListener('abort', onAbort, { once: true });
 
-    const publishMarker = (): void => {
-      const md = new Metadata();
-      md.set(NAMESPACE_HEADER, opts.namespace);
-      opts.client.makeUnaryRequest<object, object>(
+    const publishMarker = async (): Promise<void> => {
+      const out = await opts.channel.unary(
         pub.path,
-        pub.requestSerialize,
-        pub.responseDeserialize,
-        { topic: MARKER_TOPIC, event: { '@type': MARKER_TYPE_URL, nonce } },
-        md,
-        { deadline: Date.now() + opts.publishTimeoutMs },
-        (err: ServiceError | null) => {
-          if (!err || settled || live) return;
-          if (TRANSIENT.has(err.code)) {
-            // Not fatal by itself (containerd starting, the channel connecting): the live deadline decides.
-            opts.logger.debug('containerd events: marker publish failed', {
-              grpcCode: err.code,
-              err: err.details,
-            });
-            return;
-          }
-          // A runtime that refuses the Publish itself: no marker will ever come back. The
-          // subscription counts as live after a settle instead (a weaker promise: an event in the
-          // first moments of the subscription could be missed until the next relist).
-          if (timers.settle) return;
-          opts.logger.warn(
-            'containerd events: the runtime refused the sync marker; going live after a settle',
-            {
-              grpcCode: err.code,
-              err: err.details,
-              settleMs: opts.refusedSettleMs,
-            },
-          );
-          clearInterval(timers.marker);
-          timers.settle = setTimeout(goLive, opts.refusedSettleMs);
-        },
+        pub.requestSerialize({ topic: MARKER_TOPIC, event: { '@type': MARKER_TYPE_URL, nonce } }),
+        { timeoutMs: opts.publishTimeoutMs, metadata: { [NAMESPACE_HEADER]: opts.namespace } },
       );
+      if (out.code === GrpcStatus.OK || settled || live) return;
+      if (TRANSIENT.has(out.code)) {
+        // Not fatal by itself (containerd starting, the socket not there yet): the live deadline decides.
+        opts.logger.debug('containerd events: marker publish failed', {
+          grpcCode: out.code,
+          err: out.details,
+        });
+        return;
+      }
+      // A runtime that refuses the Publish itself: no marker will ever come back. The
+      // subscription counts as live after a settle instead (a weaker promise: an event in the
+      // first moments of the subscription could be missed until the next relist).
+      if (timers.settle) return;
+      opts.logger.warn('containerd events: the runtime refused the sync marker; going live after a settle', {
+        grpcCode: out.code,
+        err: out.details,
+        settleMs: opts.refusedSettleMs,
+      });
+      clearInterval(timers.marker);
+      timers.settle = setTimeout(goLive, opts.refusedSettleMs);
     };
 
-    try {
-      call = opts.client.makeServerStreamRequest<object, DecodedEnvelope>(
-        sub.path,
-        sub.requestSerialize,
-        sub.responseDeserialize as (b: Buffer) => DecodedEnvelope,
-        { filters: subscribeFilters(opts.namespace) },
-        new Metadata(),
-        { deadline: Infinity },
-      );
-    } catch (err) {
-      finish(new KubeletError('Unavailable', op, describeError(err), { cause: err }));
-      return;
-    }
-    call.on('data', (env: DecodedEnvelope) => {
+    const onMessage = (message: Buffer): void => {
       if (settled) return;
+      let env: DecodedEnvelope;
+      try {
+        env = sub.responseDeserialize(message);
+      } catch (err) {
+        finish(new KubeletError('Internal', op, `an event envelope does not decode: ${describeError(err)}`));
+        return;
+      }
       if (env.topic === MARKER_TOPIC) {
         if (env.event?.nonce === nonce) goLive();
         return;
@@ -209,16 +190,22 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
       // Events before the marker are delivered too: the caller's relist on live covers them anyway.
       const ev = toRuntimeEvent(env, opts.namespace);
       if (ev) opts.onEvent(ev);
-    });
-    call.on('error', (err: ServiceError) => {
-      const code = err.code === GrpcStatus.UNAVAILABLE ? 'Unavailable' : 'Unknown';
-      finish(
-        new KubeletError(code, op, `${err.details || err.message} (grpc code ${err.code})`, { cause: err }),
-      );
-    });
-    call.on('end', () => finish(new KubeletError('Unavailable', op, 'the runtime ended the stream')));
-    publishMarker();
-    timers.marker = setInterval(publishMarker, opts.markerEveryMs);
+    };
+    void opts.channel
+      .serverStream(sub.path, sub.requestSerialize({ filters: subscribeFilters(opts.namespace) }), {
+        signal: stream.signal,
+        onMessage,
+      })
+      .then((out) => {
+        if (out.code === GrpcStatus.OK) {
+          finish(new KubeletError('Unavailable', op, 'the runtime ended the stream'));
+          return;
+        }
+        const code = out.code === GrpcStatus.UNAVAILABLE ? 'Unavailable' : 'Unknown';
+        finish(new KubeletError(code, op, `${out.details} (grpc code ${out.code})`));
+      });
+    void publishMarker();
+    timers.marker = setInterval(() => void publishMarker(), opts.markerEveryMs);
     timers.live = setTimeout(
       () =>
         finish(

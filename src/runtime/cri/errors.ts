@@ -1,6 +1,6 @@
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import { KubeletError } from '../../util/errors.ts';
-import { errorCodeForGrpc, grpcStatusName } from '../../util/grpc-proto.ts';
+import { errorCodeForGrpc } from '../../util/grpc-proto.ts';
+import { GrpcStatus, grpcStatusName } from '../../util/grpc-wire.ts';
 
 export { errorCodeForGrpc };
 
@@ -9,7 +9,7 @@ export { errorCodeForGrpc };
  * original number; the message keeps the runtime's own details text.
  */
 export class CriError extends KubeletError {
-  /** The gRPC status code (`@grpc/grpc-js` `status`), e.g. 5 for NOT_FOUND. */
+  /** The gRPC status code (util/grpc-wire.ts `GrpcStatus`), e.g. 5 for NOT_FOUND. */
   readonly grpcCode: number;
 
   constructor(op: string, grpcCode: number, details: string, options?: { cause?: unknown }) {
@@ -33,7 +33,7 @@ export function isCriError(err: unknown): err is CriError {
  */
 export function isCriNotFound(err: unknown): boolean {
   if (!(err instanceof CriError)) return false;
-  const code = err.grpcCode as GrpcStatus;
+  const code = err.grpcCode;
   if (code === GrpcStatus.NOT_FOUND) return true;
   return code === GrpcStatus.UNKNOWN && /not found/i.test(err.message);
 }

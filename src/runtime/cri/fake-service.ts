@@ -3,7 +3,7 @@
  * the call log, injected errors and latencies, and deadlines and cancellation as the real client
  * reports them.
  */
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import { GrpcStatus } from '../../util/grpc-wire.ts';
 import { sleep } from '../../util/abort.ts';
 import { describeError } from '../../util/errors.ts';
 import { CriError } from './errors.ts';

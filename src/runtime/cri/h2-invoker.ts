@@ -4,13 +4,13 @@
  * `api.proto` parsed at run time (@grpc/proto-loader). Both services share one HTTP/2 session.
  */
 import path from 'node:path';
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { MethodDefinition, Options, PackageDefinition } from '@grpc/proto-loader';
 import { CRI_MAX_MESSAGE_BYTES } from '../../config/defaults.ts';
 import { describeError } from '../../util/errors.ts';
 import { callMethod, createUnixH2Channel, unixSocketPath } from '../../util/grpc-h2.ts';
 import type { Logger } from '../../util/logger.ts';
 import { protoPackage } from '../../util/grpc-proto.ts';
+import { GrpcStatus } from '../../util/grpc-wire.ts';
 import { CriError } from './errors.ts';
 import { grpcTarget, type DefaultDeadline, type Invoker, type ServiceName } from './invoker.ts';
 import type { CallOptions } from './types.ts';

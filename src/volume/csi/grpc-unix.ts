@@ -5,7 +5,6 @@
  * the CRI (src/util/grpc-h2.ts). Errors are `PluginCallError`s that keep the gRPC status and say
  * whether the operation is certainly over (csi_client.go isFinalError).
  */
-import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import { KubeletError, describeError } from '../../util/errors.ts';
 import {
@@ -15,12 +14,13 @@ import {
   type UnaryOutcome,
   type UnixH2Channel,
 } from '../../util/grpc-h2.ts';
-import { errorCodeForGrpc, grpcStatusName } from '../../util/grpc-proto.ts';
+import { errorCodeForGrpc } from '../../util/grpc-proto.ts';
+import { GrpcStatus, grpcStatusName } from '../../util/grpc-wire.ts';
 import { formatGoDuration } from '../../config/duration.ts';
 
 /** A failed call to a plugin (a CSI driver or a registration socket). */
 export class PluginCallError extends KubeletError {
-  /** The gRPC status code (`@grpc/grpc-js` `status`). */
+  /** The gRPC status code (util/grpc-wire.ts `GrpcStatus`). */
   readonly grpcCode: number;
   /** The socket called. */
   readonly socket: string;
@@ -42,13 +42,14 @@ export class PluginCallError extends KubeletError {
    * unavailable, resource exhausted and aborted calls may still be in progress at the driver.
    */
   get final(): boolean {
-    return ![
+    const mayBeInProgress: readonly number[] = [
       GrpcStatus.CANCELLED,
       GrpcStatus.DEADLINE_EXCEEDED,
       GrpcStatus.UNAVAILABLE,
       GrpcStatus.RESOURCE_EXHAUSTED,
       GrpcStatus.ABORTED,
-    ].includes(this.grpcCode);
+    ];
+    return !mayBeInProgress.includes(this.grpcCode);
   }
 }
 

@@ -22,7 +22,11 @@ async function startServer(socket: string, handler: () => Handler) {
   });
   await new Promise<void>((resolve) => server.listen(socket, resolve));
   let sessionCount = 0;
-  server.on('session', () => sessionCount++);
+  server.on('session', (s) => {
+    sessionCount++;
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
+  });
   return {
     seen,
     sessionsSeen: () => sessionCount,
@@ -46,7 +50,7 @@ const answer =
     stream.end(grpcFrame(message));
   };
 
-describe('unary gRPC on node:http2 over a unix socket', () => {
+describe('gRPC calls on node:http2 (unary, server streams; unix socket and TCP)', () => {
   let dir: string;
   let socket: string;
   let handler: Handler;
@@ -56,10 +60,6 @@ describe('unary gRPC on node:http2 over a unix socket', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'grpc-h2-'));
     socket = path.join(dir, 'server.sock');
     server = await startServer(socket, () => handler);
-    server.server.on('session', (s) => {
-      sessions.add(s);
-      s.on('close', () => sessions.delete(s));
-    });
   });
   after(async () => {
     await server.stop();
@@ -181,10 +181,6 @@ describe('unary gRPC on node:http2 over a unix socket', () => {
     assert.equal(down.code, GrpcStatus.UNAVAILABLE, down.details);
 
     server = await startServer(socket, () => handler);
-    server.server.on('session', (s) => {
-      sessions.add(s);
-      s.on('close', () => sessions.delete(s));
-    });
     handler = answer(Buffer.from('again'));
     const up = await ch.unary('/test.Svc/Ping', Buffer.alloc(0), { timeoutMs: 1000 });
     ch.close();
@@ -236,27 +232,6 @@ describe('unary gRPC on node:http2 over a unix socket', () => {
       code: GrpcStatus.UNAVAILABLE,
       details: 'the channel is closed',
     });
-  });
-});
-
-describe('server streams, metadata and TCP', () => {
-  let dir: string;
-  let socket: string;
-  let handler: Handler;
-  let server: Awaited<ReturnType<typeof startServer>>;
-
-  before(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'grpc-h2-stream-'));
-    socket = path.join(dir, 'server.sock');
-    server = await startServer(socket, () => handler);
-    server.server.on('session', (s) => {
-      sessions.add(s);
-      s.on('close', () => sessions.delete(s));
-    });
-  });
-  after(async () => {
-    await server.stop();
-    await rm(dir, { recursive: true, force: true });
   });
 
   it('delivers each message of a server stream as it comes, split and joined across chunks, then the status', async () => {

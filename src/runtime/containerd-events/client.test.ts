@@ -198,6 +198,30 @@ describe('containerd event client against a fake event service', () => {
     }
   });
 
+  test('close ends the live subscription at once (reported broken), and run keeps retrying until aborted', async () => {
+    const fake = new FakeEvents(path.join(dir, 'e.sock'));
+    await fake.start();
+    const events = createContainerdEvents({ endpoint: fake.socket, logger: nullLogger, retryInitialMs: 10 });
+    const abort = new AbortController();
+    let live = 0;
+    const broken: Error[] = [];
+    const done = events.run(
+      { onLive: () => live++, onEvent: () => undefined, onBroken: (e) => broken.push(e) },
+      abort.signal,
+    );
+    try {
+      await until(() => live === 1, 'live');
+      events.close();
+      await until(() => broken.length >= 2, 'broken, then a retry on the closed client failing');
+      assert.match(broken[0]?.message ?? '', /the events client is closed/);
+      assert.equal(live, 1);
+    } finally {
+      abort.abort();
+      await done;
+      await fake.stop();
+    }
+  });
+
   test('a runtime that is not there is retried until aborted, and run resolves on abort', async () => {
     const events = createContainerdEvents({
       endpoint: path.join(dir, 'nobody.sock'),

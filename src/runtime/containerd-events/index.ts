@@ -51,9 +51,15 @@ export function createContainerdEvents(opts: ContainerdEventsOptions): Container
   const channel = createUnixH2Channel(unixSocketPath(grpcTarget(opts.endpoint)), {
     maxReceiveBytes: MAX_ENVELOPE_BYTES,
   });
+  /** Aborted by close(): ends the subscription in flight (closing the session alone would wait for it). */
+  const closing = new AbortController();
   return {
-    close: () => channel.close(),
+    close() {
+      closing.abort(new Error('the events client is closed'));
+      channel.close();
+    },
     async run(handlers: RuntimeEventHandlers, signal: AbortSignal): Promise<void> {
+      const subscription = AbortSignal.any([signal, closing.signal]);
       const delays = backoffSteps({ initialMs: initial, maxMs: max });
       while (!signal.aborted) {
         const end = await subscribeOnce(
@@ -71,7 +77,7 @@ export function createContainerdEvents(opts: ContainerdEventsOptions): Container
             },
             onEvent: (e) => handlers.onEvent(e),
           },
-          signal,
+          subscription,
         );
         if (signal.aborted) return;
         // A stream that was live ran fine until now: start the back-off over.

@@ -146,12 +146,26 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
     }
     signal.addEventListener('abort', onAbort, { once: true });
 
-    const publishMarker = async (): Promise<void> => {
-      const out = await opts.channel.unary(
-        pub.path,
-        pub.requestSerialize({ topic: MARKER_TOPIC, event: { '@type': MARKER_TYPE_URL, nonce } }),
-        { timeoutMs: opts.publishTimeoutMs, metadata: { [NAMESPACE_HEADER]: opts.namespace } },
+    let subscribeRequest: Buffer;
+    let markerRequest: Buffer;
+    try {
+      subscribeRequest = sub.requestSerialize({ filters: subscribeFilters(opts.namespace) });
+      markerRequest = pub.requestSerialize({
+        topic: MARKER_TOPIC,
+        event: { '@type': MARKER_TYPE_URL, nonce },
+      });
+    } catch (err) {
+      finish(
+        new KubeletError('Internal', op, `the requests do not encode: ${describeError(err)}`, { cause: err }),
       );
+      return;
+    }
+
+    const publishMarker = async (): Promise<void> => {
+      const out = await opts.channel.unary(pub.path, markerRequest, {
+        timeoutMs: opts.publishTimeoutMs,
+        metadata: { [NAMESPACE_HEADER]: opts.namespace },
+      });
       if (out.code === GrpcStatus.OK || settled || live) return;
       if (TRANSIENT.has(out.code)) {
         // Not fatal by itself (containerd starting, the socket not there yet): the live deadline decides.
@@ -192,7 +206,7 @@ export function subscribeOnce(opts: SubscribeOnceOptions, signal: AbortSignal): 
       if (ev) opts.onEvent(ev);
     };
     void opts.channel
-      .serverStream(sub.path, sub.requestSerialize({ filters: subscribeFilters(opts.namespace) }), {
+      .serverStream(sub.path, subscribeRequest, {
         signal: stream.signal,
         onMessage,
       })

@@ -94,7 +94,7 @@ fi
 
 js="$next/js/cli"
 # One directory for every output: the chunks' import.meta.dirname is then the entry's, where the
-# .proto files, static/ and decode-worker.js are. ESM bundles of CommonJS packages (grpc-js,
+# .proto files, static/ and decode-worker.js are. ESM bundles of CommonJS packages (proto-loader,
 # protobufjs) call require() for Node's modules: the banner gives them one.
 if ! out="$("$esbuild" src/cli/main.ts src/podsource/decode-worker.ts \
   --bundle --platform=node --format=esm --target=node24 --splitting \

@@ -200,7 +200,7 @@ async function unit(label: string, fn: () => Promise<void>): Promise<void> {
 mkdirSync(env.runLogDir, { recursive: true });
 log(`logs in ${env.runLogDir}; results to ${OUT}`);
 log(
-  `upstream: ${kubeletArgv({ kind: 'upstream', nodeName: 'NODE', endpoint: 'unix://SOCK', rootDir: 'ROOT', manifestDir: 'DIR', logFile: '' }).args.join(' ')}`,
+  `upstream: ${kubeletArgv({ kind: 'upstream', nodeName: 'NODE', endpoint: 'unix://SOCK', rootDir: 'ROOT', manifestDir: 'DIR', logFile: '', qosCgroups: env.qosCgroups }).args.join(' ')}`,
 );
 try {
   // The upstream kubelet is built with the control plane (once, ~8 min on a fresh machine).

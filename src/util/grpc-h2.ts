@@ -47,7 +47,6 @@ export interface CallOptions {
   /** Request metadata (lower-case names), e.g. containerd's `containerd-namespace`. */
   metadata?: Readonly<Record<string, string>>;
 }
-export type UnaryOptions = CallOptions;
 
 export interface H2Channel {
   /**
@@ -71,8 +70,6 @@ export interface H2Channel {
   /** Closes the session once its calls are done; calls made afterwards answer UNAVAILABLE. */
   close(): void;
 }
-/** The CRI's and CSI's name for a channel on a unix socket. */
-export type UnixH2Channel = H2Channel;
 
 export interface H2ChannelOptions {
   /** Response messages larger than this answer RESOURCE_EXHAUSTED. */
@@ -88,7 +85,6 @@ export interface H2ChannelOptions {
   /** The `user-agent` of every request; none when undefined. */
   userAgent?: string;
 }
-export type UnixH2ChannelOptions = H2ChannelOptions;
 
 /** connect(): the first pause between dials of a socket that does not answer, doubling up to the max. */
 const CONNECT_RETRY_INITIAL_MS = 50;
@@ -114,10 +110,10 @@ export interface MethodOutcome {
  * proto-loader's nulls for absent messages dropped, as the kubelet's types omit them.
  */
 export async function callMethod(
-  channel: UnixH2Channel,
+  channel: H2Channel,
   method: MethodDefinition<object, object>,
   request: Buffer,
-  opts: UnaryOptions,
+  opts: CallOptions,
 ): Promise<MethodOutcome> {
   const out = await channel.unary(method.path, request, opts);
   if (out.code !== GrpcStatus.OK) return { code: out.code, details: out.details };

@@ -12,7 +12,7 @@ import {
   createUnixH2Channel,
   unixSocketPath,
   type UnaryOutcome,
-  type UnixH2Channel,
+  type H2Channel,
 } from '../../util/grpc-h2.ts';
 import { errorCodeForGrpc } from '../../util/grpc-proto.ts';
 import { GrpcStatus, grpcStatusName } from '../../util/grpc-wire.ts';
@@ -77,7 +77,7 @@ export interface PluginConnection {
 /** grpc's default receive limit (upstream's CSI client sets none of its own). */
 const PLUGIN_MAX_RECEIVE_BYTES = 4 * 1024 * 1024;
 
-function channelTo(socket: string): UnixH2Channel {
+function channelTo(socket: string): H2Channel {
   return createUnixH2Channel(unixSocketPath(socket), { maxReceiveBytes: PLUGIN_MAX_RECEIVE_BYTES });
 }
 
@@ -140,7 +140,7 @@ function callError(op: string, socket: string, out: UnaryOutcome, opts: UnaryCal
 }
 
 async function callOn<Res>(
-  channel: UnixH2Channel,
+  channel: H2Channel,
   socket: string,
   op: string,
   method: MethodDefinition<object, object>,
